@@ -1,0 +1,1 @@
+//! Catalog (DESIGN §4–6).

@@ -1,0 +1,19 @@
+//! MCP Companion core: install MCP servers once, share them with every local agent.
+//!
+//! Data flows one way (DESIGN §2):
+//! config → supervisor → upstream session → catalog → hub → ipc → agent;
+//! a tool call flows back ipc → hub → supervisor → upstream.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
+//! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
+//! | [`upstream`] | one MCP client session per server (stdio child processes) |
+//! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
+//! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
+//! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
+//! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
+
+pub mod catalog;
+pub mod config;
+pub mod demo;
