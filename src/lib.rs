@@ -17,3 +17,9 @@
 pub mod catalog;
 pub mod config;
 pub mod demo;
+pub mod companion;
+pub mod hub;
+pub mod ipc;
+pub mod launch;
+pub mod supervisor;
+pub mod upstream;

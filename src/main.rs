@@ -1,1 +1,156 @@
-fn main() {}
+//! `mcp-companion`: the headless CLI. It parses arguments and calls the library; see
+//! `mcp_companion` for the modules that do the work.
+
+mod cli;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Install MCP servers once; share them with every local AI agent through one endpoint.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-companion", version, about, long_about = None)]
+struct Args {
+    /// Config file (default: the per-user config dir, e.g. ~/.config/mcp-companion/config.json).
+    #[arg(long, global = true, env = "MCP_COMPANION_CONFIG", value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// MCP socket path (Windows: pipe name); the control socket sits beside it.
+    #[arg(long, global = true, env = "MCP_COMPANION_SOCKET", value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Log filter for stderr, e.g. `info`, `debug`, `mcp_companion=trace` (RUST_LOG also works).
+    #[arg(long, global = true, value_name = "FILTER")]
+    log_level: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the companion in the foreground: start every server, serve agents on the socket.
+    ///
+    /// Logs go to stderr. Ctrl-C or SIGTERM stops every server and removes the sockets.
+    Serve,
+    /// Copy stdio to the companion's socket, for MCP clients that spawn a command.
+    ///
+    /// Use as the command of an MCP server entry in Claude Desktop, Cursor, VS Code or nanobot:
+    /// {"command": "/path/to/mcp-companion", "args": ["bridge"]}.
+    Bridge,
+    /// List the wrapped tools a running companion serves.
+    Tools {
+        /// Print the full tools/list result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a wrapped tool on a running companion and print the result.
+    ///
+    /// Exits 1 when the result is an error (`isError: true`).
+    Call {
+        /// Wrapped tool name, e.g. mcp_demo_echo.
+        name: String,
+        /// Arguments as a JSON object, e.g. '{"message":"hi"}'.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Print the raw tools/call result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show every server's state, tool count and last error.
+    Status {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a server's captured stderr.
+    Logs {
+        /// Server name.
+        server: String,
+        /// How many of the last lines.
+        #[arg(short = 'n', long, default_value_t = 100)]
+        lines: usize,
+    },
+    /// Start a server of the running companion.
+    Start {
+        /// Server name.
+        server: String,
+    },
+    /// Stop a server of the running companion (its tools disappear from tools/list).
+    Stop {
+        /// Server name.
+        server: String,
+    },
+    /// Run the built-in demo MCP server on stdio (what the default config starts).
+    DemoServer {
+        /// Also expose the test tools (fail, crash, garbage, big, toggle_extra…).
+        #[arg(long)]
+        test_tools: bool,
+        /// Wait this long before answering anything, in milliseconds.
+        #[arg(long, default_value_t = 0)]
+        start_delay_ms: u64,
+        /// Exit with status 1 at once, writing a line to stderr.
+        #[arg(long)]
+        fail_start: bool,
+        /// Add this many generated tools (gen_0, gen_1, …).
+        #[arg(long, default_value_t = 0)]
+        extra_tools: usize,
+        /// Paginate lists with this many items per page.
+        #[arg(long)]
+        page_size: Option<usize>,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let default_level = match args.command {
+        Command::Serve => "info",
+        _ => "warn",
+    };
+    cli::init_tracing(args.log_level.as_deref(), default_level);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(run(args));
+    // stdin readers (bridge) sit in blocking threads that never return: do not wait for them.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let socket = args.socket.as_deref();
+    match args.command {
+        Command::Serve => cli::serve(args.config.as_deref(), socket).await,
+        Command::Bridge => cli::bridge(socket).await,
+        Command::Tools { json } => cli::tools(socket, json).await,
+        Command::Call { name, arguments, json } => cli::call(socket, &name, &arguments, json).await,
+        Command::Status { json } => cli::status(socket, json).await,
+        Command::Logs { server, lines } => cli::logs(socket, &server, lines).await,
+        Command::Start { server } => cli::start_stop(socket, &server, true).await,
+        Command::Stop { server } => cli::start_stop(socket, &server, false).await,
+        Command::DemoServer {
+            test_tools,
+            start_delay_ms,
+            fail_start,
+            extra_tools,
+            page_size,
+        } => {
+            let opts = mcp_companion::demo::DemoOptions {
+                test_tools,
+                start_delay: std::time::Duration::from_millis(start_delay_ms),
+                fail_start,
+                extra_tools,
+                page_size,
+            };
+            cli::demo_server(opts).await
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! A minimal MCP client over the companion's socket, for `tools` and `call`.
+
+use std::path::Path;
+
+use anyhow::Context;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, JsonObject, ProtocolVersion, Tool};
+use rmcp::ServiceExt;
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("mcp-companion-cli", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+async fn connect(path: &Path) -> anyhow::Result<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>> {
+    let stream = mcp_companion::ipc::socket::connect(path).await.with_context(|| {
+        format!("no companion is running (nothing listens on {}): start one with `mcp-companion serve`", path.display())
+    })?;
+    client_info().serve(stream).await.context("MCP handshake with the companion failed")
+}
+
+/// Every wrapped tool, following `nextCursor`.
+pub async fn list_tools(path: &Path) -> anyhow::Result<Vec<Tool>> {
+    let client = connect(path).await?;
+    let tools = client.list_all_tools().await.context("tools/list failed")?;
+    let _ = client.cancel().await;
+    Ok(tools)
+}
+
+/// One `tools/call`.
+pub async fn call_tool(path: &Path, name: &str, args: JsonObject) -> anyhow::Result<CallToolResult> {
+    let client = connect(path).await?;
+    let result = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .context("tools/call failed")?;
+    let _ = client.cancel().await;
+    Ok(result)
+}

@@ -1,0 +1,203 @@
+//! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
+
+mod client;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use mcp_companion::companion::Companion;
+use mcp_companion::config;
+use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::paths::EndpointPaths;
+use mcp_companion::supervisor::ServerState;
+
+/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`.
+pub fn init_tracing(level: Option<&str>, default: &str) {
+    let filter = level
+        .map(tracing_subscriber::EnvFilter::new)
+        .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// `serve`: run in the foreground until Ctrl-C / SIGTERM.
+pub async fn serve(config_path: Option<&Path>, socket: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let path = config::resolve_config_path(config_path)?;
+    let (cfg, created) = config::load_or_init(&path).with_context(|| format!("cannot load config {}", path.display()))?;
+    if created {
+        tracing::info!(path = %path.display(), "no config found: wrote a default config with the built-in demo server");
+    } else {
+        tracing::info!(path = %path.display(), "config loaded");
+    }
+    let paths = EndpointPaths::resolve(socket);
+    let companion = Companion::start(&cfg, paths).await?;
+    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "mcp-companion".into());
+    tracing::info!(
+        socket = %companion.paths().mcp.display(),
+        "listening; agents connect with: {exe} bridge"
+    );
+    let hub = companion.hub().clone();
+    let total = cfg.servers.len();
+    tokio::spawn(async move {
+        hub.settle(Duration::from_secs(120)).await;
+        let statuses = hub.statuses();
+        let running = statuses.iter().filter(|s| s.state == ServerState::Running).count();
+        tracing::info!(running, total, tools = hub.catalog().len(), "servers settled");
+        for s in statuses.iter().filter(|s| s.state == ServerState::Failed) {
+            tracing::warn!(server = %s.name, error = s.last_error.as_deref().unwrap_or(""), "server failed");
+        }
+    });
+    wait_for_shutdown_signal().await;
+    tracing::info!("shutting down");
+    companion.shutdown().await;
+    tracing::info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn wait_for_shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; Ctrl-C still works");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// `bridge`: stdio ⇄ socket.
+pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let paths = EndpointPaths::resolve(socket);
+    mcp_companion::ipc::bridge::run_stdio(&paths.mcp).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tools`: list the wrapped tools.
+pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let paths = EndpointPaths::resolve(socket);
+    let tools = client::list_tools(&paths.mcp).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))?);
+    } else if tools.is_empty() {
+        println!("no tools (is every server stopped or failed? see `mcp-companion status`)");
+    } else {
+        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+        for t in &tools {
+            let desc = t.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+            println!("{:width$}  {desc}", t.name);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `call`: call one wrapped tool.
+pub async fn call(socket: Option<&Path>, name: &str, arguments: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let args: serde_json::Value = serde_json::from_str(arguments).context("arguments must be a JSON object")?;
+    let serde_json::Value::Object(args) = args else {
+        anyhow::bail!("arguments must be a JSON object, e.g. '{{\"message\":\"hi\"}}'");
+    };
+    let paths = EndpointPaths::resolve(socket);
+    let result = client::call_tool(&paths.mcp, name, args).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        for block in &result.content {
+            match block {
+                rmcp::model::ContentBlock::Text(t) => println!("{}", t.text),
+                rmcp::model::ContentBlock::Image(i) => {
+                    println!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
+                }
+                other => println!("{}", serde_json::to_string(other)?),
+            }
+        }
+        if let Some(structured) = &result.structured_content {
+            println!("structuredContent: {structured}");
+        }
+    }
+    Ok(if result.is_error == Some(true) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `status`: every server's state.
+pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let paths = EndpointPaths::resolve(socket);
+    let value = control::request(&paths.control, &ControlRequest::Status).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report: StatusReport = serde_json::from_value(value).context("malformed status answer")?;
+    println!("companion pid {} (v{}), socket {}", report.pid, report.version, report.socket.display());
+    let width = report.servers.iter().map(|s| s.name.len()).max().unwrap_or(6).max(6);
+    println!("{:width$}  {:14}  {:8}  {:>5}  {:>7}  LAST ERROR", "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID");
+    for s in &report.servers {
+        println!(
+            "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {}",
+            s.name,
+            s.transport,
+            s.state.as_str(),
+            s.tools,
+            s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            s.last_error.as_deref().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `logs`: a server's captured stderr.
+pub async fn logs(socket: Option<&Path>, server: &str, lines: usize) -> anyhow::Result<ExitCode> {
+    let paths = EndpointPaths::resolve(socket);
+    let value = control::request(
+        &paths.control,
+        &ControlRequest::Logs {
+            server: server.to_owned(),
+            lines,
+        },
+    )
+    .await?;
+    if let Some(lines) = value.get("lines").and_then(|l| l.as_array()) {
+        for line in lines {
+            println!("{}", line.as_str().unwrap_or_default());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `start` / `stop`.
+pub async fn start_stop(socket: Option<&Path>, server: &str, start: bool) -> anyhow::Result<ExitCode> {
+    let paths = EndpointPaths::resolve(socket);
+    let server = server.to_owned();
+    let req = if start {
+        ControlRequest::Start { server }
+    } else {
+        ControlRequest::Stop { server }
+    };
+    control::request(&paths.control, &req).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `demo-server`: the built-in MCP server on stdio.
+pub async fn demo_server(opts: mcp_companion::demo::DemoOptions) -> anyhow::Result<ExitCode> {
+    mcp_companion::demo::run_stdio(opts).await?;
+    Ok(ExitCode::SUCCESS)
+}

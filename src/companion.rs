@@ -1,0 +1,138 @@
+//! One running companion: the single-instance lock, the hub, the MCP endpoint and the control
+//! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one.
+
+use std::fs::File;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::hub::Hub;
+use crate::ipc::control::{self, ControlRequest, StatusReport};
+use crate::ipc::paths::EndpointPaths;
+use crate::ipc::socket::{LocalListener, SocketError};
+use crate::ipc::endpoint;
+
+/// How long shutdown waits for every server to stop, in total.
+pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
+
+/// Why a companion could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Another companion of this user already serves these sockets.
+    #[error("another companion is already running{} (socket {socket})", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    AlreadyRunning {
+        /// Its pid, when its control API answered.
+        pid: Option<u32>,
+        /// The socket it serves.
+        socket: String,
+    },
+    /// The lock file could not be created.
+    #[error("cannot create lock file {path}: {reason}")]
+    Lock {
+        /// The lock file.
+        path: String,
+        /// What the OS said.
+        reason: String,
+    },
+    /// A socket could not be set up.
+    #[error(transparent)]
+    Socket(#[from] SocketError),
+}
+
+/// A running companion. Dropping it without [`Companion::shutdown`] still kills every child
+/// (their handles kill on drop), but shutdown is the orderly way.
+#[derive(Debug)]
+pub struct Companion {
+    hub: Hub,
+    paths: EndpointPaths,
+    stop: CancellationToken,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    _lock: File,
+}
+
+impl Companion {
+    /// Takes the per-user lock, binds both sockets and starts every server of `config`.
+    ///
+    /// # Errors
+    /// [`StartError::AlreadyRunning`] when another instance holds the lock.
+    pub async fn start(config: &Config, paths: EndpointPaths) -> Result<Companion, StartError> {
+        let lock = take_lock(&paths).await?;
+        let mcp = LocalListener::bind(&paths.mcp)?;
+        let ctl = LocalListener::bind(&paths.control)?;
+        let hub = Hub::start(config);
+        let stop = CancellationToken::new();
+        let tasks = vec![
+            tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
+            tokio::spawn(control::serve(ctl, hub.clone(), paths.mcp.clone(), stop.clone())),
+        ];
+        Ok(Companion {
+            hub,
+            paths,
+            stop,
+            tasks,
+            _lock: lock,
+        })
+    }
+
+    /// The hub, for callers in the same process (the desktop shell).
+    pub fn hub(&self) -> &Hub {
+        &self.hub
+    }
+
+    /// The socket paths served.
+    pub fn paths(&self) -> &EndpointPaths {
+        &self.paths
+    }
+
+    /// Closes the sockets, ends agent sessions and stops every server in parallel, within
+    /// [`SHUTDOWN_BUDGET`].
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown()).await.is_err() {
+            tracing::warn!("servers did not stop within {} s", SHUTDOWN_BUDGET.as_secs());
+        }
+        for task in self.tasks {
+            // Each task drops its listener, which removes its socket file.
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
+        }
+    }
+}
+
+async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
+    if let Some(dir) = paths.lock.parent() {
+        // The socket listener tightens the mode; this only makes sure the lock can be created.
+        let _ = std::fs::create_dir_all(dir);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&paths.lock)
+        .map_err(|e| StartError::Lock {
+            path: paths.lock.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let pid = match control::request(&paths.control, &ControlRequest::Status).await {
+                Ok(v) => serde_json::from_value::<StatusReport>(v).ok().map(|r| r.pid),
+                Err(_) => None,
+            };
+            Err(StartError::AlreadyRunning {
+                pid,
+                socket: paths.mcp.display().to_string(),
+            })
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(StartError::Lock {
+            path: paths.lock.display().to_string(),
+            reason: e.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,183 @@
+//! The aggregated MCP server agents talk to (DESIGN §10): every connection on the local socket
+//! is its own MCP session over newline-delimited JSON-RPC.
+//!
+//! | method | answer |
+//! |---|---|
+//! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
+//! | `server/discover` | -32601, so 2026-07-28-era clients fall back to `initialize` |
+//! | `ping`, `logging/setLevel` | empty result |
+//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset |
+//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
+//! | `notifications/cancelled` | cancels the call and is forwarded upstream |
+//! | anything else | -32601 method not found |
+//!
+//! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
+//! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
+//! every session gets `notifications/tools/list_changed`.
+
+use std::borrow::Cow;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, DiscoverRequestMethod, DiscoverResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::socket::LocalListener;
+use crate::hub::{Hub, HubEvent};
+use crate::upstream::call::Downstream;
+
+/// Tools per `tools/list` page. Large enough that typical setups fit one page (many clients
+/// never follow `nextCursor`), small enough to bound one message.
+pub const PAGE_SIZE: usize = 1000;
+
+/// The MCP server handler of one agent session.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    hub: Hub,
+}
+
+impl Endpoint {
+    /// A handler serving `hub`'s merged catalog.
+    pub fn new(hub: Hub) -> Self {
+        Endpoint { hub }
+    }
+}
+
+impl ServerHandler for Endpoint {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_instructions(
+            "MCP Companion: every tool, resource and prompt of the user's MCP servers, named mcp_<server>_<name>.",
+        )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+    }
+
+    async fn discover(&self, _cx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        Err(McpError::method_not_found::<DiscoverRequestMethod>())
+    }
+
+    async fn set_level(&self, _params: SetLevelRequestParams, _cx: RequestContext<RoleServer>) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        params: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let catalog = self.hub.catalog();
+        let tools = catalog.tools();
+        let start = match params.and_then(|p| p.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= tools.len())
+                .ok_or_else(|| McpError::invalid_params(format!("invalid cursor \"{cursor}\""), None))?,
+        };
+        let end = (start + PAGE_SIZE).min(tools.len());
+        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        if end < tools.len() {
+            page.next_cursor = Some(end.to_string());
+        }
+        Ok(page)
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let downstream = Downstream {
+            progress_token: cx.meta.get_progress_token(),
+            peer: cx.peer,
+            cancelled: cx.ct,
+        };
+        let result = self.hub.call(&params.name, params.arguments, Some(&downstream)).await;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
+/// task. Sessions end when their agent hangs up or at shutdown.
+pub async fn serve(listener: LocalListener, hub: Hub, shutdown: CancellationToken) {
+    let mut next_id: u64 = 0;
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(stream) => stream,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        next_id += 1;
+        let span = tracing::info_span!("agent", session = next_id);
+        tokio::spawn(serve_session(stream, hub.clone(), shutdown.clone()).instrument(span));
+    }
+}
+
+/// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
+pub async fn serve_session<S>(stream: S, hub: Hub, shutdown: CancellationToken)
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let mut events = hub.subscribe();
+    let running = tokio::select! {
+        r = Endpoint::new(hub).serve(stream) => match r {
+            Ok(running) => running,
+            Err(e) => {
+                tracing::debug!(error = %e, "agent left before initializing");
+                return;
+            }
+        },
+        () = shutdown.cancelled() => return,
+    };
+    tracing::debug!("agent connected");
+    let peer = running.peer().clone();
+    let stop = running.cancellation_token();
+    let mut done = tokio::spawn(running.waiting());
+    loop {
+        tokio::select! {
+            _ = &mut done => break,
+            () = shutdown.cancelled() => {
+                stop.cancel();
+                let _ = done.await;
+                break;
+            }
+            event = events.recv() => match event {
+                Ok(HubEvent::ToolsChanged) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if let Err(e) = peer.notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "could not send tools/list_changed");
+                    }
+                }
+                Ok(HubEvent::ServerChanged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    let _ = (&mut done).await;
+                    break;
+                }
+            },
+        }
+    }
+    tracing::debug!("agent disconnected");
+}

@@ -1,0 +1,15 @@
+//! The local endpoint and everything that talks over local sockets (DESIGN §10).
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
+//! | [`socket`] | the private Unix socket / named pipe listener and connector |
+//! | [`endpoint`] | the aggregated MCP server each agent session talks to |
+//! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
+//! | [`control`] | the control API the CLI drives a running companion with |
+
+pub mod bridge;
+pub mod control;
+pub mod endpoint;
+pub mod paths;
+pub mod socket;

@@ -1,0 +1,299 @@
+//! The local socket the endpoint and the control API listen on (DESIGN §10).
+//!
+//! Unix: a filesystem socket (never the Linux abstract namespace, which has no permissions) in a
+//! directory of mode 0700, the socket itself 0600, and every accepted peer's UID checked against
+//! ours (`SO_PEERCRED` / `getpeereid`). Windows: a named pipe that rejects remote clients.
+//!
+//! | side | Unix | Windows |
+//! |---|---|---|
+//! | [`LocalListener::bind`] / [`LocalListener::accept`] | `UnixListener` + peer UID check | `NamedPipeServer` instances |
+//! | [`connect`] | `UnixStream` | `NamedPipeClient` |
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Errors setting up the local endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum SocketError {
+    /// The socket directory could not be created or secured.
+    #[error("cannot prepare socket directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
+    /// The socket directory exists but belongs to someone else or is open to others.
+    #[error("socket directory {path} is not private to this user (owner uid {owner}, mode {mode:o})")]
+    NotPrivate {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// The path is too long for a Unix socket address (about 107 bytes).
+    #[error("socket path {path} is {len} bytes; Unix sockets allow at most {max}")]
+    PathTooLong {
+        /// The path.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// Binding the socket failed.
+    #[error("cannot listen on {path}: {source}")]
+    Bind {
+        /// The socket path or pipe name.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
+}
+
+#[cfg(unix)]
+pub use unix::{ClientStream, LocalListener, ServerStream, connect};
+#[cfg(windows)]
+pub use windows::{ClientStream, LocalListener, ServerStream, connect};
+
+/// Whether something answers on `path` right now.
+pub async fn is_listening(path: &Path) -> bool {
+    connect(path).await.is_ok()
+}
+
+#[cfg(unix)]
+mod unix {
+    use super::SocketError;
+    use std::io;
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    use std::path::{Path, PathBuf};
+
+    /// Longest socket path `sockaddr_un` holds, minus the terminating NUL.
+    const MAX_PATH_BYTES: usize = 107;
+
+    /// A stream accepted by the listener.
+    pub type ServerStream = tokio::net::UnixStream;
+    /// A stream opened by [`connect`].
+    pub type ClientStream = tokio::net::UnixStream;
+
+    /// A listening Unix socket that accepts only peers running as the current user.
+    ///
+    /// Dropping it removes the socket file.
+    #[derive(Debug)]
+    pub struct LocalListener {
+        inner: tokio::net::UnixListener,
+        path: PathBuf,
+    }
+
+    impl LocalListener {
+        /// Creates the directory (0700), removes a stale socket file, binds, and sets mode 0600.
+        ///
+        /// The caller must already hold the single-instance lock: a live socket at `path` is
+        /// replaced.
+        ///
+        /// # Errors
+        /// [`SocketError`] naming the path when the directory is not private or binding fails.
+        pub fn bind(path: &Path) -> Result<LocalListener, SocketError> {
+            let len = path.as_os_str().len();
+            if len > MAX_PATH_BYTES {
+                return Err(SocketError::PathTooLong {
+                    path: path.to_path_buf(),
+                    len,
+                    max: MAX_PATH_BYTES,
+                });
+            }
+            if let Some(dir) = path.parent() {
+                prepare_private_dir(dir)?;
+            }
+            match std::fs::remove_file(path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(SocketError::Bind {
+                        path: path.to_path_buf(),
+                        source,
+                    });
+                }
+            }
+            let bind_err = |source| SocketError::Bind {
+                path: path.to_path_buf(),
+                source,
+            };
+            let inner = tokio::net::UnixListener::bind(path).map_err(bind_err)?;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(bind_err)?;
+            Ok(LocalListener {
+                inner,
+                path: path.to_path_buf(),
+            })
+        }
+
+        /// Waits for the next connection from a process of the same user.
+        ///
+        /// Connections from other UIDs are closed at once and logged; they never see a byte.
+        pub async fn accept(&self) -> io::Result<ServerStream> {
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let me = unsafe { libc::geteuid() };
+            loop {
+                let (stream, _) = self.inner.accept().await?;
+                match stream.peer_cred() {
+                    Ok(cred) if cred.uid() == me => return Ok(stream),
+                    Ok(cred) => {
+                        tracing::warn!(peer_uid = cred.uid(), "refused a connection from another user");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "refused a connection: peer credentials unavailable"),
+                }
+            }
+        }
+
+        /// The socket path.
+        pub fn path(&self) -> &Path {
+            &self.path
+        }
+    }
+
+    impl Drop for LocalListener {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+
+    /// Connects to the socket at `path`.
+    pub async fn connect(path: &Path) -> io::Result<ClientStream> {
+        tokio::net::UnixStream::connect(path).await
+    }
+
+    /// Creates `dir` with mode 0700 (parents as needed) or checks an existing one is ours and
+    /// not open to group or others.
+    fn prepare_private_dir(dir: &Path) -> Result<(), SocketError> {
+        let dir_err = |source| SocketError::Directory {
+            path: dir.to_path_buf(),
+            source,
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(dir_err)?;
+        let meta = std::fs::metadata(dir).map_err(dir_err)?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let mode = meta.mode() & 0o777;
+        if meta.uid() != me {
+            return Err(SocketError::NotPrivate {
+                path: dir.to_path_buf(),
+                owner: meta.uid(),
+                mode,
+            });
+        }
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(dir_err)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(windows)]
+mod windows {
+    use super::SocketError;
+    use std::io;
+    use std::path::{Path, PathBuf};
+    use tokio::net::windows::named_pipe::{ClientOptions, NamedPipeServer, ServerOptions};
+
+    /// A stream accepted by the listener.
+    pub type ServerStream = NamedPipeServer;
+    /// A stream opened by [`connect`].
+    pub type ClientStream = tokio::net::windows::named_pipe::NamedPipeClient;
+
+    /// A named pipe endpoint; one server instance waits for the next client at all times.
+    #[derive(Debug)]
+    pub struct LocalListener {
+        path: PathBuf,
+        next: tokio::sync::Mutex<NamedPipeServer>,
+    }
+
+    impl LocalListener {
+        /// Creates the first pipe instance; fails if another process already owns the name.
+        pub fn bind(path: &Path) -> Result<LocalListener, SocketError> {
+            let server = ServerOptions::new()
+                .first_pipe_instance(true)
+                .reject_remote_clients(true)
+                .create(path)
+                .map_err(|source| SocketError::Bind {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            Ok(LocalListener {
+                path: path.to_path_buf(),
+                next: tokio::sync::Mutex::new(server),
+            })
+        }
+
+        /// Waits for the next client and leaves a fresh instance listening.
+        pub async fn accept(&self) -> io::Result<ServerStream> {
+            let mut next = self.next.lock().await;
+            next.connect().await?;
+            let fresh = ServerOptions::new()
+                .reject_remote_clients(true)
+                .create(&self.path)?;
+            Ok(std::mem::replace(&mut *next, fresh))
+        }
+
+        /// The pipe name.
+        pub fn path(&self) -> &Path {
+            &self.path
+        }
+    }
+
+    /// Connects to the pipe at `path`.
+    pub async fn connect(path: &Path) -> io::Result<ClientStream> {
+        ClientOptions::new().open(path)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn socket_is_private_and_accepts_our_own_user() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("run/mcp.sock");
+        let listener = LocalListener::bind(&path).expect("bind");
+        let dir_mode = std::fs::metadata(tmp.path().join("run")).expect("dir").permissions().mode();
+        let sock_mode = std::fs::metadata(&path).expect("sock").permissions().mode();
+        assert_eq!(dir_mode & 0o777, 0o700);
+        assert_eq!(sock_mode & 0o777, 0o600);
+
+        let client = tokio::spawn({
+            let path = path.clone();
+            async move {
+                let mut c = connect(&path).await.expect("connect");
+                c.write_all(b"ping\n").await.expect("write");
+            }
+        });
+        let mut s = listener.accept().await.expect("accept");
+        let mut buf = [0u8; 5];
+        s.read_exact(&mut buf).await.expect("read");
+        assert_eq!(&buf, b"ping\n");
+        client.await.expect("client task");
+
+        drop(listener);
+        assert!(!path.exists(), "socket file removed on drop");
+        assert!(!is_listening(&path).await);
+    }
+
+    #[test]
+    fn overlong_path_is_a_clear_error() {
+        let long = PathBuf::from(format!("/tmp/{}/mcp.sock", "x".repeat(120)));
+        let err = LocalListener::bind(&long).expect_err("too long");
+        assert!(err.to_string().contains("Unix sockets allow at most 107"), "{err}");
+    }
+}

@@ -1,0 +1,283 @@
+//! One routed call on an upstream session: `tools/call`, `resources/read` or `prompts/get`,
+//! bounded by the server's `toolTimeout`, cancelled upstream when the agent cancels, with
+//! progress forwarded, and the answer turned into a `tools/call` result (DESIGN §6, §7).
+//!
+//! | target | upstream request | result |
+//! |---|---|---|
+//! | tool | `tools/call` with the raw name | passed through unchanged (all content, `structuredContent`, `isError`) |
+//! | resource | `resources/read` | text → text block; image/audio blob → image/audio block; other blob → embedded resource |
+//! | resource template | `resources/read` of the expanded URI | as resource |
+//! | prompt | `prompts/get` | one text block per message, prefixed with its role |
+//!
+//! Errors are classified by variant, never by message text: a JSON-RPC error from the server is
+//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message),
+//! a broken session is [`CallError::Transport`] (retry-once candidate), a timeout is
+//! [`CallError::Timeout`] (never retried).
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, ContentBlock, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResult, JsonObject, ProgressToken, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, RequestId, ResourceContents, Role, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::handler::ProgressRoutes;
+use crate::catalog::{Target, uri_template};
+
+/// The agent side of a call: who to send progress to, and the token that fires when the agent
+/// sends `notifications/cancelled` or hangs up.
+#[derive(Clone, Debug)]
+pub struct Downstream {
+    /// The agent's session.
+    pub peer: Peer<RoleServer>,
+    /// The agent's `_meta.progressToken`, if it asked for progress.
+    pub progress_token: Option<ProgressToken>,
+    /// Cancelled when the agent cancels the request.
+    pub cancelled: CancellationToken,
+}
+
+/// Why a call produced no upstream result.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+pub enum CallError {
+    /// The server did not answer within `toolTimeout`; `notifications/cancelled` was sent.
+    #[error("timed out after {} s", fmt_secs(*timeout))]
+    Timeout {
+        /// The configured `toolTimeout`.
+        timeout: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("{message} (JSON-RPC error {code})")]
+    Rpc {
+        /// JSON-RPC error code.
+        code: i32,
+        /// The server's message, unchanged.
+        message: String,
+    },
+    /// The session broke (process exited, pipe closed) before an answer came.
+    #[error("connection to the server was lost: {reason}")]
+    Transport {
+        /// What rmcp reported.
+        reason: String,
+    },
+    /// The agent cancelled the call.
+    #[error("cancelled by the client")]
+    Cancelled,
+    /// The arguments could not be turned into an upstream request.
+    #[error("invalid arguments: {reason}")]
+    Arguments {
+        /// What was wrong.
+        reason: String,
+    },
+    /// The server answered with something other than the expected result.
+    #[error("unexpected answer from the server: {what}")]
+    Unexpected {
+        /// What arrived instead.
+        what: String,
+    },
+}
+
+impl CallError {
+    /// Whether the call may be retried once on a fresh session (DESIGN §7).
+    pub fn is_transport(&self) -> bool {
+        matches!(self, CallError::Transport { .. })
+    }
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0}")
+    } else {
+        format!("{secs}")
+    }
+}
+
+/// Calls `target` on `peer` with `arguments`, within `timeout`.
+///
+/// # Errors
+/// See [`CallError`]; the caller turns every error into an `isError` result, so an agent always
+/// gets exactly one answer.
+pub async fn call(
+    peer: &Peer<RoleClient>,
+    routes: &ProgressRoutes,
+    target: &Target,
+    arguments: Option<JsonObject>,
+    timeout: Duration,
+    downstream: Option<&Downstream>,
+) -> Result<CallToolResult, CallError> {
+    let request = build_request(target, arguments)?;
+    let options = PeerRequestOptions::with_timeout(timeout);
+
+    let wants_progress = downstream.and_then(|d| d.progress_token.clone().map(|t| (d.peer.clone(), t)));
+    let (handle, _route) = match wants_progress {
+        Some((agent, token)) => {
+            let gate = routes.gate().await;
+            let handle = peer.send_request_with_option(request, options).await.map_err(classify)?;
+            let route = routes.register(handle.progress_token.clone(), agent, token);
+            drop(gate);
+            (handle, Some(route))
+        }
+        None => (peer.send_request_with_option(request, options).await.map_err(classify)?, None),
+    };
+
+    let mut guard = CancelOnDrop {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let never = CancellationToken::new();
+    let cancelled = downstream.map(|d| &d.cancelled).unwrap_or(&never);
+    let answer = tokio::select! {
+        answer = handle.await_response() => answer,
+        () = cancelled.cancelled() => {
+            // The guard sends notifications/cancelled upstream as it drops.
+            return Err(CallError::Cancelled);
+        }
+    };
+    guard.id = None;
+    let answer = answer.map_err(|e| match e {
+        ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
+        other => classify(other),
+    })?;
+    into_tool_result(target, answer)
+}
+
+fn build_request(target: &Target, arguments: Option<JsonObject>) -> Result<ClientRequest, CallError> {
+    Ok(match target {
+        Target::Tool { name } => {
+            let mut params = CallToolRequestParams::new(name.clone());
+            params.arguments = arguments;
+            ClientRequest::CallToolRequest(CallToolRequest::new(params))
+        }
+        Target::Resource { uri } => {
+            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri.clone())))
+        }
+        Target::ResourceTemplate { uri_template } => {
+            let args = arguments.unwrap_or_default();
+            let uri = uri_template::expand(uri_template, &args).map_err(|e| CallError::Arguments {
+                reason: e.to_string(),
+            })?;
+            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)))
+        }
+        Target::Prompt { name, .. } => {
+            let mut params = GetPromptRequestParams::new(name.clone());
+            params.arguments = arguments.map(stringify_values);
+            ClientRequest::GetPromptRequest(GetPromptRequest::new(params))
+        }
+    })
+}
+
+/// Prompt arguments are strings on the wire; agents sometimes send numbers or booleans.
+fn stringify_values(args: JsonObject) -> JsonObject {
+    args.into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => serde_json::Value::String(s),
+                other => serde_json::Value::String(other.to_string()),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+fn classify(e: ServiceError) -> CallError {
+    match e {
+        ServiceError::McpError(err) => CallError::Rpc {
+            code: err.code.0,
+            message: err.message.into_owned(),
+        },
+        ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
+        ServiceError::Cancelled { .. } => CallError::Cancelled,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallError::Transport {
+            reason: e.to_string(),
+        },
+        other => CallError::Unexpected {
+            what: other.to_string(),
+        },
+    }
+}
+
+fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolResult, CallError> {
+    match (target, answer) {
+        (Target::Tool { .. }, ServerResult::CallToolResult(result)) => Ok(result),
+        (Target::Resource { .. } | Target::ResourceTemplate { .. }, ServerResult::ReadResourceResult(r)) => {
+            Ok(resource_result(r))
+        }
+        (Target::Prompt { .. }, ServerResult::GetPromptResult(r)) => Ok(prompt_result(r)),
+        (_, ServerResult::InputRequiredResult(_)) => Err(CallError::Unexpected {
+            what: "a request for more input (multi-round tool calls are not supported yet)".into(),
+        }),
+        (_, ServerResult::CreateTaskResult(_)) => Err(CallError::Unexpected {
+            what: "a task handle (task-augmented calls are not supported yet)".into(),
+        }),
+        (_, other) => Err(CallError::Unexpected {
+            what: format!("{other:?}").chars().take(200).collect(),
+        }),
+    }
+}
+
+fn resource_result(read: ReadResourceResult) -> CallToolResult {
+    let content = read
+        .contents
+        .into_iter()
+        .map(|item| match item {
+            ResourceContents::TextResourceContents { text, .. } => ContentBlock::text(text),
+            ResourceContents::BlobResourceContents {
+                blob,
+                mime_type: Some(mime),
+                ..
+            } if mime.starts_with("image/") => ContentBlock::image(blob, mime),
+            ResourceContents::BlobResourceContents {
+                blob,
+                mime_type: Some(mime),
+                ..
+            } if mime.starts_with("audio/") => ContentBlock::audio(blob, mime),
+            blob => ContentBlock::resource(blob),
+        })
+        .collect();
+    CallToolResult::success(content)
+}
+
+fn prompt_result(prompt: GetPromptResult) -> CallToolResult {
+    let content = prompt
+        .messages
+        .into_iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            match m.content {
+                ContentBlock::Text(t) => ContentBlock::text(format!("{role}: {}", t.text)),
+                other => other,
+            }
+        })
+        .collect();
+    CallToolResult::success(content)
+}
+
+/// Sends `notifications/cancelled` for a request whose caller went away before the answer.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        rt.spawn(async move {
+            let note = CancelledNotification::new(CancelledNotificationParam {
+                request_id: Some(id),
+                reason: Some("cancelled by the client".into()),
+                meta: None,
+            });
+            let _ = peer.send_notification(note.into()).await;
+        });
+    }
+}

@@ -1,0 +1,138 @@
+//! Fetching a server's whole catalog: `tools/list`, `resources/list`,
+//! `resources/templates/list` and `prompts/list`, each followed through every `nextCursor`
+//! (MCP "Pagination").
+//!
+//! Tools are required: a failing `tools/list` fails the connection. Resources, templates and
+//! prompts are listed only when the server advertises the capability, and a failure there is a
+//! warning (some servers advertise more than they serve) that leaves that list empty.
+
+use std::collections::HashSet;
+use std::future::Future;
+
+use rmcp::model::{Cursor, PaginatedRequestParams};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleClient};
+
+use crate::catalog::ServerListing;
+
+/// Most pages followed for one list before giving up (a server looping with fresh cursors).
+pub const MAX_PAGES: usize = 10_000;
+
+/// Lists everything `peer` offers, following pagination.
+///
+/// # Errors
+/// The `tools/list` failure, naming the list; other lists degrade to empty with a warning.
+pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceError> {
+    let caps = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+    let tools = paginate("tools/list", |p| async move {
+        peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor))
+    })
+    .await?;
+    let mut listing = ServerListing {
+        tools,
+        ..ServerListing::default()
+    };
+    if caps.resources.is_some() {
+        listing.resources = optional(
+            "resources/list",
+            paginate("resources/list", |p| async move {
+                peer.list_resources(p).await.map(|r| (r.resources, r.next_cursor))
+            })
+            .await,
+        );
+        listing.resource_templates = optional(
+            "resources/templates/list",
+            paginate("resources/templates/list", |p| async move {
+                peer.list_resource_templates(p)
+                    .await
+                    .map(|r| (r.resource_templates, r.next_cursor))
+            })
+            .await,
+        );
+    }
+    if caps.prompts.is_some() {
+        listing.prompts = optional(
+            "prompts/list",
+            paginate("prompts/list", |p| async move {
+                peer.list_prompts(p).await.map(|r| (r.prompts, r.next_cursor))
+            })
+            .await,
+        );
+    }
+    Ok(listing)
+}
+
+fn optional<T>(method: &'static str, result: Result<Vec<T>, ServiceError>) -> Vec<T> {
+    result.unwrap_or_else(|e| {
+        tracing::warn!(method, error = %e, "listing failed; treating the list as empty");
+        Vec::new()
+    })
+}
+
+/// Calls `fetch` with each cursor in turn until a page has no `nextCursor`, a cursor repeats,
+/// or [`MAX_PAGES`] pages were read; returns every item in order.
+pub async fn paginate<T, F, Fut>(method: &'static str, mut fetch: F) -> Result<Vec<T>, ServiceError>
+where
+    F: FnMut(Option<PaginatedRequestParams>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<Cursor>), ServiceError>>,
+{
+    let mut items = Vec::new();
+    let mut seen: HashSet<Cursor> = HashSet::new();
+    let mut params = None;
+    for _ in 0..MAX_PAGES {
+        let (page, next) = fetch(params.take()).await?;
+        items.extend(page);
+        match next {
+            Some(cursor) if !cursor.is_empty() => {
+                if !seen.insert(cursor.clone()) {
+                    tracing::warn!(method, "server repeated a pagination cursor; stopping");
+                    return Ok(items);
+                }
+                params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            }
+            _ => return Ok(items),
+        }
+    }
+    tracing::warn!(method, pages = MAX_PAGES, "too many pages; stopping");
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn run(pages: Vec<(Vec<u32>, Option<&'static str>)>) -> (Vec<u32>, Vec<Option<String>>) {
+        let asked = std::sync::Mutex::new(Vec::new());
+        let items = paginate("test/list", |p| {
+            let cursor = p.and_then(|p| p.cursor);
+            let mut asked = asked.lock().expect("lock");
+            let idx = asked.len();
+            asked.push(cursor);
+            let (items, next) = pages[idx].clone();
+            async move { Ok((items, next.map(str::to_owned))) }
+        })
+        .await
+        .expect("paginate");
+        (items, asked.into_inner().expect("lock"))
+    }
+
+    #[tokio::test]
+    async fn follows_every_cursor_in_order() {
+        let (items, asked) = run(vec![(vec![1, 2], Some("a")), (vec![3], Some("b")), (vec![4], None)]).await;
+        assert_eq!(items, vec![1, 2, 3, 4]);
+        assert_eq!(asked, vec![None, Some("a".into()), Some("b".into())]);
+    }
+
+    #[tokio::test]
+    async fn stops_on_a_repeated_cursor() {
+        let (items, asked) = run(vec![(vec![1], Some("a")), (vec![2], Some("a")), (vec![9], None)]).await;
+        assert_eq!(items, vec![1, 2]);
+        assert_eq!(asked.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn empty_cursor_ends_the_list() {
+        let (items, _) = run(vec![(vec![1], Some(""))]).await;
+        assert_eq!(items, vec![1]);
+    }
+}

@@ -1,0 +1,174 @@
+//! One MCP client session per upstream server (DESIGN §7).
+//!
+//! | transport | how |
+//! |---|---|
+//! | stdio | [`stdio::spawn`] (own process group, minimal env) + rmcp's newline-JSON transport on the pipes |
+//! | sse, streamableHttp | not in this build yet: the server shows `failed` with a clear error |
+//!
+//! [`connect`] does spawn + `initialize` + the first full listing, all bounded by
+//! `connectTimeout`. It pins the `initialize` lifecycle at
+//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], which every current server speaks.
+//! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
+
+pub mod call;
+pub mod handler;
+pub mod listing;
+pub mod stderr;
+pub mod stdio;
+
+use std::time::Duration;
+
+use rmcp::service::RunningService;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleClient, serve_client};
+use tokio::sync::mpsc;
+
+use crate::catalog::ServerListing;
+use crate::config::{ServerConfig, TransportConfig};
+use crate::launch::{self, LaunchError};
+use handler::{ProgressRoutes, UpstreamEvent, UpstreamHandler};
+use stderr::LogRing;
+use stdio::StdioChild;
+
+/// Largest single message accepted from an upstream server, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// stderr lines quoted in a start-up error.
+pub const STDERR_LINES_IN_ERRORS: usize = 5;
+
+/// Why a server could not be connected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The command could not be planned (not found, bad cwd…).
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// The OS refused to start the process.
+    #[error("cannot start {program}: {reason}")]
+    Spawn {
+        /// The resolved program.
+        program: String,
+        /// What the OS said.
+        reason: String,
+    },
+    /// The MCP handshake failed (often: the process exited at once).
+    #[error("initialize failed: {reason}{}", stderr_suffix(stderr))]
+    Initialize {
+        /// What rmcp reported.
+        reason: String,
+        /// The last stderr lines of the server.
+        stderr: Vec<String>,
+    },
+    /// Listing the server's tools failed.
+    #[error("tools/list failed: {reason}{}", stderr_suffix(stderr))]
+    List {
+        /// What rmcp reported.
+        reason: String,
+        /// The last stderr lines of the server.
+        stderr: Vec<String>,
+    },
+    /// Spawn + initialize + listing took longer than `connectTimeout`.
+    #[error("no answer within connectTimeout ({} s){}", timeout.as_secs_f64(), stderr_suffix(stderr))]
+    Timeout {
+        /// The configured `connectTimeout`.
+        timeout: Duration,
+        /// The last stderr lines of the server.
+        stderr: Vec<String>,
+    },
+    /// The transport is not available in this build.
+    #[error("transport \"{transport}\" is not supported yet")]
+    Unsupported {
+        /// The configured transport.
+        transport: &'static str,
+    },
+}
+
+fn stderr_suffix(lines: &[String]) -> String {
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("; last stderr: {}", lines.join(" | "))
+    }
+}
+
+/// A live upstream session and the process behind it.
+pub struct Session {
+    /// The rmcp client service; its `peer()` sends requests.
+    pub service: RunningService<RoleClient, UpstreamHandler>,
+    /// The child process (stdio servers).
+    pub child: Option<StdioChild>,
+    /// Notifications the supervisor must act on (list changes).
+    pub events: mpsc::UnboundedReceiver<UpstreamEvent>,
+    /// The everything the server listed at connect time.
+    pub listing: ServerListing,
+}
+
+/// Connects `cfg` (already `${VAR}`-expanded): spawn, `initialize`, full listing, all within
+/// `cfg.connect_timeout`. stderr goes to `log` from the first byte.
+///
+/// # Errors
+/// [`ConnectError`], with the server's last stderr lines when it wrote any. Nothing is left
+/// running on error.
+pub async fn connect(cfg: &ServerConfig, log: &LogRing, progress: ProgressRoutes) -> Result<Session, ConnectError> {
+    let stdio = match &cfg.transport {
+        TransportConfig::Stdio(stdio) => stdio,
+        other => {
+            return Err(ConnectError::Unsupported {
+                transport: transport_name(other),
+            });
+        }
+    };
+    let spec = launch::plan(stdio, &|k| std::env::var(k).ok())?;
+    let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
+        program: spec.program.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
+
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let handler = UpstreamHandler::new(events_tx, progress);
+    let transport = AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+
+    let handshake = async {
+        let service = serve_client(handler, transport).await.map_err(|e| Stage::Initialize(e.to_string()))?;
+        let listing = listing::list_all(service.peer()).await.map_err(|e| Stage::List(e.to_string()))?;
+        Ok::<_, Stage>((service, listing))
+    };
+    let outcome = tokio::time::timeout(cfg.connect_timeout, handshake).await;
+    match outcome {
+        Ok(Ok((service, listing))) => Ok(Session {
+            service,
+            child: Some(child),
+            events,
+            listing,
+        }),
+        failed => {
+            child.terminate(stdio::STOP_GRACE).await;
+            // The pipe closes with the process; give the drain a moment to log the last lines.
+            let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+            let stderr = log.tail(STDERR_LINES_IN_ERRORS);
+            Err(match failed {
+                Err(_) => ConnectError::Timeout {
+                    timeout: cfg.connect_timeout,
+                    stderr,
+                },
+                Ok(Err(Stage::Initialize(reason))) => ConnectError::Initialize { reason, stderr },
+                Ok(Err(Stage::List(reason))) => ConnectError::List { reason, stderr },
+                Ok(Ok(_)) => unreachable!("success handled above"),
+            })
+        }
+    }
+}
+
+enum Stage {
+    Initialize(String),
+    List(String),
+}
+
+/// The config name of a transport: `stdio`, `sse` or `streamableHttp`.
+pub fn transport_name(t: &TransportConfig) -> &'static str {
+    match t {
+        TransportConfig::Stdio(_) => "stdio",
+        TransportConfig::Sse(_) => "sse",
+        TransportConfig::StreamableHttp(_) => "streamableHttp",
+    }
+}

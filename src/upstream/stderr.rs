@@ -1,0 +1,162 @@
+//! Per-server stderr capture: every line a child writes to stderr goes to `tracing` (attributed
+//! to the server's span) and into a bounded ring buffer that `status`, `logs` and the desktop
+//! window read (DESIGN §7).
+//!
+//! Draining never stops while the pipe is open, so a chatty server can never block on a full
+//! stderr pipe.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tracing::Instrument;
+
+/// Lines kept per server.
+pub const LOG_CAPACITY: usize = 1000;
+/// Longest line kept, in bytes; longer lines are cut (at a char boundary) and marked with `…`.
+pub const MAX_LINE_BYTES: usize = 8 * 1024;
+
+/// A cheap, cloneable handle on one server's last [`LOG_CAPACITY`] stderr lines.
+#[derive(Clone, Debug, Default)]
+pub struct LogRing {
+    inner: Arc<Mutex<Ring>>,
+}
+
+#[derive(Debug, Default)]
+struct Ring {
+    lines: VecDeque<String>,
+    /// Total lines ever pushed; lets followers ask for "everything after n".
+    pushed: u64,
+}
+
+impl LogRing {
+    /// An empty ring.
+    pub fn new() -> LogRing {
+        LogRing::default()
+    }
+
+    /// Appends one line, dropping the oldest beyond [`LOG_CAPACITY`].
+    pub fn push(&self, line: String) {
+        let mut ring = self.lock();
+        if ring.lines.len() == LOG_CAPACITY {
+            ring.lines.pop_front();
+        }
+        ring.lines.push_back(line);
+        ring.pushed += 1;
+    }
+
+    /// The last `n` lines, oldest first.
+    pub fn tail(&self, n: usize) -> Vec<String> {
+        let ring = self.lock();
+        let skip = ring.lines.len().saturating_sub(n);
+        ring.lines.iter().skip(skip).cloned().collect()
+    }
+
+    /// Lines pushed after the first `seen` ones (as far as still held), and the new total.
+    pub fn since(&self, seen: u64) -> (Vec<String>, u64) {
+        let ring = self.lock();
+        let held_from = ring.pushed - ring.lines.len() as u64;
+        let skip = seen.saturating_sub(held_from) as usize;
+        (ring.lines.iter().skip(skip).cloned().collect(), ring.pushed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ring> {
+        // A panic while holding this lock cannot leave the ring inconsistent (push is two
+        // infallible steps), so a poisoned lock is still safe to use.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Spawns the task that drains `stderr` line by line into `ring` and `tracing` until end of
+/// file. The task runs inside `span` so every line names its server.
+pub fn spawn_drain<R>(stderr: R, ring: LogRing, span: tracing::Span) -> tokio::task::JoinHandle<()>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+{
+    tokio::spawn(
+        async move {
+            let mut reader = BufReader::new(stderr);
+            let mut buf = Vec::with_capacity(256);
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf).await {
+                    Ok(0) => break,
+                    Ok(_) => {
+                        let line = clean_line(&buf);
+                        tracing::info!(target: "mcp_companion::server_stderr", "{line}");
+                        ring.push(line);
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "stderr read failed");
+                        break;
+                    }
+                }
+            }
+        }
+        .instrument(span),
+    )
+}
+
+/// Lossy UTF-8, trailing CR/LF removed, cut at [`MAX_LINE_BYTES`].
+fn clean_line(raw: &[u8]) -> String {
+    let trimmed = raw
+        .strip_suffix(b"\n")
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .unwrap_or(raw);
+    let mut line = String::from_utf8_lossy(trimmed).into_owned();
+    if line.len() > MAX_LINE_BYTES {
+        let mut cut = MAX_LINE_BYTES;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        line.truncate(cut);
+        line.push('…');
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_keeps_the_last_capacity_lines() {
+        let ring = LogRing::new();
+        for i in 0..(LOG_CAPACITY + 5) {
+            ring.push(format!("line {i}"));
+        }
+        let all = ring.tail(usize::MAX);
+        assert_eq!(all.len(), LOG_CAPACITY);
+        assert_eq!(all[0], "line 5");
+        assert_eq!(ring.tail(2), vec![format!("line {}", LOG_CAPACITY + 3), format!("line {}", LOG_CAPACITY + 4)]);
+    }
+
+    #[test]
+    fn since_returns_only_new_lines() {
+        let ring = LogRing::new();
+        ring.push("a".into());
+        let (_, seen) = ring.since(0);
+        ring.push("b".into());
+        ring.push("c".into());
+        let (new, total) = ring.since(seen);
+        assert_eq!(new, vec!["b", "c"]);
+        assert_eq!(total, 3);
+    }
+
+    #[test]
+    fn lines_are_cleaned() {
+        assert_eq!(clean_line(b"hello\r\n"), "hello");
+        assert_eq!(clean_line(b"no newline"), "no newline");
+        assert_eq!(clean_line(b"bad \xff byte\n"), "bad \u{fffd} byte");
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        assert_eq!(clean_line(&long).len(), MAX_LINE_BYTES + '…'.len_utf8());
+    }
+
+    #[tokio::test]
+    async fn drain_reads_every_line_until_eof() {
+        let ring = LogRing::new();
+        let data: &[u8] = b"one\ntwo\nthree";
+        spawn_drain(data, ring.clone(), tracing::Span::none()).await.expect("drain task");
+        assert_eq!(ring.tail(10), vec!["one", "two", "three"]);
+    }
+}

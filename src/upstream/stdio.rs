@@ -1,0 +1,182 @@
+//! Spawning and stopping a stdio server's process tree (DESIGN §7).
+//!
+//! The child runs in its own process group (Unix) or Job Object (Windows), so stopping it reaches
+//! `npx`'s grandchildren too. On Linux the child also gets `PR_SET_PDEATHSIG`, so it dies if the
+//! companion is killed with SIGKILL. Stop is SIGTERM to the group, a grace period, then SIGKILL;
+//! dropping a [`StdioChild`] that is still running kills the group at once.
+
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+
+use crate::launch::LaunchSpec;
+
+/// How long a stopped server gets between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// A running stdio server process (the leader of its own process group).
+pub struct StdioChild {
+    child: Box<dyn ChildWrapper>,
+    pid: Option<u32>,
+    exited: Option<ExitStatus>,
+}
+
+/// The pipes of a freshly spawned child.
+pub struct ChildPipes {
+    /// The child's stdin (our JSON-RPC output).
+    pub stdin: ChildStdin,
+    /// The child's stdout (our JSON-RPC input).
+    pub stdout: ChildStdout,
+    /// The child's stderr, to be drained by [`super::stderr::spawn_drain`].
+    pub stderr: ChildStderr,
+}
+
+impl std::fmt::Debug for StdioChild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioChild")
+            .field("pid", &self.pid)
+            .field("exited", &self.exited)
+            .finish()
+    }
+}
+
+/// Spawns `spec` with piped stdio, a cleared environment plus `spec.env`, in a new process group.
+///
+/// # Errors
+/// The OS error from spawning (e.g. permission denied); a missing program is caught earlier by
+/// [`crate::launch::plan`].
+pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(&spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs between fork and exec and only calls the async-signal-safe
+    // prctl(2); it allocates nothing and touches no locks.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    #[cfg(windows)]
+    {
+        /// `CREATE_NO_WINDOW`: no console window flashes up for console programs.
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        cmd.creation_flags(CREATE_NO_WINDOW);
+    }
+
+    let mut wrap = CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::tokio::JobObject);
+
+    let mut child = wrap.spawn()?;
+    let missing = |what: &str| std::io::Error::other(format!("child {what} was not piped"));
+    let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
+    let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
+    let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
+    let pid = child.id();
+    Ok((
+        StdioChild {
+            child,
+            pid,
+            exited: None,
+        },
+        ChildPipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
+}
+
+impl StdioChild {
+    /// The leader's process id (also the process group id on Unix).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Waits until the leader exits, and reaps what is left of its group. Cancel-safe.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        if let Some(status) = self.exited {
+            return Ok(status);
+        }
+        let status = self.child.wait().await?;
+        self.exited = Some(status);
+        Ok(status)
+    }
+
+    /// Stops the process tree: SIGTERM to the group (Windows: terminate the job), up to `grace`
+    /// for it to exit, then SIGKILL to the group. Returns the leader's exit status when known.
+    pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if let Some(status) = self.exited {
+            // The leader is gone, but its group may not be: finish the job.
+            let _ = self.child.start_kill();
+            return Some(status);
+        }
+        #[cfg(unix)]
+        {
+            if let Err(e) = self.child.signal(libc::SIGTERM) {
+                tracing::debug!(error = %e, "SIGTERM to the process group failed");
+            }
+            if let Ok(Ok(status)) = tokio::time::timeout(grace, self.wait()).await {
+                // Stragglers in the group that ignored SIGTERM.
+                let _ = self.child.start_kill();
+                return Some(status);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = grace;
+        if let Err(e) = self.child.start_kill() {
+            tracing::debug!(error = %e, "kill of the process tree failed");
+        }
+        match tokio::time::timeout(grace, self.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for StdioChild {
+    fn drop(&mut self) {
+        if self.exited.is_none() {
+            // Never leave a process behind, even when a task is aborted mid-stop.
+            let _ = self.child.start_kill();
+        }
+    }
+}
+
+/// One-line description of an exit status: `exit code 3`, `signal 9 (SIGKILL)`.
+pub fn describe_exit(status: &ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                libc::SIGTERM => " (SIGTERM)",
+                libc::SIGKILL => " (SIGKILL)",
+                libc::SIGSEGV => " (SIGSEGV)",
+                libc::SIGABRT => " (SIGABRT)",
+                libc::SIGINT => " (SIGINT)",
+                _ => "",
+            };
+            return format!("signal {sig}{name}");
+        }
+    }
+    status.to_string()
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the third-party MCP peers the integration tests run against, from the npm registry
+# and PyPI only, pinned. Idempotent. Usage: tests/peers/setup.sh [DIR]
+#   DIR defaults to $MCP_PEERS_DIR, else ~/.cache/mcp-companion/peers.
+# Layout produced (the tests look for exactly these paths):
+#   DIR/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+#   DIR/venv/bin/{python,mcp-server-time}   (mcp 2.x SDK client + the PyPI time server)
+#   DIR/venv-v1/bin/python                  (mcp 1.x SDK client)
+set -euo pipefail
+DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
+PY=${PYTHON:-python3}
+mkdir -p "$DIR/node"
+cd "$DIR/node"
+[ -f package.json ] || npm init -y >/dev/null
+if [ ! -f node_modules/@modelcontextprotocol/server-everything/package.json ]; then
+  npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything@2026.8.31
+fi
+cd "$DIR"
+if [ ! -x venv/bin/mcp-server-time ]; then
+  "$PY" -m venv venv
+  venv/bin/pip install -q --disable-pip-version-check "mcp==2.3.0" "mcp-server-time==2026.10.19"
+fi
+if [ ! -x venv-v1/bin/python ] || ! venv-v1/bin/python -c 'import mcp' 2>/dev/null; then
+  "$PY" -m venv venv-v1
+  venv-v1/bin/pip install -q --disable-pip-version-check "mcp==1.30.0"
+fi
+echo "peers ready in $DIR"
