@@ -1,1 +1,3 @@
 //! Catalog (DESIGN §4–6).
+
+pub mod naming;
