@@ -2,3 +2,4 @@
 
 pub mod naming;
 pub mod schema;
+pub mod uri_template;
