@@ -177,6 +177,17 @@ fn tools_that_sanitize_alike_are_both_served_and_route_to_their_own_raw_name() {
         assert_eq!(name, "mcp_srv_a_b");
         assert_eq!(members.len(), 2);
     }
+    for catalog in [&one, &two] {
+        let text = catalog.warnings()[0].to_string();
+        assert!(
+            text.starts_with("wrapped name mcp_srv_a_b is shared by srv tool "),
+            "{text}"
+        );
+        assert!(
+            text.contains("\"a b\"") && text.contains("\"a.b\""),
+            "{text}"
+        );
+    }
     for raw in ["a b", "a.b"] {
         let wrapped = suffixed_name("srv", CapabilityKind::Tool, raw);
         for catalog in [&one, &two] {
