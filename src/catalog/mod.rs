@@ -1,1 +1,375 @@
-//! Catalog (DESIGN §4–6).
+//! The wrapped capability table (DESIGN §4–6): every upstream tool, resource, resource template
+//! and prompt of every server, served as one flat tool list with a route back to its owner.
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`naming`] | sanitising, the 64-char limit, base and suffixed names |
+//! | [`allowlist`] | `enabledTools` matching and the unmatched-entries warning |
+//! | [`schema`] | `inputSchema` normalisation |
+//! | [`uri_template`] | RFC 6570 variables and expansion for resource templates |
+//! | [`wrap`] | the description / schema / annotations of each wrapped tool |
+//! | `warning` | [`CatalogWarning`], what a build reports |
+//! | this file | [`Catalog::build`]: allowlist → names → collision suffixes → table |
+//!
+//! A catalog is built once per change of any server's listing and then only read: `tools()`
+//! is a slice and `route()` a hash lookup, so tools/list and tools/call cost nothing per tool.
+
+pub mod allowlist;
+pub mod naming;
+pub mod schema;
+pub mod uri_template;
+mod warning;
+pub mod wrap;
+
+pub use self::warning::{CatalogWarning, CollisionMember};
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+
+use self::allowlist::Candidate;
+use self::naming::{CapabilityKind, base_name, is_blank, suffixed_name, suffixed_name_with};
+
+/// What one server listed (tools/list, resources/list, resources/templates/list,
+/// prompts/list), after pagination.
+#[derive(Clone, Debug, Default)]
+pub struct ServerListing {
+    /// Upstream tools in listing order.
+    pub tools: Vec<Tool>,
+    /// Concrete resources in listing order.
+    pub resources: Vec<Resource>,
+    /// Resource templates in listing order.
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Prompts in listing order.
+    pub prompts: Vec<Prompt>,
+}
+
+/// What a wrapped tool calls upstream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// tools/call with this raw name.
+    Tool {
+        /// The upstream tool name, unsanitised.
+        name: String,
+    },
+    /// resources/read of this URI.
+    Resource {
+        /// The resource URI.
+        uri: String,
+    },
+    /// resources/read of this template expanded with the call's arguments.
+    ResourceTemplate {
+        /// The RFC 6570 template; see [`uri_template::expand`].
+        uri_template: String,
+    },
+    /// prompts/get of this prompt.
+    Prompt {
+        /// The upstream prompt name.
+        name: String,
+        /// The declared argument names, in order (only these are forwarded).
+        arguments: Vec<String>,
+    },
+}
+
+/// Where a wrapped tool goes: the owning server (by stored name, never parsed from the prefix)
+/// and the upstream target.
+#[derive(Clone, Debug)]
+pub struct Route {
+    /// The server name as configured; `Arc` because every route of a server shares it.
+    pub server: Arc<str>,
+    /// What to call there.
+    pub target: Target,
+}
+
+/// One server's share of a build.
+#[derive(Clone, Copy, Debug)]
+pub struct CatalogInput<'a> {
+    /// The configured server name.
+    pub server: &'a str,
+    /// The server's `enabledTools`.
+    pub enabled_tools: &'a [String],
+    /// What the server listed.
+    pub listing: &'a ServerListing,
+}
+
+/// The merged, wrapped capability table served to agents.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    /// Wrapped tools: servers in input order; within a server tools, resources, templates,
+    /// prompts, each in upstream order.
+    tools: Vec<Tool>,
+    /// Parallel to `tools`.
+    routes: Vec<Route>,
+    /// Wrapped name → index into `tools` / `routes`.
+    index: HashMap<String, usize>,
+    /// Served tools per server.
+    counts: HashMap<Arc<str>, usize>,
+    warnings: Vec<CatalogWarning>,
+}
+
+/// A capability that passed the allowlist, waiting for its final name.
+struct Pending<'a> {
+    server: Arc<str>,
+    kind: CapabilityKind,
+    raw: &'a str,
+    item: Item<'a>,
+    name: String,
+}
+
+#[derive(Clone, Copy)]
+enum Item<'a> {
+    Tool(&'a Tool),
+    Resource(&'a Resource),
+    Template(&'a ResourceTemplate),
+    Prompt(&'a Prompt),
+}
+
+impl<'a> Item<'a> {
+    fn uri(self) -> Option<&'a str> {
+        match self {
+            Item::Resource(r) => Some(&r.uri),
+            Item::Template(t) => Some(&t.uri_template),
+            Item::Tool(_) | Item::Prompt(_) => None,
+        }
+    }
+}
+
+impl Catalog {
+    /// Builds the table from every server's listing.
+    ///
+    /// Per server the allowlist is applied first (against base and suffixed names), then names
+    /// are settled across all servers: a name shared by several enabled capabilities (or a
+    /// blank raw part) is replaced by each one's suffixed name, which depends only on
+    /// server, kind and raw name, so the result does not depend on listing order. Two
+    /// resources of one server with the same name also hash their URI; an exact duplicate is
+    /// dropped. Emits `tracing::warn!` (with a `server` field) for every [`CatalogWarning`].
+    pub fn build(inputs: &[CatalogInput<'_>]) -> Catalog {
+        let mut warnings = Vec::new();
+        let mut pending = Vec::new();
+        for input in inputs {
+            select_server(input, &mut pending, &mut warnings);
+        }
+        settle_names(&mut pending, &mut warnings);
+
+        let mut catalog = Catalog {
+            tools: Vec::with_capacity(pending.len()),
+            routes: Vec::with_capacity(pending.len()),
+            index: HashMap::with_capacity(pending.len()),
+            counts: HashMap::new(),
+            warnings: Vec::new(),
+        };
+        for p in pending {
+            let (tool, target) = match p.item {
+                Item::Tool(tool) => {
+                    let (wrapped, schema_warnings) = wrap::wrap_tool(p.name.clone(), tool);
+                    warnings.extend(schema_warnings.into_iter().map(|warning| {
+                        CatalogWarning::Schema {
+                            server: p.server.clone(),
+                            tool: p.raw.to_owned(),
+                            warning,
+                        }
+                    }));
+                    let name = tool.name.to_string();
+                    (wrapped, Target::Tool { name })
+                }
+                Item::Resource(r) => (
+                    wrap::wrap_resource(p.name.clone(), r),
+                    Target::Resource { uri: r.uri.clone() },
+                ),
+                Item::Template(t) => (
+                    wrap::wrap_resource_template(p.name.clone(), t),
+                    Target::ResourceTemplate {
+                        uri_template: t.uri_template.clone(),
+                    },
+                ),
+                Item::Prompt(prompt) => (
+                    wrap::wrap_prompt(p.name.clone(), prompt),
+                    Target::Prompt {
+                        name: prompt.name.clone(),
+                        arguments: wrap::prompt_argument_names(prompt),
+                    },
+                ),
+            };
+            *catalog.counts.entry(p.server.clone()).or_default() += 1;
+            catalog.index.insert(p.name, catalog.tools.len());
+            catalog.tools.push(tool);
+            catalog.routes.push(Route {
+                server: p.server,
+                target,
+            });
+        }
+        for warning in &warnings {
+            tracing::warn!(server = %warning.log_server(), "{warning}");
+        }
+        catalog.warnings = warnings;
+        catalog
+    }
+
+    /// The wrapped tools, as tools/list serves them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Where the wrapped tool `wrapped` goes, or `None` for an unknown name.
+    pub fn route(&self, wrapped: &str) -> Option<&Route> {
+        self.index.get(wrapped).map(|&i| &self.routes[i])
+    }
+
+    /// The wrapped tool named `wrapped`.
+    pub fn tool(&self, wrapped: &str) -> Option<&Tool> {
+        self.index.get(wrapped).map(|&i| &self.tools[i])
+    }
+
+    /// Number of wrapped tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when nothing is served.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Number of wrapped tools owned by `server` (0 for an unknown server).
+    pub fn tool_count_for(&self, server: &str) -> usize {
+        self.counts.get(server).copied().unwrap_or(0)
+    }
+
+    /// Every warning of the build, in the order found.
+    pub fn warnings(&self) -> &[CatalogWarning] {
+        &self.warnings
+    }
+
+    /// The warnings that concern `server`.
+    pub fn warnings_for<'a>(&'a self, server: &'a str) -> impl Iterator<Item = &'a CatalogWarning> {
+        self.warnings.iter().filter(move |w| w.concerns(server))
+    }
+}
+
+/// Applies one server's allowlist and appends its enabled capabilities to `pending`.
+fn select_server<'a>(
+    input: &CatalogInput<'a>,
+    pending: &mut Vec<Pending<'a>>,
+    warnings: &mut Vec<CatalogWarning>,
+) {
+    let listing = input.listing;
+    let items = (listing
+        .tools
+        .iter()
+        .map(|t| (CapabilityKind::Tool, &*t.name, Item::Tool(t))))
+    .chain(
+        listing
+            .resources
+            .iter()
+            .map(|r| (CapabilityKind::Resource, &*r.name, Item::Resource(r))),
+    )
+    .chain(listing.resource_templates.iter().map(|t| {
+        (
+            CapabilityKind::ResourceTemplate,
+            &*t.name,
+            Item::Template(t),
+        )
+    }))
+    .chain(
+        listing
+            .prompts
+            .iter()
+            .map(|p| (CapabilityKind::Prompt, &*p.name, Item::Prompt(p))),
+    );
+    let named: Vec<(CapabilityKind, &'a str, Item<'a>, String, String)> = items
+        .map(|(kind, raw, item)| {
+            let base = base_name(input.server, kind, raw);
+            let suffixed = suffixed_name(input.server, kind, raw);
+            (kind, raw, item, base, suffixed)
+        })
+        .collect();
+    let candidates: Vec<Candidate<'_>> = named
+        .iter()
+        .map(|(kind, raw, _, base, suffixed)| Candidate {
+            kind: *kind,
+            raw,
+            wrapped: base,
+            suffixed,
+        })
+        .collect();
+    let selection = allowlist::select(input.enabled_tools, &candidates);
+    let server: Arc<str> = Arc::from(input.server);
+    if let Some(unmatched) = selection.unmatched {
+        warnings.push(CatalogWarning::UnmatchedEntries {
+            server: server.clone(),
+            unmatched,
+        });
+    }
+    for ((kind, raw, item, base, suffixed), enabled) in named.into_iter().zip(selection.enabled) {
+        if enabled {
+            let name = if is_blank(raw) { suffixed } else { base };
+            pending.push(Pending {
+                server: server.clone(),
+                kind,
+                raw,
+                item,
+                name,
+            });
+        }
+    }
+}
+
+/// Makes every pending name unique; see [`Catalog::build`] for the rules.
+fn settle_names(pending: &mut Vec<Pending<'_>>, warnings: &mut Vec<CatalogWarning>) {
+    for group in shared_names(pending) {
+        warnings.push(CatalogWarning::NameCollision {
+            name: pending[group[0]].name.clone(),
+            members: group
+                .iter()
+                .map(|&i| CollisionMember {
+                    server: pending[i].server.clone(),
+                    kind: pending[i].kind,
+                    raw: pending[i].raw.to_owned(),
+                })
+                .collect(),
+        });
+        for i in group {
+            let p = &mut pending[i];
+            p.name = suffixed_name(&p.server, p.kind, p.raw);
+        }
+    }
+    // Equal suffixes mean equal identities: same-named resources differ by URI.
+    for group in shared_names(pending) {
+        for i in group {
+            let p = &mut pending[i];
+            if let Some(uri) = p.item.uri() {
+                p.name = suffixed_name_with(&p.server, p.kind, p.raw, uri);
+            }
+        }
+    }
+    let mut dropped = vec![false; pending.len()];
+    for group in shared_names(pending) {
+        for &i in &group[1..] {
+            dropped[i] = true;
+            let p = &pending[i];
+            warnings.push(CatalogWarning::Duplicate {
+                server: p.server.clone(),
+                kind: p.kind,
+                raw: p.raw.to_owned(),
+                name: p.name.clone(),
+            });
+        }
+    }
+    let mut flags = dropped.into_iter();
+    pending.retain(|_| !flags.next().unwrap_or(false));
+}
+
+/// Groups of indices whose names are equal, each group and the list in order of first index.
+fn shared_names(pending: &[Pending<'_>]) -> Vec<Vec<usize>> {
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::with_capacity(pending.len());
+    for (i, p) in pending.iter().enumerate() {
+        by_name.entry(&p.name).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = by_name.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort_unstable_by_key(|g| g[0]);
+    groups
+}
+
+#[cfg(test)]
+mod tests;
