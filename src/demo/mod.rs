@@ -9,6 +9,7 @@
 //! | `mod.rs` | [`DemoOptions`], [`DemoError`], [`run_stdio`], [`serve_on`] |
 //! | `server.rs` | the `ServerHandler`: server info, capabilities, list/read/get routing |
 //! | `tools.rs` | the tool catalog and every tool's behaviour |
+//! | `tool_args.rs` | tool argument types and their JSON schemas |
 //! | `resources.rs`, `prompts.rs` | static resources, the greeting template, the prompts |
 //! | `page.rs` | cursor pagination shared by every `*/list` method |
 //! | `output.rs` | line-ordered output, so `garbage` cannot split a JSON-RPC message |
@@ -22,6 +23,7 @@ mod png;
 mod prompts;
 mod resources;
 mod server;
+mod tool_args;
 mod tools;
 
 #[cfg(test)]

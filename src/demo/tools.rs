@@ -22,12 +22,13 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
 use super::output::RawLines;
 use super::png;
+use super::tool_args::{
+    AddArgs, BigArgs, CrashArgs, EchoArgs, FailArgs, GetEnvArgs, ImageArgs, ProtocolErrorArgs,
+    SleepArgs, empty_schema, generated_schema, parse, sum_schema,
+};
 
 /// Name of the tool that `toggle_extra` adds and removes.
 pub const EXTRA_TOOL: &str = "extra";
@@ -44,96 +45,6 @@ const MAX_SLEEP_SECONDS: f64 = 3600.0;
 const MAX_IMAGE_SIDE: u32 = 1024;
 /// Largest `big` reply.
 const MAX_BIG_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Arguments of `echo`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// Text to return unchanged.
-    message: String,
-}
-
-/// Arguments of `add`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct AddArgs {
-    /// First addend.
-    a: f64,
-    /// Second addend.
-    b: f64,
-}
-
-/// Arguments of `sleep`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct SleepArgs {
-    /// How long to sleep, in seconds (fractions allowed).
-    seconds: f64,
-}
-
-/// Arguments of `image`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ImageArgs {
-    /// Width in pixels (1–1024).
-    #[serde(default = "default_side")]
-    width: u32,
-    /// Height in pixels (1–1024).
-    #[serde(default = "default_side")]
-    height: u32,
-}
-
-fn default_side() -> u32 {
-    8
-}
-
-/// Arguments of `fail`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct FailArgs {
-    /// Text of the error result.
-    message: String,
-}
-
-/// Arguments of `protocol_error`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ProtocolErrorArgs {
-    /// JSON-RPC error code to answer with.
-    #[serde(default = "default_error_code")]
-    code: i32,
-    /// JSON-RPC error message.
-    #[serde(default = "default_error_message")]
-    message: String,
-}
-
-fn default_error_code() -> i32 {
-    -32042
-}
-
-fn default_error_message() -> String {
-    "demo protocol error".to_owned()
-}
-
-/// Arguments of `crash`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct CrashArgs {
-    /// Exit code of the process.
-    #[serde(default = "default_exit_code")]
-    exit_code: i32,
-}
-
-fn default_exit_code() -> i32 {
-    3
-}
-
-/// Arguments of `big`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct BigArgs {
-    /// Exact length of the returned text, in bytes.
-    bytes: u64,
-}
-
-/// Arguments of `get_env`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct GetEnvArgs {
-    /// Name of the environment variable.
-    name: String,
-}
 
 /// Tool catalog and per-session tool state.
 #[derive(Debug)]
@@ -362,12 +273,6 @@ impl Tools {
     }
 }
 
-/// Deserialises tool arguments; an absent object counts as `{}`.
-fn parse<T: DeserializeOwned>(args: Option<JsonObject>) -> Result<T, McpError> {
-    serde_json::from_value(serde_json::Value::Object(args.unwrap_or_default()))
-        .map_err(|e| McpError::invalid_params(format!("invalid arguments: {e}"), None))
-}
-
 fn text(s: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(s)])
 }
@@ -422,33 +327,5 @@ fn get_env(GetEnvArgs { name }: GetEnvArgs) -> CallToolResult {
         Err(std::env::VarError::NotUnicode(_)) => {
             error(format!("environment variable {name} is not valid unicode"))
         }
-    }
-}
-
-fn empty_schema() -> JsonObject {
-    object(serde_json::json!({ "type": "object", "properties": {} }))
-}
-
-fn sum_schema() -> JsonObject {
-    object(serde_json::json!({
-        "type": "object",
-        "properties": { "sum": { "type": "number", "description": "a + b" } },
-        "required": ["sum"]
-    }))
-}
-
-fn generated_schema() -> JsonObject {
-    object(serde_json::json!({
-        "type": "object",
-        "properties": {
-            "input": { "type": "string", "description": "Ignored; present to look realistic" }
-        }
-    }))
-}
-
-fn object(value: serde_json::Value) -> JsonObject {
-    match value {
-        serde_json::Value::Object(map) => map,
-        _ => JsonObject::new(),
     }
 }
