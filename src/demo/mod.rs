@@ -146,11 +146,13 @@ where
 
 /// Sends `tracing` output to stderr, unless the process already has a subscriber.
 fn init_stderr_tracing() {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // An error means a subscriber exists; its owner decided where logs go.
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(filter)
         .try_init();
 }
