@@ -1,0 +1,138 @@
+//! The [`ServerHandler`] that ties tools, resources and prompts together.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::output::RawLines;
+use super::page::paginate;
+use super::tools::Tools;
+use super::{DemoOptions, prompts, resources};
+
+/// Server name reported in `initialize` (serverInfo.name).
+pub const SERVER_NAME: &str = "mcp-companion-demo";
+
+/// The demo MCP server for one session.
+#[derive(Clone, Debug)]
+pub struct DemoServer {
+    page_size: Option<usize>,
+    pub(super) tools: Arc<Tools>,
+}
+
+impl DemoServer {
+    /// Builds the server for `opts`; `raw_lines` is the output the `garbage` tool writes to.
+    pub fn new(opts: &DemoOptions, raw_lines: RawLines) -> Self {
+        Self {
+            page_size: opts.page_size,
+            tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
+        }
+    }
+}
+
+impl ServerHandler for DemoServer {
+    fn get_info(&self) -> ServerConfig {
+        #[expect(
+            deprecated,
+            reason = "the demo server advertises logging to exercise clients"
+        )]
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions("Demo and test server built into MCP Companion.")
+    }
+
+    /// logging/setLevel: accepted and ignored; the demo server sends no log notifications.
+    #[expect(
+        deprecated,
+        reason = "logging is advertised, so logging/setLevel must succeed"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        tracing::debug!(level = ?request.level, "client set the log level");
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let page = paginate(&self.tools.list(), request.as_ref(), self.page_size)?;
+        let mut result = ListToolsResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.tools.call(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let page = paginate(&resources::list(), request.as_ref(), self.page_size)?;
+        let mut result = ListResourcesResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let page = paginate(&resources::templates(), request.as_ref(), self.page_size)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read(&request.uri).map(ReadResourceResponse::Complete)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let page = paginate(&prompts::list(), request.as_ref(), self.page_size)?;
+        let mut result = ListPromptsResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        prompts::get(&request).map(GetPromptResponse::Complete)
+    }
+}
