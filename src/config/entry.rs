@@ -1,19 +1,19 @@
-//! One server entry of `mcpServers`: field validation, defaults and transport detection
-//! (DESIGN §3).
+//! One server entry of `mcpServers`: validation and defaults (DESIGN §3).
 //!
 //! Per-entry rules: `null` counts as absent for every field; the first problem found fails the
 //! entry with [`ConfigError::Field`] (or [`ConfigError::Entry`] when it is not an object);
 //! unknown keys only produce a warning. URLs holding `${VAR}` are fully checked only after
 //! expansion (see `expand.rs`), because the variable may supply the scheme or host.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::json_type;
 use super::expand::check_references;
+use super::fields::Fields;
+use super::transport::{Kind, check_url, detect};
 use super::{ConfigError, HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 
 /// `toolTimeout` when absent: 30 seconds.
@@ -34,77 +34,6 @@ const KNOWN_KEYS: &[&str] = &[
     "disabled",
     "connectTimeout",
 ];
-
-/// A transport kind, before its settings are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Stdio,
-    Sse,
-    StreamableHttp,
-}
-
-impl Kind {
-    fn from_type(text: &str) -> Option<Kind> {
-        match text {
-            "stdio" => Some(Kind::Stdio),
-            "sse" => Some(Kind::Sse),
-            "streamableHttp" | "http" => Some(Kind::StreamableHttp),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Kind::Stdio => "stdio",
-            Kind::Sse => "sse",
-            Kind::StreamableHttp => "streamableHttp",
-        }
-    }
-}
-
-/// The transport implied when `type` is absent: `command` → stdio; else a `url` whose path
-/// (query and fragment dropped, trailing `/` removed) ends in `/sse` → sse; else a `url` →
-/// streamableHttp; neither → `None`.
-pub(crate) fn detect(has_command: bool, url: Option<&str>) -> Option<Kind> {
-    if has_command {
-        return Some(Kind::Stdio);
-    }
-    let url = url?;
-    // Textual, not `url::Url`, so it also works before `${VAR}` expansion.
-    let no_query = url.find(['?', '#']).map_or(url, |i| &url[..i]);
-    let path = match no_query.find("://") {
-        Some(i) => {
-            let after = &no_query[i + 3..];
-            after.find('/').map_or("", |j| &after[j..])
-        }
-        None => no_query,
-    };
-    if path.trim_end_matches('/').ends_with("/sse") {
-        Some(Kind::Sse)
-    } else {
-        Some(Kind::StreamableHttp)
-    }
-}
-
-/// Checks that `url` parses, uses http or https, and has a host. The error never shows the URL.
-pub(crate) fn check_url(server: &str, url: &str) -> Result<(), ConfigError> {
-    let parsed = url::Url::parse(url)
-        .map_err(|e| ConfigError::field(server, "url", format!("not a valid URL: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ConfigError::field(
-            server,
-            "url",
-            format!(
-                "scheme \"{}\" is not supported (use http or https)",
-                parsed.scheme()
-            ),
-        ));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(ConfigError::field(server, "url", "has no host"));
-    }
-    Ok(())
-}
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
 pub(crate) fn parse_entry(
@@ -203,104 +132,11 @@ pub(crate) fn parse_entry(
     })
 }
 
-/// Typed access to the fields of one entry, with errors naming server and field.
-struct Fields<'a> {
-    name: &'a str,
-    obj: &'a Map<String, Value>,
-}
-
-impl<'a> Fields<'a> {
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.obj.get(key).filter(|v| !v.is_null())
-    }
-
-    fn wrong_type(&self, field: &str, expected: &str, found: &Value) -> ConfigError {
-        ConfigError::field(
-            self.name,
-            field,
-            format!("expected {expected}, found {}", json_type(found)),
-        )
-    }
-
-    fn string(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(self.wrong_type(key, "a string", other)),
-        }
-    }
-
-    fn boolean(&self, key: &str) -> Result<Option<bool>, ConfigError> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.wrong_type(key, "true or false", other)),
-        }
-    }
-
-    fn string_list(&self, key: &str) -> Result<Option<Vec<String>>, ConfigError> {
-        let Some(value) = self.get(key) else {
-            return Ok(None);
-        };
-        let items = value
-            .as_array()
-            .ok_or_else(|| self.wrong_type(key, "an array of strings", value))?;
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| match item {
-                Value::String(s) => Ok(s.clone()),
-                other => Err(self.wrong_type(&format!("{key}[{i}]"), "a string", other)),
-            })
-            .collect::<Result<_, _>>()
-            .map(Some)
-    }
-
-    fn string_map(&self, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
-        let Some(value) = self.get(key) else {
-            return Ok(BTreeMap::new());
-        };
-        let map = value
-            .as_object()
-            .ok_or_else(|| self.wrong_type(key, "an object of strings", value))?;
-        map.iter()
-            .map(|(k, v)| {
-                let field = format!("{key}.{k}");
-                match v {
-                    Value::String(s) => {
-                        check_references(self.name, &field, s)?;
-                        Ok((k.clone(), s.clone()))
-                    }
-                    other => Err(self.wrong_type(&field, "a string", other)),
-                }
-            })
-            .collect()
-    }
-
-    fn seconds(&self, key: &str) -> Result<Option<Duration>, ConfigError> {
-        let Some(value) = self.get(key) else {
-            return Ok(None);
-        };
-        let secs = value
-            .as_f64()
-            .ok_or_else(|| self.wrong_type(key, "a number of seconds", value))?;
-        if secs.is_nan() || secs <= 0.0 {
-            return Err(ConfigError::field(
-                self.name,
-                key,
-                format!("must be a positive number of seconds, found {value}"),
-            ));
-        }
-        Duration::try_from_secs_f64(secs)
-            .map(Some)
-            .map_err(|_| ConfigError::field(self.name, key, format!("{value} seconds is too long")))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeMap;
 
     fn entry(value: Value) -> Result<ServerConfig, ConfigError> {
         parse_entry("srv", &value, &mut Vec::new())

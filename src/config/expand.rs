@@ -18,7 +18,7 @@
 
 use std::path::PathBuf;
 
-use super::entry::check_url;
+use super::transport::check_url;
 use super::{ConfigError, HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 
 /// The built-in variable holding the absolute path of the running `mcp-companion` executable,

@@ -20,11 +20,15 @@
 //! |---|---|
 //! | `error.rs` | [`ConfigError`] |
 //! | `parse.rs` | [`parse`]: the document level (syntax, shape, unknown top-level keys) |
-//! | `entry.rs` | one server entry: field validation, defaults, transport detection |
+//! | `entry.rs` | one server entry: validation and defaults |
+//! | `fields.rs` | typed access to an entry's fields, errors naming server and field |
+//! | `transport.rs` | transport kinds, detection when `type` is absent, URL checks |
 //! | `normalize.rs` | [`normalize_document`]: the explicit `type` written on save |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `expand.rs` | `${VAR}` expansion at connect time, built-in variables |
-//! | `store.rs` | paths ([`resolve_config_path`]), [`load`], [`load_or_init`], [`save_atomic`] |
+//! | `path.rs` | where the file lives: [`resolve_config_path`] |
+//! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
+//! | `save.rs` | [`save_atomic`]: temp file, fsync, `.bak`, rename, modes |
 //!
 //! Failure is contained: file-level problems (I/O, JSON syntax, top level or `mcpServers` not an
 //! object) fail the whole load; a bad server entry fails only that entry
@@ -35,9 +39,13 @@
 mod entry;
 mod error;
 mod expand;
+mod fields;
+mod load;
 mod normalize;
 mod parse;
-mod store;
+mod path;
+mod save;
+mod transport;
 mod whitelist;
 
 use std::collections::BTreeMap;
@@ -47,12 +55,13 @@ use std::time::Duration;
 pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use error::ConfigError;
 pub use expand::{BUILTIN_EXE_VARIABLE, builtin_variable, default_lookup};
+pub use load::{default_document, load, load_or_init};
 pub use normalize::normalize_document;
 pub use parse::parse;
-pub use store::{
-    CONFIG_ENV_VAR, Overwrite, default_config_path, default_document, load, load_or_init,
-    resolve_config_path, resolve_config_path_from, save_atomic, save_atomic_with,
+pub use path::{
+    CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
 };
+pub use save::{Overwrite, save_atomic, save_atomic_with};
 pub use whitelist::SsrfWhitelist;
 
 /// A loaded config: every server entry (valid or not), the whitelist, warnings and the raw

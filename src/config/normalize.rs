@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::entry::{Kind, detect};
+use super::transport::{Kind, detect};
 
 /// The document as it should be saved: every server entry gets an explicit `type`.
 ///

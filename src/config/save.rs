@@ -1,5 +1,4 @@
-//! Where `config.json` lives, reading it, creating it on first run, and saving it atomically
-//! (DESIGN §3).
+//! Saving `config.json` atomically (DESIGN §3).
 //!
 //! Save strategy: the file may hold secrets and may be edited by hand, so a save must never leave
 //! it half-written, world-readable, or replace the user's unparsable edits. Steps: create the
@@ -16,18 +15,13 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::ConfigError;
 use super::error::json_type;
 use super::normalize::normalize_document;
-use super::parse::{parse, syntax_error};
-use super::{Config, ConfigError};
-
-/// The environment variable that overrides the default config path (below `--config`).
-pub const CONFIG_ENV_VAR: &str = "MCP_COMPANION_CONFIG";
-
-const APP_DIR: &str = "mcp-companion";
-const FILE_NAME: &str = "config.json";
+use super::parse::syntax_error;
+use super::path::FILE_NAME;
 
 /// Whether [`save_atomic_with`] may replace an existing file that is not valid JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,95 +30,6 @@ pub enum Overwrite {
     IfValid,
     /// Replace it anyway (it is still kept as `config.json.bak`). For an explicit user choice.
     Force,
-}
-
-/// `<OS config dir>/mcp-companion/config.json`, e.g. `~/.config/mcp-companion/config.json` on
-/// Linux.
-///
-/// # Errors
-/// [`ConfigError::NoConfigDir`] when the OS reports no per-user config directory.
-pub fn default_config_path() -> Result<PathBuf, ConfigError> {
-    dirs::config_dir()
-        .map(|d| d.join(APP_DIR).join(FILE_NAME))
-        .ok_or(ConfigError::NoConfigDir)
-}
-
-/// The config path to use: `explicit` (CLI `--config`), else `$MCP_COMPANION_CONFIG` if set and
-/// non-empty, else [`default_config_path`].
-///
-/// # Errors
-/// [`ConfigError::NoConfigDir`] when neither override is given and there is no config dir.
-pub fn resolve_config_path(explicit: Option<&Path>) -> Result<PathBuf, ConfigError> {
-    resolve_config_path_from(
-        explicit,
-        std::env::var_os(CONFIG_ENV_VAR).as_deref(),
-        dirs::config_dir(),
-    )
-}
-
-/// [`resolve_config_path`] with the environment value and OS config dir passed in (testable
-/// without touching the process environment).
-///
-/// # Errors
-/// As [`resolve_config_path`].
-pub fn resolve_config_path_from(
-    explicit: Option<&Path>,
-    env_value: Option<&OsStr>,
-    config_dir: Option<PathBuf>,
-) -> Result<PathBuf, ConfigError> {
-    if let Some(p) = explicit {
-        return Ok(p.to_owned());
-    }
-    if let Some(v) = env_value.filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(v));
-    }
-    config_dir
-        .map(|d| d.join(APP_DIR).join(FILE_NAME))
-        .ok_or(ConfigError::NoConfigDir)
-}
-
-/// The config written on first run: one stdio server `demo` running our own `demo-server`
-/// subcommand through the built-in `${MCP_COMPANION_EXE}`.
-pub fn default_document() -> Value {
-    json!({
-        "mcpServers": {
-            "demo": {
-                "type": "stdio",
-                "command": "${MCP_COMPANION_EXE}",
-                "args": ["demo-server"]
-            }
-        }
-    })
-}
-
-/// Reads and [`parse`]s the file at `path`.
-///
-/// # Errors
-/// [`ConfigError::Io`] (kind `NotFound` when absent) and the file-level errors of [`parse`].
-pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = fs::read_to_string(path).map_err(|e| ConfigError::io(path, "read", &e))?;
-    parse(&text, path)
-}
-
-/// Loads `path`, first writing [`default_document`] there if no file exists; the flag is true
-/// when the file was created.
-///
-/// An existing file is never replaced, even if it does not parse (that is an error).
-///
-/// # Errors
-/// As [`load`] and [`save_atomic`].
-pub fn load_or_init(path: &Path) -> Result<(Config, bool), ConfigError> {
-    match load(path) {
-        Err(ConfigError::Io {
-            kind: io::ErrorKind::NotFound,
-            ..
-        }) => {
-            save_atomic(path, &default_document())?;
-            tracing::info!(path = %path.display(), "created default config");
-            Ok((load(path)?, true))
-        }
-        other => other.map(|c| (c, false)),
-    }
 }
 
 /// [`save_atomic_with`] with [`Overwrite::IfValid`]: never replaces a file that is not JSON.
@@ -138,7 +43,7 @@ pub fn save_atomic(path: &Path, doc: &Value) -> Result<(), ConfigError> {
 /// Writes `doc` (normalised by [`normalize_document`], pretty-printed, key order kept) to
 /// `path` atomically, keeping the previous file as `<name>.bak`, by the steps in the module doc.
 ///
-/// `doc` must be the raw document ([`Config::raw`] or an edit of it), never an expanded config.
+/// `doc` must be the raw document ([`super::Config::raw`] or an edit of it), never an expanded config.
 /// If `path` is a symlink, its target is replaced, so the link survives.
 ///
 /// # Errors
@@ -293,42 +198,11 @@ fn sync_dir(_dir: &Path) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{default_document, load};
+    use serde_json::json;
 
     fn read(path: &Path) -> String {
         fs::read_to_string(path).unwrap()
-    }
-
-    #[test]
-    fn config_path_precedence_is_explicit_then_env_then_default() {
-        let default = "/cfg/mcp-companion/config.json";
-        // (explicit, env value, OS has a config dir, expected path; None = NoConfigDir)
-        let cases = [
-            (Some("/x.json"), Some("/env.json"), true, Some("/x.json")),
-            (Some("rel.json"), None, false, Some("rel.json")),
-            (None, Some("/env.json"), true, Some("/env.json")),
-            (None, Some(""), true, Some(default)),
-            (None, None, true, Some(default)),
-            (None, None, false, None),
-        ];
-        for (explicit, env, has_dir, want) in cases {
-            let config_dir = has_dir.then(|| PathBuf::from("/cfg"));
-            let got =
-                resolve_config_path_from(explicit.map(Path::new), env.map(OsStr::new), config_dir);
-            match want {
-                Some(w) => assert_eq!(got, Ok(PathBuf::from(w)), "{explicit:?} {env:?}"),
-                None => assert_eq!(got, Err(ConfigError::NoConfigDir)),
-            }
-        }
-        if let Some(d) = dirs::config_dir() {
-            assert_eq!(
-                resolve_config_path(Some(Path::new("/x"))),
-                Ok(PathBuf::from("/x"))
-            );
-            assert_eq!(
-                default_config_path(),
-                Ok(d.join("mcp-companion").join("config.json"))
-            );
-        }
     }
 
     #[test]
@@ -430,64 +304,5 @@ mod tests {
                 .is_symlink()
         );
         assert!(read(&target).contains("\"v\": 1"));
-    }
-
-    #[test]
-    fn load_or_init_creates_the_default_config_once() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("sub").join("config.json");
-        let (cfg, created) = load_or_init(&path).unwrap();
-        assert!(created);
-        assert_eq!(cfg.raw, default_document());
-        let demo = cfg.server("demo").unwrap().entry.clone().unwrap();
-        assert_eq!(demo.transport_name(), "stdio");
-        let expanded = demo.expand_from_env().unwrap();
-        let exe = std::env::current_exe().unwrap();
-        assert_eq!(
-            expanded.transport,
-            crate::config::TransportConfig::Stdio(crate::config::StdioConfig {
-                command: exe.to_str().unwrap().to_owned(),
-                args: vec!["demo-server".into()],
-                env: Default::default(),
-                cwd: None,
-            })
-        );
-        assert!(
-            read(&path).contains("${MCP_COMPANION_EXE}"),
-            "saved unexpanded"
-        );
-        let (_, created) = load_or_init(&path).unwrap();
-        assert!(!created);
-    }
-
-    #[test]
-    fn load_or_init_never_replaces_a_broken_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("config.json");
-        fs::write(&path, "{oops").unwrap();
-        assert!(matches!(
-            load_or_init(&path),
-            Err(ConfigError::Syntax {
-                line: 1,
-                column: 2,
-                ..
-            })
-        ));
-        assert_eq!(read(&path), "{oops");
-    }
-
-    #[test]
-    fn loading_a_missing_file_is_an_io_not_found_error() {
-        let tmp = tempfile::tempdir().unwrap();
-        let err = load(&tmp.path().join("none.json")).unwrap_err();
-        assert!(matches!(
-            err,
-            ConfigError::Io {
-                kind: io::ErrorKind::NotFound,
-                operation: "read",
-                ..
-            }
-        ));
-        assert!(err.to_string().starts_with("could not read "), "{err}");
     }
 }
