@@ -108,7 +108,7 @@ pub enum ConfigError {
 
     /// Saving would overwrite a file that does not parse; the user's edits would be lost.
     #[error(
-        "refusing to overwrite {path}: it is not valid JSON at line {line}, column {column} (fix it, or save with Overwrite::Force)"
+        "refusing to overwrite {path}: it is not valid JSON at line {line}, column {column} (fix or remove it first)"
     )]
     RefuseOverwrite {
         /// The existing file.
@@ -170,5 +170,77 @@ pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "string",
         serde_json::Value::Array(_) => "array",
         serde_json::Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_start_lower_case_name_the_thing_and_have_no_full_stop() {
+        let p = PathBuf::from("/c/config.json");
+        let cases = [
+            (
+                ConfigError::io(&p, "read", &io::Error::from(io::ErrorKind::NotFound)),
+                "could not read /c/config.json: ",
+            ),
+            (
+                ConfigError::Syntax {
+                    path: p.clone(),
+                    line: 2,
+                    column: 5,
+                    message: "expected `:`".into(),
+                },
+                "config file /c/config.json is not valid JSON at line 2, column 5: expected `:`",
+            ),
+            (
+                ConfigError::Shape {
+                    path: p.clone(),
+                    what: "`mcpServers`",
+                    expected: "a JSON object",
+                    found: "array",
+                },
+                "config file /c/config.json: `mcpServers` must be a JSON object, found array",
+            ),
+            (
+                ConfigError::field(
+                    "files",
+                    "toolTimeout",
+                    "must be a positive number of seconds, found 0",
+                ),
+                "server \"files\": field \"toolTimeout\": must be a positive number of seconds, found 0",
+            ),
+            (
+                ConfigError::InvalidCidr {
+                    entry: "10.0.0.0/33".into(),
+                    message: "bad prefix".into(),
+                },
+                "ssrfWhitelist entry \"10.0.0.0/33\": bad prefix",
+            ),
+            (
+                ConfigError::WhitelistShape { found: "string" },
+                "ssrfWhitelist must be an array of CIDR strings, found string",
+            ),
+            (
+                ConfigError::RefuseOverwrite {
+                    path: p.clone(),
+                    line: 1,
+                    column: 2,
+                },
+                "refusing to overwrite /c/config.json: it is not valid JSON at line 1, column 2 (fix or remove it first)",
+            ),
+            (
+                ConfigError::NoConfigDir,
+                "no config directory on this system: ",
+            ),
+        ];
+        for (err, want_prefix) in cases {
+            let text = err.to_string();
+            assert!(text.starts_with(want_prefix), "{text}");
+            assert!(!text.ends_with('.'), "{text}");
+            assert!(text.starts_with(|c: char| !c.is_uppercase()), "{text}");
+            assert!(!err.kind().is_empty());
+        }
     }
 }
