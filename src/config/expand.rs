@@ -48,6 +48,15 @@ pub fn default_lookup(name: &str) -> Option<String> {
 impl ServerConfig {
     /// A copy with every `${VAR}` in the expandable fields replaced through `lookup`.
     ///
+    /// Expanded: `command`, each arg, each `env` value, `cwd`, `url`, each `headers` value (keys
+    /// and other fields are literal). Syntax, scanned left to right; values are not rescanned:
+    ///
+    /// ```text
+    /// ${NAME}   the value of NAME (non-empty, no whitespace, `$`, `{` or `}`)
+    /// $${       a literal `${`
+    /// $         any other `$` stays literal: `$HOME`, `$$`, a trailing `$`
+    /// ```
+    ///
     /// `cwd` that expands to `""` becomes `None`. Expanded URLs are checked again (http/https,
     /// has a host) because a variable may have supplied the scheme or host.
     ///

@@ -41,7 +41,12 @@ pub fn save_atomic(path: &Path, doc: &Value) -> Result<(), ConfigError> {
 }
 
 /// Writes `doc` (normalised by [`normalize_document`], pretty-printed, key order kept) to
-/// `path` atomically, keeping the previous file as `<name>.bak`, by the steps in the module doc.
+/// `path` atomically, keeping the previous file as `<name>.bak`.
+///
+/// Steps: create the parent directory (0700 on unix) if missing; unless `overwrite` is
+/// [`Overwrite::Force`], refuse if the existing file is not JSON; write and fsync a temp file
+/// `.<name>.tmp-*` in the same directory (0600 on unix); hard-link (or copy) the existing file
+/// to `<name>.bak`; rename the temp file over `path`; fsync the directory on unix.
 ///
 /// `doc` must be the raw document ([`super::Config::raw`] or an edit of it), never an expanded config.
 /// If `path` is a symlink, its target is replaced, so the link survives.

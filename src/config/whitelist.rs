@@ -23,6 +23,9 @@ use super::error::json_type;
 
 /// The parsed `ssrfWhitelist`: the valid networks, plus one error per invalid entry.
 ///
+/// Entries are CIDRs (`10.0.0.0/8`; host bits allowed and cleared) or bare addresses
+/// (`127.0.0.1` = /32, `::1` = /128); surrounding whitespace is ignored.
+///
 /// A list plus errors rather than one `Result`, so the UI can show every bad entry at once and
 /// the valid ones stay usable. Policy for callers (the hub): while [`SsrfWhitelist::errors`] is
 /// non-empty, fail remote (sse / streamableHttp) servers with [`SsrfWhitelist::check`]'s error
