@@ -1,1 +1,178 @@
-//! Config (DESIGN §3).
+//! Config (DESIGN §3): the `config.json` schema, loading, validation, `${VAR}` expansion and
+//! atomic save.
+//!
+//! One JSON file holds every server, in the Claude Desktop `mcpServers` convention plus our own
+//! keys:
+//!
+//! ```text
+//! {
+//!   "mcpServers": {
+//!     "files": {"type": "stdio", "command": "npx", "args": ["-y", "pkg"], "env": {"K": "v"},
+//!               "cwd": "", "toolTimeout": 30, "enabledTools": ["*"]},
+//!     "docs":  {"type": "streamableHttp", "url": "https://mcp.example.com/mcp",
+//!               "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+//!   },
+//!   "ssrfWhitelist": ["127.0.0.1/32"]
+//! }
+//! ```
+//!
+//! | file | owns |
+//! |---|---|
+//! | `error.rs` | [`ConfigError`] |
+//! | `parse.rs` | [`parse`]: the document level (syntax, shape, unknown top-level keys) |
+//! | `entry.rs` | one server entry: validation and defaults |
+//! | `fields.rs` | typed access to an entry's fields, errors naming server and field |
+//! | `transport.rs` | transport kinds, detection when `type` is absent, URL checks |
+//! | `normalize.rs` | [`normalize_document`]: the explicit `type` written on save |
+//! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
+//! | `expand.rs` | `${VAR}` expansion at connect time, built-in variables |
+//! | `path.rs` | where the file lives: [`resolve_config_path`] |
+//! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
+//! | `save.rs` | [`save_atomic`]: temp file, fsync, `.bak`, rename, modes |
+//!
+//! Failure is contained: file-level problems (I/O, JSON syntax, top level or `mcpServers` not an
+//! object) fail the whole load; a bad server entry fails only that entry
+//! ([`ServerSpec::entry`] is `Err`); a bad whitelist entry is reported in
+//! [`SsrfWhitelist::errors`] and never affects stdio servers. Unknown keys are warnings and stay
+//! in [`Config::raw`], which is what gets saved, so a load/save round trip is lossless.
+
+mod entry;
+mod error;
+mod expand;
+mod fields;
+mod load;
+mod normalize;
+mod parse;
+mod path;
+mod save;
+mod transport;
+mod whitelist;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+pub use error::ConfigError;
+pub use expand::{BUILTIN_EXE_VARIABLE, builtin_variable, default_lookup};
+pub use load::{default_document, load, load_or_init};
+pub use normalize::normalize_document;
+pub use parse::parse;
+pub use path::{
+    CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
+};
+pub use save::{Overwrite, save_atomic, save_atomic_with};
+pub use whitelist::SsrfWhitelist;
+
+/// A loaded config: every server entry (valid or not), the whitelist, warnings and the raw
+/// document.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// One spec per key of `mcpServers`, in file order.
+    pub servers: Vec<ServerSpec>,
+    /// The parsed `ssrfWhitelist`; its errors concern remote servers only.
+    pub ssrf_whitelist: SsrfWhitelist,
+    /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
+    pub warnings: Vec<String>,
+    /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit
+    /// this and pass it to [`save_atomic`] to save; never save an expanded config.
+    pub raw: serde_json::Value,
+}
+
+impl Config {
+    /// The spec of the server named `name`, if the file has one.
+    pub fn server(&self, name: &str) -> Option<&ServerSpec> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// The servers whose entries are valid, in file order (disabled ones included).
+    pub fn valid_servers(&self) -> impl Iterator<Item = &ServerConfig> {
+        self.servers.iter().filter_map(|s| s.entry.as_ref().ok())
+    }
+}
+
+/// One key of `mcpServers` and the outcome of validating its entry.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// The key under `mcpServers`, as written.
+    pub name: String,
+    /// The validated entry, or the first error found in it. An error here affects this server
+    /// only.
+    pub entry: Result<ServerConfig, ConfigError>,
+}
+
+/// A validated server entry, still holding unexpanded `${VAR}` references.
+///
+/// Call [`ServerConfig::expand_from_env`] (or [`ServerConfig::expand`]) at connect time to get
+/// the copy to connect with; never write an expanded copy back to the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The key under `mcpServers`.
+    pub name: String,
+    /// How to reach the server.
+    pub transport: TransportConfig,
+    /// Per-call time limit (`toolTimeout`, seconds in the file, default 30, > 0, may be
+    /// fractional).
+    pub tool_timeout: Duration,
+    /// Time limit for spawn/connect plus the MCP `initialize` handshake (`connectTimeout`,
+    /// seconds in the file, default 30, > 0).
+    pub connect_timeout: Duration,
+    /// `enabledTools` patterns (DESIGN §5), default `["*"]`; interpreted by `catalog`.
+    pub enabled_tools: Vec<String>,
+    /// `disabled`: loaded and shown, but not started. Default false.
+    pub disabled: bool,
+}
+
+/// The transport of a server, with its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportConfig {
+    /// A child process speaking MCP over stdin/stdout (`"type": "stdio"`).
+    Stdio(StdioConfig),
+    /// Legacy HTTP+SSE (`"type": "sse"`).
+    Sse(HttpConfig),
+    /// Streamable HTTP (`"type": "streamableHttp"`, alias `"http"`).
+    StreamableHttp(HttpConfig),
+}
+
+/// Settings of a stdio server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdioConfig {
+    /// The program; resolved on `PATH` by `launch`. Never empty.
+    pub command: String,
+    /// Arguments, passed as-is (no shell).
+    pub args: Vec<String>,
+    /// Extra environment variables for the child (added to the inherited environment). Values
+    /// may be secrets: never log them. A `BTreeMap` so comparisons and debug output are stable.
+    pub env: BTreeMap<String, String>,
+    /// Working directory; `None` when absent or `""` in the file (inherit ours).
+    pub cwd: Option<PathBuf>,
+}
+
+/// Settings of a remote (SSE or streamable HTTP) server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpConfig {
+    /// The endpoint, `http` or `https` only. A `String`, not `url::Url`, because it may hold
+    /// `${VAR}` until expanded; once expanded it has been checked to parse as a URL. It may
+    /// carry secrets (userinfo, query): log it only through the redaction in `net`.
+    pub url: String,
+    /// Headers sent on every request. Values may be secrets: never log them.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ServerConfig {
+    /// The transport's name as written in the file: `"stdio"`, `"sse"` or `"streamableHttp"`.
+    pub fn transport_name(&self) -> &'static str {
+        self.transport.name()
+    }
+}
+
+impl TransportConfig {
+    /// The transport's name as written in the file: `"stdio"`, `"sse"` or `"streamableHttp"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TransportConfig::Stdio(_) => "stdio",
+            TransportConfig::Sse(_) => "sse",
+            TransportConfig::StreamableHttp(_) => "streamableHttp",
+        }
+    }
+}
