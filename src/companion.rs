@@ -9,9 +9,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::hub::Hub;
 use crate::ipc::control::{self, ControlRequest, StatusReport};
+use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
-use crate::ipc::endpoint;
 
 /// How long shutdown waits for every server to stop, in total.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
@@ -64,7 +64,12 @@ impl Companion {
         let stop = CancellationToken::new();
         let tasks = vec![
             tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
-            tokio::spawn(control::serve(ctl, hub.clone(), paths.mcp.clone(), stop.clone())),
+            tokio::spawn(control::serve(
+                ctl,
+                hub.clone(),
+                paths.mcp.clone(),
+                stop.clone(),
+            )),
         ];
         Ok(Companion {
             hub,
@@ -89,8 +94,14 @@ impl Companion {
     /// [`SHUTDOWN_BUDGET`].
     pub async fn shutdown(self) {
         self.stop.cancel();
-        if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown()).await.is_err() {
-            tracing::warn!("servers did not stop within {} s", SHUTDOWN_BUDGET.as_secs());
+        if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "servers did not stop within {} s",
+                SHUTDOWN_BUDGET.as_secs()
+            );
         }
         for task in self.tasks {
             // Each task drops its listener, which removes its socket file.
@@ -122,7 +133,9 @@ async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
             let pid = match control::request(&paths.control, &ControlRequest::Status).await {
-                Ok(v) => serde_json::from_value::<StatusReport>(v).ok().map(|r| r.pid),
+                Ok(v) => serde_json::from_value::<StatusReport>(v)
+                    .ok()
+                    .map(|r| r.pid),
                 Err(_) => None,
             };
             Err(StartError::AlreadyRunning {

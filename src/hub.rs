@@ -57,7 +57,10 @@ impl Hub {
             .iter()
             .map(|spec| supervisor::spawn(spec, changed_tx.clone()))
             .collect();
-        let by_name = servers.iter().map(|s| (s.name().clone(), s.clone())).collect();
+        let by_name = servers
+            .iter()
+            .map(|s| (s.name().clone(), s.clone()))
+            .collect();
         let (events, _) = broadcast::channel(256);
         let inner = Arc::new(Inner {
             servers,
@@ -109,7 +112,11 @@ impl Hub {
         let deadline = tokio::time::Instant::now() + timeout;
         for server in &self.inner.servers {
             let mut watch = server.watch();
-            let _ = tokio::time::timeout_at(deadline, watch.wait_for(|s| s.status.state != ServerState::Starting)).await;
+            let _ = tokio::time::timeout_at(
+                deadline,
+                watch.wait_for(|s| s.status.state != ServerState::Starting),
+            )
+            .await;
         }
         // Let the catalog task fold in the last change.
         tokio::time::sleep(COALESCE + Duration::from_millis(20)).await;
@@ -118,7 +125,12 @@ impl Hub {
     /// Calls the wrapped tool `name` and always returns a `tools/call` result: upstream answers
     /// are passed through; every failure (unknown tool, server down, timeout, JSON-RPC error)
     /// becomes `isError: true` with a readable message naming the server.
-    pub async fn call(&self, name: &str, arguments: Option<JsonObject>, downstream: Option<&Downstream>) -> CallToolResult {
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        downstream: Option<&Downstream>,
+    ) -> CallToolResult {
         let catalog = self.catalog();
         let Some(route) = catalog.route(name) else {
             return error_result(format!("unknown tool \"{name}\""));
@@ -130,8 +142,19 @@ impl Hub {
             let status = server.snapshot().status;
             return error_result(not_running(&status));
         };
-        let timeout = server.config().map_or(Duration::from_secs(30), |c| c.tool_timeout);
-        match call::call(&live.peer, &live.progress, &route.target, arguments, timeout, downstream).await {
+        let timeout = server
+            .config()
+            .map_or(Duration::from_secs(30), |c| c.tool_timeout);
+        match call::call(
+            &live.peer,
+            &live.progress,
+            &route.target,
+            arguments,
+            timeout,
+            downstream,
+        )
+        .await
+        {
             Ok(result) => result,
             Err(e) => {
                 tracing::info!(server = %route.server, tool = name, error = %e, "call failed");
@@ -149,7 +172,11 @@ impl Hub {
 
 fn not_running(status: &ServerStatus) -> String {
     match &status.last_error {
-        Some(err) => format!("server \"{}\" is {}: {err}", status.name, status.state.as_str()),
+        Some(err) => format!(
+            "server \"{}\" is {}: {err}",
+            status.name,
+            status.state.as_str()
+        ),
         None => format!("server \"{}\" is {}", status.name, status.state.as_str()),
     }
 }

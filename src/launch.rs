@@ -19,9 +19,24 @@ pub const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TER
 /// Variables copied from the companion's environment into every child, when set.
 #[cfg(windows)]
 pub const BASE_ENV: &[&str] = &[
-    "APPDATA", "COMSPEC", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
-    "PROCESSOR_ARCHITECTURE", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "SystemDrive",
-    "SystemRoot", "TEMP", "TMP", "USERNAME", "USERPROFILE", "windir",
+    "APPDATA",
+    "COMSPEC",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "ProgramData",
+    "ProgramFiles",
+    "ProgramFiles(x86)",
+    "SystemDrive",
+    "SystemRoot",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+    "windir",
 ];
 
 /// Everything needed to spawn one stdio server.
@@ -71,7 +86,10 @@ pub enum LaunchError {
 ///
 /// # Errors
 /// [`LaunchError`] when the command is empty or not found, or `cwd` is missing.
-pub fn plan(cfg: &StdioConfig, parent_env: &dyn Fn(&str) -> Option<String>) -> Result<LaunchSpec, LaunchError> {
+pub fn plan(
+    cfg: &StdioConfig,
+    parent_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<LaunchSpec, LaunchError> {
     if cfg.command.trim().is_empty() {
         return Err(LaunchError::EmptyCommand);
     }
@@ -91,7 +109,11 @@ pub fn plan(cfg: &StdioConfig, parent_env: &dyn Fn(&str) -> Option<String>) -> R
         _ => None,
     };
 
-    let program = resolve_program(&cfg.command, env.get("PATH").map(String::as_str), cwd.as_deref())?;
+    let program = resolve_program(
+        &cfg.command,
+        env.get("PATH").map(String::as_str),
+        cwd.as_deref(),
+    )?;
     Ok(LaunchSpec {
         program,
         args: cfg.args.clone(),
@@ -102,7 +124,11 @@ pub fn plan(cfg: &StdioConfig, parent_env: &dyn Fn(&str) -> Option<String>) -> R
 
 /// Resolves `command` the way the OS would for the child: a path (with a separator) is taken
 /// relative to `cwd`; a bare name is searched on `path_var`.
-fn resolve_program(command: &str, path_var: Option<&str>, cwd: Option<&Path>) -> Result<PathBuf, LaunchError> {
+fn resolve_program(
+    command: &str,
+    path_var: Option<&str>,
+    cwd: Option<&Path>,
+) -> Result<PathBuf, LaunchError> {
     let as_path = Path::new(command);
     if as_path.components().count() > 1 || as_path.is_absolute() {
         let full = match cwd {
@@ -142,12 +168,21 @@ mod tests {
     }
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
     }
 
     #[test]
     fn child_gets_only_base_variables_plus_entry_env() {
-        let parent = env_of(&[("PATH", "/usr/bin:/bin"), ("HOME", "/home/u"), ("AWS_SECRET_ACCESS_KEY", "s3cr3t")]);
+        let parent = env_of(&[
+            ("PATH", "/usr/bin:/bin"),
+            ("HOME", "/home/u"),
+            ("AWS_SECRET_ACCESS_KEY", "s3cr3t"),
+        ]);
         let spec = plan(&stdio("sh"), &parent).expect("plan");
         assert_eq!(spec.env.get("HOME").map(String::as_str), Some("/home/u"));
         assert_eq!(spec.env.get("FOO").map(String::as_str), Some("bar"));
@@ -175,12 +210,16 @@ mod tests {
         let mut cfg = stdio("sh");
         cfg.cwd = Some("/no/such/dir".into());
         let err = plan(&cfg, &env_of(&[("PATH", "/usr/bin:/bin")])).expect_err("cwd");
-        assert_eq!(err.to_string(), "field \"cwd\": directory /no/such/dir does not exist");
+        assert_eq!(
+            err.to_string(),
+            "field \"cwd\": directory /no/such/dir does not exist"
+        );
     }
 
     #[test]
     fn explicit_paths_are_checked_not_searched() {
-        let err = plan(&stdio("/no/such/program"), &env_of(&[("PATH", "/usr/bin")])).expect_err("missing");
+        let err = plan(&stdio("/no/such/program"), &env_of(&[("PATH", "/usr/bin")]))
+            .expect_err("missing");
         assert!(matches!(err, LaunchError::Missing { .. }));
         let ok = plan(&stdio("/bin/sh"), &env_of(&[])).expect("absolute");
         assert_eq!(ok.program, PathBuf::from("/bin/sh"));
@@ -188,6 +227,9 @@ mod tests {
 
     #[test]
     fn empty_command_is_rejected() {
-        assert_eq!(plan(&stdio("  "), &env_of(&[])), Err(LaunchError::EmptyCommand));
+        assert_eq!(
+            plan(&stdio("  "), &env_of(&[])),
+            Err(LaunchError::EmptyCommand)
+        );
     }
 }

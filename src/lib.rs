@@ -15,9 +15,9 @@
 //! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
 
 pub mod catalog;
+pub mod companion;
 pub mod config;
 pub mod demo;
-pub mod companion;
 pub mod hub;
 pub mod ipc;
 pub mod launch;

@@ -106,7 +106,10 @@ fn main() -> ExitCode {
         _ => "warn",
     };
     cli::init_tracing(args.log_level.as_deref(), default_level);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -131,7 +134,11 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Serve => cli::serve(args.config.as_deref(), socket).await,
         Command::Bridge => cli::bridge(socket).await,
         Command::Tools { json } => cli::tools(socket, json).await,
-        Command::Call { name, arguments, json } => cli::call(socket, &name, &arguments, json).await,
+        Command::Call {
+            name,
+            arguments,
+            json,
+        } => cli::call(socket, &name, &arguments, json).await,
         Command::Status { json } => cli::status(socket, json).await,
         Command::Logs { server, lines } => cli::logs(socket, &server, lines).await,
         Command::Start { server } => cli::start_stop(socket, &server, true).await,

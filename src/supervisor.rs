@@ -179,7 +179,10 @@ impl ServerHandle {
 pub fn spawn(spec: &ServerSpec, changed: mpsc::UnboundedSender<Arc<str>>) -> ServerHandle {
     let name: Arc<str> = Arc::from(spec.name.as_str());
     let (config, initial) = match &spec.entry {
-        Ok(cfg) => (Some(Arc::new(cfg.clone())), initial_status(&name, Some(cfg), None)),
+        Ok(cfg) => (
+            Some(Arc::new(cfg.clone())),
+            initial_status(&name, Some(cfg), None),
+        ),
         Err(e) => (None, initial_status(&name, None, Some(e))),
     };
     let (tx, rx) = watch::channel(Snapshot {
@@ -214,7 +217,11 @@ pub fn spawn(spec: &ServerSpec, changed: mpsc::UnboundedSender<Arc<str>>) -> Ser
     handle
 }
 
-fn initial_status(name: &str, cfg: Option<&ServerConfig>, error: Option<&ConfigError>) -> ServerStatus {
+fn initial_status(
+    name: &str,
+    cfg: Option<&ServerConfig>,
+    error: Option<&ConfigError>,
+) -> ServerStatus {
     let state = match (cfg, error) {
         (_, Some(_)) => ServerState::Failed,
         (Some(c), None) if c.disabled => ServerState::Stopped,
@@ -222,7 +229,9 @@ fn initial_status(name: &str, cfg: Option<&ServerConfig>, error: Option<&ConfigE
     };
     ServerStatus {
         name: name.to_owned(),
-        transport: cfg.map_or("unknown", |c| upstream::transport_name(&c.transport)).to_owned(),
+        transport: cfg
+            .map_or("unknown", |c| upstream::transport_name(&c.transport))
+            .to_owned(),
         state,
         last_error: error.map(|e| e.to_string()),
         since_ms: now_ms(),
@@ -370,7 +379,10 @@ impl Task {
                         progress: old.progress.clone(),
                     });
                     let pid = self.publish.borrow().status.pid;
-                    tracing::info!(tools = live.listing.tools.len(), "re-listed after list_changed");
+                    tracing::info!(
+                        tools = live.listing.tools.len(),
+                        "re-listed after list_changed"
+                    );
                     self.set(ServerState::Running, None, Some((live, pid)));
                 }
             }
@@ -393,7 +405,12 @@ impl Task {
         why
     }
 
-    fn set(&self, state: ServerState, error: Option<String>, live: Option<(Arc<Live>, Option<u32>)>) {
+    fn set(
+        &self,
+        state: ServerState,
+        error: Option<String>,
+        live: Option<(Arc<Live>, Option<u32>)>,
+    ) {
         let (live, pid) = match live {
             Some((l, p)) => (Some(l), p),
             None => (None, None),

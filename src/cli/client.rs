@@ -3,8 +3,11 @@
 use std::path::Path;
 
 use anyhow::Context;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, JsonObject, ProtocolVersion, Tool};
 use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject, ProtocolVersion, Tool,
+};
 
 fn client_info() -> ClientConfig {
     ClientConfig::new(
@@ -14,11 +17,16 @@ fn client_info() -> ClientConfig {
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
-async fn connect(path: &Path) -> anyhow::Result<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>> {
+async fn connect(
+    path: &Path,
+) -> anyhow::Result<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>> {
     let stream = mcp_companion::ipc::socket::connect(path).await.with_context(|| {
         format!("no companion is running (nothing listens on {}): start one with `mcp-companion serve`", path.display())
     })?;
-    client_info().serve(stream).await.context("MCP handshake with the companion failed")
+    client_info()
+        .serve(stream)
+        .await
+        .context("MCP handshake with the companion failed")
 }
 
 /// Every wrapped tool, following `nextCursor`.
@@ -30,7 +38,11 @@ pub async fn list_tools(path: &Path) -> anyhow::Result<Vec<Tool>> {
 }
 
 /// One `tools/call`.
-pub async fn call_tool(path: &Path, name: &str, args: JsonObject) -> anyhow::Result<CallToolResult> {
+pub async fn call_tool(
+    path: &Path,
+    name: &str,
+    args: JsonObject,
+) -> anyhow::Result<CallToolResult> {
     let client = connect(path).await?;
     let result = client
         .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))

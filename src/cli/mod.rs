@@ -28,7 +28,8 @@ pub fn init_tracing(level: Option<&str>, default: &str) {
 /// `serve`: run in the foreground until Ctrl-C / SIGTERM.
 pub async fn serve(config_path: Option<&Path>, socket: Option<&Path>) -> anyhow::Result<ExitCode> {
     let path = config::resolve_config_path(config_path)?;
-    let (cfg, created) = config::load_or_init(&path).with_context(|| format!("cannot load config {}", path.display()))?;
+    let (cfg, created) = config::load_or_init(&path)
+        .with_context(|| format!("cannot load config {}", path.display()))?;
     if created {
         tracing::info!(path = %path.display(), "no config found: wrote a default config with the built-in demo server");
     } else {
@@ -36,7 +37,9 @@ pub async fn serve(config_path: Option<&Path>, socket: Option<&Path>) -> anyhow:
     }
     let paths = EndpointPaths::resolve(socket);
     let companion = Companion::start(&cfg, paths).await?;
-    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "mcp-companion".into());
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "mcp-companion".into());
     tracing::info!(
         socket = %companion.paths().mcp.display(),
         "listening; agents connect with: {exe} bridge"
@@ -46,8 +49,16 @@ pub async fn serve(config_path: Option<&Path>, socket: Option<&Path>) -> anyhow:
     tokio::spawn(async move {
         hub.settle(Duration::from_secs(120)).await;
         let statuses = hub.statuses();
-        let running = statuses.iter().filter(|s| s.state == ServerState::Running).count();
-        tracing::info!(running, total, tools = hub.catalog().len(), "servers settled");
+        let running = statuses
+            .iter()
+            .filter(|s| s.state == ServerState::Running)
+            .count();
+        tracing::info!(
+            running,
+            total,
+            tools = hub.catalog().len(),
+            "servers settled"
+        );
         for s in statuses.iter().filter(|s| s.state == ServerState::Failed) {
             tracing::warn!(server = %s.name, error = s.last_error.as_deref().unwrap_or(""), "server failed");
         }
@@ -94,13 +105,22 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
     let paths = EndpointPaths::resolve(socket);
     let tools = client::list_tools(&paths.mcp).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))?
+        );
     } else if tools.is_empty() {
         println!("no tools (is every server stopped or failed? see `mcp-companion status`)");
     } else {
         let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
         for t in &tools {
-            let desc = t.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+            let desc = t
+                .description
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
             println!("{:width$}  {desc}", t.name);
         }
     }
@@ -108,8 +128,14 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
 }
 
 /// `call`: call one wrapped tool.
-pub async fn call(socket: Option<&Path>, name: &str, arguments: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let args: serde_json::Value = serde_json::from_str(arguments).context("arguments must be a JSON object")?;
+pub async fn call(
+    socket: Option<&Path>,
+    name: &str,
+    arguments: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let args: serde_json::Value =
+        serde_json::from_str(arguments).context("arguments must be a JSON object")?;
     let serde_json::Value::Object(args) = args else {
         anyhow::bail!("arguments must be a JSON object, e.g. '{{\"message\":\"hi\"}}'");
     };
@@ -147,9 +173,23 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
     let report: StatusReport = serde_json::from_value(value).context("malformed status answer")?;
-    println!("companion pid {} (v{}), socket {}", report.pid, report.version, report.socket.display());
-    let width = report.servers.iter().map(|s| s.name.len()).max().unwrap_or(6).max(6);
-    println!("{:width$}  {:14}  {:8}  {:>5}  {:>7}  LAST ERROR", "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID");
+    println!(
+        "companion pid {} (v{}), socket {}",
+        report.pid,
+        report.version,
+        report.socket.display()
+    );
+    let width = report
+        .servers
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:width$}  {:14}  {:8}  {:>5}  {:>7}  LAST ERROR",
+        "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID"
+    );
     for s in &report.servers {
         println!(
             "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {}",
@@ -184,7 +224,11 @@ pub async fn logs(socket: Option<&Path>, server: &str, lines: usize) -> anyhow::
 }
 
 /// `start` / `stop`.
-pub async fn start_stop(socket: Option<&Path>, server: &str, start: bool) -> anyhow::Result<ExitCode> {
+pub async fn start_stop(
+    socket: Option<&Path>,
+    server: &str,
+    start: bool,
+) -> anyhow::Result<ExitCode> {
     let paths = EndpointPaths::resolve(socket);
     let server = server.to_owned();
     let req = if start {

@@ -83,7 +83,9 @@ struct Reply {
 #[derive(Debug, thiserror::Error)]
 pub enum ControlError {
     /// Nothing listens on the control socket.
-    #[error("no companion is running (nothing listens on {path}): start one with `mcp-companion serve`")]
+    #[error(
+        "no companion is running (nothing listens on {path}): start one with `mcp-companion serve`"
+    )]
     NotRunning {
         /// The control socket path.
         path: PathBuf,
@@ -97,7 +99,12 @@ pub enum ControlError {
 }
 
 /// Serves the control API on `listener` until `shutdown`.
-pub async fn serve(listener: LocalListener, hub: Hub, mcp_socket: PathBuf, shutdown: CancellationToken) {
+pub async fn serve(
+    listener: LocalListener,
+    hub: Hub,
+    mcp_socket: PathBuf,
+    shutdown: CancellationToken,
+) {
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -121,7 +128,11 @@ pub async fn serve(listener: LocalListener, hub: Hub, mcp_socket: PathBuf, shutd
     }
 }
 
-async fn session<S: AsyncRead + AsyncWrite + Unpin>(stream: S, hub: &Hub, mcp_socket: &Path) -> std::io::Result<()> {
+async fn session<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    hub: &Hub,
+    mcp_socket: &Path,
+) -> std::io::Result<()> {
     let (rd, mut wr) = tokio::io::split(stream);
     let mut lines = BufReader::new(rd).lines();
     while let Some(line) = lines.next_line().await? {
@@ -142,7 +153,10 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(stream: S, hub: &Hub, mcp_so
 }
 
 async fn handle(req: ControlRequest, hub: &Hub, mcp_socket: &Path) -> Reply {
-    let server = |name: &str| hub.server(name).ok_or_else(|| format!("no server named \"{name}\""));
+    let server = |name: &str| {
+        hub.server(name)
+            .ok_or_else(|| format!("no server named \"{name}\""))
+    };
     let outcome: Result<serde_json::Value, String> = match req {
         ControlRequest::Status => serde_json::to_value(StatusReport {
             pid: std::process::id(),
@@ -151,9 +165,10 @@ async fn handle(req: ControlRequest, hub: &Hub, mcp_socket: &Path) -> Reply {
             servers: hub.statuses(),
         })
         .map_err(|e| e.to_string()),
-        ControlRequest::Logs { server: name, lines } => {
-            server(&name).map(|s| serde_json::json!({ "lines": s.log().tail(lines) }))
-        }
+        ControlRequest::Logs {
+            server: name,
+            lines,
+        } => server(&name).map(|s| serde_json::json!({ "lines": s.log().tail(lines) })),
         ControlRequest::Start { server: name } => match server(&name) {
             Ok(s) if s.config().is_none() => Err(format!(
                 "server \"{name}\" has an invalid config entry: {}",
@@ -197,22 +212,29 @@ fn failure(error: String) -> Reply {
 /// [`ControlError::NotRunning`] when nothing listens; [`ControlError::Refused`] with the
 /// companion's message when it rejects the request.
 pub async fn request(path: &Path, req: &ControlRequest) -> Result<serde_json::Value, ControlError> {
-    let stream = socket::connect(path).await.map_err(|_| ControlError::NotRunning {
-        path: path.to_path_buf(),
-    })?;
+    let stream = socket::connect(path)
+        .await
+        .map_err(|_| ControlError::NotRunning {
+            path: path.to_path_buf(),
+        })?;
     let (rd, mut wr) = tokio::io::split(stream);
     let mut line = serde_json::to_vec(req).map_err(|e| ControlError::Io(e.to_string()))?;
     line.push(b'\n');
-    wr.write_all(&line).await.map_err(|e| ControlError::Io(e.to_string()))?;
+    wr.write_all(&line)
+        .await
+        .map_err(|e| ControlError::Io(e.to_string()))?;
     let mut answer = String::new();
     BufReader::new(rd)
         .read_line(&mut answer)
         .await
         .map_err(|e| ControlError::Io(e.to_string()))?;
-    let reply: Reply = serde_json::from_str(&answer).map_err(|e| ControlError::Io(format!("malformed answer: {e}")))?;
+    let reply: Reply = serde_json::from_str(&answer)
+        .map_err(|e| ControlError::Io(format!("malformed answer: {e}")))?;
     match (reply.ok, reply.result, reply.error) {
         (true, Some(result), _) => Ok(result),
         (true, None, _) => Ok(serde_json::Value::Null),
-        (false, _, error) => Err(ControlError::Refused(error.unwrap_or_else(|| "unknown error".into()))),
+        (false, _, error) => Err(ControlError::Refused(
+            error.unwrap_or_else(|| "unknown error".into()),
+        )),
     }
 }

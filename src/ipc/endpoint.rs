@@ -20,7 +20,6 @@ use std::borrow::Cow;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, DiscoverRequestMethod, DiscoverResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -50,6 +49,10 @@ impl Endpoint {
 }
 
 impl ServerHandler for Endpoint {
+    #[expect(
+        deprecated,
+        reason = "logging/setLevel is deprecated by SEP-2577; 2025-era clients still send it"
+    )]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -66,14 +69,25 @@ impl ServerHandler for Endpoint {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
     }
 
     async fn discover(&self, _cx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
         Err(McpError::method_not_found::<DiscoverRequestMethod>())
     }
 
-    async fn set_level(&self, _params: SetLevelRequestParams, _cx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    /// `logging/setLevel`: accepted; the companion sends no log notifications to agents.
+    #[expect(
+        deprecated,
+        reason = "logging/setLevel is deprecated by SEP-2577; 2025-era clients still send it"
+    )]
+    async fn set_level(
+        &self,
+        _params: rmcp::model::SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         Ok(())
     }
 
@@ -90,7 +104,9 @@ impl ServerHandler for Endpoint {
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n <= tools.len())
-                .ok_or_else(|| McpError::invalid_params(format!("invalid cursor \"{cursor}\""), None))?,
+                .ok_or_else(|| {
+                    McpError::invalid_params(format!("invalid cursor \"{cursor}\""), None)
+                })?,
         };
         let end = (start + PAGE_SIZE).min(tools.len());
         let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
@@ -110,7 +126,10 @@ impl ServerHandler for Endpoint {
             peer: cx.peer,
             cancelled: cx.ct,
         };
-        let result = self.hub.call(&params.name, params.arguments, Some(&downstream)).await;
+        let result = self
+            .hub
+            .call(&params.name, params.arguments, Some(&downstream))
+            .await;
         Ok(CallToolResponse::Complete(result))
     }
 }

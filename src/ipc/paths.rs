@@ -124,13 +124,21 @@ mod tests {
 
     #[test]
     fn xdg_runtime_dir_wins_when_absolute() {
-        let dir = runtime_dir(Some("/tmp/xdg".into()), 4242, Some("/home/u/.config".into()));
+        let dir = runtime_dir(
+            Some("/tmp/xdg".into()),
+            4242,
+            Some("/home/u/.config".into()),
+        );
         assert_eq!(dir, PathBuf::from("/tmp/xdg/mcp-companion"));
     }
 
     #[test]
     fn relative_xdg_runtime_dir_is_ignored() {
-        let dir = runtime_dir(Some("rel".into()), 4_000_000, Some("/home/u/.config".into()));
+        let dir = runtime_dir(
+            Some("rel".into()),
+            4_000_000,
+            Some("/home/u/.config".into()),
+        );
         assert_eq!(dir, PathBuf::from("/home/u/.config/mcp-companion/run"));
     }
 

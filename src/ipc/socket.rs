@@ -25,7 +25,9 @@ pub enum SocketError {
         source: io::Error,
     },
     /// The socket directory exists but belongs to someone else or is open to others.
-    #[error("socket directory {path} is not private to this user (owner uid {owner}, mode {mode:o})")]
+    #[error(
+        "socket directory {path} is not private to this user (owner uid {owner}, mode {mode:o})"
+    )]
     NotPrivate {
         /// The directory.
         path: PathBuf,
@@ -143,9 +145,14 @@ mod unix {
                 match stream.peer_cred() {
                     Ok(cred) if cred.uid() == me => return Ok(stream),
                     Ok(cred) => {
-                        tracing::warn!(peer_uid = cred.uid(), "refused a connection from another user");
+                        tracing::warn!(
+                            peer_uid = cred.uid(),
+                            "refused a connection from another user"
+                        );
                     }
-                    Err(e) => tracing::warn!(error = %e, "refused a connection: peer credentials unavailable"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "refused a connection: peer credentials unavailable")
+                    }
                 }
             }
         }
@@ -267,7 +274,10 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("run/mcp.sock");
         let listener = LocalListener::bind(&path).expect("bind");
-        let dir_mode = std::fs::metadata(tmp.path().join("run")).expect("dir").permissions().mode();
+        let dir_mode = std::fs::metadata(tmp.path().join("run"))
+            .expect("dir")
+            .permissions()
+            .mode();
         let sock_mode = std::fs::metadata(&path).expect("sock").permissions().mode();
         assert_eq!(dir_mode & 0o777, 0o700);
         assert_eq!(sock_mode & 0o777, 0o600);
@@ -294,6 +304,9 @@ mod tests {
     fn overlong_path_is_a_clear_error() {
         let long = PathBuf::from(format!("/tmp/{}/mcp.sock", "x".repeat(120)));
         let err = LocalListener::bind(&long).expect_err("too long");
-        assert!(err.to_string().contains("Unix sockets allow at most 107"), "{err}");
+        assert!(
+            err.to_string().contains("Unix sockets allow at most 107"),
+            "{err}"
+        );
     }
 }

@@ -113,16 +113,25 @@ pub async fn call(
     let request = build_request(target, arguments)?;
     let options = PeerRequestOptions::with_timeout(timeout);
 
-    let wants_progress = downstream.and_then(|d| d.progress_token.clone().map(|t| (d.peer.clone(), t)));
+    let wants_progress =
+        downstream.and_then(|d| d.progress_token.clone().map(|t| (d.peer.clone(), t)));
     let (handle, _route) = match wants_progress {
         Some((agent, token)) => {
             let gate = routes.gate().await;
-            let handle = peer.send_request_with_option(request, options).await.map_err(classify)?;
+            let handle = peer
+                .send_request_with_option(request, options)
+                .await
+                .map_err(classify)?;
             let route = routes.register(handle.progress_token.clone(), agent, token);
             drop(gate);
             (handle, Some(route))
         }
-        None => (peer.send_request_with_option(request, options).await.map_err(classify)?, None),
+        None => (
+            peer.send_request_with_option(request, options)
+                .await
+                .map_err(classify)?,
+            None,
+        ),
     };
 
     let mut guard = CancelOnDrop {
@@ -146,22 +155,28 @@ pub async fn call(
     into_tool_result(target, answer)
 }
 
-fn build_request(target: &Target, arguments: Option<JsonObject>) -> Result<ClientRequest, CallError> {
+fn build_request(
+    target: &Target,
+    arguments: Option<JsonObject>,
+) -> Result<ClientRequest, CallError> {
     Ok(match target {
         Target::Tool { name } => {
             let mut params = CallToolRequestParams::new(name.clone());
             params.arguments = arguments;
             ClientRequest::CallToolRequest(CallToolRequest::new(params))
         }
-        Target::Resource { uri } => {
-            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri.clone())))
-        }
+        Target::Resource { uri } => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri.clone()),
+        )),
         Target::ResourceTemplate { uri_template } => {
             let args = arguments.unwrap_or_default();
-            let uri = uri_template::expand(uri_template, &args).map_err(|e| CallError::Arguments {
-                reason: e.to_string(),
-            })?;
-            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)))
+            let uri =
+                uri_template::expand(uri_template, &args).map_err(|e| CallError::Arguments {
+                    reason: e.to_string(),
+                })?;
+            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+                ReadResourceRequestParams::new(uri),
+            ))
         }
         Target::Prompt { name, .. } => {
             let mut params = GetPromptRequestParams::new(name.clone());
@@ -204,9 +219,10 @@ fn classify(e: ServiceError) -> CallError {
 fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolResult, CallError> {
     match (target, answer) {
         (Target::Tool { .. }, ServerResult::CallToolResult(result)) => Ok(result),
-        (Target::Resource { .. } | Target::ResourceTemplate { .. }, ServerResult::ReadResourceResult(r)) => {
-            Ok(resource_result(r))
-        }
+        (
+            Target::Resource { .. } | Target::ResourceTemplate { .. },
+            ServerResult::ReadResourceResult(r),
+        ) => Ok(resource_result(r)),
         (Target::Prompt { .. }, ServerResult::GetPromptResult(r)) => Ok(prompt_result(r)),
         (_, ServerResult::InputRequiredResult(_)) => Err(CallError::Unexpected {
             what: "a request for more input (multi-round tool calls are not supported yet)".into(),
@@ -270,13 +286,14 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
-        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         rt.spawn(async move {
-            let note = CancelledNotification::new(CancelledNotificationParam {
-                request_id: Some(id),
-                reason: Some("cancelled by the client".into()),
-                meta: None,
-            });
+            let note = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("cancelled by the client".into()),
+            ));
             let _ = peer.send_notification(note.into()).await;
         });
     }

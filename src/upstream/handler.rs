@@ -11,9 +11,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion,
 };
+#[expect(
+    deprecated,
+    reason = "logging is deprecated by SEP-2577 but 2025-era servers still send it"
+)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, Peer, RoleClient, RoleServer};
 use tokio::sync::mpsc;
@@ -50,8 +55,14 @@ impl ProgressRoutes {
     }
 
     /// Routes progress for `upstream` to `peer` as `token`, until the returned guard drops.
-    pub fn register(&self, upstream: ProgressToken, peer: Peer<RoleServer>, token: ProgressToken) -> RouteGuard {
-        self.lock().insert(upstream.clone(), ProgressTarget { peer, token });
+    pub fn register(
+        &self,
+        upstream: ProgressToken,
+        peer: Peer<RoleServer>,
+        token: ProgressToken,
+    ) -> RouteGuard {
+        self.lock()
+            .insert(upstream.clone(), ProgressTarget { peer, token });
         RouteGuard {
             routes: self.clone(),
             upstream,
@@ -105,7 +116,11 @@ impl ClientHandler for UpstreamHandler {
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         drop(self.progress.gate().await);
         let Some(target) = self.progress.lookup(&params.progress_token) else {
             tracing::debug!(token = ?params.progress_token, "progress for an unknown request dropped");
@@ -130,12 +145,22 @@ impl ClientHandler for UpstreamHandler {
         let _ = self.events.send(UpstreamEvent::ListChanged);
     }
 
-    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _cx: NotificationContext<RoleClient>) {
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated by SEP-2577 but 2025-era servers still send it"
+    )]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         let logger = params.logger.as_deref().unwrap_or("");
         let data = &params.data;
         match params.level {
             LoggingLevel::Debug => tracing::debug!(logger, %data, "server log"),
-            LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(logger, %data, "server log"),
+            LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::info!(logger, %data, "server log")
+            }
             LoggingLevel::Warning => tracing::warn!(logger, %data, "server log"),
             _ => tracing::error!(logger, %data, "server log"),
         }

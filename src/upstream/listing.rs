@@ -23,7 +23,10 @@ pub const MAX_PAGES: usize = 10_000;
 /// # Errors
 /// The `tools/list` failure, naming the list; other lists degrade to empty with a warning.
 pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceError> {
-    let caps = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+    let caps = peer
+        .peer_info()
+        .map(|info| info.capabilities.clone())
+        .unwrap_or_default();
     let tools = paginate("tools/list", |p| async move {
         peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor))
     })
@@ -36,7 +39,9 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         listing.resources = optional(
             "resources/list",
             paginate("resources/list", |p| async move {
-                peer.list_resources(p).await.map(|r| (r.resources, r.next_cursor))
+                peer.list_resources(p)
+                    .await
+                    .map(|r| (r.resources, r.next_cursor))
             })
             .await,
         );
@@ -54,7 +59,9 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         listing.prompts = optional(
             "prompts/list",
             paginate("prompts/list", |p| async move {
-                peer.list_prompts(p).await.map(|r| (r.prompts, r.next_cursor))
+                peer.list_prompts(p)
+                    .await
+                    .map(|r| (r.prompts, r.next_cursor))
             })
             .await,
         );
@@ -118,14 +125,24 @@ mod tests {
 
     #[tokio::test]
     async fn follows_every_cursor_in_order() {
-        let (items, asked) = run(vec![(vec![1, 2], Some("a")), (vec![3], Some("b")), (vec![4], None)]).await;
+        let (items, asked) = run(vec![
+            (vec![1, 2], Some("a")),
+            (vec![3], Some("b")),
+            (vec![4], None),
+        ])
+        .await;
         assert_eq!(items, vec![1, 2, 3, 4]);
         assert_eq!(asked, vec![None, Some("a".into()), Some("b".into())]);
     }
 
     #[tokio::test]
     async fn stops_on_a_repeated_cursor() {
-        let (items, asked) = run(vec![(vec![1], Some("a")), (vec![2], Some("a")), (vec![9], None)]).await;
+        let (items, asked) = run(vec![
+            (vec![1], Some("a")),
+            (vec![2], Some("a")),
+            (vec![9], None),
+        ])
+        .await;
         assert_eq!(items, vec![1, 2]);
         assert_eq!(asked.len(), 2);
     }

@@ -107,7 +107,11 @@ pub struct Session {
 /// # Errors
 /// [`ConnectError`], with the server's last stderr lines when it wrote any. Nothing is left
 /// running on error.
-pub async fn connect(cfg: &ServerConfig, log: &LogRing, progress: ProgressRoutes) -> Result<Session, ConnectError> {
+pub async fn connect(
+    cfg: &ServerConfig,
+    log: &LogRing,
+    progress: ProgressRoutes,
+) -> Result<Session, ConnectError> {
     let stdio = match &cfg.transport {
         TransportConfig::Stdio(stdio) => stdio,
         other => {
@@ -126,11 +130,16 @@ pub async fn connect(cfg: &ServerConfig, log: &LogRing, progress: ProgressRoutes
 
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx, progress);
-    let transport = AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+    let transport =
+        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES);
 
     let handshake = async {
-        let service = serve_client(handler, transport).await.map_err(|e| Stage::Initialize(e.to_string()))?;
-        let listing = listing::list_all(service.peer()).await.map_err(|e| Stage::List(e.to_string()))?;
+        let service = serve_client(handler, transport)
+            .await
+            .map_err(|e| Stage::Initialize(e.to_string()))?;
+        let listing = listing::list_all(service.peer())
+            .await
+            .map_err(|e| Stage::List(e.to_string()))?;
         Ok::<_, Stage>((service, listing))
     };
     let outcome = tokio::time::timeout(cfg.connect_timeout, handshake).await;

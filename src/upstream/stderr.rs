@@ -128,7 +128,13 @@ mod tests {
         let all = ring.tail(usize::MAX);
         assert_eq!(all.len(), LOG_CAPACITY);
         assert_eq!(all[0], "line 5");
-        assert_eq!(ring.tail(2), vec![format!("line {}", LOG_CAPACITY + 3), format!("line {}", LOG_CAPACITY + 4)]);
+        assert_eq!(
+            ring.tail(2),
+            vec![
+                format!("line {}", LOG_CAPACITY + 3),
+                format!("line {}", LOG_CAPACITY + 4)
+            ]
+        );
     }
 
     #[test]
@@ -156,7 +162,9 @@ mod tests {
     async fn drain_reads_every_line_until_eof() {
         let ring = LogRing::new();
         let data: &[u8] = b"one\ntwo\nthree";
-        spawn_drain(data, ring.clone(), tracing::Span::none()).await.expect("drain task");
+        spawn_drain(data, ring.clone(), tracing::Span::none())
+            .await
+            .expect("drain task");
         assert_eq!(ring.tail(10), vec!["one", "two", "three"]);
     }
 }
