@@ -18,10 +18,11 @@ pub fn init_tracing(level: Option<&str>, default: &str) {
     let filter = level
         .map(tracing_subscriber::EnvFilter::new)
         .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},rmcp=warn")));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
