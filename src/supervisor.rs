@@ -339,12 +339,23 @@ impl Task {
         let peer = service.peer().clone();
         let stop_service = service.cancellation_token();
         let mut quit = tokio::spawn(service.waiting());
+        let mut quit_done = false;
         let ended = loop {
             tokio::select! {
                 status = wait_child(&mut child) => {
                     break Ended::Exited(self.exit_reason(Some(stdio::describe_exit(&status))).await);
                 }
-                _ = &mut quit => break Ended::Exited(self.exit_reason(None).await),
+                _ = &mut quit, if !quit_done => {
+                    quit_done = true;
+                    // For stdio the process is what matters: the session closing means it is
+                    // exiting, so let the exit status speak when it comes soon.
+                    if let Some(c) = child.as_mut()
+                        && let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(1), c.wait()).await
+                    {
+                        break Ended::Exited(self.exit_reason(Some(stdio::describe_exit(&status))).await);
+                    }
+                    break Ended::Exited(self.exit_reason(None).await);
+                }
                 Some(UpstreamEvent::ListChanged) = events.recv() => {
                     while events.try_recv().is_ok() {}
                     self.relist(&peer).await;
@@ -364,7 +375,9 @@ impl Task {
             child.terminate(stdio::STOP_GRACE).await;
         }
         stop_service.cancel();
-        let _ = tokio::time::timeout(SERVICE_CLOSE_GRACE, quit).await;
+        if !quit_done {
+            let _ = tokio::time::timeout(SERVICE_CLOSE_GRACE, quit).await;
+        }
         ended
     }
 

@@ -143,7 +143,8 @@ impl Catalog {
     /// blank raw part) is replaced by each one's suffixed name, which depends only on
     /// server, kind and raw name, so the result does not depend on listing order. Two
     /// resources of one server with the same name also hash their URI; an exact duplicate is
-    /// dropped. Emits `tracing::warn!` (with a `server` field) for every [`CatalogWarning`].
+    /// dropped. Problems are returned as [`CatalogWarning`]s (see [`Catalog::warnings`]); the hub
+    /// logs each one once, when it first appears.
     pub fn build(inputs: &[CatalogInput<'_>]) -> Catalog {
         let mut warnings = Vec::new();
         let mut pending = Vec::new();
@@ -198,9 +199,6 @@ impl Catalog {
                 server: p.server,
                 target,
             });
-        }
-        for warning in &warnings {
-            tracing::warn!(server = %warning.log_server(), "{warning}");
         }
         catalog.warnings = warnings;
         catalog

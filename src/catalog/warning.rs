@@ -85,7 +85,9 @@ impl CatalogWarning {
         }
     }
 
-    pub(super) fn log_server(&self) -> &str {
+    /// The server a log line about this warning is attributed to (for a collision: its
+    /// first member).
+    pub fn log_server(&self) -> &str {
         match self {
             CatalogWarning::UnmatchedEntries { server, .. }
             | CatalogWarning::Duplicate { server, .. }

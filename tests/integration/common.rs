@@ -1,0 +1,279 @@
+//! Test harness: a real `mcp-companion serve` process in a private temp dir (own HOME, config
+//! and socket), driven through its real socket, control API and CLI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::supervisor::{ServerState, ServerStatus};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// The CLI binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-companion");
+
+/// A config entry running our demo server with its test tools.
+pub fn demo(extra_args: &[&str]) -> Value {
+    let mut args = vec!["demo-server", "--test-tools"];
+    args.extend_from_slice(extra_args);
+    json!({ "command": BIN, "args": args })
+}
+
+/// A running `serve` process and everything it owns.
+pub struct Companion {
+    pub dir: tempfile::TempDir,
+    pub child: Option<Child>,
+    pub socket: PathBuf,
+    pub control: PathBuf,
+    pub config: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Companion {
+    /// Writes `config` and starts `serve` with an explicit `--socket`.
+    pub fn start(config: Value) -> Companion {
+        Self::start_with(config, true)
+    }
+
+    /// Like [`Companion::start`]; with `explicit_socket == false` the socket path comes from the
+    /// default rules (HOME is private to the test, XDG_RUNTIME_DIR is removed).
+    pub fn start_with(config: Value, explicit_socket: bool) -> Companion {
+        let dir = tempfile::Builder::new().prefix("mcpc").tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).expect("home");
+        let config_path = dir.path().join("config.json");
+        std::fs::write(&config_path, serde_json::to_vec_pretty(&config).expect("json")).expect("write config");
+        let socket = if explicit_socket {
+            dir.path().join("run/mcp.sock")
+        } else {
+            default_socket_for(&home)
+        };
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve").arg("--config").arg(&config_path);
+        if explicit_socket {
+            cmd.arg("--socket").arg(&socket);
+        }
+        let log = std::fs::File::create(dir.path().join("serve.log")).expect("log file");
+        cmd.env("HOME", &home)
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("MCP_COMPANION_SOCKET")
+            .env_remove("MCP_COMPANION_CONFIG")
+            .env("RUST_LOG", "info,mcp_companion=debug,rmcp=warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        let child = cmd.spawn().expect("spawn serve");
+        let control = socket.with_file_name("control.sock");
+        let c = Companion {
+            dir,
+            child: Some(child),
+            socket,
+            control,
+            config: config_path,
+            home,
+        };
+        c.wait_for_socket();
+        c
+    }
+
+    fn wait_for_socket(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.control.exists() && self.socket.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("serve did not open its sockets; log:\n{}", self.log());
+    }
+
+    /// The serve process's stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
+    }
+
+    /// `status` through the control API.
+    pub async fn status(&self) -> StatusReport {
+        let v = control::request(&self.control, &ControlRequest::Status).await.expect("status");
+        serde_json::from_value(v).expect("status shape")
+    }
+
+    /// Waits until no server is `starting`, returning the statuses.
+    pub async fn settled(&self) -> Vec<ServerStatus> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let report = self.status().await;
+            if report.servers.iter().all(|s| s.state != ServerState::Starting) {
+                // The catalog task folds changes in within ~100 ms.
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                return self.status().await.servers;
+            }
+            assert!(Instant::now() < deadline, "servers still starting: {:?}\n{}", report.servers, self.log());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The status of `name` (panics if absent).
+    pub async fn server(&self, name: &str) -> ServerStatus {
+        self.status()
+            .await
+            .servers
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no server {name}"))
+    }
+
+    /// An rmcp client session on the MCP socket.
+    pub async fn client(&self) -> RunningService<RoleClient, ClientConfig> {
+        self.client_with(client_config()).await
+    }
+
+    /// A client session with a custom handler (e.g. one that records notifications).
+    pub async fn client_with<H: ClientHandler>(&self, handler: H) -> RunningService<RoleClient, H> {
+        let stream = mcp_companion::ipc::socket::connect(&self.socket).await.expect("connect socket");
+        handler.serve(stream).await.expect("handshake")
+    }
+
+    /// Runs the CLI against this companion.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .arg("--socket")
+            .arg(&self.socket)
+            .env("HOME", &self.home)
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("run cli")
+    }
+
+    /// SIGTERM, then waits for exit (at most `timeout`).
+    pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
+        let mut child = self.child.take().expect("still running");
+        // SAFETY: plain kill(2) on a pid we spawned and have not reaped.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("serve did not exit within {timeout:?} after SIGTERM; log:\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Companion {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: plain kill(2) on a pid we spawned.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Where `serve` puts its socket for a given HOME when no override is set (mirrors
+/// `EndpointPaths` rules 3 and 4, with XDG_RUNTIME_DIR removed).
+pub fn default_socket_for(home: &Path) -> PathBuf {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let run_user = PathBuf::from(format!("/run/user/{uid}"));
+    if run_user.is_dir() {
+        run_user.join("mcp-companion/mcp.sock")
+    } else {
+        home.join(".config/mcp-companion/run/mcp.sock")
+    }
+}
+
+/// The client identity tests use.
+pub fn client_config() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("it", "0"))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// Calls `name` with JSON `args`.
+pub async fn call<H: ClientHandler>(client: &RunningService<RoleClient, H>, name: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().expect("args object");
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("call {name} failed at the protocol level: {e}"))
+}
+
+/// The text of every text block, joined by newlines.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Names of every wrapped tool the companion lists (following cursors).
+pub async fn tool_names<H: ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect()
+}
+
+/// Processes (pid, pgid) alive on this machine, read from /proc.
+pub fn live_processes() -> Vec<(u32, u32, String)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return out };
+    for e in entries.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // Fields after the ")" that ends the command name: state ppid pgrp ...
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") {
+            continue;
+        }
+        let Some(pgid) = fields.get(2).and_then(|f| f.parse::<u32>().ok()) else { continue };
+        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ");
+        out.push((pid, pgid, cmd));
+    }
+    out
+}
+
+/// Processes still alive in any of the process groups led by `leaders`.
+pub fn survivors(leaders: &[u32]) -> Vec<(u32, u32, String)> {
+    live_processes()
+        .into_iter()
+        .filter(|(pid, pgid, _)| leaders.contains(pgid) || leaders.contains(pid))
+        .collect()
+}
+
+/// Polls `f` until it returns true or `timeout` passes.
+pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}

@@ -1,0 +1,12 @@
+//! Integration tests of the core: a real `mcp-companion serve` process, real upstream server
+//! processes (our demo server, and third-party servers from npm/PyPI when installed), real
+//! sockets, real clients (rmcp, the CLI, and the official Python SDK through `bridge`).
+//!
+//! One test target (a folder of modules) keeps link time down.
+
+mod common;
+mod endpoint;
+mod failures;
+mod lifecycle;
+mod naming;
+mod passthrough;
