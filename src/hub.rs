@@ -227,7 +227,11 @@ fn rebuild(inner: &Inner) {
     let next = Catalog::build(&inputs);
     let mut slot = inner.catalog.write().unwrap_or_else(|p| p.into_inner());
     // Rebuilds happen on every state change: warn only about problems that are new.
-    for warning in next.warnings().iter().filter(|w| !slot.warnings().contains(w)) {
+    for warning in next
+        .warnings()
+        .iter()
+        .filter(|w| !slot.warnings().contains(w))
+    {
         tracing::warn!(server = %warning.log_server(), "{warning}");
     }
     let changed = slot.tools() != next.tools();

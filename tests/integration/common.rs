@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
 use mcp_companion::supervisor::{ServerState, ServerStatus};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
+};
 use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -41,11 +44,18 @@ impl Companion {
     /// Like [`Companion::start`]; with `explicit_socket == false` the socket path comes from the
     /// default rules (HOME is private to the test, XDG_RUNTIME_DIR is removed).
     pub fn start_with(config: Value, explicit_socket: bool) -> Companion {
-        let dir = tempfile::Builder::new().prefix("mcpc").tempdir().expect("tempdir");
+        let dir = tempfile::Builder::new()
+            .prefix("mcpc")
+            .tempdir()
+            .expect("tempdir");
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).expect("home");
         let config_path = dir.path().join("config.json");
-        std::fs::write(&config_path, serde_json::to_vec_pretty(&config).expect("json")).expect("write config");
+        std::fs::write(
+            &config_path,
+            serde_json::to_vec_pretty(&config).expect("json"),
+        )
+        .expect("write config");
         let socket = if explicit_socket {
             dir.path().join("run/mcp.sock")
         } else {
@@ -98,7 +108,9 @@ impl Companion {
 
     /// `status` through the control API.
     pub async fn status(&self) -> StatusReport {
-        let v = control::request(&self.control, &ControlRequest::Status).await.expect("status");
+        let v = control::request(&self.control, &ControlRequest::Status)
+            .await
+            .expect("status");
         serde_json::from_value(v).expect("status shape")
     }
 
@@ -107,12 +119,21 @@ impl Companion {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let report = self.status().await;
-            if report.servers.iter().all(|s| s.state != ServerState::Starting) {
+            if report
+                .servers
+                .iter()
+                .all(|s| s.state != ServerState::Starting)
+            {
                 // The catalog task folds changes in within ~100 ms.
                 tokio::time::sleep(Duration::from_millis(250)).await;
                 return self.status().await.servers;
             }
-            assert!(Instant::now() < deadline, "servers still starting: {:?}\n{}", report.servers, self.log());
+            assert!(
+                Instant::now() < deadline,
+                "servers still starting: {:?}\n{}",
+                report.servers,
+                self.log()
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -134,7 +155,9 @@ impl Companion {
 
     /// A client session with a custom handler (e.g. one that records notifications).
     pub async fn client_with<H: ClientHandler>(&self, handler: H) -> RunningService<RoleClient, H> {
-        let stream = mcp_companion::ipc::socket::connect(&self.socket).await.expect("connect socket");
+        let stream = mcp_companion::ipc::socket::connect(&self.socket)
+            .await
+            .expect("connect socket");
         handler.serve(stream).await.expect("handshake")
     }
 
@@ -162,7 +185,10 @@ impl Companion {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("serve did not exit within {timeout:?} after SIGTERM; log:\n{}", self.log());
+                panic!(
+                    "serve did not exit within {timeout:?} after SIGTERM; log:\n{}",
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -202,12 +228,19 @@ pub fn default_socket_for(home: &Path) -> PathBuf {
 
 /// The client identity tests use.
 pub fn client_config() -> ClientConfig {
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("it", "0"))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("it", "0"),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 /// Calls `name` with JSON `args`.
-pub async fn call<H: ClientHandler>(client: &RunningService<RoleClient, H>, name: &str, args: Value) -> CallToolResult {
+pub async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
     let args = args.as_object().cloned().expect("args object");
     client
         .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
@@ -239,18 +272,30 @@ pub async fn tool_names<H: ClientHandler>(client: &RunningService<RoleClient, H>
 /// Processes (pid, pgid) alive on this machine, read from /proc.
 pub fn live_processes() -> Vec<(u32, u32, String)> {
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return out };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in entries.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
         // Fields after the ")" that ends the command name: state ppid pgrp ...
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else { continue };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         if fields.first() == Some(&"Z") {
             continue;
         }
-        let Some(pgid) = fields.get(2).and_then(|f| f.parse::<u32>().ok()) else { continue };
-        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ");
+        let Some(pgid) = fields.get(2).and_then(|f| f.parse::<u32>().ok()) else {
+            continue;
+        };
+        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+            .unwrap_or_default()
+            .replace('\0', " ");
         out.push((pid, pgid, cmd));
     }
     out

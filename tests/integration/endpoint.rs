@@ -18,7 +18,10 @@ struct Raw {
 
 impl Raw {
     async fn open(c: &Companion) -> Raw {
-        let (rd, wr) = tokio::net::UnixStream::connect(&c.socket).await.expect("connect").into_split();
+        let (rd, wr) = tokio::net::UnixStream::connect(&c.socket)
+            .await
+            .expect("connect")
+            .into_split();
         Raw {
             rd: tokio::io::BufReader::new(rd).lines(),
             wr,
@@ -34,11 +37,12 @@ impl Raw {
     /// The next message that is a response (skips notifications).
     async fn response(&mut self) -> Value {
         loop {
-            let line = tokio::time::timeout(std::time::Duration::from_secs(10), self.rd.next_line())
-                .await
-                .expect("answer in time")
-                .expect("read")
-                .expect("connection open");
+            let line =
+                tokio::time::timeout(std::time::Duration::from_secs(10), self.rd.next_line())
+                    .await
+                    .expect("answer in time")
+                    .expect("read")
+                    .expect("connection open");
             let v: Value = serde_json::from_str(&line).expect("json line");
             if v.get("id").is_some() {
                 return v;
@@ -47,7 +51,8 @@ impl Raw {
     }
 
     async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
         self.response().await
     }
 
@@ -59,7 +64,8 @@ impl Raw {
                 json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } }),
             )
             .await;
-        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
         init
     }
 }
@@ -81,35 +87,58 @@ async fn raw_wire_handshake_ids_unknown_methods_and_discover() {
     // "Unsupported protocol version" listing only initialize-era versions: the client falls
     // back to `initialize` (a modern-only list would make it give up).
     assert_eq!(discover["error"]["code"], json!(-32022), "{discover}");
-    let supported = discover["error"]["data"]["supported"].as_array().expect("supported list");
-    assert!(supported.contains(&json!("2025-11-25")) && !supported.contains(&json!("2026-07-28")), "{discover}");
+    let supported = discover["error"]["data"]["supported"]
+        .as_array()
+        .expect("supported list");
+    assert!(
+        supported.contains(&json!("2025-11-25")) && !supported.contains(&json!("2026-07-28")),
+        "{discover}"
+    );
     // Without the modern `_meta` envelope the probe is still answered, never ignored.
     let bare = raw.request(json!(9), "server/discover", json!({})).await;
     assert!(bare["error"]["code"].is_i64(), "{bare}");
 
     let init = raw.initialize(json!(0)).await;
     assert_eq!(init["id"], json!(0), "id 0 is answered as 0");
-    assert_eq!(init["result"]["protocolVersion"], json!("2025-06-18"), "negotiated down to the client's");
-    assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], json!(true));
+    assert_eq!(
+        init["result"]["protocolVersion"],
+        json!("2025-06-18"),
+        "negotiated down to the client's"
+    );
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"],
+        json!(true)
+    );
 
     let ping = raw.request(json!("p-1"), "ping", json!({})).await;
     assert_eq!(ping["id"], json!("p-1"));
     assert_eq!(ping["result"], json!({}));
 
-    let unknown = raw.request(json!(5), "resources/subscribe_everything", json!({})).await;
+    let unknown = raw
+        .request(json!(5), "resources/subscribe_everything", json!({}))
+        .await;
     assert_eq!(unknown["error"]["code"], json!(-32601), "{unknown}");
 
     let list = raw.request(json!(6), "tools/list", json!({})).await;
     let tools = list["result"]["tools"].as_array().expect("tools");
     assert!(tools.iter().any(|t| t["name"] == "mcp_demo_echo"));
-    assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"), "schemas normalised");
+    assert!(
+        tools.iter().all(|t| t["inputSchema"]["type"] == "object"),
+        "schemas normalised"
+    );
 
     let call = raw
-        .request(json!(7), "tools/call", json!({ "name": "mcp_demo_echo", "arguments": { "message": "raw" } }))
+        .request(
+            json!(7),
+            "tools/call",
+            json!({ "name": "mcp_demo_echo", "arguments": { "message": "raw" } }),
+        )
         .await;
     assert_eq!(call["result"]["content"][0]["text"], json!("raw"));
 
-    let level = raw.request(json!(8), "logging/setLevel", json!({ "level": "debug" })).await;
+    let level = raw
+        .request(json!(8), "logging/setLevel", json!({ "level": "debug" }))
+        .await;
     assert!(level.get("result").is_some(), "{level}");
 }
 
@@ -121,13 +150,20 @@ async fn tools_list_is_paginated_with_a_cursor() {
     raw.initialize(json!(1)).await;
     let first = raw.request(json!(2), "tools/list", json!({})).await;
     let page1 = first["result"]["tools"].as_array().expect("page 1").len();
-    let cursor = first["result"]["nextCursor"].as_str().expect("a next cursor").to_owned();
-    let second = raw.request(json!(3), "tools/list", json!({ "cursor": cursor })).await;
+    let cursor = first["result"]["nextCursor"]
+        .as_str()
+        .expect("a next cursor")
+        .to_owned();
+    let second = raw
+        .request(json!(3), "tools/list", json!({ "cursor": cursor }))
+        .await;
     let page2 = second["result"]["tools"].as_array().expect("page 2").len();
     assert!(second["result"].get("nextCursor").is_none(), "last page");
     assert_eq!(page1, 1000);
     assert_eq!(page1 + page2, c.server("big").await.tools);
-    let bad = raw.request(json!(4), "tools/list", json!({ "cursor": "not-a-cursor" })).await;
+    let bad = raw
+        .request(json!(4), "tools/list", json!({ "cursor": "not-a-cursor" }))
+        .await;
     assert_eq!(bad["error"]["code"], json!(-32602), "{bad}");
 }
 
@@ -142,7 +178,10 @@ fn bridge_without_a_companion_fails_clearly() {
         .expect("bridge");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("nothing is listening") && err.contains("mcp-companion serve"), "{err}");
+    assert!(
+        err.contains("nothing is listening") && err.contains("mcp-companion serve"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -182,8 +221,14 @@ async fn bridge_carries_a_session_over_stdio() {
     .expect("join");
     let (lines, status) = answers;
     assert!(status.success(), "{status:?}");
-    let call = lines.iter().find(|v| v["id"] == json!(2)).expect("call answered");
-    assert_eq!(call["result"]["content"][0]["text"], json!("through the bridge"));
+    let call = lines
+        .iter()
+        .find(|v| v["id"] == json!(2))
+        .expect("call answered");
+    assert_eq!(
+        call["result"]["content"][0]["text"],
+        json!("through the bridge")
+    );
 }
 
 #[tokio::test]
@@ -193,7 +238,13 @@ async fn cli_tools_call_and_status() {
     let tools = c.cli(&["tools", "--json"]);
     assert!(tools.status.success());
     let v: Value = serde_json::from_slice(&tools.stdout).expect("tools json");
-    assert!(v["tools"].as_array().expect("array").iter().any(|t| t["name"] == "mcp_demo_echo"));
+    assert!(
+        v["tools"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .any(|t| t["name"] == "mcp_demo_echo")
+    );
 
     let ok = c.cli(&["call", "mcp_demo_echo", r#"{"message":"cli"}"#]);
     assert!(ok.status.success());

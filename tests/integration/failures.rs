@@ -20,30 +20,62 @@ async fn broken_entries_fail_alone_with_readable_errors() {
         "slow": { "command": BIN, "args": ["demo-server", "--start-delay-ms", "5000"], "connectTimeout": 1 },
     } }));
     let servers = c.settled().await;
-    let by = |n: &str| servers.iter().find(|s| s.name == n).unwrap_or_else(|| panic!("{n}"));
+    let by = |n: &str| {
+        servers
+            .iter()
+            .find(|s| s.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
     let err = |n: &str| by(n).last_error.clone().unwrap_or_default();
 
     assert_eq!(by("good").state.as_str(), "running", "{servers:#?}");
-    for name in ["nocmd", "nopath", "exits", "novar", "badtype", "nothing", "slow"] {
+    for name in [
+        "nocmd", "nopath", "exits", "novar", "badtype", "nothing", "slow",
+    ] {
         assert_eq!(by(name).state.as_str(), "failed", "{name}: {:?}", by(name));
     }
-    assert!(err("nocmd").contains("command \"no-such-command-mcpc-test\" not found on PATH"), "{}", err("nocmd"));
-    assert!(err("nopath").contains("does not exist"), "{}", err("nopath"));
-    assert!(err("exits").contains("failing at start as requested"), "stderr tail quoted: {}", err("exits"));
-    assert!(err("novar").contains("MCPC_TEST_UNSET_VARIABLE") && err("novar").contains("novar"), "{}", err("novar"));
+    assert!(
+        err("nocmd").contains("command \"no-such-command-mcpc-test\" not found on PATH"),
+        "{}",
+        err("nocmd")
+    );
+    assert!(
+        err("nopath").contains("does not exist"),
+        "{}",
+        err("nopath")
+    );
+    assert!(
+        err("exits").contains("failing at start as requested"),
+        "stderr tail quoted: {}",
+        err("exits")
+    );
+    assert!(
+        err("novar").contains("MCPC_TEST_UNSET_VARIABLE") && err("novar").contains("novar"),
+        "{}",
+        err("novar")
+    );
     assert!(err("badtype").contains("command"), "{}", err("badtype"));
     assert!(err("nothing").contains("command"), "{}", err("nothing"));
     assert!(err("slow").contains("connectTimeout"), "{}", err("slow"));
 
     let client = c.client().await;
     let names = tool_names(&client).await;
-    assert!(names.iter().all(|n| n.starts_with("mcp_good_")), "{names:?}");
-    assert_eq!(text(&call(&client, "mcp_good_echo", json!({ "message": "ok" })).await), "ok");
+    assert!(
+        names.iter().all(|n| n.starts_with("mcp_good_")),
+        "{names:?}"
+    );
+    assert_eq!(
+        text(&call(&client, "mcp_good_echo", json!({ "message": "ok" })).await),
+        "ok"
+    );
 
     let status = c.cli(&["status"]);
     let out = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success());
-    assert!(out.contains("nocmd") && out.contains("failed") && out.contains("not found on PATH"), "{out}");
+    assert!(
+        out.contains("nocmd") && out.contains("failed") && out.contains("not found on PATH"),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -57,9 +89,16 @@ async fn tool_timeout_gives_is_error_quickly_and_the_server_stays_usable() {
     let slow = call(&client, "mcp_demo_sleep", json!({ "seconds": 10 })).await;
     let took = started.elapsed();
     assert_eq!(slow.is_error, Some(true));
-    assert!(text(&slow).contains("timed out after 1 s"), "{}", text(&slow));
+    assert!(
+        text(&slow).contains("timed out after 1 s"),
+        "{}",
+        text(&slow)
+    );
     assert!(took < Duration::from_secs(3), "answered after {took:?}");
-    assert_eq!(text(&call(&client, "mcp_demo_echo", json!({ "message": "alive" })).await), "alive");
+    assert_eq!(
+        text(&call(&client, "mcp_demo_echo", json!({ "message": "alive" })).await),
+        "alive"
+    );
     assert_eq!(c.server("demo").await.state.as_str(), "running");
 }
 
@@ -74,13 +113,25 @@ async fn a_crashing_server_fails_its_call_and_shows_failed_without_harming_other
     loop {
         let s = c.server("crashy").await;
         if s.state.as_str() == "failed" {
-            assert!(s.last_error.as_deref().unwrap_or("").contains("exit code 7"), "{s:?}");
+            assert!(
+                s.last_error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("exit code 7"),
+                "{s:?}"
+            );
             break;
         }
-        assert!(Instant::now() < deadline, "crashy never showed failed: {s:?}");
+        assert!(
+            Instant::now() < deadline,
+            "crashy never showed failed: {s:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(text(&call(&client, "mcp_steady_echo", json!({ "message": "fine" })).await), "fine");
+    assert_eq!(
+        text(&call(&client, "mcp_steady_echo", json!({ "message": "fine" })).await),
+        "fine"
+    );
     let after = call(&client, "mcp_crashy_echo", json!({ "message": "x" })).await;
     assert_eq!(after.is_error, Some(true));
 }

@@ -13,16 +13,26 @@ use crate::common::{BIN, Companion, call, demo, eventually, survivors, text, too
 #[tokio::test]
 async fn sigterm_stops_every_server_and_leaves_no_process_behind() {
     // `sh` starts a grandchild (sleep) in the server's process group, as npx does with node.
-    let wrapped = json!({ "command": "sh", "args": ["-c", format!("sleep 300 & exec {BIN} demo-server")] });
+    let wrapped =
+        json!({ "command": "sh", "args": ["-c", format!("sleep 300 & exec {BIN} demo-server")] });
     let mut c = Companion::start(json!({ "mcpServers": { "a": demo(&[]), "b": wrapped } }));
     let servers = c.settled().await;
     let leaders: Vec<u32> = servers.iter().filter_map(|s| s.pid).collect();
     assert_eq!(leaders.len(), 2, "{servers:?}");
     let before = survivors(&leaders);
-    assert!(before.iter().any(|(_, _, cmd)| cmd.starts_with("sleep 300")), "grandchild running: {before:?}");
+    assert!(
+        before
+            .iter()
+            .any(|(_, _, cmd)| cmd.starts_with("sleep 300")),
+        "grandchild running: {before:?}"
+    );
 
     let status = c.terminate(Duration::from_secs(10));
-    assert!(status.success(), "serve exits 0 on SIGTERM: {status:?}\n{}", c.log());
+    assert!(
+        status.success(),
+        "serve exits 0 on SIGTERM: {status:?}\n{}",
+        c.log()
+    );
     let gone = eventually(Duration::from_secs(3), || survivors(&leaders).is_empty()).await;
     assert!(gone, "left behind: {:?}", survivors(&leaders));
     assert!(!c.socket.exists() && !c.control.exists(), "sockets removed");
@@ -42,8 +52,14 @@ async fn a_second_serve_refuses_and_names_the_running_one() {
         .expect("second serve");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("already running") && err.contains(&first_pid.to_string()), "{err}");
-    assert!(c.socket.exists(), "the first companion's socket is untouched");
+    assert!(
+        err.contains("already running") && err.contains(&first_pid.to_string()),
+        "{err}"
+    );
+    assert!(
+        c.socket.exists(),
+        "the first companion's socket is untouched"
+    );
     assert_eq!(c.status().await.pid, first_pid);
 }
 
@@ -51,7 +67,10 @@ async fn a_second_serve_refuses_and_names_the_running_one() {
 struct ListChanged(Arc<AtomicUsize>);
 
 impl rmcp::ClientHandler for ListChanged {
-    async fn on_tool_list_changed(&self, _cx: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+    async fn on_tool_list_changed(
+        &self,
+        _cx: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -62,22 +81,49 @@ async fn stop_and_start_change_the_tool_list_and_agents_are_told() {
     c.settled().await;
     let heard = ListChanged::default();
     let client = c.client_with(heard.clone()).await;
-    assert!(tool_names(&client).await.iter().any(|n| n.starts_with("mcp_time_")));
+    assert!(
+        tool_names(&client)
+            .await
+            .iter()
+            .any(|n| n.starts_with("mcp_time_"))
+    );
 
     let stop = c.cli(&["stop", "time"]);
-    assert!(stop.status.success(), "{}", String::from_utf8_lossy(&stop.stderr));
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
     assert_eq!(c.server("time").await.state.as_str(), "stopped");
-    assert!(eventually(Duration::from_secs(3), || heard.0.load(Ordering::SeqCst) >= 1).await, "list_changed after stop");
+    assert!(
+        eventually(Duration::from_secs(3), || heard.0.load(Ordering::SeqCst)
+            >= 1)
+        .await,
+        "list_changed after stop"
+    );
     let names = tool_names(&client).await;
-    assert!(!names.iter().any(|n| n.starts_with("mcp_time_")), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp_time_")),
+        "{names:?}"
+    );
     assert!(names.iter().any(|n| n.starts_with("mcp_other_")));
 
     let before = heard.0.load(Ordering::SeqCst);
     let start = c.cli(&["start", "time"]);
     assert!(start.status.success());
-    assert!(eventually(Duration::from_secs(5), || heard.0.load(Ordering::SeqCst) > before).await, "list_changed after start");
+    assert!(
+        eventually(Duration::from_secs(5), || heard.0.load(Ordering::SeqCst)
+            > before)
+        .await,
+        "list_changed after start"
+    );
     c.settled().await;
-    assert!(tool_names(&client).await.iter().any(|n| n == "mcp_time_echo"));
+    assert!(
+        tool_names(&client)
+            .await
+            .iter()
+            .any(|n| n == "mcp_time_echo")
+    );
 }
 
 #[tokio::test]
@@ -86,10 +132,25 @@ async fn an_upstream_list_change_reaches_connected_agents() {
     c.settled().await;
     let heard = ListChanged::default();
     let client = c.client_with(heard.clone()).await;
-    assert!(!tool_names(&client).await.contains(&"mcp_demo_extra".to_owned()));
+    assert!(
+        !tool_names(&client)
+            .await
+            .contains(&"mcp_demo_extra".to_owned())
+    );
     let toggled = call(&client, "mcp_demo_toggle_extra", json!({})).await;
     assert_ne!(toggled.is_error, Some(true));
-    assert!(eventually(Duration::from_secs(3), || heard.0.load(Ordering::SeqCst) >= 1).await);
-    assert!(tool_names(&client).await.contains(&"mcp_demo_extra".to_owned()));
-    assert_eq!(text(&call(&client, "mcp_demo_extra", json!({})).await), "extra ok");
+    assert!(
+        eventually(Duration::from_secs(3), || heard.0.load(Ordering::SeqCst)
+            >= 1)
+        .await
+    );
+    assert!(
+        tool_names(&client)
+            .await
+            .contains(&"mcp_demo_extra".to_owned())
+    );
+    assert_eq!(
+        text(&call(&client, "mcp_demo_extra", json!({})).await),
+        "extra ok"
+    );
 }

@@ -34,7 +34,10 @@ async fn long_server_names_give_64_char_tool_names_stable_across_restarts() {
         .name
         .into_owned();
     assert_eq!(echo.len(), 64, "{echo}");
-    assert_eq!(text(&call(&client, &echo, json!({ "message": "routed" })).await), "routed");
+    assert_eq!(
+        text(&call(&client, &echo, json!({ "message": "routed" })).await),
+        "routed"
+    );
 }
 
 #[tokio::test]
@@ -44,17 +47,32 @@ async fn colliding_names_are_both_listed_and_each_reaches_its_own_server() {
     let servers = c.settled().await;
     let client = c.client().await;
     let names = tool_names(&client).await;
-    let pids: Vec<_> = names.iter().filter(|n| n.starts_with("mcp_x_y_pid_")).cloned().collect();
-    assert_eq!(pids.len(), 2, "both pid tools listed with suffixes: {names:?}");
+    let pids: Vec<_> = names
+        .iter()
+        .filter(|n| n.starts_with("mcp_x_y_pid_"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        pids.len(),
+        2,
+        "both pid tools listed with suffixes: {names:?}"
+    );
     assert_ne!(pids[0], pids[1]);
     let mut answered = Vec::new();
     for name in &pids {
-        answered.push(text(&call(&client, name, json!({})).await).parse::<u32>().expect("pid"));
+        answered.push(
+            text(&call(&client, name, json!({})).await)
+                .parse::<u32>()
+                .expect("pid"),
+        );
     }
     let mut expected: Vec<u32> = servers.iter().filter_map(|s| s.pid).collect();
     answered.sort_unstable();
     expected.sort_unstable();
-    assert_eq!(answered, expected, "each suffixed name routes to its own server");
+    assert_eq!(
+        answered, expected,
+        "each suffixed name routes to its own server"
+    );
     assert!(c.log().contains("x_y"), "collision warned about");
 }
 
@@ -73,19 +91,36 @@ async fn enabled_tools_filters_tools_resources_and_prompts() {
         "all": entry(json!(["*"])),
     } }));
     let servers = c.settled().await;
-    assert!(servers.iter().all(|s| s.state.as_str() == "running"), "connections still open: {servers:?}");
+    assert!(
+        servers.iter().all(|s| s.state.as_str() == "running"),
+        "connections still open: {servers:?}"
+    );
     let names = tool_names(&c.client().await).await;
     let of = |server: &str| -> Vec<String> {
         let prefix = format!("mcp_{server}_");
-        names.iter().filter(|n| n.starts_with(&prefix)).cloned().collect()
+        names
+            .iter()
+            .filter(|n| n.starts_with(&prefix))
+            .cloned()
+            .collect()
     };
     assert!(of("none").is_empty(), "{:?}", of("none"));
     assert_eq!(of("one"), vec!["mcp_one_echo"]);
-    assert_eq!(of("wrapped"), vec!["mcp_wrapped_add", "mcp_wrapped_resource_hello"]);
+    assert_eq!(
+        of("wrapped"),
+        vec!["mcp_wrapped_add", "mcp_wrapped_resource_hello"]
+    );
     assert!(of("typo").is_empty());
     assert!(of("all").contains(&"mcp_all_prompt_greet".to_owned()));
     let log = c.log();
-    let warnings: Vec<_> = log.lines().filter(|l| l.contains("enabledTools entries not found: ehco")).collect();
+    let warnings: Vec<_> = log
+        .lines()
+        .filter(|l| l.contains("enabledTools entries not found: ehco"))
+        .collect();
     assert!(!warnings.is_empty(), "warning logged:\n{log}");
-    assert!(warnings[0].contains("mcp_typo_echo"), "lists available names: {}", warnings[0]);
+    assert!(
+        warnings[0].contains("mcp_typo_echo"),
+        "lists available names: {}",
+        warnings[0]
+    );
 }

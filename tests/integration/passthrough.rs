@@ -12,7 +12,12 @@ use crate::common::{Companion, call, demo, text, tool_names};
 async fn demo_server_capabilities_are_served_and_results_pass_through() {
     let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
     let servers = c.settled().await;
-    assert_eq!(servers[0].state.as_str(), "running", "{servers:?}\n{}", c.log());
+    assert_eq!(
+        servers[0].state.as_str(),
+        "running",
+        "{servers:?}\n{}",
+        c.log()
+    );
     let client = c.client().await;
     let names = tool_names(&client).await;
     for expected in [
@@ -24,10 +29,18 @@ async fn demo_server_capabilities_are_served_and_results_pass_through() {
         "mcp_demo_resource_greeting",
         "mcp_demo_prompt_greet",
     ] {
-        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing from {names:?}"
+        );
     }
 
-    let echo = call(&client, "mcp_demo_echo", json!({ "message": "hi  there\n✓" })).await;
+    let echo = call(
+        &client,
+        "mcp_demo_echo",
+        json!({ "message": "hi  there\n✓" }),
+    )
+    .await;
     assert_eq!(text(&echo), "hi  there\n✓");
     assert_ne!(echo.is_error, Some(true));
 
@@ -35,25 +48,56 @@ async fn demo_server_capabilities_are_served_and_results_pass_through() {
     assert_eq!(text(&add), "42");
     assert_eq!(add.structured_content, Some(json!({ "sum": 42.0 })));
 
-    let image = call(&client, "mcp_demo_image", json!({ "width": 4, "height": 3 })).await;
-    let img = image.content.iter().find_map(|c| c.as_image()).expect("an image block");
+    let image = call(
+        &client,
+        "mcp_demo_image",
+        json!({ "width": 4, "height": 3 }),
+    )
+    .await;
+    let img = image
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("an image block");
     assert_eq!(img.mime_type, "image/png");
-    assert!(img.data.starts_with("iVBORw0KGgo"), "base64 PNG signature: {}", &img.data[..16]);
+    assert!(
+        img.data.starts_with("iVBORw0KGgo"),
+        "base64 PNG signature: {}",
+        &img.data[..16]
+    );
 
     let odd = call(&client, "mcp_demo_odd_name_v2", json!({})).await;
     assert_eq!(text(&odd), "odd ok");
 
     let hello = call(&client, "mcp_demo_resource_hello", json!({})).await;
     assert_eq!(text(&hello), "Hello from the demo server");
-    let greeting = call(&client, "mcp_demo_resource_greeting", json!({ "name": "Ada" })).await;
+    let greeting = call(
+        &client,
+        "mcp_demo_resource_greeting",
+        json!({ "name": "Ada" }),
+    )
+    .await;
     assert_eq!(text(&greeting), "Hello, Ada!");
     // URI template variables are percent-encoded (RFC 6570 simple expansion).
-    let encoded = call(&client, "mcp_demo_resource_greeting", json!({ "name": "Ada Lovelace" })).await;
+    let encoded = call(
+        &client,
+        "mcp_demo_resource_greeting",
+        json!({ "name": "Ada Lovelace" }),
+    )
+    .await;
     assert_eq!(text(&encoded), "Hello, Ada%20Lovelace!");
     let pixel = call(&client, "mcp_demo_resource_pixel", json!({})).await;
-    assert!(pixel.content[0].as_image().is_some(), "image blob becomes an image block: {pixel:?}");
+    assert!(
+        pixel.content[0].as_image().is_some(),
+        "image blob becomes an image block: {pixel:?}"
+    );
 
-    let prompt = call(&client, "mcp_demo_prompt_greet", json!({ "name": "Bob", "style": "formal" })).await;
+    let prompt = call(
+        &client,
+        "mcp_demo_prompt_greet",
+        json!({ "name": "Bob", "style": "formal" }),
+    )
+    .await;
     assert_eq!(text(&prompt), "user: Please greet Bob in a formal way.");
 }
 
@@ -63,18 +107,35 @@ async fn errors_come_back_as_is_error_with_the_servers_message() {
     c.settled().await;
     let client = c.client().await;
 
-    let fail = call(&client, "mcp_demo_fail", json!({ "message": "disk is full" })).await;
+    let fail = call(
+        &client,
+        "mcp_demo_fail",
+        json!({ "message": "disk is full" }),
+    )
+    .await;
     assert_eq!(fail.is_error, Some(true));
     assert_eq!(text(&fail), "disk is full");
 
-    let rpc = call(&client, "mcp_demo_protocol_error", json!({ "code": -32042, "message": "quota exceeded" })).await;
+    let rpc = call(
+        &client,
+        "mcp_demo_protocol_error",
+        json!({ "code": -32042, "message": "quota exceeded" }),
+    )
+    .await;
     assert_eq!(rpc.is_error, Some(true));
     let msg = text(&rpc);
-    assert!(msg.contains("quota exceeded") && msg.contains("-32042") && msg.contains("\"demo\""), "{msg}");
+    assert!(
+        msg.contains("quota exceeded") && msg.contains("-32042") && msg.contains("\"demo\""),
+        "{msg}"
+    );
 
     let unknown = call(&client, "mcp_demo_nope", json!({})).await;
     assert_eq!(unknown.is_error, Some(true));
-    assert!(text(&unknown).contains("unknown tool \"mcp_demo_nope\""), "{}", text(&unknown));
+    assert!(
+        text(&unknown).contains("unknown tool \"mcp_demo_nope\""),
+        "{}",
+        text(&unknown)
+    );
 
     let bad_template = call(&client, "mcp_demo_resource_greeting", json!({})).await;
     assert_eq!(bad_template.is_error, Some(true), "{bad_template:?}");
@@ -122,18 +183,34 @@ async fn progress_is_forwarded_and_cancellation_reaches_the_server() {
     // rmcp's client attaches a progressToken to every request.
     let slept = call(&client, "mcp_demo_sleep", json!({ "seconds": 1 })).await;
     assert_ne!(slept.is_error, Some(true), "{slept:?}");
-    assert!(seen.0.load(Ordering::SeqCst) >= 2, "progress notifications forwarded: {}", seen.0.load(Ordering::SeqCst));
+    assert!(
+        seen.0.load(Ordering::SeqCst) >= 2,
+        "progress notifications forwarded: {}",
+        seen.0.load(Ordering::SeqCst)
+    );
 
     // Abandon a long call: the companion must forward notifications/cancelled upstream.
-    let args = json!({ "seconds": 30 }).as_object().cloned().expect("object");
-    let long = client.call_tool(rmcp::model::CallToolRequestParams::new("mcp_demo_sleep").with_arguments(args));
-    assert!(tokio::time::timeout(Duration::from_millis(500), long).await.is_err());
+    let args = json!({ "seconds": 30 })
+        .as_object()
+        .cloned()
+        .expect("object");
+    let long = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("mcp_demo_sleep").with_arguments(args));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), long)
+            .await
+            .is_err()
+    );
     let cancelled = crate::common::eventually(Duration::from_secs(5), || {
         let out = c.cli(&["logs", "demo"]);
         String::from_utf8_lossy(&out.stdout).contains("sleep cancelled by the client")
     })
     .await;
-    assert!(cancelled, "upstream saw the cancellation; logs:\n{}", String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout));
+    assert!(
+        cancelled,
+        "upstream saw the cancellation; logs:\n{}",
+        String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout)
+    );
 }
 
 #[tokio::test]
@@ -143,9 +220,15 @@ async fn upstream_pagination_is_followed_to_the_end() {
         "flat": demo(&["--extra-tools", "7"]),
     } }));
     let servers = c.settled().await;
-    assert!(servers.iter().all(|s| s.state.as_str() == "running"), "{servers:?}");
+    assert!(
+        servers.iter().all(|s| s.state.as_str() == "running"),
+        "{servers:?}"
+    );
     assert!(servers[0].tools > 20, "{servers:?}");
-    assert_eq!(servers[0].tools, servers[1].tools, "a paginated server lists as much as an unpaginated one");
+    assert_eq!(
+        servers[0].tools, servers[1].tools,
+        "a paginated server lists as much as an unpaginated one"
+    );
     let client = c.client().await;
     let names = tool_names(&client).await;
     assert!(names.contains(&"mcp_paged_gen_6".to_owned()));
