@@ -10,3 +10,4 @@ mod failures;
 mod lifecycle;
 mod naming;
 mod passthrough;
+mod python_clients;
