@@ -11,3 +11,4 @@ mod lifecycle;
 mod naming;
 mod passthrough;
 mod python_clients;
+mod third_party;
