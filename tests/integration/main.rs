@@ -11,4 +11,5 @@ mod lifecycle;
 mod naming;
 mod passthrough;
 mod python_clients;
+mod supervision;
 mod third_party;
