@@ -79,6 +79,18 @@ enum Command {
         /// Server name.
         server: String,
     },
+    /// Show how each server would be launched, and why it would not start.
+    ///
+    /// For stdio servers: the resolved program, the exact launch line, the PATH and where it came
+    /// from (set MCP_COMPANION_GUI_PATH=1 to see what a desktop launch gets). For remote servers:
+    /// the redacted URL and transport. Exits 1 when any enabled server cannot start.
+    Doctor {
+        /// Only this server.
+        server: Option<String>,
+        /// Preview the launch line for another OS (for support answers).
+        #[arg(long, value_parser = ["windows", "macos", "linux"])]
+        os: Option<String>,
+    },
     /// Run the built-in demo MCP server on stdio (what the default config starts).
     DemoServer {
         /// Also expose the test tools (fail, crash, garbage, big, toggle_extra…).
@@ -143,6 +155,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Logs { server, lines } => cli::logs(socket, &server, lines).await,
         Command::Start { server } => cli::start_stop(socket, &server, true).await,
         Command::Stop { server } => cli::start_stop(socket, &server, false).await,
+        Command::Doctor { server, os } => {
+            cli::doctor::run(args.config.as_deref(), server.as_deref(), os.as_deref()).await
+        }
         Command::DemoServer {
             test_tools,
             start_delay_ms,

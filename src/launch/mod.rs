@@ -109,6 +109,20 @@ impl Lookup for SystemLookup {
     }
 }
 
+/// A lookup for previewing another OS's launch: finds no program, accepts every directory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PreviewLookup;
+
+impl Lookup for PreviewLookup {
+    fn find(&self, _command: &str, _path: &str, _cwd: &Path) -> Option<PathBuf> {
+        None
+    }
+
+    fn is_dir(&self, _dir: &Path) -> bool {
+        true
+    }
+}
+
 /// What [`plan`] needs to know about the machine it plans for.
 pub struct Host<'a> {
     /// The OS the child will run on.

@@ -174,8 +174,9 @@ pub async fn plan_here(stdio: &crate::config::StdioConfig) -> launch::Launch {
     plan_for(stdio, launch::TargetOs::host()).await
 }
 
-/// Like [`plan_here`] but for `os`, to preview another OS's launch line (`doctor --os`). The
-/// lookup still searches this machine, so commands are usually not found for another OS.
+/// Like [`plan_here`] but for `os`. For another OS than this one (`doctor --os`) nothing is looked
+/// up ([`launch::PreviewLookup`]): the rules that depend on the command's name still apply, and
+/// the environment is this machine's.
 pub async fn plan_for(stdio: &crate::config::StdioConfig, os: launch::TargetOs) -> launch::Launch {
     let gui = if os != launch::TargetOs::Windows && launch::shell_path::gui_mode() {
         Some(launch::shell_path::login_path().await)
@@ -190,7 +191,11 @@ pub async fn plan_for(stdio: &crate::config::StdioConfig, os: launch::TargetOs) 
             os,
             vars: &vars,
             gui_path: gui,
-            lookup: &launch::SystemLookup,
+            lookup: if os == launch::TargetOs::host() {
+                &launch::SystemLookup
+            } else {
+                &launch::PreviewLookup
+            },
             base_dir: &base_dir,
         },
     )
