@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
+//! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS |
 //! | [`upstream`] | one MCP client session per server (stdio child processes) |
 //! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |

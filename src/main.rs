@@ -108,6 +108,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show how each server would be launched, and why it would not start.
+    ///
+    /// For stdio servers: the resolved program, the exact launch line, the PATH and where it came
+    /// from (set MCP_COMPANION_GUI_PATH=1 to see what a desktop launch gets). For remote servers:
+    /// the redacted URL and transport. Exits 1 when any enabled server cannot start.
+    Doctor {
+        /// Only this server.
+        server: Option<String>,
+        /// Preview the launch line for another OS (for support answers).
+        #[arg(long, value_parser = ["windows", "macos", "linux"])]
+        os: Option<String>,
+    },
     /// Run the built-in demo MCP server on stdio (what the default config starts).
     DemoServer {
         /// Also expose the test tools (fail, crash, garbage, big, toggle_extra…).
@@ -186,6 +198,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             cli::control(socket, ControlRequest::Restart { server }, json).await
         }
         Command::Reload { json } => cli::control(socket, ControlRequest::Reload, json).await,
+        Command::Doctor { server, os } => {
+            cli::doctor::run(args.config.as_deref(), server.as_deref(), os.as_deref()).await
+        }
         Command::DemoServer {
             test_tools,
             start_delay_ms,

@@ -1,6 +1,7 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
 mod client;
+pub mod doctor;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -132,7 +132,7 @@ pub async fn connect(
             });
         }
     };
-    let spec = launch::plan(stdio, &|k| std::env::var(k).ok())?;
+    let spec = plan_here(stdio).await.into_result()?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
         reason: e.to_string(),
@@ -178,6 +178,39 @@ pub async fn connect(
         Some(Stage::Initialize(reason)) => ConnectError::Initialize { reason, stderr },
         Some(Stage::List(reason)) => ConnectError::List { reason, stderr },
     })
+}
+
+/// Plans `stdio` for this machine: the real environment and file system, and in GUI mode the
+/// login shell's PATH (looked up once per process, see [`launch::shell_path`]).
+pub async fn plan_here(stdio: &crate::config::StdioConfig) -> launch::Launch {
+    plan_for(stdio, launch::TargetOs::host()).await
+}
+
+/// Like [`plan_here`] but for `os`. For another OS than this one (`doctor --os`) nothing is looked
+/// up ([`launch::PreviewLookup`]): the rules that depend on the command's name still apply, and
+/// the environment is this machine's.
+pub async fn plan_for(stdio: &crate::config::StdioConfig, os: launch::TargetOs) -> launch::Launch {
+    let gui = if os != launch::TargetOs::Windows && launch::shell_path::gui_mode() {
+        Some(launch::shell_path::login_path().await)
+    } else {
+        None
+    };
+    let base_dir = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let vars = |k: &str| std::env::var(k).ok();
+    launch::plan(
+        stdio,
+        &launch::Host {
+            os,
+            vars: &vars,
+            gui_path: gui,
+            lookup: if os == launch::TargetOs::host() {
+                &launch::SystemLookup
+            } else {
+                &launch::PreviewLookup
+            },
+            base_dir: &base_dir,
+        },
+    )
 }
 
 enum Stage {

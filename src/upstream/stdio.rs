@@ -3,7 +3,9 @@
 //! The child runs in its own process group (Unix) or Job Object (Windows), so stopping it reaches
 //! `npx`'s grandchildren too. On Linux the child also gets `PR_SET_PDEATHSIG`, so it dies if the
 //! companion is killed with SIGKILL. Stop is SIGTERM to the group, a grace period, then SIGKILL;
-//! dropping a [`StdioChild`] that is still running kills the group at once.
+//! dropping a [`StdioChild`] that is still running kills the group at once. On Windows no console
+//! window opens (`CREATE_NO_WINDOW`), and a command `launch` wrapped in `cmd.exe /d /c` gets its
+//! pre-quoted command line verbatim (`raw_arg`), so std's quoting cannot double-quote it.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -42,15 +44,16 @@ impl std::fmt::Debug for StdioChild {
     }
 }
 
-/// Spawns `spec` with piped stdio, a cleared environment plus `spec.env`, in a new process group.
+/// Spawns `spec` with piped stdio, a cleared environment plus `spec.env`, in a new process group
+/// (Unix) or a kill-on-close Job Object with `CREATE_NO_WINDOW` (Windows).
 ///
 /// # Errors
 /// The OS error from spawning (e.g. permission denied); a missing program is caught earlier by
 /// [`crate::launch::plan`].
 pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     let mut cmd = tokio::process::Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .env_clear()
+    apply_args(&mut cmd, spec);
+    cmd.env_clear()
         .envs(&spec.env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -69,18 +72,20 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
             Ok(())
         });
     }
-    #[cfg(windows)]
-    {
-        /// `CREATE_NO_WINDOW`: no console window flashes up for console programs.
-        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-        cmd.creation_flags(CREATE_NO_WINDOW);
-    }
 
     let mut wrap = CommandWrap::from(cmd);
     #[cfg(unix)]
     wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
     #[cfg(windows)]
-    wrap.wrap(process_wrap::tokio::JobObject);
+    {
+        use windows::Win32::System::Threading::CREATE_NO_WINDOW;
+        // Flags set on the Command directly would be overwritten by JobObject: it reads them from
+        // the CreationFlags wrapper. KillOnDrop makes the job kill-on-close, so the whole tree
+        // dies with its handle, even if the companion itself is killed.
+        wrap.wrap(process_wrap::tokio::CreationFlags(CREATE_NO_WINDOW));
+        wrap.wrap(process_wrap::tokio::JobObject);
+        wrap.wrap(process_wrap::tokio::KillOnDrop);
+    }
 
     let mut child = wrap.spawn()?;
     let missing = |what: &str| std::io::Error::other(format!("child {what} was not piped"));
@@ -104,6 +109,17 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
             stderr,
         },
     ))
+}
+
+/// Passes the arguments: on Windows a planned raw command line (`cmd.exe /d /c …`, already quoted
+/// for cmd.exe) goes verbatim through `raw_arg`; everything else gets the standard quoting.
+fn apply_args(cmd: &mut tokio::process::Command, spec: &LaunchSpec) {
+    #[cfg(windows)]
+    if let Some(raw) = &spec.raw_args {
+        cmd.raw_arg(raw);
+        return;
+    }
+    cmd.args(&spec.args);
 }
 
 impl StdioChild {

@@ -44,6 +44,16 @@ impl Companion {
     /// Like [`Companion::start`]; with `explicit_socket == false` the socket path comes from the
     /// default rules (HOME is private to the test, XDG_RUNTIME_DIR is removed).
     pub fn start_with(config: Value, explicit_socket: bool) -> Companion {
+        Self::spawn(config, explicit_socket, &[])
+    }
+
+    /// Like [`Companion::start`], with `env` applied to the `serve` process last (`None`
+    /// removes a variable), e.g. to strip PATH or point SHELL at a fake login shell.
+    pub fn start_with_env(config: Value, env: &[(&str, Option<&str>)]) -> Companion {
+        Self::spawn(config, true, env)
+    }
+
+    fn spawn(config: Value, explicit_socket: bool, env: &[(&str, Option<&str>)]) -> Companion {
         let dir = tempfile::Builder::new()
             .prefix("mcpc")
             .tempdir()
@@ -76,6 +86,12 @@ impl Companion {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
+        for (k, v) in env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
         let child = cmd.spawn().expect("spawn serve");
         let control = socket.with_file_name("control.sock");
         let c = Companion {
@@ -369,6 +385,12 @@ pub fn peers_dir() -> Option<PathBuf> {
     }
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("<test>");
+    // The README's test command installs the peers, so there a missing peer is a failure.
+    assert!(
+        std::env::var_os("MCP_REQUIRE_PEERS").is_none(),
+        "{test}: MCP_REQUIRE_PEERS is set but the peers are missing in {}",
+        dir.display()
+    );
     eprintln!(
         "SKIPPED {test}: third-party peers not installed in {}; run tests/peers/setup.sh",
         dir.display()

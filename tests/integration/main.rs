@@ -2,11 +2,14 @@
 //! processes (our demo server, and third-party servers from npm/PyPI when installed), real
 //! sockets, real clients (rmcp, the CLI, and the official Python SDK through `bridge`).
 //!
-//! One test target (a folder of modules) keeps link time down.
+//! One test target (a folder of modules) keeps link time down. Unix only: the harness drives
+//! Unix sockets, signals and /proc; the Windows build is checked with `cargo check` (tests/run.sh).
+#![cfg(unix)]
 
 mod common;
 mod endpoint;
 mod failures;
+mod launching;
 mod lifecycle;
 mod naming;
 mod passthrough;
