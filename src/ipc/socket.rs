@@ -225,16 +225,13 @@ mod windows {
     }
 
     impl LocalListener {
-        /// Creates the first pipe instance; fails if another process already owns the name.
+        /// Creates the first pipe instance, usable by the current user only; fails if another
+        /// process already owns the name.
         pub fn bind(path: &Path) -> Result<LocalListener, SocketError> {
-            let server = ServerOptions::new()
-                .first_pipe_instance(true)
-                .reject_remote_clients(true)
-                .create(path)
-                .map_err(|source| SocketError::Bind {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
+            let server = create(path, true).map_err(|source| SocketError::Bind {
+                path: path.to_path_buf(),
+                source,
+            })?;
             Ok(LocalListener {
                 path: path.to_path_buf(),
                 next: tokio::sync::Mutex::new(server),
@@ -245,9 +242,7 @@ mod windows {
         pub async fn accept(&self) -> io::Result<ServerStream> {
             let mut next = self.next.lock().await;
             next.connect().await?;
-            let fresh = ServerOptions::new()
-                .reject_remote_clients(true)
-                .create(&self.path)?;
+            let fresh = create(&self.path, false)?;
             Ok(std::mem::replace(&mut *next, fresh))
         }
 
@@ -260,6 +255,18 @@ mod windows {
     /// Connects to the pipe at `path`.
     pub async fn connect(path: &Path) -> io::Result<ClientStream> {
         ClientOptions::new().open(path)
+    }
+
+    /// One pipe instance with the owner-only ACL of [`super::super::pipe_acl`].
+    fn create(path: &Path, first: bool) -> io::Result<NamedPipeServer> {
+        let mut security = super::super::pipe_acl::PipeSecurity::owner_only()?;
+        // SAFETY: the attributes and the descriptor they point to outlive the call.
+        unsafe {
+            ServerOptions::new()
+                .first_pipe_instance(first)
+                .reject_remote_clients(true)
+                .create_with_security_attributes_raw(path, security.as_raw())
+        }
     }
 }
 
