@@ -23,6 +23,7 @@
 //! and announced to the hub through the `changed` channel (the server's name).
 
 mod backoff;
+mod running;
 mod task;
 
 use std::sync::Arc;

@@ -7,19 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::{Peer, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::backoff::{Backoff, Verdict};
 use super::{Command, Live, ReconnectError, ServerState, Snapshot, now_ms};
 use crate::config::ServerConfig;
-use crate::upstream::handler::{ProgressRoutes, UpstreamEvent};
+use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::stderr::LogRing;
-use crate::upstream::{self, Session, stdio};
-
-/// How long a stop waits for the rmcp service to wind down after the process is gone.
-const SERVICE_CLOSE_GRACE: Duration = Duration::from_millis(500);
+use crate::upstream::{self, Session};
 
 type Waiter = oneshot::Sender<Result<Arc<Live>, ReconnectError>>;
 
@@ -32,7 +28,7 @@ enum Next {
 }
 
 /// How a running session ended.
-enum Ended {
+pub(super) enum Ended {
     /// The user asked for a stop; reply when done.
     Stopped(oneshot::Sender<()>),
     /// The user asked for a restart.
@@ -40,7 +36,12 @@ enum Ended {
     /// Every handle is gone: shut down.
     Orphaned,
     /// The process exited or the session broke. `reported` is set when a call saw it first.
-    Lost { why: String, reported: bool },
+    Lost {
+        /// Why, readable by a person.
+        why: String,
+        /// A call saw the session break first.
+        reported: bool,
+    },
 }
 
 /// Why a start failed.
@@ -51,14 +52,14 @@ struct StartFailure {
 }
 
 pub(super) struct Task {
-    name: Arc<str>,
-    cfg: Arc<ServerConfig>,
-    publish: watch::Sender<Snapshot>,
-    changed: mpsc::UnboundedSender<Arc<str>>,
-    log: LogRing,
-    backoff: Backoff,
-    generation: u64,
-    waiters: Vec<Waiter>,
+    pub(super) name: Arc<str>,
+    pub(super) cfg: Arc<ServerConfig>,
+    pub(super) publish: watch::Sender<Snapshot>,
+    pub(super) changed: mpsc::UnboundedSender<Arc<str>>,
+    pub(super) log: LogRing,
+    pub(super) backoff: Backoff,
+    pub(super) generation: u64,
+    pub(super) waiters: Vec<Waiter>,
 }
 
 impl Task {
@@ -289,113 +290,15 @@ impl Task {
         }
     }
 
-    /// Runs until the session ends; re-lists on upstream `list_changed`.
-    async fn serve(&mut self, session: Session, inbox: &mut mpsc::Receiver<Command>) -> Ended {
-        let Session {
-            service,
-            mut child,
-            mut events,
-            ..
-        } = session;
-        let peer = service.peer().clone();
-        let stop_service = service.cancellation_token();
-        let mut quit = tokio::spawn(service.waiting());
-        let mut quit_done = false;
-        let ended = loop {
-            tokio::select! {
-                status = wait_child(&mut child) => {
-                    let why = self.exit_reason(Some(stdio::describe_exit(&status))).await;
-                    break Ended::Lost { why, reported: false };
-                }
-                _ = &mut quit, if !quit_done => {
-                    quit_done = true;
-                    // For stdio the process is what matters: the session closing means it is
-                    // exiting, so let its exit status speak when it comes soon.
-                    let status = match child.as_mut() {
-                        Some(c) => tokio::time::timeout(Duration::from_secs(1), c.wait()).await.ok().and_then(Result::ok),
-                        None => None,
-                    };
-                    let why = self.exit_reason(status.as_ref().map(stdio::describe_exit)).await;
-                    break Ended::Lost { why, reported: false };
-                }
-                Some(UpstreamEvent::ListChanged) = events.recv() => {
-                    while events.try_recv().is_ok() {}
-                    self.relist(&peer).await;
-                }
-                cmd = inbox.recv() => match cmd {
-                    Some(Command::Start) => {}
-                    Some(Command::Stop(done)) => break Ended::Stopped(done),
-                    Some(Command::Restart(done)) => break Ended::Restart(done),
-                    Some(Command::Reconnect { generation, reply }) => {
-                        if generation < self.generation {
-                            // Someone else already reconnected: hand over the current session.
-                            let _ = reply.send(self.live().ok_or_else(|| self.not_running()));
-                        } else {
-                            self.waiters.push(reply);
-                            let why = "the session broke during a call".to_owned();
-                            break Ended::Lost { why, reported: true };
-                        }
-                    }
-                    None => break Ended::Orphaned,
-                },
-            }
-        };
-        // Take the session away from callers first, so no new call starts on a dying peer.
-        self.update(|snap| {
-            snap.live = None;
-            snap.status.pid = None;
-        });
-        if let Some(child) = child.as_mut() {
-            child.terminate(stdio::STOP_GRACE).await;
-        }
-        stop_service.cancel();
-        if !quit_done {
-            let _ = tokio::time::timeout(SERVICE_CLOSE_GRACE, quit).await;
-        }
-        ended
-    }
-
-    async fn relist(&self, peer: &Peer<RoleClient>) {
-        match upstream::listing::list_all(peer).await {
-            Ok(listing) => {
-                let Some(old) = self.live() else { return };
-                tracing::info!(tools = listing.tools.len(), "re-listed after list_changed");
-                let live = Arc::new(Live {
-                    peer: old.peer.clone(),
-                    listing: Arc::new(listing),
-                    progress: old.progress.clone(),
-                    generation: old.generation,
-                });
-                self.update(|snap| snap.live = Some(live));
-            }
-            Err(e) => tracing::warn!(error = %e, "re-listing after list_changed failed"),
-        }
-    }
-
-    /// "process exited (exit code 3); last stderr: …", after giving the stderr drain a moment.
-    async fn exit_reason(&self, status: Option<String>) -> String {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let mut why = match status {
-            Some(s) => format!("process exited ({s})"),
-            None => "the session closed".to_owned(),
-        };
-        let tail = self.log.tail(upstream::STDERR_LINES_IN_ERRORS);
-        if !tail.is_empty() {
-            why.push_str("; last stderr: ");
-            why.push_str(&tail.join(" | "));
-        }
-        why
-    }
-
     fn state(&self) -> ServerState {
         self.publish.borrow().status.state
     }
 
-    fn live(&self) -> Option<Arc<Live>> {
+    pub(super) fn live(&self) -> Option<Arc<Live>> {
         self.publish.borrow().live.clone()
     }
 
-    fn not_running(&self) -> ReconnectError {
+    pub(super) fn not_running(&self) -> ReconnectError {
         let status = &self.publish.borrow().status;
         ReconnectError(match &status.last_error {
             Some(e) => format!("server \"{}\" is {}: {e}", self.name, status.state.as_str()),
@@ -433,7 +336,7 @@ impl Task {
     }
 
     /// Applies `f` to the snapshot, stamps state changes, and tells the hub.
-    fn update(&self, f: impl FnOnce(&mut Snapshot)) {
+    pub(super) fn update(&self, f: impl FnOnce(&mut Snapshot)) {
         self.publish.send_modify(|snap| {
             let before = snap.status.state;
             f(snap);
@@ -465,17 +368,4 @@ async fn connect(cfg: Arc<ServerConfig>, log: LogRing) -> Result<Connected, Star
             message: e.to_string(),
         })?;
     Ok(Connected { session, progress })
-}
-
-async fn wait_child(child: &mut Option<stdio::StdioChild>) -> std::process::ExitStatus {
-    match child {
-        Some(c) => match c.wait().await {
-            Ok(status) => status,
-            Err(e) => {
-                tracing::debug!(error = %e, "waiting for the child failed");
-                std::future::pending().await
-            }
-        },
-        None => std::future::pending().await,
-    }
 }
