@@ -6,8 +6,9 @@
 //! [`Catalog`] from every running server's listing, and emits [`HubEvent`]s.
 //!
 //! Events emitted: [`HubEvent::ServerChanged`] on every state change, and
-//! [`HubEvent::ToolsChanged`] when the set of wrapped tools (names or definitions) changed,
-//! which the endpoint turns into `notifications/tools/list_changed`.
+//! [`HubEvent::ToolsChanged`] when the set of wrapped tools (names or definitions) changed or a
+//! server reconnected with a new session, which the endpoint turns into
+//! `notifications/tools/list_changed`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -45,6 +46,8 @@ struct Inner {
     by_name: HashMap<Arc<str>, ServerHandle>,
     catalog: RwLock<Arc<Catalog>>,
     events: broadcast::Sender<HubEvent>,
+    /// The [`supervisor::Live::session`] each running server had at the last rebuild.
+    sessions: std::sync::Mutex<HashMap<Arc<str>, u64>>,
 }
 
 impl Hub {
@@ -55,7 +58,7 @@ impl Hub {
         let servers: Vec<ServerHandle> = config
             .servers
             .iter()
-            .map(|spec| supervisor::spawn(spec, changed_tx.clone()))
+            .map(|spec| supervisor::spawn(spec, &config.ssrf_whitelist, changed_tx.clone()))
             .collect();
         let by_name = servers
             .iter()
@@ -67,6 +70,7 @@ impl Hub {
             by_name,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             events,
+            sessions: std::sync::Mutex::new(HashMap::new()),
         });
         tokio::spawn(catalog_task(Arc::downgrade(&inner), changed_rx));
         Hub { inner }
@@ -145,16 +149,27 @@ impl Hub {
         let timeout = server
             .config()
             .map_or(Duration::from_secs(30), |c| c.tool_timeout);
-        match call::call(
-            &live.peer,
-            &live.progress,
-            &route.target,
-            arguments,
-            timeout,
-            downstream,
-        )
-        .await
-        {
+        let attempt = |live: Arc<supervisor::Live>, arguments: Option<JsonObject>| async move {
+            call::call(
+                &live.peer,
+                &live.progress,
+                &route.target,
+                arguments,
+                timeout,
+                downstream,
+            )
+            .await
+        };
+        let mut outcome = attempt(live.clone(), arguments.clone()).await;
+        if outcome == Err(CallError::SessionExpired) {
+            // DESIGN §7: session gone → reconnect (shared with concurrent callers), retry once.
+            tracing::info!(server = %route.server, tool = name, "session expired; reconnecting");
+            outcome = match server.reconnect(live).await {
+                Ok(fresh) => attempt(fresh, arguments).await,
+                Err(why) => Err(CallError::Transport { reason: why }),
+            };
+        }
+        match outcome {
             Ok(result) => result,
             Err(e) => {
                 tracing::info!(server = %route.server, tool = name, error = %e, "call failed");
@@ -237,6 +252,18 @@ fn rebuild(inner: &Inner) {
     let changed = slot.tools() != next.tools();
     *slot = Arc::new(next);
     drop(slot);
+    // A server that reconnected (new session) is announced even when its tools look the same:
+    // agents should re-list, since the server may have changed behind the same names.
+    let mut sessions = inner.sessions.lock().unwrap_or_else(|p| p.into_inner());
+    let mut reconnected = false;
+    for (server, live) in &lives {
+        if let Some(live) = live {
+            let before = sessions.insert(server.name().clone(), live.session);
+            reconnected |= before.is_some_and(|b| b != live.session);
+        }
+    }
+    drop(sessions);
+    let changed = changed || reconnected;
     if changed {
         let _ = inner.events.send(HubEvent::ToolsChanged);
     }

@@ -8,7 +8,8 @@
 //! |---|---|
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
-//! | [`upstream`] | one MCP client session per server (stdio child processes) |
+//! | [`upstream`] | one MCP client session per server (stdio child processes, streamable HTTP, legacy SSE) |
+//! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL redaction |
 //! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
@@ -21,5 +22,6 @@ pub mod demo;
 pub mod hub;
 pub mod ipc;
 pub mod launch;
+pub mod net;
 pub mod supervisor;
 pub mod upstream;

@@ -12,6 +12,10 @@
 //!                        └──error──▶ failed ──start──▶ starting
 //! ```
 //!
+//! Remote servers whose HTTP session expired are reconnected on request
+//! ([`ServerHandle::reconnect`]): concurrent callers share one reconnect, and the new session
+//! gets a new [`Live::session`] number, which makes the hub announce `tools/list_changed`.
+//!
 //! Every state change is published on the snapshot `watch` and announced to the hub through the
 //! `changed` channel (the server's name), which rebuilds the merged catalog.
 
@@ -24,7 +28,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use crate::catalog::ServerListing;
-use crate::config::{ConfigError, ServerConfig, ServerSpec};
+use crate::config::{ConfigError, ServerConfig, ServerSpec, SsrfWhitelist};
 use crate::upstream::handler::{ProgressRoutes, UpstreamEvent};
 use crate::upstream::stderr::LogRing;
 use crate::upstream::{self, Session, stdio};
@@ -92,6 +96,8 @@ pub struct Live {
     pub listing: Arc<ServerListing>,
     /// Where the server's progress notifications go.
     pub progress: ProgressRoutes,
+    /// Which connect of this server the session came from (1, 2, …); unchanged by re-listing.
+    pub session: u64,
 }
 
 /// The latest state of one server.
@@ -103,9 +109,18 @@ pub struct Snapshot {
     pub live: Option<Arc<Live>>,
 }
 
+/// The answer to a reconnect request: the new session, or why there is none.
+type ReconnectReply = oneshot::Sender<Result<Arc<Live>, String>>;
+
 enum Command {
     Start,
     Stop(oneshot::Sender<()>),
+    /// The session `stale` is gone (HTTP 404 on its session id): reconnect unless that already
+    /// happened, and reply with the current session.
+    Reconnect {
+        stale: Arc<Live>,
+        reply: ReconnectReply,
+    },
 }
 
 /// A cheap handle on one server's supervisor task.
@@ -123,6 +138,7 @@ impl std::fmt::Debug for Command {
         f.write_str(match self {
             Command::Start => "Start",
             Command::Stop(_) => "Stop",
+            Command::Reconnect { .. } => "Reconnect",
         })
     }
 }
@@ -163,6 +179,23 @@ impl ServerHandle {
         let _ = self.commands.send(Command::Start).await;
     }
 
+    /// Replaces the session `stale` (whose server forgot it) with a new one: `initialize`, full
+    /// listing, `running` published again. Callers that hit the same stale session share one
+    /// reconnect; a caller whose session was already replaced gets the current one at once.
+    ///
+    /// # Errors
+    /// Why the server could not be reconnected (it is then `failed`), or that it is not running.
+    pub async fn reconnect(&self, stale: Arc<Live>) -> Result<Arc<Live>, String> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::Reconnect { stale, reply })
+            .await
+            .map_err(|_| "the server's supervisor has ended".to_owned())?;
+        answer
+            .await
+            .map_err(|_| "the server stopped while reconnecting".to_owned())?
+    }
+
     /// Stops the server and waits until its process tree is gone (at most about
     /// [`stdio::STOP_GRACE`] × 2).
     pub async fn stop(&self) {
@@ -176,7 +209,11 @@ impl ServerHandle {
 /// Starts the supervisor task of `spec`. The server connects at once unless it is `disabled` or
 /// its entry is invalid. The task ends when every [`ServerHandle`] is dropped, stopping the
 /// server first.
-pub fn spawn(spec: &ServerSpec, changed: mpsc::UnboundedSender<Arc<str>>) -> ServerHandle {
+pub fn spawn(
+    spec: &ServerSpec,
+    whitelist: &SsrfWhitelist,
+    changed: mpsc::UnboundedSender<Arc<str>>,
+) -> ServerHandle {
     let name: Arc<str> = Arc::from(spec.name.as_str());
     let (config, initial) = match &spec.entry {
         Ok(cfg) => (
@@ -206,6 +243,8 @@ pub fn spawn(spec: &ServerSpec, changed: mpsc::UnboundedSender<Arc<str>>) -> Ser
             publish: tx,
             changed,
             log,
+            whitelist: whitelist.clone(),
+            connects: std::sync::atomic::AtomicU64::new(0),
         };
         let span = tracing::info_span!("server", name = %name);
         tokio::spawn(task.run(inbox, autostart).instrument(span));
@@ -253,6 +292,9 @@ struct Task {
     publish: watch::Sender<Snapshot>,
     changed: mpsc::UnboundedSender<Arc<str>>,
     log: LogRing,
+    whitelist: SsrfWhitelist,
+    /// Successful connects so far; numbers [`Live::session`].
+    connects: std::sync::atomic::AtomicU64,
 }
 
 /// How a running session ended.
@@ -263,15 +305,31 @@ enum Ended {
     Orphaned,
     /// The process exited or the session closed on its own.
     Exited(String),
+    /// The server forgot the session: connect again, then reply.
+    Reconnect(ReconnectReply),
 }
 
 impl Task {
     async fn run(self, mut inbox: mpsc::Receiver<Command>, autostart: bool) {
         let mut want_start = autostart;
+        let mut waiting: Vec<ReconnectReply> = Vec::new();
         loop {
             if want_start {
                 want_start = false;
-                match self.start().await {
+                let started = self.start().await;
+                let outcome = match &started {
+                    Ok(_) => self
+                        .publish
+                        .borrow()
+                        .live
+                        .clone()
+                        .ok_or_else(|| "not running".to_owned()),
+                    Err(why) => Err(why.clone()),
+                };
+                for reply in waiting.drain(..) {
+                    let _ = reply.send(outcome.clone());
+                }
+                match started {
                     Ok(session) => match self.serve(session, &mut inbox).await {
                         Ended::Stopped(done) => {
                             self.set(ServerState::Stopped, None, None);
@@ -281,6 +339,12 @@ impl Task {
                         Ended::Exited(why) => {
                             tracing::warn!(reason = %why, "server exited");
                             self.set(ServerState::Failed, Some(why), None);
+                        }
+                        Ended::Reconnect(reply) => {
+                            tracing::info!("session expired; reconnecting");
+                            waiting.push(reply);
+                            want_start = true;
+                            continue;
                         }
                     },
                     Err(why) => {
@@ -297,6 +361,10 @@ impl Task {
                     }
                     let _ = done.send(());
                 }
+                Some(Command::Reconnect { reply, .. }) => {
+                    let state = self.publish.borrow().status.state;
+                    let _ = reply.send(Err(format!("the server is {}", state.as_str())));
+                }
                 None => return,
             }
         }
@@ -307,13 +375,17 @@ impl Task {
         self.set(ServerState::Starting, None, None);
         let cfg = self.cfg.expand_from_env().map_err(|e| e.to_string())?;
         let progress = ProgressRoutes::default();
-        let session = upstream::connect(&cfg, &self.log, progress.clone())
+        let session = upstream::connect(&cfg, &self.log, progress.clone(), &self.whitelist)
             .await
             .map_err(|e| e.to_string())?;
+        let number = 1 + self
+            .connects
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let live = Arc::new(Live {
             peer: session.service.peer().clone(),
             listing: Arc::new(session.listing.clone()),
             progress,
+            session: number,
         });
         let pid = session.child.as_ref().and_then(|c| c.pid());
         tracing::info!(
@@ -363,12 +435,21 @@ impl Task {
                 cmd = inbox.recv() => match cmd {
                     Some(Command::Start) => {}
                     Some(Command::Stop(done)) => break Ended::Stopped(done),
+                    Some(Command::Reconnect { stale, reply }) => {
+                        let current = self.publish.borrow().live.clone();
+                        match current {
+                            Some(live) if live.session != stale.session => {
+                                let _ = reply.send(Ok(live));
+                            }
+                            _ => break Ended::Reconnect(reply),
+                        }
+                    }
                     None => break Ended::Orphaned,
                 },
             }
         };
         // Drop the session from callers first, so no new call starts on a dying peer.
-        if !matches!(ended, Ended::Exited(_)) {
+        if matches!(ended, Ended::Stopped(_) | Ended::Orphaned) {
             self.set(ServerState::Stopped, None, None);
         }
         if let Some(child) = child.as_mut() {
@@ -390,6 +471,7 @@ impl Task {
                         peer: old.peer.clone(),
                         listing: Arc::new(listing),
                         progress: old.progress.clone(),
+                        session: old.session,
                     });
                     let pid = self.publish.borrow().status.pid;
                     tracing::info!(
