@@ -76,10 +76,14 @@ pub enum SsrfError {
     },
 }
 
-/// The guard: the whitelist networks plus the fixed blocked ranges. Cheap to clone.
+/// The guard: the whitelist networks plus the fixed blocked ranges. Cheap to clone; clones
+/// share the last refusal.
 #[derive(Clone, Debug, Default)]
 pub struct Guard {
     whitelist: Arc<Vec<IpNet>>,
+    /// The last refusal, so a caller can report it even when the HTTP stack (rmcp) drops the
+    /// error's source chain.
+    refused: Arc<std::sync::Mutex<Option<SsrfError>>>,
 }
 
 impl Guard {
@@ -87,7 +91,16 @@ impl Guard {
     pub fn new(whitelist: &[IpNet]) -> Guard {
         Guard {
             whitelist: Arc::new(whitelist.to_vec()),
+            refused: Arc::default(),
         }
+    }
+
+    /// Takes the last refusal made by this guard or its clones, if any.
+    pub fn take_refusal(&self) -> Option<SsrfError> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Checks one address `host` resolved to.
@@ -103,11 +116,13 @@ impl Guard {
             IpAddr::V4(v4) => format!("{v4}/32"),
             IpAddr::V6(v6) => format!("{v6}/128"),
         };
-        Err(SsrfError::Blocked {
+        let err = SsrfError::Blocked {
             host: host.to_owned(),
             address,
             suggestion,
-        })
+        };
+        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.clone());
+        Err(err)
     }
 
     /// Checks the scheme, and the host when it is an IP literal (those never reach the

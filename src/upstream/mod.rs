@@ -240,12 +240,21 @@ async fn connect_remote(
             })?;
         Ok::<_, ConnectError>((service, listing))
     };
-    let (service, listing) = tokio::time::timeout(cfg.connect_timeout, handshake)
+    let outcome = tokio::time::timeout(cfg.connect_timeout, handshake)
         .await
         .map_err(|_| ConnectError::Timeout {
             timeout: cfg.connect_timeout,
             stderr: Vec::new(),
-        })??;
+        })
+        .and_then(|inner| inner);
+    // A refusal deep in the HTTP stack (a redirect hop, a resolver answer) is the real reason.
+    let (service, listing) = outcome.map_err(|e| match guard.take_refusal() {
+        Some(source) => ConnectError::Ssrf {
+            url: redacted.clone(),
+            source,
+        },
+        None => e,
+    })?;
     Ok(Session {
         service,
         child: None,

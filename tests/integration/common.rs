@@ -44,6 +44,15 @@ impl Companion {
     /// Like [`Companion::start`]; with `explicit_socket == false` the socket path comes from the
     /// default rules (HOME is private to the test, XDG_RUNTIME_DIR is removed).
     pub fn start_with(config: Value, explicit_socket: bool) -> Companion {
+        Self::start_full(config, explicit_socket, &[])
+    }
+
+    /// Like [`Companion::start`], with extra environment variables for `serve`.
+    pub fn start_with_env(config: Value, env: &[(&str, &str)]) -> Companion {
+        Self::start_full(config, true, env)
+    }
+
+    fn start_full(config: Value, explicit_socket: bool, env: &[(&str, &str)]) -> Companion {
         let dir = tempfile::Builder::new()
             .prefix("mcpc")
             .tempdir()
@@ -73,6 +82,7 @@ impl Companion {
             .env_remove("MCP_COMPANION_SOCKET")
             .env_remove("MCP_COMPANION_CONFIG")
             .env("RUST_LOG", "info,mcp_companion=debug,rmcp=warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

@@ -10,3 +10,5 @@ mod failures;
 mod lifecycle;
 mod naming;
 mod passthrough;
+mod remote;
+mod remote_fixture;

@@ -1,0 +1,310 @@
+//! Proves that remote servers (streamable HTTP and legacy SSE) work behind the SSRF guard:
+//! FastMCP (Python SDK) over both transports when loopback is whitelisted, refusal without the
+//! whitelist (and no TCP connection), refused URL forms, redirects re-checked per hop, config
+//! headers with `${VAR}` reaching the server but never the log, and reconnect after the server
+//! forgets the session (HTTP 404), with `tools/list_changed` sent to agents.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::ClientConfig;
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::{Value, json};
+
+use crate::common::{BIN, Companion, call, client_config, eventually, text, tool_names};
+use crate::remote_fixture::{
+    accept_counter, everything, fastmcp, mcp_server, peer_python, redirector,
+};
+
+#[tokio::test]
+async fn fastmcp_over_sse_and_streamable_http_is_listed_and_callable_when_whitelisted() {
+    let Some(py) = peer_python() else { return };
+    let sse = fastmcp(&py, "sse", &[]);
+    let http = fastmcp(&py, "http", &[]);
+    let json_resp = fastmcp(&py, "http", &["--json-response"]);
+    let stateless = fastmcp(&py, "http", &["--stateless"]);
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "sse": { "url": format!("http://127.0.0.1:{}/sse", sse.port) },
+            "http": { "url": format!("http://127.0.0.1:{}/mcp", http.port) },
+            "json": { "type": "http", "url": format!("http://127.0.0.1:{}/mcp", json_resp.port) },
+            "stateless": { "type": "streamableHttp", "url": format!("http://127.0.0.1:{}/mcp", stateless.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    let servers = c.settled().await;
+    for s in &servers {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    assert_eq!(
+        servers.iter().find(|s| s.name == "sse").unwrap().transport,
+        "sse"
+    );
+    let client = c.client().await;
+    let names = tool_names(&client).await;
+    for server in ["sse", "http", "json", "stateless"] {
+        assert!(names.contains(&format!("mcp_{server}_echo")), "{names:?}");
+        let echo = call(
+            &client,
+            &format!("mcp_{server}_echo"),
+            json!({"message": "hi"}),
+        )
+        .await;
+        assert!(text(&echo).contains("hi"), "{server}: {echo:?}");
+        let image = call(
+            &client,
+            &format!("mcp_{server}_image"),
+            json!({"width": 2, "height": 2}),
+        )
+        .await;
+        assert!(
+            image
+                .content
+                .iter()
+                .any(|b| b.as_image().is_some_and(|i| i.mime_type == "image/png")),
+            "{server}: {image:?}"
+        );
+        let fail = call(
+            &client,
+            &format!("mcp_{server}_fail"),
+            json!({"message": "boom"}),
+        )
+        .await;
+        assert_eq!(fail.is_error, Some(true), "{server}: {fail:?}");
+        assert!(text(&fail).contains("boom"), "{server}: {fail:?}");
+    }
+
+    // The Python SDK client through `bridge`, as an agent would connect.
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+    let socket = c.socket.to_string_lossy().into_owned();
+    for (tool, args) in [
+        ("mcp_sse_echo", json!({"message": "py"})),
+        ("mcp_http_image", json!({"width": 1, "height": 1})),
+    ] {
+        let out = std::process::Command::new(&py)
+            .args([
+                script,
+                "--list",
+                "--call",
+                tool,
+                "--args",
+                &args.to_string(),
+                "--",
+            ])
+            .args([BIN, "bridge", "--socket", &socket])
+            .output()
+            .expect("run mcp_client.py");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{tool}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_str(stdout.trim()).expect("json");
+        let tools: Vec<&str> = v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(tools.contains(&tool), "{tools:?}");
+        let content = v["call"]["content"].to_string();
+        assert!(
+            content.contains("py") || content.contains("image/png"),
+            "{tool}: {content}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_the_whitelist_loopback_is_refused_before_any_connection() {
+    let (port, accepts, _task) = accept_counter("127.0.0.1:0").await;
+    let c = Companion::start(json!({ "mcpServers": {
+        "sse": { "url": format!("http://127.0.0.1:{port}/sse") },
+        "http": { "url": format!("http://127.0.0.1:{port}/mcp") },
+        "byname": { "url": format!("http://localhost:{port}/mcp") },
+    } }));
+    let servers = c.settled().await;
+    for s in &servers {
+        let err = s.last_error.clone().unwrap_or_default();
+        assert_eq!(s.state.as_str(), "failed", "{s:?}");
+        assert!(err.contains("127.0.0.1") || err.contains("::1"), "{err}");
+        assert!(
+            err.contains("127.0.0.1/32") || err.contains("::1/128"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        accepts.load(Ordering::SeqCst),
+        0,
+        "a TCP connection was opened"
+    );
+}
+
+#[tokio::test]
+async fn private_metadata_mapped_and_nat64_urls_and_other_schemes_are_refused() {
+    let urls = [
+        "http://169.254.169.254/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://0.0.0.0/",
+        "http://10.1.2.3/",
+        "http://100.64.0.1/",
+        "http://[fe80::1]/",
+        "http://[64:ff9b::7f00:1]/",
+    ];
+    let mut servers = serde_json::Map::new();
+    for (i, url) in urls.iter().enumerate() {
+        servers.insert(format!("s{i}"), json!({ "url": url }));
+    }
+    servers.insert(
+        "ftp".into(),
+        json!({ "type": "streamableHttp", "url": "ftp://example.com/" }),
+    );
+    let c = Companion::start(json!({ "mcpServers": servers }));
+    for s in c.settled().await {
+        let err = s.last_error.clone().unwrap_or_default();
+        assert_eq!(s.state.as_str(), "failed", "{s:?}");
+        if s.name == "ftp" {
+            assert!(err.contains("scheme \"ftp\""), "{err}");
+        } else {
+            assert!(err.contains("blocked"), "{}: {err}", s.name);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_to_a_non_whitelisted_address_is_refused_and_never_sent() {
+    let (v6_port, accepts, _task) = accept_counter("[::1]:0").await;
+    let hop = redirector(format!("http://[::1]:{v6_port}/mcp")).await;
+    let target = mcp_server().await;
+    let good_hop = redirector(format!("http://127.0.0.1:{}/mcp", target.port)).await;
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "refused": { "url": format!("http://127.0.0.1:{}/mcp", hop.port) },
+            "followed": { "url": format!("http://127.0.0.1:{}/mcp", good_hop.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    let servers = c.settled().await;
+    let by = |n: &str| servers.iter().find(|s| s.name == n).unwrap().clone();
+    let refused = by("refused");
+    assert_eq!(refused.state.as_str(), "failed", "{refused:?}");
+    let err = refused.last_error.unwrap_or_default();
+    assert!(err.contains("::1") && err.contains("::1/128"), "{err}");
+    assert_eq!(
+        accepts.load(Ordering::SeqCst),
+        0,
+        "the refused hop was sent"
+    );
+    assert!(
+        !hop.shared.headers.lock().unwrap().is_empty(),
+        "first hop never reached"
+    );
+    assert_eq!(
+        by("followed").state.as_str(),
+        "running",
+        "{:?}\n{}",
+        by("followed"),
+        c.log()
+    );
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Counting(Arc<AtomicUsize>);
+
+impl ClientHandler for Counting {
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn headers_reach_the_server_secrets_stay_out_of_logs_and_an_expired_session_reconnects() {
+    let server = mcp_server().await;
+    let secret = "s3cr3t-token-value-9d1e";
+    let c = Companion::start_with_env(
+        json!({
+            "mcpServers": { "remote": {
+                "url": format!("http://127.0.0.1:{}/mcp?key={secret}", server.port),
+                "headers": { "Authorization": "Bearer ${MCPC_TEST_TOKEN}", "X-Plain": "yes" },
+            } },
+            "ssrfWhitelist": ["127.0.0.1"],
+        }),
+        &[("MCPC_TEST_TOKEN", secret)],
+    );
+    let status = c.settled().await;
+    assert_eq!(
+        status[0].state.as_str(),
+        "running",
+        "{status:?}\n{}",
+        c.log()
+    );
+    {
+        let seen = server.shared.headers.lock().unwrap();
+        assert!(!seen.is_empty());
+        for h in seen.iter() {
+            assert_eq!(h["authorization"], format!("Bearer {secret}").as_str());
+            assert_eq!(h["x-plain"], "yes");
+        }
+    }
+
+    let notes = Arc::new(AtomicUsize::new(0));
+    let client = c.client_with(Counting(notes.clone())).await;
+    let first = call(&client, "mcp_remote_echo", json!({"message": "one"})).await;
+    assert_eq!(text(&first), "one");
+    let before = notes.load(Ordering::SeqCst);
+
+    server.shared.expire_next.store(true, Ordering::SeqCst);
+    let second = call(&client, "mcp_remote_echo", json!({"message": "two"})).await;
+    assert_eq!(text(&second), "two", "{second:?}\n{}", c.log());
+    assert_eq!(
+        server.shared.sessions.lock().unwrap().len(),
+        2,
+        "one reconnect"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || notes.load(Ordering::SeqCst)
+            > before)
+        .await,
+        "no tools/list_changed after the reconnect"
+    );
+    assert_eq!(c.server("remote").await.state.as_str(), "running");
+
+    let log = c.log();
+    assert!(log.contains("reconnecting"), "{log}");
+    assert!(!log.contains(secret), "a secret reached the log:\n{log}");
+}
+
+#[tokio::test]
+async fn server_everything_over_sse_and_streamable_http_works_when_whitelisted() {
+    let (Some(sse), Some(http)) = (everything("sse"), everything("streamableHttp")) else {
+        return;
+    };
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "evsse": { "url": format!("http://127.0.0.1:{}/sse", sse.port) },
+            "evhttp": { "url": format!("http://127.0.0.1:{}/mcp", http.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let client = c.client().await;
+    for server in ["evsse", "evhttp"] {
+        let echo = call(
+            &client,
+            &format!("mcp_{server}_echo"),
+            json!({"message": "hi"}),
+        )
+        .await;
+        assert!(text(&echo).contains("hi"), "{server}: {echo:?}");
+    }
+}
