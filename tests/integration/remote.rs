@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::common::{BIN, Companion, call, client_config, eventually, text, tool_names};
 use crate::remote_fixture::{
-    accept_counter, everything, fastmcp, mcp_server, peer_python, redirector,
+    accept_counter, everything, fastmcp, fastmcp_on, mcp_server, peer_python, redirector,
 };
 
 #[tokio::test]
@@ -277,6 +277,29 @@ async fn headers_reach_the_server_secrets_stay_out_of_logs_and_an_expired_sessio
     );
     assert_eq!(c.server("remote").await.state.as_str(), "running");
 
+    // Stopping the server deletes its session (MCP 2025-03-26 "Session Management").
+    let current = server.shared.sessions.lock().unwrap().last().cloned();
+    mcp_companion::ipc::control::request(
+        &c.control,
+        &mcp_companion::ipc::control::ControlRequest::Stop {
+            server: "remote".into(),
+        },
+    )
+    .await
+    .expect("stop");
+    let shared = server.shared.clone();
+    assert!(
+        eventually(Duration::from_secs(5), || shared
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(m, s)| m == "DELETE" && *s == current))
+        .await,
+        "no DELETE for the session: {:?}",
+        server.shared.requests.lock().unwrap()
+    );
+
     let log = c.log();
     assert!(log.contains("reconnecting"), "{log}");
     assert!(!log.contains(secret), "a secret reached the log:\n{log}");
@@ -307,4 +330,132 @@ async fn server_everything_over_sse_and_streamable_http_works_when_whitelisted()
         .await;
         assert!(text(&echo).contains("hi"), "{server}: {echo:?}");
     }
+}
+
+/// Counts `notifications/progress`.
+#[derive(Clone, Default)]
+struct Progress(Arc<AtomicUsize>);
+
+impl ClientHandler for Progress {
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+
+    async fn on_progress(
+        &self,
+        _p: rmcp::model::ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn remote_calls_forward_progress_and_time_out_with_tool_timeout() {
+    let Some(py) = peer_python() else { return };
+    let sse = fastmcp(&py, "sse", &[]);
+    let http = fastmcp(&py, "http", &[]);
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "sse": { "url": format!("http://127.0.0.1:{}/sse", sse.port), "toolTimeout": 1 },
+            "http": { "url": format!("http://127.0.0.1:{}/mcp", http.port), "toolTimeout": 1 },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    c.settled().await;
+    let seen = Progress::default();
+    let client = c.client_with(seen.clone()).await;
+    for server in ["sse", "http"] {
+        let before = seen.0.load(Ordering::SeqCst);
+        // rmcp's client attaches a progressToken to every request; FastMCP reports every 0.5 s.
+        let ok = call(
+            &client,
+            &format!("mcp_{server}_sleep"),
+            json!({"seconds": 0.8}),
+        )
+        .await;
+        assert_ne!(ok.is_error, Some(true), "{server}: {ok:?}");
+        assert!(
+            seen.0.load(Ordering::SeqCst) > before,
+            "{server}: no progress forwarded"
+        );
+
+        let started = std::time::Instant::now();
+        let slow = call(
+            &client,
+            &format!("mcp_{server}_sleep"),
+            json!({"seconds": 10}),
+        )
+        .await;
+        assert_eq!(slow.is_error, Some(true), "{server}: {slow:?}");
+        assert!(
+            text(&slow).contains("timed out after 1 s"),
+            "{}",
+            text(&slow)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{server}: {:?}",
+            started.elapsed()
+        );
+        let echo = call(
+            &client,
+            &format!("mcp_{server}_echo"),
+            json!({"message": "after"}),
+        )
+        .await;
+        assert!(text(&echo).contains("after"), "{server}: {echo:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_whitelist_entry_fails_remote_servers_only() {
+    let (port, accepts, _task) = accept_counter("127.0.0.1:0").await;
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "remote": { "url": format!("http://127.0.0.1:{port}/mcp") },
+            "local": crate::common::demo(&[]),
+        },
+        "ssrfWhitelist": ["127.0.0.1/32", "not-a-cidr"],
+    }));
+    let servers = c.settled().await;
+    let by = |n: &str| servers.iter().find(|s| s.name == n).unwrap().clone();
+    let remote = by("remote");
+    assert_eq!(remote.state.as_str(), "failed");
+    assert!(
+        remote
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("\"not-a-cidr\""),
+        "{remote:?}"
+    );
+    assert_eq!(by("local").state.as_str(), "running");
+    assert_eq!(accepts.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_restarted_fastmcp_http_server_is_reconnected_on_the_next_call() {
+    let Some(py) = peer_python() else { return };
+    let http = fastmcp(&py, "http", &[]);
+    let port = http.port;
+    let c = Companion::start(json!({
+        "mcpServers": { "http": { "url": format!("http://127.0.0.1:{port}/mcp") } },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    c.settled().await;
+    let notes = Arc::new(AtomicUsize::new(0));
+    let client = c.client_with(Counting(notes.clone())).await;
+    assert!(text(&call(&client, "mcp_http_echo", json!({"message": "a"})).await).contains("a"));
+    drop(http);
+    let _again = fastmcp_on(&py, "http", &[], port);
+    let before = notes.load(Ordering::SeqCst);
+    let after = call(&client, "mcp_http_echo", json!({"message": "back"})).await;
+    assert!(text(&after).contains("back"), "{after:?}\n{}", c.log());
+    assert!(
+        eventually(Duration::from_secs(5), || notes.load(Ordering::SeqCst)
+            > before)
+        .await,
+        "no tools/list_changed after the reconnect"
+    );
 }

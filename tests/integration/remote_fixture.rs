@@ -66,6 +66,8 @@ impl ServerHandler for EchoServer {
 pub struct Shared {
     /// Headers of every request, in order.
     pub headers: Mutex<Vec<HeaderMap>>,
+    /// Method and `mcp-session-id` of every request, in order.
+    pub requests: Mutex<Vec<(String, Option<String>)>>,
     /// Session ids handed out (from `mcp-session-id` response headers).
     pub sessions: Mutex<Vec<String>>,
     /// Set to make the next request on a session answer 404 and forget that session.
@@ -80,6 +82,11 @@ async fn gatekeeper(State(shared): State<Arc<Shared>>, req: Request, next: Next)
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    shared
+        .requests
+        .lock()
+        .unwrap()
+        .push((req.method().to_string(), session.clone()));
     if let Some(id) = session {
         if shared.expire_next.swap(false, Ordering::SeqCst) {
             shared.expired.lock().unwrap().insert(id.clone());
@@ -218,7 +225,11 @@ pub fn free_port() -> u16 {
 
 /// Starts `tests/peers/fastmcp_server.py MODE --port N EXTRA…` and waits for its port.
 pub fn fastmcp(python: &std::path::Path, mode: &str, extra: &[&str]) -> Peer {
-    let port = free_port();
+    fastmcp_on(python, mode, extra, free_port())
+}
+
+/// [`fastmcp`] on a given port (to restart a server where it was).
+pub fn fastmcp_on(python: &std::path::Path, mode: &str, extra: &[&str], port: u16) -> Peer {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/fastmcp_server.py");
     let child = Command::new(python)
         .arg(script)
