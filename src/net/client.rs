@@ -3,7 +3,7 @@
 //!
 //! Proxies: `reqwest` reads `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` itself. The
 //! proxy host is the user's choice and is exempt from the guard; the target host is still
-//! checked before connecting (see [`super::Guard::check_url`]).
+//! checked before connecting (see [`super::Guard::check_url`]) and on every redirect hop.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::{Guard, GuardedResolver, redact};
+use super::{Guard, GuardedResolver, SsrfError, redact};
 
 /// Redirect hops followed before giving up.
 const MAX_REDIRECTS: usize = 10;
@@ -62,12 +62,25 @@ pub fn build_client(
         map.insert(key, value);
     }
     let hop_guard = guard.clone();
+    let proxies = proxy_hosts(&|k| std::env::var(k).ok());
+    let proxied = !proxies.is_empty();
     let redirects = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
         }
         // Host names are checked by the resolver when the hop connects; literals never are.
-        match hop_guard.check_url_literal(attempt.url()) {
+        // Through a proxy the target is never resolved here, so resolve the hop now (blocking,
+        // but only on redirects and only when a proxy is configured).
+        let checked =
+            hop_guard
+                .check_url_literal(attempt.url())
+                .and_then(|()| match attempt.url().host() {
+                    Some(url::Host::Domain(host)) if proxied => {
+                        check_blocking(&hop_guard, host, attempt.url().port_or_known_default())
+                    }
+                    _ => Ok(()),
+                });
+        match checked {
             Ok(()) => {
                 tracing::debug!(to = %redact(attempt.url().as_str()), "following redirect");
                 attempt.follow()
@@ -78,7 +91,7 @@ pub fn build_client(
             }
         }
     });
-    let resolver = GuardedResolver::new(guard.clone(), proxy_hosts(&|k| std::env::var(k).ok()));
+    let resolver = GuardedResolver::new(guard.clone(), proxies);
     reqwest::Client::builder()
         .default_headers(map)
         .dns_resolver(Arc::new(resolver))
@@ -88,6 +101,21 @@ pub fn build_client(
         .map_err(|e| ClientError::Build {
             reason: e.to_string(),
         })
+}
+
+/// Resolves `host` with the blocking system resolver and checks every address.
+fn check_blocking(guard: &Guard, host: &str, port: Option<u16>) -> Result<(), SsrfError> {
+    use std::net::ToSocketAddrs;
+    let addrs = (host, port.unwrap_or(80))
+        .to_socket_addrs()
+        .map_err(|e| SsrfError::Resolve {
+            host: host.to_owned(),
+            reason: e.to_string(),
+        })?;
+    for a in addrs {
+        guard.check_addr(host, a.ip())?;
+    }
+    Ok(())
 }
 
 /// The hosts of the proxies configured in the environment (either case).
@@ -125,6 +153,15 @@ mod tests {
         assert_eq!(
             hosts,
             HashSet::from(["proxy.local".to_owned(), "other".to_owned()])
+        );
+    }
+
+    #[test]
+    fn blocking_hop_checks_refuse_names_resolving_to_loopback() {
+        let err = check_blocking(&Guard::default(), "localhost", Some(80)).unwrap_err();
+        assert!(
+            matches!(err, SsrfError::Blocked { ref host, .. } if host == "localhost"),
+            "{err}"
         );
     }
 

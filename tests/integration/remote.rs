@@ -459,3 +459,40 @@ async fn a_restarted_fastmcp_http_server_is_reconnected_on_the_next_call() {
         "no tools/list_changed after the reconnect"
     );
 }
+
+#[tokio::test]
+async fn http_proxy_from_the_environment_is_used_and_targets_are_still_checked() {
+    let (proxy_port, proxied, _task) = accept_counter("127.0.0.1:0").await;
+    let proxy = format!("http://127.0.0.1:{proxy_port}");
+    let c = Companion::start_with_env(
+        json!({
+            "mcpServers": {
+                "viaproxy": { "url": "http://127.0.0.1:9/mcp", "connectTimeout": 2 },
+                "blocked": { "url": "http://10.1.2.3/mcp" },
+            },
+            "ssrfWhitelist": ["127.0.0.1/32"],
+        }),
+        &[("HTTP_PROXY", &proxy), ("NO_PROXY", "")],
+    );
+    let servers = c.settled().await;
+    let by = |n: &str| servers.iter().find(|s| s.name == n).unwrap().clone();
+    // The whitelisted target went to the proxy (which never answers, so connectTimeout).
+    assert_eq!(by("viaproxy").state.as_str(), "failed");
+    assert!(
+        proxied.load(Ordering::SeqCst) >= 1,
+        "the proxy was not used"
+    );
+    let before = proxied.load(Ordering::SeqCst);
+    // The blocked target was refused locally, the proxy never asked.
+    let blocked = by("blocked");
+    assert_eq!(blocked.state.as_str(), "failed");
+    assert!(
+        blocked
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("10.1.2.3/32"),
+        "{blocked:?}"
+    );
+    assert_eq!(proxied.load(Ordering::SeqCst), before);
+}
