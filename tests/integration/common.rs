@@ -332,3 +332,118 @@ pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool 
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+/// Where `tests/peers/setup.sh` installs the third-party peers: `$MCP_PEERS_DIR`, else
+/// `~/.cache/mcp-companion/peers`.
+pub fn peers_root() -> PathBuf {
+    match std::env::var_os("MCP_PEERS_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => dirs::home_dir()
+            .unwrap_or_else(|| PathBuf::from("/root"))
+            .join(".cache/mcp-companion/peers"),
+    }
+}
+
+/// server-everything's entry point under the peers dir (`node <it> stdio`).
+pub fn everything_js(peers: &Path) -> PathBuf {
+    peers.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// The PyPI `mcp-server-time` under the peers dir.
+pub fn time_server(peers: &Path) -> PathBuf {
+    peers.join("venv/bin/mcp-server-time")
+}
+
+/// Python with the current SDK (`mcp` 2.x).
+pub fn python_sdk2(peers: &Path) -> PathBuf {
+    peers.join("venv/bin/python")
+}
+
+/// Python with the last 1.x SDK (`mcp` 1.30).
+pub fn python_sdk1(peers: &Path) -> PathBuf {
+    peers.join("venv-v1/bin/python")
+}
+
+/// The peers dir when every third-party peer is installed; otherwise prints a loud SKIPPED line
+/// naming the calling test and returns `None` (the test then returns early).
+pub fn peers_dir() -> Option<PathBuf> {
+    let dir = peers_root();
+    let needed = [
+        everything_js(&dir),
+        time_server(&dir),
+        python_sdk2(&dir),
+        python_sdk1(&dir),
+    ];
+    if needed.iter().all(|p| p.exists()) {
+        return Some(dir);
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<test>");
+    eprintln!(
+        "SKIPPED {test}: third-party peers not installed in {}; run tests/peers/setup.sh",
+        dir.display()
+    );
+    None
+}
+
+/// The scripted Python SDK agent (`tests/peers/agent.py`).
+pub const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/agent.py");
+
+/// Runs `python agent.py ARGS` with the environment cleared except `PATH` and `HOME=home`, as a
+/// client passing a minimal environment would; kills it after `timeout`. Returns the JSON it
+/// printed, with the process's exit code under `"exit"` and its stderr under `"stderr"`.
+pub fn run_agent(python: &Path, args: &[&str], home: &Path, timeout: Duration) -> Value {
+    use std::io::{Read, Seek};
+    let mut stdout = tempfile::tempfile().expect("stdout file");
+    let mut stderr = tempfile::tempfile().expect("stderr file");
+    let mut child = Command::new(python)
+        .arg(AGENT)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .stdout(stdout.try_clone().expect("dup"))
+        .stderr(stderr.try_clone().expect("dup"))
+        .spawn()
+        .expect("spawn agent.py");
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait agent") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let read = |f: &mut std::fs::File| {
+        let mut s = String::new();
+        f.rewind().expect("rewind");
+        f.read_to_string(&mut s).expect("read");
+        s
+    };
+    let (out, err) = (read(&mut stdout), read(&mut stderr));
+    let Some(status) = status else {
+        panic!("agent.py {args:?} hung for {timeout:?}; stdout:\n{out}\nstderr:\n{err}");
+    };
+    let mut v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| {
+        panic!(
+            "agent.py {args:?} printed no JSON ({e}; {status:?}); stdout:\n{out}\nstderr:\n{err}"
+        )
+    });
+    v["exit"] = json!(status.code());
+    v["stderr"] = json!(err);
+    v
+}
+
+/// The `calls[i].result` an agent recorded for tool `name` (the first call of that name).
+pub fn agent_call<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["calls"]
+        .as_array()
+        .and_then(|calls| calls.iter().find(|c| c["name"] == name))
+        .map(|c| &c["result"])
+        .unwrap_or_else(|| panic!("no call of {name} in {run:#}"))
+}

@@ -10,5 +10,7 @@ mod failures;
 mod lifecycle;
 mod naming;
 mod passthrough;
+mod python_clients;
 mod remote;
 mod remote_fixture;
+mod third_party;

@@ -11,9 +11,11 @@ use std::time::Duration;
 use rmcp::model::ClientConfig;
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{BIN, Companion, call, client_config, eventually, text, tool_names};
+use crate::common::{
+    BIN, Companion, agent_call, call, client_config, eventually, run_agent, text, tool_names,
+};
 use crate::remote_fixture::{
     accept_counter, everything, fastmcp, fastmcp_on, mcp_server, peer_python, redirector,
 };
@@ -76,46 +78,52 @@ async fn fastmcp_over_sse_and_streamable_http_is_listed_and_callable_when_whitel
         assert!(text(&fail).contains("boom"), "{server}: {fail:?}");
     }
 
-    // The Python SDK client through `bridge`, as an agent would connect.
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/mcp_client.py");
+    // The official Python SDK client through `bridge`, as an agent would connect.
     let socket = c.socket.to_string_lossy().into_owned();
-    for (tool, args) in [
-        ("mcp_sse_echo", json!({"message": "py"})),
-        ("mcp_http_image", json!({"width": 1, "height": 1})),
+    let run = run_agent(
+        &py,
+        &[
+            "--list",
+            "--call",
+            "mcp_sse_echo",
+            r#"{"message": "py"}"#,
+            "--call",
+            "mcp_http_image",
+            r#"{"width": 1, "height": 1}"#,
+            "--call",
+            "mcp_json_fail",
+            r#"{"message": "bad"}"#,
+            "--",
+            BIN,
+            "bridge",
+            "--socket",
+            &socket,
+        ],
+        &c.home,
+        Duration::from_secs(60),
+    );
+    assert_eq!(run["exit"], 0, "{run:#}");
+    let tools = run["tools"].to_string();
+    for name in [
+        "mcp_sse_echo",
+        "mcp_http_image",
+        "mcp_json_fail",
+        "mcp_stateless_echo",
     ] {
-        let out = std::process::Command::new(&py)
-            .args([
-                script,
-                "--list",
-                "--call",
-                tool,
-                "--args",
-                &args.to_string(),
-                "--",
-            ])
-            .args([BIN, "bridge", "--socket", &socket])
-            .output()
-            .expect("run mcp_client.py");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{tool}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_str(stdout.trim()).expect("json");
-        let tools: Vec<&str> = v["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str())
-            .collect();
-        assert!(tools.contains(&tool), "{tools:?}");
-        let content = v["call"]["content"].to_string();
-        assert!(
-            content.contains("py") || content.contains("image/png"),
-            "{tool}: {content}"
-        );
+        assert!(tools.contains(name), "{name} not in {tools}");
     }
+    assert!(
+        agent_call(&run, "mcp_sse_echo").to_string().contains("py"),
+        "{run:#}"
+    );
+    let image = agent_call(&run, "mcp_http_image");
+    assert!(
+        image["content"].to_string().contains("image/png"),
+        "{image:#}"
+    );
+    let fail = agent_call(&run, "mcp_json_fail");
+    assert_eq!(fail["isError"], true, "{fail:#}");
+    assert!(fail["content"].to_string().contains("bad"), "{fail:#}");
 }
 
 #[tokio::test]

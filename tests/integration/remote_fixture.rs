@@ -23,6 +23,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::json;
 
+use crate::common::{everything_js, peers_root, python_sdk2};
+
 /// A one-tool (`echo`) MCP server.
 #[derive(Clone)]
 struct EchoServer;
@@ -178,21 +180,9 @@ pub async fn accept_counter(addr: &str) -> (u16, Arc<AtomicUsize>, tokio::task::
     (port, count, task)
 }
 
-/// Where `tests/peers/setup.sh` put the third-party peers.
-pub fn peers_dir() -> PathBuf {
-    std::env::var_os("MCP_PEERS_DIR").map_or_else(
-        || {
-            dirs::home_dir()
-                .unwrap_or_default()
-                .join(".cache/mcp-companion/peers")
-        },
-        PathBuf::from,
-    )
-}
-
 /// The Python (SDK 2.x) of the peers venv, or `None` with a loud skip message.
 pub fn peer_python() -> Option<PathBuf> {
-    let py = peers_dir().join("venv/bin/python");
+    let py = python_sdk2(&peers_root());
     if py.exists() {
         Some(py)
     } else {
@@ -254,8 +244,7 @@ pub fn fastmcp_on(python: &std::path::Path, mode: &str, extra: &[&str], port: u1
 /// Starts `@modelcontextprotocol/server-everything MODE` bound to 127.0.0.1 (through the
 /// `loopback-listen.cjs` preload), or `None` with a loud skip message when it is not installed.
 pub fn everything(mode: &str) -> Option<Peer> {
-    let index =
-        peers_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let index = everything_js(&peers_root());
     if !index.exists() {
         eprintln!(
             "SKIPPED: {} missing; run tests/peers/setup.sh",
