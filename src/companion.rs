@@ -2,16 +2,18 @@
 //! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one.
 
 use std::fs::File;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{self, Config};
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlRequest, StatusReport};
+use crate::ipc::control::{self, ControlContext, ControlRequest, StatusReport};
 use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
+use crate::upstream::reaper;
 
 /// How long shutdown waits for every server to stop, in total.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
@@ -46,38 +48,79 @@ pub enum StartError {
 pub struct Companion {
     hub: Hub,
     paths: EndpointPaths,
+    config_path: Option<PathBuf>,
     stop: CancellationToken,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     _lock: File,
 }
 
 impl Companion {
-    /// Takes the per-user lock, binds both sockets and starts every server of `config`.
+    /// Takes the per-user lock, binds both sockets, starts the reaper and every server of
+    /// `config`. `config_path` is what the control API's `reload` re-reads.
     ///
     /// # Errors
     /// [`StartError::AlreadyRunning`] when another instance holds the lock.
-    pub async fn start(config: &Config, paths: EndpointPaths) -> Result<Companion, StartError> {
+    pub async fn start(
+        config: &Config,
+        paths: EndpointPaths,
+        config_path: Option<PathBuf>,
+    ) -> Result<Companion, StartError> {
         let lock = take_lock(&paths).await?;
         let mcp = LocalListener::bind(&paths.mcp)?;
         let ctl = LocalListener::bind(&paths.control)?;
+        if let Err(e) = reaper::start() {
+            tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+        }
         let hub = Hub::start(config);
         let stop = CancellationToken::new();
+        let ctx = ControlContext {
+            hub: hub.clone(),
+            mcp_socket: paths.mcp.clone(),
+            config_path: config_path.clone(),
+        };
         let tasks = vec![
             tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
-            tokio::spawn(control::serve(
-                ctl,
-                hub.clone(),
-                paths.mcp.clone(),
-                stop.clone(),
-            )),
+            tokio::spawn(control::serve(ctl, ctx, stop.clone())),
         ];
         Ok(Companion {
             hub,
             paths,
+            config_path,
             stop,
             tasks,
             _lock: lock,
         })
+    }
+
+    /// Reloads the config whenever its file changes (checked every `interval`): a file that
+    /// fails to load is logged and ignored, leaving the running servers untouched.
+    pub fn watch_config(&mut self, interval: Duration) {
+        let Some(path) = self.config_path.clone() else {
+            return;
+        };
+        let hub = self.hub.clone();
+        let stop = self.stop.clone();
+        self.tasks.push(tokio::spawn(async move {
+            let mut last = fingerprint(&path);
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(interval) => {}
+                    () = stop.cancelled() => return,
+                }
+                let now = fingerprint(&path);
+                if now == last {
+                    continue;
+                }
+                last = now;
+                match config::load(&path) {
+                    Ok(cfg) => {
+                        let report = hub.reload(&cfg).await;
+                        tracing::info!(?report, "config file changed: reloaded");
+                    }
+                    Err(e) => tracing::error!(error = %e, "config file changed but does not load; running servers untouched"),
+                }
+            }
+        }));
     }
 
     /// The hub, for callers in the same process (the desktop shell).
@@ -148,4 +191,10 @@ async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
             reason: e.to_string(),
         }),
     }
+}
+
+/// What identifies a version of the config file: modification time and length.
+fn fingerprint(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
 }

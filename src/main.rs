@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use mcp_companion::ipc::control::ControlRequest;
 
 /// Install MCP servers once; share them with every local AI agent through one endpoint.
 #[derive(Debug, Parser)]
@@ -30,7 +31,11 @@ enum Command {
     /// Run the companion in the foreground: start every server, serve agents on the socket.
     ///
     /// Logs go to stderr. Ctrl-C or SIGTERM stops every server and removes the sockets.
-    Serve,
+    Serve {
+        /// Reload the config whenever the file changes.
+        #[arg(long)]
+        watch: bool,
+    },
     /// Copy stdio to the companion's socket, for MCP clients that spawn a command.
     ///
     /// Use as the command of an MCP server entry in Claude Desktop, Cursor, VS Code or nanobot:
@@ -68,16 +73,40 @@ enum Command {
         /// How many of the last lines.
         #[arg(short = 'n', long, default_value_t = 100)]
         lines: usize,
+        /// Keep printing new lines until interrupted.
+        #[arg(short, long)]
+        follow: bool,
     },
-    /// Start a server of the running companion.
+    /// Start a server of the running companion (also after it gave up and is `failed`).
     Start {
         /// Server name.
         server: String,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Stop a server of the running companion (its tools disappear from tools/list).
     Stop {
         /// Server name.
         server: String,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop and start a server of the running companion.
+    Restart {
+        /// Server name.
+        server: String,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-read the config file and apply the changes: added servers start, removed ones stop,
+    /// changed ones restart, the rest keep running. A config that does not load changes nothing.
+    Reload {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Run the built-in demo MCP server on stdio (what the default config starts).
     DemoServer {
@@ -100,9 +129,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A copy of this binary may be the reaper that guards the servers' process groups.
+    mcp_companion::upstream::reaper::run_if_reaper();
     let args = Args::parse();
     let default_level = match args.command {
-        Command::Serve => "info",
+        Command::Serve { .. } => "info",
         _ => "warn",
     };
     cli::init_tracing(args.log_level.as_deref(), default_level);
@@ -131,7 +162,7 @@ fn main() -> ExitCode {
 async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args.socket.as_deref();
     match args.command {
-        Command::Serve => cli::serve(args.config.as_deref(), socket).await,
+        Command::Serve { watch } => cli::serve(args.config.as_deref(), socket, watch).await,
         Command::Bridge => cli::bridge(socket).await,
         Command::Tools { json } => cli::tools(socket, json).await,
         Command::Call {
@@ -140,9 +171,21 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             json,
         } => cli::call(socket, &name, &arguments, json).await,
         Command::Status { json } => cli::status(socket, json).await,
-        Command::Logs { server, lines } => cli::logs(socket, &server, lines).await,
-        Command::Start { server } => cli::start_stop(socket, &server, true).await,
-        Command::Stop { server } => cli::start_stop(socket, &server, false).await,
+        Command::Logs {
+            server,
+            lines,
+            follow,
+        } => cli::logs(socket, &server, lines, follow).await,
+        Command::Start { server, json } => {
+            cli::control(socket, ControlRequest::Start { server }, json).await
+        }
+        Command::Stop { server, json } => {
+            cli::control(socket, ControlRequest::Stop { server }, json).await
+        }
+        Command::Restart { server, json } => {
+            cli::control(socket, ControlRequest::Restart { server }, json).await
+        }
+        Command::Reload { json } => cli::control(socket, ControlRequest::Reload, json).await,
         Command::DemoServer {
             test_tools,
             start_delay_ms,

@@ -36,7 +36,11 @@ pub fn init_tracing(level: Option<&str>, default: &str) {
 }
 
 /// `serve`: run in the foreground until Ctrl-C / SIGTERM.
-pub async fn serve(config_path: Option<&Path>, socket: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub async fn serve(
+    config_path: Option<&Path>,
+    socket: Option<&Path>,
+    watch: bool,
+) -> anyhow::Result<ExitCode> {
     let path = config::resolve_config_path(config_path)?;
     let (cfg, created) = config::load_or_init(&path)
         .with_context(|| format!("cannot load config {}", path.display()))?;
@@ -46,7 +50,11 @@ pub async fn serve(config_path: Option<&Path>, socket: Option<&Path>) -> anyhow:
         tracing::info!(path = %path.display(), "config loaded");
     }
     let paths = EndpointPaths::resolve(socket);
-    let companion = Companion::start(&cfg, paths).await?;
+    let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;
+    if watch {
+        companion.watch_config(Duration::from_secs(1));
+        tracing::info!(path = %path.display(), "watching the config file for changes");
+    }
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "mcp-companion".into());
@@ -97,9 +105,20 @@ async fn wait_for_shutdown_signal() {
             _ = term.recv() => {}
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        // Closing the console window must stop the servers too.
+        match tokio::signal::windows::ctrl_close() {
+            Ok(mut close) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = close.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
     }
 }
 
@@ -197,56 +216,86 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .unwrap_or(6)
         .max(6);
     println!(
-        "{:width$}  {:14}  {:8}  {:>5}  {:>7}  LAST ERROR",
-        "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID"
+        "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  LAST ERROR",
+        "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID", "RESTARTS"
     );
     for s in &report.servers {
         println!(
-            "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {}",
+            "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  {}",
             s.name,
             s.transport,
             s.state.as_str(),
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            s.restarts,
             s.last_error.as_deref().unwrap_or("")
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `logs`: a server's captured stderr.
-pub async fn logs(socket: Option<&Path>, server: &str, lines: usize) -> anyhow::Result<ExitCode> {
+/// `logs`: a server's captured stderr; with `follow`, keeps printing new lines.
+pub async fn logs(
+    socket: Option<&Path>,
+    server: &str,
+    lines: usize,
+    follow: bool,
+) -> anyhow::Result<ExitCode> {
     let paths = EndpointPaths::resolve(socket);
-    let value = control::request(
-        &paths.control,
-        &ControlRequest::Logs {
+    let mut client = control::ControlClient::connect(&paths.control).await?;
+    client
+        .send(&ControlRequest::Logs {
             server: server.to_owned(),
             lines,
-        },
-    )
-    .await?;
-    if let Some(lines) = value.get("lines").and_then(|l| l.as_array()) {
-        for line in lines {
-            println!("{}", line.as_str().unwrap_or_default());
+            follow,
+        })
+        .await?;
+    while let Some(batch) = client.next().await? {
+        if let Some(lines) = batch.get("lines").and_then(|l| l.as_array()) {
+            for line in lines {
+                println!("{}", line.as_str().unwrap_or_default());
+            }
+        }
+        if !follow {
+            break;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `start` / `stop`.
-pub async fn start_stop(
+/// `start`, `stop`, `restart`, `reload`: one control request, its answer printed.
+pub async fn control(
     socket: Option<&Path>,
-    server: &str,
-    start: bool,
+    req: ControlRequest,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
     let paths = EndpointPaths::resolve(socket);
-    let server = server.to_owned();
-    let req = if start {
-        ControlRequest::Start { server }
-    } else {
-        ControlRequest::Stop { server }
-    };
-    control::request(&paths.control, &req).await?;
+    let answer = control::request(&paths.control, &req).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    match req {
+        ControlRequest::Reload => {
+            let report: mcp_companion::hub::ReloadReport =
+                serde_json::from_value(answer).context("malformed reload answer")?;
+            let list = |names: &[String]| {
+                if names.is_empty() {
+                    "-".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            };
+            println!("added:     {}", list(&report.added));
+            println!("removed:   {}", list(&report.removed));
+            println!("changed:   {}", list(&report.changed));
+            println!("unchanged: {}", list(&report.unchanged));
+        }
+        ControlRequest::Start { server } => println!("started {server}"),
+        ControlRequest::Stop { server } => println!("stopped {server}"),
+        ControlRequest::Restart { server } => println!("restarted {server}"),
+        ControlRequest::Status | ControlRequest::Logs { .. } => {}
+    }
     Ok(ExitCode::SUCCESS)
 }
 

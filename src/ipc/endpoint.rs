@@ -4,7 +4,7 @@
 //! | method | answer |
 //! |---|---|
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
-//! | `server/discover` | -32601, so 2026-07-28-era clients fall back to `initialize` |
+//! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
 //! | `ping`, `logging/setLevel` | empty result |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
@@ -74,6 +74,8 @@ impl ServerHandler for Endpoint {
         ))
     }
 
+    /// Reached only by a probe without the modern `_meta` envelope (rmcp answers the others
+    /// with -32022 from [`Self::supported_protocol_versions`]): -32601.
     async fn discover(&self, _cx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
         Err(McpError::method_not_found::<DiscoverRequestMethod>())
     }
@@ -190,7 +192,7 @@ where
                         tracing::debug!(error = %e, "could not send tools/list_changed");
                     }
                 }
-                Ok(HubEvent::ServerChanged(_)) => {}
+                Ok(HubEvent::ServerChanged(_) | HubEvent::ServersChanged) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => {
                     let _ = (&mut done).await;
                     break;

@@ -15,6 +15,7 @@ pub mod call;
 pub mod handler;
 pub mod http;
 pub mod listing;
+pub mod reaper;
 pub mod sse;
 pub mod stderr;
 pub mod stdio;
@@ -96,6 +97,21 @@ pub enum ConnectError {
     Sse(#[from] sse::SseError),
 }
 
+impl ConnectError {
+    /// Whether retrying cannot help: the command or its directory does not exist, the
+    /// whitelist is invalid, the SSRF guard refused the URL, or a header is malformed. The
+    /// supervisor marks such servers `failed` at once.
+    pub fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            ConnectError::Launch(_)
+                | ConnectError::Whitelist(_)
+                | ConnectError::Ssrf { .. }
+                | ConnectError::Client(_)
+        )
+    }
+}
+
 fn stderr_suffix(lines: &[String]) -> String {
     if lines.is_empty() {
         String::new()
@@ -167,30 +183,30 @@ async fn connect_stdio(
             .map_err(|e| Stage::List(e.to_string()))?;
         Ok::<_, Stage>((service, listing))
     };
-    let outcome = tokio::time::timeout(cfg.connect_timeout, handshake).await;
-    match outcome {
-        Ok(Ok((service, listing))) => Ok(Session {
-            service,
-            child: Some(child),
-            events,
-            listing,
-        }),
-        failed => {
-            child.terminate(stdio::STOP_GRACE).await;
-            // The pipe closes with the process; give the drain a moment to log the last lines.
-            let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
-            let stderr = log.tail(STDERR_LINES_IN_ERRORS);
-            Err(match failed {
-                Err(_) => ConnectError::Timeout {
-                    timeout: cfg.connect_timeout,
-                    stderr,
-                },
-                Ok(Err(Stage::Initialize(reason))) => ConnectError::Initialize { reason, stderr },
-                Ok(Err(Stage::List(reason))) => ConnectError::List { reason, stderr },
-                Ok(Ok(_)) => unreachable!("success handled above"),
-            })
+    let failed = match tokio::time::timeout(cfg.connect_timeout, handshake).await {
+        Ok(Ok((service, listing))) => {
+            return Ok(Session {
+                service,
+                child: Some(child),
+                events,
+                listing,
+            });
         }
-    }
+        Ok(Err(stage)) => Some(stage),
+        Err(_elapsed) => None,
+    };
+    child.terminate(stdio::STOP_GRACE).await;
+    // The pipe closes with the process; give the drain a moment to log the last lines.
+    let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+    let stderr = log.tail(STDERR_LINES_IN_ERRORS);
+    Err(match failed {
+        None => ConnectError::Timeout {
+            timeout: cfg.connect_timeout,
+            stderr,
+        },
+        Some(Stage::Initialize(reason)) => ConnectError::Initialize { reason, stderr },
+        Some(Stage::List(reason)) => ConnectError::List { reason, stderr },
+    })
 }
 
 /// Connects a remote server: whitelist validity, SSRF pre-check (no TCP connection to a refused

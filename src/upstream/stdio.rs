@@ -88,6 +88,10 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
     let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
     let pid = child.id();
+    #[cfg(unix)]
+    if let Some(pgid) = pid {
+        super::reaper::register(pgid);
+    }
     Ok((
         StdioChild {
             child,
@@ -154,6 +158,10 @@ impl Drop for StdioChild {
         if self.exited.is_none() {
             // Never leave a process behind, even when a task is aborted mid-stop.
             let _ = self.child.start_kill();
+        }
+        #[cfg(unix)]
+        if let Some(pgid) = self.pid {
+            super::reaper::unregister(pgid);
         }
     }
 }

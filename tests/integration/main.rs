@@ -13,4 +13,5 @@ mod passthrough;
 mod python_clients;
 mod remote;
 mod remote_fixture;
+mod supervision;
 mod third_party;

@@ -485,7 +485,9 @@ async fn http_proxy_from_the_environment_is_used_and_targets_are_still_checked()
     let servers = c.settled().await;
     let by = |n: &str| servers.iter().find(|s| s.name == n).unwrap().clone();
     // The whitelisted target went to the proxy (which never answers, so connectTimeout).
-    assert_eq!(by("viaproxy").state.as_str(), "failed");
+    // (A timeout is transient: the server is `backoff`, waiting to retry, or `failed`.)
+    let via = by("viaproxy").state.as_str();
+    assert!(via == "backoff" || via == "failed", "{via}");
     assert!(
         proxied.load(Ordering::SeqCst) >= 1,
         "the proxy was not used"

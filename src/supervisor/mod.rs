@@ -1,0 +1,300 @@
+//! One task per server, owning its session and process (DESIGN §7; STYLE §3).
+//!
+//! The task is the only owner of the child process and the rmcp service. Everyone else holds a
+//! [`ServerHandle`]: a command channel, and a `watch` of the latest [`Snapshot`] (status plus the
+//! live session to send calls on). Calls do not queue through the task; they clone the live
+//! peer from the snapshot, so one slow call never delays another.
+//!
+//! States (shown by `status`, the tray and the window):
+//!
+//! ```text
+//!            start                 ok
+//! stopped ─────────▶ starting ──────────▶ running
+//!    ▲                  ▲ │ error            │ exit / session lost
+//!    │ stop             │ ▼                  ▼
+//!    └──────────────  backoff ◀──── (1 s, 2 s, 4 s, 8 s) ──┘
+//!                        │ 5th failure in a row
+//!                        ▼
+//!                      failed ──start──▶ starting
+//! ```
+//!
+//! A configuration problem (command not found, missing `${VAR}`, bad `cwd`) goes straight to
+//! `failed`: retrying cannot fix it. Every state change is published on the snapshot `watch`
+//! and announced to the hub through the `changed` channel (the server's name).
+
+mod backoff;
+mod task;
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rmcp::{Peer, RoleClient};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::Instrument;
+
+use crate::catalog::ServerListing;
+use crate::config::{ConfigError, ServerConfig, ServerSpec, SsrfWhitelist};
+use crate::upstream;
+use crate::upstream::handler::ProgressRoutes;
+use crate::upstream::stderr::LogRing;
+
+pub use backoff::{HEALTHY_AFTER, MAX_FAILURES, delay_for};
+
+/// Lifecycle state of one server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    /// Not running, by configuration (`disabled`) or by request.
+    Stopped,
+    /// Spawning, initializing or listing.
+    Starting,
+    /// Serving calls.
+    Running,
+    /// Waiting before a restart; `retry_at_ms` says when.
+    Backoff,
+    /// Gave up: configuration error or too many failures in a row. `last_error` says why.
+    Failed,
+}
+
+impl ServerState {
+    /// The lower-case name used in CLI output and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerState::Stopped => "stopped",
+            ServerState::Starting => "starting",
+            ServerState::Running => "running",
+            ServerState::Backoff => "backoff",
+            ServerState::Failed => "failed",
+        }
+    }
+}
+
+/// What `status` shows for one server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    /// The server's name in the config.
+    pub name: String,
+    /// `stdio`, `sse`, `streamableHttp`, or `unknown` for an entry that failed to parse.
+    pub transport: String,
+    /// Current state.
+    pub state: ServerState,
+    /// Why the server last failed, readable by a person (kept while it restarts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// When the state last changed, in milliseconds since the Unix epoch.
+    pub since_ms: u64,
+    /// In `backoff`: when the next start is due, in milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at_ms: Option<u64>,
+    /// Process id of a running stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Restarts after an exit or a lost session since the companion started.
+    #[serde(default)]
+    pub restarts: u32,
+    /// Wrapped tools this server contributes to the merged catalog (filled in by the hub).
+    pub tools: usize,
+}
+
+/// The live session of a running server, shared with callers.
+#[derive(Debug)]
+pub struct Live {
+    /// Sends requests to the server.
+    pub peer: Peer<RoleClient>,
+    /// Everything the server listed, as of the last (re-)listing.
+    pub listing: Arc<ServerListing>,
+    /// Where the server's progress notifications go.
+    pub progress: ProgressRoutes,
+    /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
+    /// session fail asks for a reconnect of exactly this generation.
+    pub generation: u64,
+}
+
+/// The latest state of one server.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// What `status` shows.
+    pub status: ServerStatus,
+    /// The session, while `running`.
+    pub live: Option<Arc<Live>>,
+}
+
+/// Why [`ServerHandle::reconnect`] has no session to offer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ReconnectError(pub String);
+
+enum Command {
+    Start,
+    Stop(oneshot::Sender<()>),
+    Restart(oneshot::Sender<()>),
+    Reconnect {
+        generation: u64,
+        reply: oneshot::Sender<Result<Arc<Live>, ReconnectError>>,
+    },
+}
+
+/// A cheap handle on one server's supervisor task.
+#[derive(Clone, Debug)]
+pub struct ServerHandle {
+    name: Arc<str>,
+    config: Option<Arc<ServerConfig>>,
+    commands: mpsc::Sender<Command>,
+    snapshot: watch::Receiver<Snapshot>,
+    log: LogRing,
+    whitelist: SsrfWhitelist,
+}
+
+impl ServerHandle {
+    /// The `ssrfWhitelist` this server was started with (it matters for remote servers only).
+    pub fn whitelist(&self) -> &SsrfWhitelist {
+        &self.whitelist
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    /// The validated config entry (`None` when the entry failed validation).
+    pub fn config(&self) -> Option<&Arc<ServerConfig>> {
+        self.config.as_ref()
+    }
+
+    /// The latest snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot.borrow().clone()
+    }
+
+    /// The live session, if the server is running.
+    pub fn live(&self) -> Option<Arc<Live>> {
+        self.snapshot.borrow().live.clone()
+    }
+
+    /// A receiver that sees every snapshot change.
+    pub fn watch(&self) -> watch::Receiver<Snapshot> {
+        self.snapshot.clone()
+    }
+
+    /// The server's captured stderr.
+    pub fn log(&self) -> &LogRing {
+        &self.log
+    }
+
+    /// Starts the server (no-op while starting or running) and forgets past failures.
+    pub async fn start(&self) {
+        let _ = self.commands.send(Command::Start).await;
+    }
+
+    /// Stops the server and waits until its process tree is gone (at most about 2 × 2 s).
+    pub async fn stop(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.commands.send(Command::Stop(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// Stops the server (if running) and starts it again; returns once the new start began.
+    pub async fn restart(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.commands.send(Command::Restart(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// Asks for a fresh session because a call found session `generation` broken, and waits
+    /// for it. Concurrent callers that saw the same generation share one reconnect: exactly one
+    /// new process is started. A caller that saw an older generation gets the current session.
+    ///
+    /// # Errors
+    /// [`ReconnectError`] when the server is stopped, failed, or could not start.
+    pub async fn reconnect(&self, generation: u64) -> Result<Arc<Live>, ReconnectError> {
+        let (reply, wait) = oneshot::channel();
+        let gone = || ReconnectError(format!("server \"{}\" is shutting down", self.name));
+        self.commands
+            .send(Command::Reconnect { generation, reply })
+            .await
+            .map_err(|_| gone())?;
+        wait.await.map_err(|_| gone())?
+    }
+}
+
+/// Starts the supervisor task of `spec`. The server connects at once unless it is `disabled` or
+/// its entry is invalid. The task ends when every [`ServerHandle`] is dropped, stopping the
+/// server first.
+pub fn spawn(
+    spec: &ServerSpec,
+    whitelist: &SsrfWhitelist,
+    changed: mpsc::UnboundedSender<Arc<str>>,
+) -> ServerHandle {
+    let name: Arc<str> = Arc::from(spec.name.as_str());
+    let (config, initial) = match &spec.entry {
+        Ok(cfg) => (
+            Some(Arc::new(cfg.clone())),
+            initial_status(&name, Some(cfg), None),
+        ),
+        Err(e) => (None, initial_status(&name, None, Some(e))),
+    };
+    let (publish, snapshot) = watch::channel(Snapshot {
+        status: initial,
+        live: None,
+    });
+    let (commands, inbox) = mpsc::channel(64);
+    let log = LogRing::new();
+    let handle = ServerHandle {
+        name: name.clone(),
+        config: config.clone(),
+        commands,
+        snapshot,
+        log: log.clone(),
+        whitelist: whitelist.clone(),
+    };
+    match config {
+        Some(cfg) => {
+            let autostart = !cfg.disabled;
+            let span = tracing::info_span!("server", name = %name);
+            let task = task::Task::new(name, cfg, publish, changed, log, whitelist.clone());
+            tokio::spawn(task.run(inbox, autostart).instrument(span));
+        }
+        None => {
+            // An invalid entry has no task; its snapshot stays `failed` with the config error,
+            // and commands other than status get "invalid entry" from the hub.
+            let _ = changed.send(name);
+        }
+    }
+    handle
+}
+
+fn initial_status(
+    name: &str,
+    cfg: Option<&ServerConfig>,
+    error: Option<&ConfigError>,
+) -> ServerStatus {
+    let state = match (cfg, error) {
+        (_, Some(_)) => ServerState::Failed,
+        (Some(c), None) if c.disabled => ServerState::Stopped,
+        _ => ServerState::Starting,
+    };
+    ServerStatus {
+        name: name.to_owned(),
+        transport: cfg
+            .map_or("unknown", |c| upstream::transport_name(&c.transport))
+            .to_owned(),
+        state,
+        last_error: error.map(|e| e.to_string()),
+        since_ms: now_ms(),
+        retry_at_ms: None,
+        pid: None,
+        restarts: 0,
+        tools: 0,
+    }
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

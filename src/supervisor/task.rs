@@ -1,0 +1,489 @@
+//! The supervisor task of one server: the state machine of [`super`]'s module docs.
+//!
+//! The task is a loop over four phases — idle (stopped or failed), backoff, starting, running —
+//! and every phase keeps answering commands, so `stop` is never stuck behind a slow start and a
+//! caller waiting for a reconnect is never stuck behind a backoff delay.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::{Peer, RoleClient};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use super::backoff::{Backoff, Verdict};
+use super::{Command, Live, ReconnectError, ServerState, Snapshot, now_ms};
+use crate::config::{ServerConfig, SsrfWhitelist};
+use crate::upstream::handler::{ProgressRoutes, UpstreamEvent};
+use crate::upstream::stderr::LogRing;
+use crate::upstream::{self, Session, stdio};
+
+/// How long a stop waits for the rmcp service to wind down after the process is gone.
+const SERVICE_CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+type Waiter = oneshot::Sender<Result<Arc<Live>, ReconnectError>>;
+
+/// What the task does next.
+enum Next {
+    Idle,
+    StartNow,
+    Backoff(Duration),
+    Exit,
+}
+
+/// How a running session ended.
+enum Ended {
+    /// The user asked for a stop; reply when done.
+    Stopped(oneshot::Sender<()>),
+    /// The user asked for a restart.
+    Restart(oneshot::Sender<()>),
+    /// Every handle is gone: shut down.
+    Orphaned,
+    /// The process exited or the session broke. `reported` is set when a call saw it first.
+    Lost { why: String, reported: bool },
+}
+
+/// Why a start failed.
+struct StartFailure {
+    message: String,
+    /// Retrying cannot help (command not found, missing variable, bad cwd…).
+    permanent: bool,
+}
+
+pub(super) struct Task {
+    name: Arc<str>,
+    cfg: Arc<ServerConfig>,
+    publish: watch::Sender<Snapshot>,
+    changed: mpsc::UnboundedSender<Arc<str>>,
+    log: LogRing,
+    /// `ssrfWhitelist` as loaded with this entry; used by remote servers only.
+    whitelist: SsrfWhitelist,
+    backoff: Backoff,
+    generation: u64,
+    waiters: Vec<Waiter>,
+}
+
+impl Task {
+    pub(super) fn new(
+        name: Arc<str>,
+        cfg: Arc<ServerConfig>,
+        publish: watch::Sender<Snapshot>,
+        changed: mpsc::UnboundedSender<Arc<str>>,
+        log: LogRing,
+        whitelist: SsrfWhitelist,
+    ) -> Task {
+        Task {
+            name,
+            cfg,
+            publish,
+            changed,
+            log,
+            whitelist,
+            backoff: Backoff::default(),
+            generation: 0,
+            waiters: Vec::new(),
+        }
+    }
+
+    pub(super) async fn run(mut self, mut inbox: mpsc::Receiver<Command>, autostart: bool) {
+        let mut next = if autostart {
+            Next::StartNow
+        } else {
+            Next::Idle
+        };
+        loop {
+            next = match next {
+                Next::Exit => return,
+                Next::Idle => self.idle(&mut inbox).await,
+                Next::Backoff(delay) => self.wait_backoff(delay, &mut inbox).await,
+                Next::StartNow => self.start_and_serve(&mut inbox).await,
+            };
+        }
+    }
+
+    /// Stopped or failed: wait for the user.
+    async fn idle(&mut self, inbox: &mut mpsc::Receiver<Command>) -> Next {
+        loop {
+            match inbox.recv().await {
+                None => return Next::Exit,
+                Some(Command::Start) => {
+                    self.backoff.reset();
+                    return Next::StartNow;
+                }
+                Some(Command::Restart(done)) => {
+                    self.backoff.reset();
+                    let _ = done.send(());
+                    return Next::StartNow;
+                }
+                Some(Command::Stop(done)) => {
+                    if self.state() != ServerState::Failed {
+                        self.set_idle(ServerState::Stopped, None);
+                    }
+                    let _ = done.send(());
+                }
+                Some(Command::Reconnect { reply, .. }) => {
+                    let _ = reply.send(Err(self.not_running()));
+                }
+            }
+        }
+    }
+
+    /// Waits out a restart delay; a start, restart or a caller waiting for a reconnect cuts it
+    /// short.
+    async fn wait_backoff(&mut self, delay: Duration, inbox: &mut mpsc::Receiver<Command>) -> Next {
+        let retry_at = now_ms() + delay.as_millis() as u64;
+        self.update(|snap| {
+            snap.status.state = ServerState::Backoff;
+            snap.status.retry_at_ms = Some(retry_at);
+            snap.status.pid = None;
+            snap.live = None;
+        });
+        tracing::info!(
+            delay_ms = delay.as_millis() as u64,
+            "restarting after a delay"
+        );
+        tokio::select! {
+            () = tokio::time::sleep(delay) => Next::StartNow,
+            cmd = inbox.recv() => match cmd {
+                None => Next::Exit,
+                Some(Command::Start) => {
+                    self.backoff.reset();
+                    Next::StartNow
+                }
+                Some(Command::Restart(done)) => {
+                    self.backoff.reset();
+                    let _ = done.send(());
+                    Next::StartNow
+                }
+                Some(Command::Stop(done)) => {
+                    self.set_idle(ServerState::Stopped, None);
+                    let _ = done.send(());
+                    Next::Idle
+                }
+                Some(Command::Reconnect { reply, .. }) => {
+                    self.waiters.push(reply);
+                    Next::StartNow
+                }
+            },
+        }
+    }
+
+    async fn start_and_serve(&mut self, inbox: &mut mpsc::Receiver<Command>) -> Next {
+        self.update(|snap| {
+            snap.status.state = ServerState::Starting;
+            snap.status.retry_at_ms = None;
+        });
+        let started = {
+            let connect = connect(self.cfg.clone(), self.log.clone(), self.whitelist.clone());
+            tokio::pin!(connect);
+            loop {
+                tokio::select! {
+                    r = &mut connect => break r,
+                    cmd = inbox.recv() => match cmd {
+                        // Dropping the connect future kills the half-started process.
+                        None => return Next::Exit,
+                        Some(Command::Stop(done)) => {
+                            self.fail_waiters("the server was stopped");
+                            self.set_idle(ServerState::Stopped, None);
+                            let _ = done.send(());
+                            return Next::Idle;
+                        }
+                        Some(Command::Start) => {}
+                        Some(Command::Restart(done)) => { let _ = done.send(()); }
+                        Some(Command::Reconnect { reply, .. }) => self.waiters.push(reply),
+                    },
+                }
+            }
+        };
+        let Connected { session, progress } = match started {
+            Ok(connected) => connected,
+            Err(failure) => return self.after_start_failure(failure),
+        };
+
+        self.generation += 1;
+        let pid = session.child.as_ref().and_then(|c| c.pid());
+        let live = Arc::new(Live {
+            peer: session.service.peer().clone(),
+            listing: Arc::new(session.listing.clone()),
+            progress,
+            generation: self.generation,
+        });
+        tracing::info!(
+            pid,
+            generation = self.generation,
+            tools = live.listing.tools.len(),
+            resources = live.listing.resources.len(),
+            resource_templates = live.listing.resource_templates.len(),
+            prompts = live.listing.prompts.len(),
+            "running"
+        );
+        self.update(|snap| {
+            snap.status.state = ServerState::Running;
+            snap.status.pid = pid;
+            snap.live = Some(live.clone());
+        });
+        for waiter in self.waiters.drain(..) {
+            let _ = waiter.send(Ok(live.clone()));
+        }
+
+        let since = Instant::now();
+        match self.serve(session, inbox).await {
+            Ended::Stopped(done) => {
+                self.set_idle(ServerState::Stopped, None);
+                let _ = done.send(());
+                Next::Idle
+            }
+            Ended::Restart(done) => {
+                self.backoff.reset();
+                let _ = done.send(());
+                Next::StartNow
+            }
+            Ended::Orphaned => Next::Exit,
+            Ended::Lost { why, reported } => {
+                tracing::warn!(reason = %why, "session lost");
+                self.after_loss(why, since.elapsed(), reported)
+            }
+        }
+    }
+
+    fn after_start_failure(&mut self, failure: StartFailure) -> Next {
+        tracing::warn!(error = %failure.message, permanent = failure.permanent, "start failed");
+        self.fail_waiters(&failure.message);
+        if failure.permanent {
+            self.set_idle(ServerState::Failed, Some(failure.message));
+            return Next::Idle;
+        }
+        match self.backoff.failed(Duration::ZERO) {
+            Verdict::GiveUp => {
+                let why = format!(
+                    "{} (gave up after {} failures in a row)",
+                    failure.message,
+                    self.backoff.failures()
+                );
+                self.set_idle(ServerState::Failed, Some(why));
+                Next::Idle
+            }
+            Verdict::RetryAfter(delay) => {
+                self.count_restart(failure.message);
+                Next::Backoff(delay)
+            }
+        }
+    }
+
+    fn after_loss(&mut self, why: String, ran_for: Duration, reported: bool) -> Next {
+        match self.backoff.failed(ran_for) {
+            Verdict::GiveUp => {
+                self.fail_waiters(&why);
+                let why = format!(
+                    "{why} (gave up after {} failures in a row)",
+                    self.backoff.failures()
+                );
+                self.set_idle(ServerState::Failed, Some(why));
+                Next::Idle
+            }
+            Verdict::RetryAfter(delay) => {
+                self.count_restart(why);
+                // Callers are waiting to retry on a new session: do not make them sit out the delay.
+                if reported || !self.waiters.is_empty() {
+                    Next::StartNow
+                } else {
+                    Next::Backoff(delay)
+                }
+            }
+        }
+    }
+
+    /// Runs until the session ends; re-lists on upstream `list_changed`.
+    async fn serve(&mut self, session: Session, inbox: &mut mpsc::Receiver<Command>) -> Ended {
+        let Session {
+            service,
+            mut child,
+            mut events,
+            ..
+        } = session;
+        let peer = service.peer().clone();
+        let stop_service = service.cancellation_token();
+        let mut quit = tokio::spawn(service.waiting());
+        let mut quit_done = false;
+        let ended = loop {
+            tokio::select! {
+                status = wait_child(&mut child) => {
+                    let why = self.exit_reason(Some(stdio::describe_exit(&status))).await;
+                    break Ended::Lost { why, reported: false };
+                }
+                _ = &mut quit, if !quit_done => {
+                    quit_done = true;
+                    // For stdio the process is what matters: the session closing means it is
+                    // exiting, so let its exit status speak when it comes soon.
+                    let status = match child.as_mut() {
+                        Some(c) => tokio::time::timeout(Duration::from_secs(1), c.wait()).await.ok().and_then(Result::ok),
+                        None => None,
+                    };
+                    let why = self.exit_reason(status.as_ref().map(stdio::describe_exit)).await;
+                    break Ended::Lost { why, reported: false };
+                }
+                Some(UpstreamEvent::ListChanged) = events.recv() => {
+                    while events.try_recv().is_ok() {}
+                    self.relist(&peer).await;
+                }
+                cmd = inbox.recv() => match cmd {
+                    Some(Command::Start) => {}
+                    Some(Command::Stop(done)) => break Ended::Stopped(done),
+                    Some(Command::Restart(done)) => break Ended::Restart(done),
+                    Some(Command::Reconnect { generation, reply }) => {
+                        if generation < self.generation {
+                            // Someone else already reconnected: hand over the current session.
+                            let _ = reply.send(self.live().ok_or_else(|| self.not_running()));
+                        } else {
+                            self.waiters.push(reply);
+                            let why = "the session broke during a call".to_owned();
+                            break Ended::Lost { why, reported: true };
+                        }
+                    }
+                    None => break Ended::Orphaned,
+                },
+            }
+        };
+        // Take the session away from callers first, so no new call starts on a dying peer.
+        self.update(|snap| {
+            snap.live = None;
+            snap.status.pid = None;
+        });
+        if let Some(child) = child.as_mut() {
+            child.terminate(stdio::STOP_GRACE).await;
+        }
+        stop_service.cancel();
+        if !quit_done {
+            let _ = tokio::time::timeout(SERVICE_CLOSE_GRACE, quit).await;
+        }
+        ended
+    }
+
+    async fn relist(&self, peer: &Peer<RoleClient>) {
+        match upstream::listing::list_all(peer).await {
+            Ok(listing) => {
+                let Some(old) = self.live() else { return };
+                tracing::info!(tools = listing.tools.len(), "re-listed after list_changed");
+                let live = Arc::new(Live {
+                    peer: old.peer.clone(),
+                    listing: Arc::new(listing),
+                    progress: old.progress.clone(),
+                    generation: old.generation,
+                });
+                self.update(|snap| snap.live = Some(live));
+            }
+            Err(e) => tracing::warn!(error = %e, "re-listing after list_changed failed"),
+        }
+    }
+
+    /// "process exited (exit code 3); last stderr: …", after giving the stderr drain a moment.
+    async fn exit_reason(&self, status: Option<String>) -> String {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut why = match status {
+            Some(s) => format!("process exited ({s})"),
+            None => "the session closed".to_owned(),
+        };
+        let tail = self.log.tail(upstream::STDERR_LINES_IN_ERRORS);
+        if !tail.is_empty() {
+            why.push_str("; last stderr: ");
+            why.push_str(&tail.join(" | "));
+        }
+        why
+    }
+
+    fn state(&self) -> ServerState {
+        self.publish.borrow().status.state
+    }
+
+    fn live(&self) -> Option<Arc<Live>> {
+        self.publish.borrow().live.clone()
+    }
+
+    fn not_running(&self) -> ReconnectError {
+        let status = &self.publish.borrow().status;
+        ReconnectError(match &status.last_error {
+            Some(e) => format!("server \"{}\" is {}: {e}", self.name, status.state.as_str()),
+            None => format!("server \"{}\" is {}", self.name, status.state.as_str()),
+        })
+    }
+
+    fn fail_waiters(&mut self, why: &str) {
+        for waiter in self.waiters.drain(..) {
+            let _ = waiter.send(Err(ReconnectError(format!(
+                "server \"{}\" could not reconnect: {why}",
+                self.name
+            ))));
+        }
+    }
+
+    fn count_restart(&self, why: String) {
+        self.update(|snap| {
+            snap.status.restarts += 1;
+            snap.status.last_error = Some(why);
+        });
+    }
+
+    /// Enters `stopped` or `failed`; `error` replaces the last error when given.
+    fn set_idle(&self, state: ServerState, error: Option<String>) {
+        self.update(|snap| {
+            snap.status.state = state;
+            snap.status.retry_at_ms = None;
+            snap.status.pid = None;
+            if error.is_some() {
+                snap.status.last_error = error;
+            }
+            snap.live = None;
+        });
+    }
+
+    /// Applies `f` to the snapshot, stamps state changes, and tells the hub.
+    fn update(&self, f: impl FnOnce(&mut Snapshot)) {
+        self.publish.send_modify(|snap| {
+            let before = snap.status.state;
+            f(snap);
+            if snap.status.state != before {
+                snap.status.since_ms = now_ms();
+            }
+        });
+        let _ = self.changed.send(self.name.clone());
+    }
+}
+
+/// A connected session plus the progress routes its handler forwards through.
+struct Connected {
+    session: Session,
+    progress: ProgressRoutes,
+}
+
+/// Expands the entry and connects it.
+async fn connect(
+    cfg: Arc<ServerConfig>,
+    log: LogRing,
+    whitelist: SsrfWhitelist,
+) -> Result<Connected, StartFailure> {
+    let cfg = cfg.expand_from_env().map_err(|e| StartFailure {
+        message: e.to_string(),
+        permanent: true,
+    })?;
+    let progress = ProgressRoutes::default();
+    let session = upstream::connect(&cfg, &log, progress.clone(), &whitelist)
+        .await
+        .map_err(|e| StartFailure {
+            permanent: e.is_permanent(),
+            message: e.to_string(),
+        })?;
+    Ok(Connected { session, progress })
+}
+
+async fn wait_child(child: &mut Option<stdio::StdioChild>) -> std::process::ExitStatus {
+    match child {
+        Some(c) => match c.wait().await {
+            Ok(status) => status,
+            Err(e) => {
+                tracing::debug!(error = %e, "waiting for the child failed");
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,387 @@
+//! Proves the supervision rules (DESIGN §7): a crashed server is back within ~2 s with a new
+//! process; a server that keeps dying at start gives up after 5 tries with its stderr in the
+//! error; callers that hit one broken session share exactly one respawn; `kill -9` of `serve`
+//! leaves nothing behind; `reload` and `serve --watch` apply config edits without touching the
+//! servers that did not change; `restart` and `logs --follow` work through the control API.
+
+use std::time::{Duration, Instant};
+
+use mcp_companion::ipc::control::{ControlClient, ControlRequest};
+use serde_json::json;
+
+use crate::common::{BIN, Companion, call, demo, eventually, survivors, text, tool_names};
+
+/// Polls `status` until `name` is `running` with a pid other than `old_pid` and its tools are
+/// back in the merged catalog.
+async fn wait_running_with_new_pid(
+    c: &Companion,
+    name: &str,
+    old_pid: Option<u32>,
+    within: Duration,
+) -> u32 {
+    let deadline = Instant::now() + within;
+    loop {
+        let s = c.server(name).await;
+        if s.state.as_str() == "running" && s.pid.is_some() && s.pid != old_pid && s.tools > 0 {
+            return s.pid.unwrap_or_default();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} not running again within {within:?}: {s:?}\n{}",
+            c.log()
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_crash_fails_the_call_quickly_and_the_server_is_back_within_two_seconds() {
+    let c = Companion::start(json!({ "mcpServers": { "crashy": demo(&[]), "steady": demo(&[]) } }));
+    let servers = c.settled().await;
+    let steady_pid = servers[1].pid;
+    let old = c.server("crashy").await.pid;
+    let client = c.client().await;
+
+    let started = Instant::now();
+    let crashed = call(&client, "mcp_crashy_crash", json!({ "exit_code": 7 })).await;
+    assert_eq!(crashed.is_error, Some(true), "{crashed:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered after {:?}",
+        started.elapsed()
+    );
+
+    let new_pid = wait_running_with_new_pid(&c, "crashy", old, Duration::from_secs(3)).await;
+    let back_after = started.elapsed();
+    assert_ne!(Some(new_pid), old);
+    assert_eq!(
+        text(&call(&client, "mcp_crashy_echo", json!({ "message": "back" })).await),
+        "back"
+    );
+    let s = c.server("crashy").await;
+    assert!(s.restarts >= 1, "{s:?}");
+    assert!(
+        s.last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("exit code 7"),
+        "{s:?}"
+    );
+    assert_eq!(
+        c.server("steady").await.pid,
+        steady_pid,
+        "the other server was not touched"
+    );
+    let status = String::from_utf8_lossy(&c.cli(&["status"]).stdout).into_owned();
+    assert!(status.contains("RESTARTS"), "{status}");
+    eprintln!(
+        "crashy back after {back_after:?} with {} restarts",
+        s.restarts
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_dies_at_start_gives_up_after_five_tries_and_others_are_unaffected() {
+    let c = Companion::start(
+        json!({ "mcpServers": { "dies": demo(&["--fail-start"]), "fine": demo(&[]) } }),
+    );
+    let fine_pid = c.settled().await[1].pid;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let failed = loop {
+        let s = c.server("dies").await;
+        if s.state.as_str() == "failed" {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "never gave up: {s:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let err = failed.last_error.clone().unwrap_or_default();
+    assert!(
+        err.contains("failing at start as requested"),
+        "last stderr lines in the error: {err}"
+    );
+    assert!(err.contains("gave up after 5 failures"), "{err}");
+    assert_eq!(failed.restarts, 4, "{failed:?}");
+    let client = c.client().await;
+    assert_eq!(
+        text(&call(&client, "mcp_fine_echo", json!({ "message": "ok" })).await),
+        "ok"
+    );
+    assert_eq!(c.server("fine").await.pid, fine_pid);
+    let down = call(&client, "mcp_dies_echo", json!({})).await;
+    assert_eq!(down.is_error, Some(true), "no such tool while it is down");
+}
+
+#[tokio::test]
+async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let old = c.settled().await[0].pid.expect("pid");
+    let client = std::sync::Arc::new(c.client().await);
+    let calls: Vec<_> = (0..20)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                call(
+                    &*client,
+                    "mcp_demo_sleep",
+                    json!({ "seconds": 0.8 + f64::from(i) * 0.001 }),
+                )
+                .await
+            })
+        })
+        .collect();
+    // Let all 20 reach the server, then kill it under them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // SAFETY: kill(2) on a pid our companion reported.
+    unsafe { libc::kill(old as i32, libc::SIGKILL) };
+    let mut ok = 0;
+    for handle in calls {
+        let result = handle.await.expect("join");
+        if result.is_error != Some(true) {
+            ok += 1;
+        } else {
+            eprintln!("call failed: {}", text(&result));
+        }
+    }
+    let s = c.server("demo").await;
+    assert_eq!(s.restarts, 1, "exactly one respawn: {s:?}");
+    assert!(s.pid.is_some() && s.pid != Some(old), "{s:?}");
+    assert_eq!(ok, 20, "every call was retried once on the new session");
+}
+
+#[tokio::test]
+async fn kill_9_of_serve_leaves_no_process_behind() {
+    let grandchild =
+        json!({ "command": "sh", "args": ["-c", format!("sleep 300 & exec {BIN} demo-server")] });
+    let mut c = Companion::start(json!({ "mcpServers": { "a": demo(&[]), "b": grandchild } }));
+    let leaders: Vec<u32> = c.settled().await.iter().filter_map(|s| s.pid).collect();
+    assert_eq!(leaders.len(), 2);
+    assert!(
+        survivors(&leaders)
+            .iter()
+            .any(|(_, _, cmd)| cmd.starts_with("sleep 300"))
+    );
+    let mut serve = c.child.take().expect("serve");
+    serve.kill().expect("SIGKILL serve");
+    let _ = serve.wait();
+    let gone = eventually(Duration::from_secs(2), || survivors(&leaders).is_empty()).await;
+    assert!(gone, "left behind after kill -9: {:?}", survivors(&leaders));
+}
+
+#[derive(Clone, Default)]
+struct ListChanged(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for ListChanged {
+    async fn on_tool_list_changed(
+        &self,
+        _cx: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn write_config(c: &Companion, config: &serde_json::Value) {
+    std::fs::write(&c.config, serde_json::to_vec_pretty(config).expect("json"))
+        .expect("write config");
+}
+
+#[tokio::test]
+async fn reload_adds_removes_and_changes_servers_without_touching_the_rest() {
+    let mut config =
+        json!({ "mcpServers": { "keep": demo(&[]), "drop": demo(&[]), "edit": demo(&[]) } });
+    let c = Companion::start(config.clone());
+    let before = c.settled().await;
+    let pid = |list: &[mcp_companion::supervisor::ServerStatus], n: &str| {
+        list.iter().find(|s| s.name == n).and_then(|s| s.pid)
+    };
+    let heard = ListChanged::default();
+    let client = c.client_with(heard.clone()).await;
+
+    config["mcpServers"]
+        .as_object_mut()
+        .expect("object")
+        .remove("drop");
+    config["mcpServers"]["edit"]["enabledTools"] = json!(["echo"]);
+    config["mcpServers"]["added"] = demo(&[]);
+    write_config(&c, &config);
+    let out = c.cli(&["reload", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report");
+    assert_eq!(report["added"], json!(["added"]));
+    assert_eq!(report["removed"], json!(["drop"]));
+    assert_eq!(report["changed"], json!(["edit"]));
+    assert_eq!(report["unchanged"], json!(["keep"]));
+
+    let after = c.status().await.servers;
+    assert_eq!(
+        pid(&after, "keep"),
+        pid(&before, "keep"),
+        "untouched server kept its process"
+    );
+    assert!(pid(&after, "added").is_some() && pid(&after, "edit") != pid(&before, "edit"));
+    assert!(pid(&after, "drop").is_none());
+    let names = tool_names(&client).await;
+    assert!(names.contains(&"mcp_added_echo".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("mcp_drop_")));
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("mcp_edit_")).count(),
+        1,
+        "{names:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(2), || heard
+            .0
+            .load(std::sync::atomic::Ordering::SeqCst)
+            >= 1)
+        .await
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        heard.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one coalesced list_changed"
+    );
+    assert_eq!(
+        text(
+            &call(
+                &client,
+                "mcp_keep_echo",
+                json!({ "message": "same session" })
+            )
+            .await
+        ),
+        "same session"
+    );
+
+    // A config that does not parse is rejected and nothing changes.
+    std::fs::write(&c.config, b"{ \"mcpServers\": { oops").expect("write");
+    let bad = c.cli(&["reload"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("not reloaded") && err.contains("line 1"),
+        "{err}"
+    );
+    assert_eq!(
+        c.status().await.servers,
+        after_without_since(&c.status().await.servers, &after)
+    );
+}
+
+/// `after` with each `since_ms` taken from `now` (only state changes would move it).
+fn after_without_since(
+    now: &[mcp_companion::supervisor::ServerStatus],
+    after: &[mcp_companion::supervisor::ServerStatus],
+) -> Vec<mcp_companion::supervisor::ServerStatus> {
+    after
+        .iter()
+        .zip(now)
+        .map(|(a, n)| mcp_companion::supervisor::ServerStatus {
+            since_ms: n.since_ms,
+            ..a.clone()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn serve_watch_reloads_when_the_file_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({ "mcpServers": { "one": demo(&[]) } })).expect("json"),
+    )
+    .expect("write");
+    let socket = dir.path().join("mcp.sock");
+    let mut serve = std::process::Command::new(BIN)
+        .args(["serve", "--watch", "--config"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(&socket)
+        .env("HOME", dir.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let control = dir.path().join("control.sock");
+    let status = || async {
+        mcp_companion::ipc::control::request(&control, &ControlRequest::Status)
+            .await
+            .ok()
+    };
+    let mut ready = false;
+    for _ in 0..200 {
+        if status()
+            .await
+            .is_some_and(|s| s["servers"][0]["state"] == "running")
+        {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(ready);
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({ "mcpServers": { "one": demo(&[]), "two": demo(&[]) } }))
+            .expect("json"),
+    )
+    .expect("write");
+    let mut two_running = false;
+    for _ in 0..200 {
+        if status()
+            .await
+            .is_some_and(|s| s["servers"][1]["state"] == "running")
+        {
+            two_running = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    let _ = serve.wait();
+    assert!(
+        two_running,
+        "the added server started after the file changed"
+    );
+}
+
+#[tokio::test]
+async fn restart_gives_a_new_process_and_logs_follow_streams_new_lines() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let old = c.settled().await[0].pid;
+    let mut follow = ControlClient::connect(&c.control).await.expect("control");
+    follow
+        .send(&ControlRequest::Logs {
+            server: "demo".into(),
+            lines: 10,
+            follow: true,
+        })
+        .await
+        .expect("send");
+    let first = follow.next().await.expect("answer").expect("open");
+    assert!(first["lines"].to_string().contains("ready"), "{first}");
+
+    let out = c.cli(&["restart", "demo"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new_pid = wait_running_with_new_pid(&c, "demo", old, Duration::from_secs(5)).await;
+    let next = tokio::time::timeout(Duration::from_secs(5), follow.next())
+        .await
+        .expect("a new batch")
+        .expect("ok")
+        .expect("open");
+    assert!(
+        next["lines"]
+            .to_string()
+            .contains(&format!("ready (pid {new_pid})")),
+        "{next}"
+    );
+}
