@@ -13,5 +13,6 @@ mod passthrough;
 mod python_clients;
 mod remote;
 mod remote_fixture;
+mod ssrf;
 mod supervision;
 mod third_party;
