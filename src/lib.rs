@@ -9,7 +9,8 @@
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS |
-//! | [`upstream`] | one MCP client session per server (stdio child processes) |
+//! | [`upstream`] | one MCP client session per server (stdio child processes, streamable HTTP, legacy SSE) |
+//! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL redaction |
 //! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
@@ -22,5 +23,6 @@ pub mod demo;
 pub mod hub;
 pub mod ipc;
 pub mod launch;
+pub mod net;
 pub mod supervisor;
 pub mod upstream;

@@ -14,12 +14,21 @@ use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
 
-/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`.
+/// rmcp's streamable HTTP client logs raw request URLs (query strings may hold secrets), so its
+/// logs are always off; our own code logs those URLs redacted (DESIGN §9).
+const SECRET_LEAKING_TARGETS: &str = "rmcp::transport::streamable_http_client=off";
+
+/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`; rmcp's
+/// streamable HTTP client is always silenced (see [`SECRET_LEAKING_TARGETS`]).
 pub fn init_tracing(level: Option<&str>, default: &str) {
     let filter = level
         .map(tracing_subscriber::EnvFilter::new)
         .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},rmcp=warn")));
+    let filter = match SECRET_LEAKING_TARGETS.parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -101,6 +101,8 @@ struct Inner {
     held_back: AtomicBool,
     /// Serialises reloads.
     reload_lock: tokio::sync::Mutex<()>,
+    /// The [`supervisor::Live::generation`] each running server had at the last rebuild.
+    generations: std::sync::Mutex<HashMap<Arc<str>, u64>>,
 }
 
 impl Hub {
@@ -111,7 +113,7 @@ impl Hub {
         let order = config
             .servers
             .iter()
-            .map(|spec| supervisor::spawn(spec, changed.clone()))
+            .map(|spec| supervisor::spawn(spec, &config.ssrf_whitelist, changed.clone()))
             .collect();
         let (events, _) = broadcast::channel(256);
         let inner = Arc::new(Inner {
@@ -122,6 +124,7 @@ impl Hub {
             holds: AtomicUsize::new(0),
             held_back: AtomicBool::new(false),
             reload_lock: tokio::sync::Mutex::new(()),
+            generations: std::sync::Mutex::new(HashMap::new()),
         });
         tokio::spawn(rebuild::catalog_task(Arc::downgrade(&inner), changed_rx));
         Hub { inner }

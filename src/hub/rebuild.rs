@@ -26,7 +26,8 @@ pub(super) async fn catalog_task(hub: Weak<Inner>, mut changed: mpsc::UnboundedR
     }
 }
 
-/// Rebuilds the merged catalog from every running server and announces a changed tool list.
+/// Rebuilds the merged catalog from every running server and announces a changed tool list, or
+/// a server that came back on a new session.
 pub(super) fn rebuild(inner: &Inner) {
     let servers = inner.read_servers().order.clone();
     let lives: Vec<_> = servers.iter().map(|s| (s, s.live())).collect();
@@ -55,7 +56,18 @@ pub(super) fn rebuild(inner: &Inner) {
     let changed = slot.tools() != next.tools();
     *slot = Arc::new(next);
     drop(slot);
-    if changed {
+    // A server that reconnected (new session generation) is announced even when its tools look
+    // the same: the server may have changed behind the same names, so agents should re-list.
+    let mut generations = inner.generations.lock().unwrap_or_else(|p| p.into_inner());
+    let mut reconnected = false;
+    for (server, live) in &lives {
+        if let Some(live) = live {
+            let before = generations.insert(server.name().clone(), live.generation);
+            reconnected |= before.is_some_and(|b| b != live.generation);
+        }
+    }
+    drop(generations);
+    if changed || reconnected {
         inner.announce_tools_changed();
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Hub, HubEvent, Servers, rebuild, settle};
-use crate::config::{Config, ServerSpec};
+use crate::config::{Config, ServerSpec, TransportConfig};
 use crate::supervisor::{self, ServerHandle};
 
 /// The longest a reload waits for added or changed servers to finish starting, in seconds.
@@ -51,7 +51,7 @@ impl Hub {
         let mut order: Vec<Option<ServerHandle>> = Vec::new();
         for spec in &config.servers {
             match current.iter().find(|s| **s.name() == *spec.name) {
-                Some(old) if same_entry(old, spec) => {
+                Some(old) if same_entry(old, spec, config) => {
                     report.unchanged.push(spec.name.clone());
                     order.push(Some(old.clone()));
                 }
@@ -81,7 +81,8 @@ impl Hub {
             .zip(&config.servers)
             .map(|(slot, spec)| {
                 slot.unwrap_or_else(|| {
-                    let handle = supervisor::spawn(spec, inner.changed.clone());
+                    let handle =
+                        supervisor::spawn(spec, &config.ssrf_whitelist, inner.changed.clone());
                     fresh.push(handle.clone());
                     handle
                 })
@@ -109,10 +110,14 @@ impl Hub {
     }
 }
 
-/// Whether the running server `old` was started from exactly `spec`'s entry.
-fn same_entry(old: &ServerHandle, spec: &ServerSpec) -> bool {
+/// Whether the running server `old` was started from exactly `spec`'s entry (and, for a remote
+/// server, the same `ssrfWhitelist`).
+fn same_entry(old: &ServerHandle, spec: &ServerSpec, config: &Config) -> bool {
     match (old.config(), &spec.entry) {
-        (Some(cfg), Ok(new)) => **cfg == *new,
+        (Some(cfg), Ok(new)) => {
+            let remote = !matches!(new.transport, TransportConfig::Stdio(_));
+            **cfg == *new && (!remote || *old.whitelist() == config.ssrf_whitelist)
+        }
         (None, Err(new_err)) => {
             old.snapshot().status.last_error.as_deref() == Some(new_err.to_string().as_str())
         }

@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use crate::catalog::ServerListing;
-use crate::config::{ConfigError, ServerConfig, ServerSpec};
+use crate::config::{ConfigError, ServerConfig, ServerSpec, SsrfWhitelist};
 use crate::upstream;
 use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::stderr::LogRing;
@@ -145,9 +145,15 @@ pub struct ServerHandle {
     commands: mpsc::Sender<Command>,
     snapshot: watch::Receiver<Snapshot>,
     log: LogRing,
+    whitelist: SsrfWhitelist,
 }
 
 impl ServerHandle {
+    /// The `ssrfWhitelist` this server was started with (it matters for remote servers only).
+    pub fn whitelist(&self) -> &SsrfWhitelist {
+        &self.whitelist
+    }
+
     /// The server's name.
     pub fn name(&self) -> &Arc<str> {
         &self.name
@@ -219,7 +225,11 @@ impl ServerHandle {
 /// Starts the supervisor task of `spec`. The server connects at once unless it is `disabled` or
 /// its entry is invalid. The task ends when every [`ServerHandle`] is dropped, stopping the
 /// server first.
-pub fn spawn(spec: &ServerSpec, changed: mpsc::UnboundedSender<Arc<str>>) -> ServerHandle {
+pub fn spawn(
+    spec: &ServerSpec,
+    whitelist: &SsrfWhitelist,
+    changed: mpsc::UnboundedSender<Arc<str>>,
+) -> ServerHandle {
     let name: Arc<str> = Arc::from(spec.name.as_str());
     let (config, initial) = match &spec.entry {
         Ok(cfg) => (
@@ -240,12 +250,13 @@ pub fn spawn(spec: &ServerSpec, changed: mpsc::UnboundedSender<Arc<str>>) -> Ser
         commands,
         snapshot,
         log: log.clone(),
+        whitelist: whitelist.clone(),
     };
     match config {
         Some(cfg) => {
             let autostart = !cfg.disabled;
             let span = tracing::info_span!("server", name = %name);
-            let task = task::Task::new(name, cfg, publish, changed, log);
+            let task = task::Task::new(name, cfg, publish, changed, log, whitelist.clone());
             tokio::spawn(task.run(inbox, autostart).instrument(span));
         }
         None => {

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::backoff::{Backoff, Verdict};
 use super::{Command, Live, ReconnectError, ServerState, Snapshot, now_ms};
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, SsrfWhitelist};
 use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::stderr::LogRing;
 use crate::upstream::{self, Session};
@@ -57,6 +57,8 @@ pub(super) struct Task {
     pub(super) publish: watch::Sender<Snapshot>,
     pub(super) changed: mpsc::UnboundedSender<Arc<str>>,
     pub(super) log: LogRing,
+    /// `ssrfWhitelist` as loaded with this entry; used by remote servers only.
+    pub(super) whitelist: SsrfWhitelist,
     pub(super) backoff: Backoff,
     pub(super) generation: u64,
     pub(super) waiters: Vec<Waiter>,
@@ -69,6 +71,7 @@ impl Task {
         publish: watch::Sender<Snapshot>,
         changed: mpsc::UnboundedSender<Arc<str>>,
         log: LogRing,
+        whitelist: SsrfWhitelist,
     ) -> Task {
         Task {
             name,
@@ -76,6 +79,7 @@ impl Task {
             publish,
             changed,
             log,
+            whitelist,
             backoff: Backoff::default(),
             generation: 0,
             waiters: Vec::new(),
@@ -171,7 +175,7 @@ impl Task {
             snap.status.retry_at_ms = None;
         });
         let started = {
-            let connect = connect(self.cfg.clone(), self.log.clone());
+            let connect = connect(self.cfg.clone(), self.log.clone(), self.whitelist.clone());
             tokio::pin!(connect);
             loop {
                 tokio::select! {
@@ -355,13 +359,17 @@ struct Connected {
 }
 
 /// Expands the entry and connects it.
-async fn connect(cfg: Arc<ServerConfig>, log: LogRing) -> Result<Connected, StartFailure> {
+async fn connect(
+    cfg: Arc<ServerConfig>,
+    log: LogRing,
+    whitelist: SsrfWhitelist,
+) -> Result<Connected, StartFailure> {
     let cfg = cfg.expand_from_env().map_err(|e| StartFailure {
         message: e.to_string(),
         permanent: true,
     })?;
     let progress = ProgressRoutes::default();
-    let session = upstream::connect(&cfg, &log, progress.clone())
+    let session = upstream::connect(&cfg, &log, progress.clone(), &whitelist)
         .await
         .map_err(|e| StartFailure {
             permanent: e.is_permanent(),

@@ -11,7 +11,8 @@
 //!
 //! Errors are classified by variant, never by message text: a JSON-RPC error from the server is
 //! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message),
-//! a broken session is [`CallError::Transport`] (retry-once candidate), a timeout is
+//! a broken session is [`CallError::Transport`] (retry-once candidate), an HTTP session the
+//! server forgot is [`CallError::SessionExpired`] (reconnect, then retry once), a timeout is
 //! [`CallError::Timeout`] (never retried).
 
 use std::time::Duration;
@@ -64,6 +65,10 @@ pub enum CallError {
         /// What rmcp reported.
         reason: String,
     },
+    /// The HTTP server no longer knows our session (HTTP 404 on the session id, MCP
+    /// 2025-03-26 "Session Management"): reconnect, then retry once.
+    #[error("the server ended the session")]
+    SessionExpired,
     /// The agent cancelled the call.
     #[error("cancelled by the client")]
     Cancelled,
@@ -84,7 +89,10 @@ pub enum CallError {
 impl CallError {
     /// Whether the call may be retried once on a fresh session (DESIGN §7).
     pub fn is_transport(&self) -> bool {
-        matches!(self, CallError::Transport { .. })
+        matches!(
+            self,
+            CallError::Transport { .. } | CallError::SessionExpired
+        )
     }
 }
 
@@ -200,6 +208,9 @@ fn stringify_values(args: JsonObject) -> JsonObject {
 }
 
 fn classify(e: ServiceError) -> CallError {
+    if super::http::is_session_expired(&e) {
+        return CallError::SessionExpired;
+    }
     match e {
         ServiceError::McpError(err) => CallError::Rpc {
             code: err.code.0,

@@ -3,17 +3,20 @@
 //! | transport | how |
 //! |---|---|
 //! | stdio | [`stdio::spawn`] (own process group, minimal env) + rmcp's newline-JSON transport on the pipes |
-//! | sse, streamableHttp | not in this build yet: the server shows `failed` with a clear error |
+//! | streamableHttp | [`http::transport`]: rmcp's streamable HTTP client on the guarded `reqwest` client ([`crate::net`]) |
+//! | sse | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
-//! [`connect`] does spawn + `initialize` + the first full listing, all bounded by
-//! `connectTimeout`. It pins the `initialize` lifecycle at
+//! [`connect`] does spawn (or the SSRF pre-check) + `initialize` + the first full listing, all
+//! bounded by `connectTimeout`. It pins the `initialize` lifecycle at
 //! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], which every current server speaks.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 
 pub mod call;
 pub mod handler;
+pub mod http;
 pub mod listing;
 pub mod reaper;
+pub mod sse;
 pub mod stderr;
 pub mod stdio;
 
@@ -25,8 +28,9 @@ use rmcp::{RoleClient, serve_client};
 use tokio::sync::mpsc;
 
 use crate::catalog::ServerListing;
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::{ConfigError, HttpConfig, ServerConfig, SsrfWhitelist, TransportConfig};
 use crate::launch::{self, LaunchError};
+use crate::net::{self, ClientError, Guard, SsrfError};
 use handler::{ProgressRoutes, UpstreamEvent, UpstreamHandler};
 use stderr::LogRing;
 use stdio::StdioChild;
@@ -74,21 +78,36 @@ pub enum ConnectError {
         /// The last stderr lines of the server.
         stderr: Vec<String>,
     },
-    /// The transport is not available in this build.
-    #[error("transport \"{transport}\" is not supported yet")]
-    Unsupported {
-        /// The configured transport.
-        transport: &'static str,
+    /// `ssrfWhitelist` has an invalid entry: remote servers never connect with a partial list.
+    #[error(transparent)]
+    Whitelist(ConfigError),
+    /// The SSRF guard refused the URL before any connection was made.
+    #[error("refused {url}: {source}")]
+    Ssrf {
+        /// The redacted URL.
+        url: String,
+        /// Which host, which address, which whitelist entry would allow it.
+        source: SsrfError,
     },
+    /// The HTTP client could not be built (bad header name or value).
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The legacy SSE stream could not be opened.
+    #[error(transparent)]
+    Sse(#[from] sse::SseError),
 }
 
 impl ConnectError {
-    /// Whether retrying cannot help: the command or its directory does not exist, or the
-    /// transport is unsupported. The supervisor marks such servers `failed` at once.
+    /// Whether retrying cannot help: the command or its directory does not exist, the
+    /// whitelist is invalid, the SSRF guard refused the URL, or a header is malformed. The
+    /// supervisor marks such servers `failed` at once.
     pub fn is_permanent(&self) -> bool {
         matches!(
             self,
-            ConnectError::Launch(_) | ConnectError::Unsupported { .. }
+            ConnectError::Launch(_)
+                | ConnectError::Whitelist(_)
+                | ConnectError::Ssrf { .. }
+                | ConnectError::Client(_)
         )
     }
 }
@@ -123,15 +142,23 @@ pub async fn connect(
     cfg: &ServerConfig,
     log: &LogRing,
     progress: ProgressRoutes,
+    whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
-    let stdio = match &cfg.transport {
-        TransportConfig::Stdio(stdio) => stdio,
-        other => {
-            return Err(ConnectError::Unsupported {
-                transport: transport_name(other),
-            });
+    match &cfg.transport {
+        TransportConfig::Stdio(stdio) => connect_stdio(cfg, stdio, log, progress).await,
+        TransportConfig::Sse(http) => connect_remote(cfg, http, true, progress, whitelist).await,
+        TransportConfig::StreamableHttp(http) => {
+            connect_remote(cfg, http, false, progress, whitelist).await
         }
-    };
+    }
+}
+
+async fn connect_stdio(
+    cfg: &ServerConfig,
+    stdio: &crate::config::StdioConfig,
+    log: &LogRing,
+    progress: ProgressRoutes,
+) -> Result<Session, ConnectError> {
     let spec = plan_here(stdio).await.into_result()?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
@@ -211,6 +238,76 @@ pub async fn plan_for(stdio: &crate::config::StdioConfig, os: launch::TargetOs) 
             base_dir: &base_dir,
         },
     )
+}
+
+/// Connects a remote server: whitelist validity, SSRF pre-check (no TCP connection to a refused
+/// address), then `initialize` and the first listing within `connectTimeout`.
+async fn connect_remote(
+    cfg: &ServerConfig,
+    http: &HttpConfig,
+    legacy_sse: bool,
+    progress: ProgressRoutes,
+    whitelist: &SsrfWhitelist,
+) -> Result<Session, ConnectError> {
+    let nets = whitelist.check().map_err(ConnectError::Whitelist)?;
+    let guard = Guard::new(nets);
+    let redacted = net::redact(&http.url);
+    let url = reqwest::Url::parse(&http.url).map_err(|_| ConnectError::Ssrf {
+        url: redacted.clone(),
+        source: SsrfError::NoHost,
+    })?;
+    let scrub = |text: String| text.replace(url.as_str(), &redacted);
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let handler = UpstreamHandler::new(events_tx, progress);
+    let handshake = async {
+        guard
+            .check_url(&url)
+            .await
+            .map_err(|source| ConnectError::Ssrf {
+                url: redacted.clone(),
+                source,
+            })?;
+        let client = net::build_client(&guard, &http.headers, cfg.connect_timeout)?;
+        tracing::info!(url = %redacted, transport = transport_name(&cfg.transport), "connecting");
+        let service = if legacy_sse {
+            let transport = sse::LegacySseTransport::connect(client, &url).await?;
+            serve_client(handler, transport).await
+        } else {
+            serve_client(handler, http::transport(client, &url)).await
+        }
+        .map_err(|e| ConnectError::Initialize {
+            reason: scrub(sse::error_chain(&e)),
+            stderr: Vec::new(),
+        })?;
+        let listing = listing::list_all(service.peer())
+            .await
+            .map_err(|e| ConnectError::List {
+                reason: scrub(sse::error_chain(&e)),
+                stderr: Vec::new(),
+            })?;
+        Ok::<_, ConnectError>((service, listing))
+    };
+    let outcome = tokio::time::timeout(cfg.connect_timeout, handshake)
+        .await
+        .map_err(|_| ConnectError::Timeout {
+            timeout: cfg.connect_timeout,
+            stderr: Vec::new(),
+        })
+        .and_then(|inner| inner);
+    // A refusal deep in the HTTP stack (a redirect hop, a resolver answer) is the real reason.
+    let (service, listing) = outcome.map_err(|e| match guard.take_refusal() {
+        Some(source) => ConnectError::Ssrf {
+            url: redacted.clone(),
+            source,
+        },
+        None => e,
+    })?;
+    Ok(Session {
+        service,
+        child: None,
+        events,
+        listing,
+    })
 }
 
 enum Stage {

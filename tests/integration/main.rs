@@ -14,5 +14,8 @@ mod lifecycle;
 mod naming;
 mod passthrough;
 mod python_clients;
+mod remote;
+mod remote_fixture;
+mod ssrf;
 mod supervision;
 mod third_party;

@@ -1,0 +1,349 @@
+//! Proves that remote servers (streamable HTTP and legacy SSE) work when loopback is
+//! whitelisted: FastMCP (Python SDK) and server-everything over both transports, reached by rmcp
+//! and the Python SDK through `bridge`; progress and `toolTimeout`; config headers with `${VAR}`
+//! reaching the server but never the log; reconnect after the server forgets the session (HTTP
+//! 404, or a restarted server), with `tools/list_changed` sent to agents; DELETE on stop.
+//! The refusals are in `ssrf.rs`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::ClientConfig;
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::json;
+
+use crate::common::{
+    BIN, Companion, agent_call, call, client_config, eventually, run_agent, text, tool_names,
+};
+use crate::remote_fixture::{everything, fastmcp, fastmcp_on, mcp_server, peer_python};
+
+#[tokio::test]
+async fn fastmcp_over_sse_and_streamable_http_is_listed_and_callable_when_whitelisted() {
+    let Some(py) = peer_python() else { return };
+    let sse = fastmcp(&py, "sse", &[]);
+    let http = fastmcp(&py, "http", &[]);
+    let json_resp = fastmcp(&py, "http", &["--json-response"]);
+    let stateless = fastmcp(&py, "http", &["--stateless"]);
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "sse": { "url": format!("http://127.0.0.1:{}/sse", sse.port) },
+            "http": { "url": format!("http://127.0.0.1:{}/mcp", http.port) },
+            "json": { "type": "http", "url": format!("http://127.0.0.1:{}/mcp", json_resp.port) },
+            "stateless": { "type": "streamableHttp", "url": format!("http://127.0.0.1:{}/mcp", stateless.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    let servers = c.settled().await;
+    for s in &servers {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    assert_eq!(
+        servers.iter().find(|s| s.name == "sse").unwrap().transport,
+        "sse"
+    );
+    let client = c.client().await;
+    let names = tool_names(&client).await;
+    for server in ["sse", "http", "json", "stateless"] {
+        assert!(names.contains(&format!("mcp_{server}_echo")), "{names:?}");
+        let echo = call(
+            &client,
+            &format!("mcp_{server}_echo"),
+            json!({"message": "hi"}),
+        )
+        .await;
+        assert!(text(&echo).contains("hi"), "{server}: {echo:?}");
+        let image = call(
+            &client,
+            &format!("mcp_{server}_image"),
+            json!({"width": 2, "height": 2}),
+        )
+        .await;
+        assert!(
+            image
+                .content
+                .iter()
+                .any(|b| b.as_image().is_some_and(|i| i.mime_type == "image/png")),
+            "{server}: {image:?}"
+        );
+        let fail = call(
+            &client,
+            &format!("mcp_{server}_fail"),
+            json!({"message": "boom"}),
+        )
+        .await;
+        assert_eq!(fail.is_error, Some(true), "{server}: {fail:?}");
+        assert!(text(&fail).contains("boom"), "{server}: {fail:?}");
+    }
+
+    // The official Python SDK client through `bridge`, as an agent would connect.
+    let socket = c.socket.to_string_lossy().into_owned();
+    let run = run_agent(
+        &py,
+        &[
+            "--list",
+            "--call",
+            "mcp_sse_echo",
+            r#"{"message": "py"}"#,
+            "--call",
+            "mcp_http_image",
+            r#"{"width": 1, "height": 1}"#,
+            "--call",
+            "mcp_json_fail",
+            r#"{"message": "bad"}"#,
+            "--",
+            BIN,
+            "bridge",
+            "--socket",
+            &socket,
+        ],
+        &c.home,
+        Duration::from_secs(60),
+    );
+    assert_eq!(run["exit"], 0, "{run:#}");
+    let tools = run["tools"].to_string();
+    for name in [
+        "mcp_sse_echo",
+        "mcp_http_image",
+        "mcp_json_fail",
+        "mcp_stateless_echo",
+    ] {
+        assert!(tools.contains(name), "{name} not in {tools}");
+    }
+    assert!(
+        agent_call(&run, "mcp_sse_echo").to_string().contains("py"),
+        "{run:#}"
+    );
+    let image = agent_call(&run, "mcp_http_image");
+    assert!(
+        image["content"].to_string().contains("image/png"),
+        "{image:#}"
+    );
+    let fail = agent_call(&run, "mcp_json_fail");
+    assert_eq!(fail["isError"], true, "{fail:#}");
+    assert!(fail["content"].to_string().contains("bad"), "{fail:#}");
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Counting(Arc<AtomicUsize>);
+
+impl ClientHandler for Counting {
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn headers_reach_the_server_secrets_stay_out_of_logs_and_an_expired_session_reconnects() {
+    let server = mcp_server().await;
+    let secret = "s3cr3t-token-value-9d1e";
+    let c = Companion::start_with_env(
+        json!({
+            "mcpServers": { "remote": {
+                "url": format!("http://127.0.0.1:{}/mcp?key={secret}", server.port),
+                "headers": { "Authorization": "Bearer ${MCPC_TEST_TOKEN}", "X-Plain": "yes" },
+            } },
+            "ssrfWhitelist": ["127.0.0.1"],
+        }),
+        &[("MCPC_TEST_TOKEN", Some(secret))],
+    );
+    let status = c.settled().await;
+    assert_eq!(
+        status[0].state.as_str(),
+        "running",
+        "{status:?}\n{}",
+        c.log()
+    );
+    {
+        let seen = server.shared.headers.lock().unwrap();
+        assert!(!seen.is_empty());
+        for h in seen.iter() {
+            assert_eq!(h["authorization"], format!("Bearer {secret}").as_str());
+            assert_eq!(h["x-plain"], "yes");
+        }
+    }
+
+    let notes = Arc::new(AtomicUsize::new(0));
+    let client = c.client_with(Counting(notes.clone())).await;
+    let first = call(&client, "mcp_remote_echo", json!({"message": "one"})).await;
+    assert_eq!(text(&first), "one");
+    let before = notes.load(Ordering::SeqCst);
+
+    server.shared.expire_next.store(true, Ordering::SeqCst);
+    let second = call(&client, "mcp_remote_echo", json!({"message": "two"})).await;
+    assert_eq!(text(&second), "two", "{second:?}\n{}", c.log());
+    assert_eq!(
+        server.shared.sessions.lock().unwrap().len(),
+        2,
+        "one reconnect"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || notes.load(Ordering::SeqCst)
+            > before)
+        .await,
+        "no tools/list_changed after the reconnect"
+    );
+    assert_eq!(c.server("remote").await.state.as_str(), "running");
+
+    // Stopping the server deletes its session (MCP 2025-03-26 "Session Management").
+    let current = server.shared.sessions.lock().unwrap().last().cloned();
+    mcp_companion::ipc::control::request(
+        &c.control,
+        &mcp_companion::ipc::control::ControlRequest::Stop {
+            server: "remote".into(),
+        },
+    )
+    .await
+    .expect("stop");
+    let shared = server.shared.clone();
+    assert!(
+        eventually(Duration::from_secs(5), || shared
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(m, s)| m == "DELETE" && *s == current))
+        .await,
+        "no DELETE for the session: {:?}",
+        server.shared.requests.lock().unwrap()
+    );
+
+    let log = c.log();
+    assert!(log.contains("reconnecting"), "{log}");
+    assert!(!log.contains(secret), "a secret reached the log:\n{log}");
+}
+
+#[tokio::test]
+async fn server_everything_over_sse_and_streamable_http_works_when_whitelisted() {
+    let (Some(sse), Some(http)) = (everything("sse"), everything("streamableHttp")) else {
+        return;
+    };
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "evsse": { "url": format!("http://127.0.0.1:{}/sse", sse.port) },
+            "evhttp": { "url": format!("http://127.0.0.1:{}/mcp", http.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let client = c.client().await;
+    for server in ["evsse", "evhttp"] {
+        let echo = call(
+            &client,
+            &format!("mcp_{server}_echo"),
+            json!({"message": "hi"}),
+        )
+        .await;
+        assert!(text(&echo).contains("hi"), "{server}: {echo:?}");
+    }
+}
+
+/// Counts `notifications/progress`.
+#[derive(Clone, Default)]
+struct Progress(Arc<AtomicUsize>);
+
+impl ClientHandler for Progress {
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+
+    async fn on_progress(
+        &self,
+        _p: rmcp::model::ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn remote_calls_forward_progress_and_time_out_with_tool_timeout() {
+    let Some(py) = peer_python() else { return };
+    let sse = fastmcp(&py, "sse", &[]);
+    let http = fastmcp(&py, "http", &[]);
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "sse": { "url": format!("http://127.0.0.1:{}/sse", sse.port), "toolTimeout": 3 },
+            "http": { "url": format!("http://127.0.0.1:{}/mcp", http.port), "toolTimeout": 3 },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    c.settled().await;
+    let seen = Progress::default();
+    let client = c.client_with(seen.clone()).await;
+    for server in ["sse", "http"] {
+        let before = seen.0.load(Ordering::SeqCst);
+        // rmcp's client attaches a progressToken to every request; FastMCP reports every 0.5 s.
+        let ok = call(
+            &client,
+            &format!("mcp_{server}_sleep"),
+            json!({"seconds": 0.6}),
+        )
+        .await;
+        assert_ne!(ok.is_error, Some(true), "{server}: {ok:?}");
+        assert!(
+            seen.0.load(Ordering::SeqCst) > before,
+            "{server}: no progress forwarded"
+        );
+
+        let started = std::time::Instant::now();
+        let slow = call(
+            &client,
+            &format!("mcp_{server}_sleep"),
+            json!({"seconds": 10}),
+        )
+        .await;
+        assert_eq!(slow.is_error, Some(true), "{server}: {slow:?}");
+        assert!(
+            text(&slow).contains("timed out after 3 s"),
+            "{}",
+            text(&slow)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(6),
+            "{server}: {:?}",
+            started.elapsed()
+        );
+        let echo = call(
+            &client,
+            &format!("mcp_{server}_echo"),
+            json!({"message": "after"}),
+        )
+        .await;
+        assert!(text(&echo).contains("after"), "{server}: {echo:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_restarted_fastmcp_http_server_is_reconnected_on_the_next_call() {
+    let Some(py) = peer_python() else { return };
+    let http = fastmcp(&py, "http", &[]);
+    let port = http.port;
+    let c = Companion::start(json!({
+        "mcpServers": { "http": { "url": format!("http://127.0.0.1:{port}/mcp") } },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    c.settled().await;
+    let notes = Arc::new(AtomicUsize::new(0));
+    let client = c.client_with(Counting(notes.clone())).await;
+    assert!(text(&call(&client, "mcp_http_echo", json!({"message": "a"})).await).contains("a"));
+    drop(http);
+    let _again = fastmcp_on(&py, "http", &[], port);
+    let before = notes.load(Ordering::SeqCst);
+    let after = call(&client, "mcp_http_echo", json!({"message": "back"})).await;
+    assert!(text(&after).contains("back"), "{after:?}\n{}", c.log());
+    assert!(
+        eventually(Duration::from_secs(5), || notes.load(Ordering::SeqCst)
+            > before)
+        .await,
+        "no tools/list_changed after the reconnect"
+    );
+}
