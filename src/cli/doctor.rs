@@ -2,7 +2,8 @@
 //!
 //! For each stdio server: the resolved program, the exact launch line for the target OS, the PATH
 //! and where it came from, and whether the program exists. For remote servers: the redacted URL,
-//! the transport and the SSRF verdict (not available in this build). Exit 1 when any enabled
+//! the transport and the SSRF verdict (whitelist valid, every address the host resolves to
+//! allowed; nothing is connected to). Exit 1 when any enabled
 //! server cannot start on this machine.
 
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mcp_companion::config::{self, ServerConfig, TransportConfig};
 use mcp_companion::launch::{LaunchError, TargetOs};
-use mcp_companion::upstream;
+use mcp_companion::{net, upstream};
 
 /// Runs `doctor` for every server, or only `only`, planning for `os` (default: this OS).
 pub async fn run(
@@ -50,7 +51,7 @@ pub async fn run(
             }
         };
         let ok = match entry.expand_from_env() {
-            Ok(expanded) => report(&expanded, os, preview).await,
+            Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist).await,
             Err(e) => {
                 println!("{}: cannot start: {e}", spec.name);
                 false
@@ -76,7 +77,12 @@ pub async fn run(
 
 /// Prints one server's diagnosis; true when it can start (or, in a preview, when nothing but
 /// the lookup is in doubt).
-async fn report(server: &ServerConfig, os: TargetOs, preview: bool) -> bool {
+async fn report(
+    server: &ServerConfig,
+    os: TargetOs,
+    preview: bool,
+    whitelist: &config::SsrfWhitelist,
+) -> bool {
     let name = &server.name;
     match &server.transport {
         TransportConfig::Stdio(stdio) => {
@@ -110,46 +116,30 @@ async fn report(server: &ServerConfig, os: TargetOs, preview: bool) -> bool {
         }
         TransportConfig::Sse(http) | TransportConfig::StreamableHttp(http) => {
             let transport = server.transport_name();
-            println!(
-                "{name} ({transport}): cannot start: remote servers are not supported in this build"
-            );
-            println!("  url:     {}", redact_url(&http.url));
-            println!("  SSRF check: not available in this build");
-            false
-        }
-    }
-}
-
-/// `scheme://host:port/...`: no userinfo, path, query or fragment, which may hold secrets.
-fn redact_url(raw: &str) -> String {
-    match url::Url::parse(raw) {
-        Ok(u) => {
-            let host = u.host_str().unwrap_or("?");
-            match u.port_or_known_default() {
-                Some(port) => format!("{}://{host}:{port}/...", u.scheme()),
-                None => format!("{}://{host}/...", u.scheme()),
+            let verdict = ssrf_verdict(&http.url, whitelist).await;
+            match &verdict {
+                Ok(()) => println!("{name} ({transport}): ok"),
+                Err(why) => println!("{name} ({transport}): cannot start: {why}"),
             }
+            println!("  url:     {}", net::redact(&http.url));
+            println!(
+                "  SSRF:    {}",
+                match &verdict {
+                    Ok(()) => "allowed".to_owned(),
+                    Err(_) => "refused (see above)".to_owned(),
+                }
+            );
+            verdict.is_ok()
         }
-        Err(_) => "(unparsable URL)".to_owned(),
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn urls_lose_userinfo_path_query_and_fragment() {
-        let cases = [
-            (
-                "https://u:p@api.example.com/mcp?key=s#f",
-                "https://api.example.com:443/...",
-            ),
-            ("http://127.0.0.1:8080/sse", "http://127.0.0.1:8080/..."),
-            ("not a url", "(unparsable URL)"),
-        ];
-        for (raw, want) in cases {
-            assert_eq!(redact_url(raw), want, "{raw}");
-        }
-    }
+/// The SSRF guard's verdict on `url`, resolving its host but connecting to nothing.
+async fn ssrf_verdict(url: &str, whitelist: &config::SsrfWhitelist) -> Result<(), String> {
+    let nets = whitelist.check().map_err(|e| e.to_string())?;
+    let parsed = url::Url::parse(url).map_err(|e| format!("invalid url: {e}"))?;
+    net::Guard::new(nets)
+        .check_url(&parsed)
+        .await
+        .map_err(|e| e.to_string())
 }

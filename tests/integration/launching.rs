@@ -89,7 +89,10 @@ fn doctor_shows_good_and_missing_servers_and_exits_1() {
     let doc = json!({ "mcpServers": {
         "good": demo(&[]),
         "missing": { "command": "no-such-command-mcpc-doctor", "args": ["a&b"] },
-    } });
+        "local": { "url": "http://127.0.0.1:9/mcp?key=secret-in-query" },
+        "private": { "url": "http://10.1.2.3/sse" },
+    },
+    "ssrfWhitelist": ["127.0.0.1/32"] });
     std::fs::write(&config, doc.to_string()).expect("write config");
     let out = Command::new(BIN)
         .args(["doctor", "--config"])
@@ -111,6 +114,17 @@ fn doctor_shows_good_and_missing_servers_and_exits_1() {
         "{stdout}"
     );
     assert!(stdout.contains("from:    the companion's PATH"), "{stdout}");
+    // Remote servers: the SSRF verdict, with the URL redacted.
+    assert!(stdout.contains("local (streamableHttp): ok"), "{stdout}");
+    assert!(
+        stdout.contains("url:     http://127.0.0.1:9/..."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("secret-in-query"), "{stdout}");
+    assert!(
+        stdout.contains("private (sse): cannot start:") && stdout.contains("10.1.2.3"),
+        "{stdout}"
+    );
 
     let windows = Command::new(BIN)
         .args(["doctor", "missing", "--os", "windows", "--config"])
