@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README "Run the tests"): installs the missing system packages and the
-# third-party MCP peers the integration tests use (npm + PyPI, pinned), then runs formatting, lints, unit and integration tests, and
-# checks that the Windows build compiles (its launch rules are unit-tested here). The macOS
+# third-party MCP peers the integration tests use (npm + PyPI, pinned), then runs formatting,
+# lints, unit and integration tests, and checks that the Windows build compiles (its launch rules are unit-tested here). The macOS
 # check was dropped: aws-lc-sys (rustls's crypto) needs a macOS SDK to compile its C code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
