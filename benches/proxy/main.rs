@@ -31,7 +31,7 @@ fn opts() -> Opts {
             "--n" => o.n = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.n),
             "--rounds" => o.rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.rounds),
             "--quick" => o = Opts { n: 300, rounds: 2 },
-            _ => {} // cargo bench passes --bench
+            _ => {} // --bench, from cargo bench
         }
     }
     o
@@ -57,6 +57,11 @@ async fn path(label: &str, mut conn: Conn, tool: &str) -> Result<Path> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
+    // `cargo test --all-targets` also runs bench targets, without `--bench`: measure nothing then.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("proxy bench: not run (use `cargo bench --bench proxy` or benches/run.sh)");
+        return Ok(());
+    }
     let o = opts();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(

@@ -287,13 +287,12 @@ impl Conn {
     /// Closes stdin (or the socket) and waits briefly for a spawned process.
     pub async fn close(mut self) {
         let _ = self.wr.shutdown().await;
-        if let Some(mut c) = self.child.take() {
-            if tokio::time::timeout(Duration::from_secs(3), c.wait())
+        if let Some(mut c) = self.child.take()
+            && tokio::time::timeout(Duration::from_secs(3), c.wait())
                 .await
                 .is_err()
-            {
-                let _ = c.kill().await;
-            }
+        {
+            let _ = c.kill().await;
         }
     }
 }
