@@ -1,0 +1,339 @@
+//! `cargo bench --bench proxy` (or `benches/run.sh`): the companion's proxy overhead,
+//! throughput, payloads, fan-out, memory and catalog size, each next to a baseline measured in
+//! the same run, printed as one Markdown table of ratios. Options: `--n N` calls per latency
+//! round (default 2000), `--rounds R` (default 3), `--quick` (n 300, rounds 2).
+
+mod peers;
+mod procs;
+mod report;
+mod rpc;
+mod scale;
+
+use anyhow::{Context, Result};
+use serde_json::{Map, json};
+
+use procs::{Companion, companion_bin, demo_args, demo_entry, everything_js};
+use report::{Lat, Row, lat, lat_str, median, mib, table, us};
+use rpc::Conn;
+
+const ECHO: &str = r#"{"message":"hi"}"#;
+
+pub struct Opts {
+    pub n: usize,
+    pub rounds: usize,
+}
+
+fn opts() -> Opts {
+    let mut o = Opts { n: 2000, rounds: 3 };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--n" => o.n = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.n),
+            "--rounds" => o.rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.rounds),
+            "--quick" => o = Opts { n: 300, rounds: 2 },
+            _ => {} // --bench, from cargo bench
+        }
+    }
+    o
+}
+
+/// One measured path: a connection and the name of its echo tool.
+struct Path {
+    label: String,
+    conn: Conn,
+    tool: String,
+    samples: Vec<f64>,
+}
+
+async fn path(label: &str, mut conn: Conn, tool: &str) -> Result<Path> {
+    conn.initialize().await.with_context(|| label.to_owned())?;
+    Ok(Path {
+        label: label.to_owned(),
+        conn,
+        tool: tool.to_owned(),
+        samples: Vec::new(),
+    })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<()> {
+    // `cargo test --all-targets` also runs bench targets, without `--bench`: measure nothing then.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("proxy bench: not run (use `cargo bench --bench proxy` or benches/run.sh)");
+        return Ok(());
+    }
+    let o = opts();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "# mcp-companion proxy bench: {} cpus, load {}, n={} rounds={}, binary {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+        o.n,
+        o.rounds,
+        companion_bin()
+    );
+    let mut rows = Vec::new();
+    let raw_tools = calls(&o, &mut rows).await?;
+    scale::run(&o, raw_tools, &mut rows).await?;
+    println!("\n{}", table(&rows));
+    Ok(())
+}
+
+/// Items 1, 2, 3 and 7 on one companion serving the test server (and server-everything).
+/// Returns the test server's raw tool count.
+async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
+    let bin = companion_bin();
+    let everything = everything_js();
+    let mut servers = Map::new();
+    servers.insert("demo".into(), demo_entry(0, 0));
+    if let Some(js) = &everything {
+        servers.insert(
+            "everything".into(),
+            json!({"command": "node", "args": [js, "stdio"]}),
+        );
+    } else {
+        println!("skip server-everything: node or the peers dir is missing (tests/peers/setup.sh)");
+    }
+    let (comp, _) = Companion::start(servers).await?;
+    let mut paths = vec![
+        path("demo direct", Conn::spawn(&bin, &demo_args(0, 0))?, "echo").await?,
+        path(
+            "demo socket",
+            Conn::unix(&comp.socket).await?,
+            "mcp_demo_echo",
+        )
+        .await?,
+    ];
+    let raw_tools = paths[0].conn.tool_names().await?.len();
+    let mut peer = None;
+    if let Some(js) = &everything {
+        let ev = vec![js.to_string_lossy().into_owned(), "stdio".to_owned()];
+        paths.push(path("everything direct", Conn::spawn("node", &ev)?, "echo").await?);
+        paths.push(
+            path(
+                "everything socket",
+                Conn::unix(&comp.socket).await?,
+                "mcp_everything_echo",
+            )
+            .await?,
+        );
+        let bridge = [
+            "--socket".to_owned(),
+            comp.socket.to_string_lossy().into_owned(),
+            "bridge".to_owned(),
+        ];
+        paths.push(
+            path(
+                "everything bridge",
+                Conn::spawn(&bin, &bridge)?,
+                "mcp_everything_echo",
+            )
+            .await?,
+        );
+        match peers::mcp_proxy(js).await {
+            Ok(p) => peer = Some(p),
+            Err(e) => println!("skip peer mcp-proxy (PyPI): {e:#}"),
+        }
+        println!(
+            "skip peer @1mcp/agent (npm): {}",
+            peers::one_mcp_skip_reason()
+        );
+    }
+    let mut peer_server = None;
+    if let Some(peers::Peer {
+        name,
+        conn,
+        tool,
+        server,
+    }) = peer
+    {
+        paths.push(path_ready(&format!("everything via {name}"), conn, &tool));
+        peer_server = Some(server);
+    }
+    // Warm up, then interleave rounds so background load hits every path alike.
+    for p in &mut paths {
+        p.conn.latencies(&p.tool, ECHO, 200).await?;
+    }
+    for _ in 0..o.rounds {
+        for p in &mut paths {
+            let s = p
+                .conn
+                .latencies(&p.tool, ECHO, o.n)
+                .await
+                .with_context(|| p.label.clone())?;
+            p.samples.extend(s);
+        }
+    }
+    let stats: Vec<(String, Lat)> = paths
+        .iter_mut()
+        .map(|p| (p.label.clone(), lat(&mut p.samples)))
+        .collect();
+    let get = |l: &str| stats.iter().find(|(k, _)| k == l).map(|(_, v)| *v);
+    let (d, s) = (
+        get("demo direct").context("demo")?,
+        get("demo socket").context("demo")?,
+    );
+    let added = s.median - d.median;
+    rows.push(
+        Row::new(
+            "1",
+            "echo, rmcp test server: direct stdio vs socket (median / p99)",
+        )
+        .base(lat_str(d))
+        .ours(lat_str(s))
+        .ratio(s.median / d.median)
+        .diff(format!("+{}", us(added)))
+        .target(
+            "≤ 50 µs added, ≤ 1.5×",
+            added <= 50.0 && s.median / d.median <= 1.5,
+        ),
+    );
+    if let (Some(d), Some(s), Some(b)) = (
+        get("everything direct"),
+        get("everything socket"),
+        get("everything bridge"),
+    ) {
+        rows.push(
+            Row::new("1", "echo, server-everything: direct stdio vs socket")
+                .base(lat_str(d))
+                .ours(lat_str(s))
+                .ratio(s.median / d.median)
+                .diff(format!("+{}", us(s.median - d.median))),
+        );
+        let ours_added = b.median - d.median;
+        rows.push(
+            Row::new(
+                "7",
+                "echo, server-everything: direct vs client → `mcp-companion bridge` → companion",
+            )
+            .base(lat_str(d))
+            .ours(lat_str(b))
+            .ratio(b.median / d.median)
+            .diff(format!("+{}", us(ours_added))),
+        );
+        for (label, l) in stats
+            .iter()
+            .filter(|(k, _)| k.starts_with("everything via "))
+        {
+            let peer_added = l.median - d.median;
+            rows.push(
+                Row::new(
+                    "7",
+                    format!(
+                        "peer: client → {} (its stdio bridge → its server) vs ours via bridge",
+                        &label[15..]
+                    ),
+                )
+                .base(format!("peer {}", lat_str(*l)))
+                .ours(lat_str(b))
+                .ratio(b.median / l.median)
+                .diff(format!(
+                    "peer +{}, ours +{}",
+                    us(peer_added),
+                    us(ours_added)
+                ))
+                .target("ours faster", b.median < l.median),
+            );
+        }
+    }
+    throughput(o, &mut paths, rows).await?;
+    payload(&comp, &mut paths, rows).await?;
+    for p in paths {
+        p.conn.close().await;
+    }
+    if let Some(mut server) = peer_server {
+        let _ = server.kill().await;
+    }
+    comp.stop().await;
+    Ok(raw_tools)
+}
+
+fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
+    Path {
+        label: label.to_owned(),
+        conn,
+        tool: tool.to_owned(),
+        samples: Vec::new(),
+    }
+}
+
+/// Item 2: calls/s with 1, 8 and 64 in flight on one connection, direct vs socket.
+async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
+    for k in [1usize, 8, 64] {
+        let total = if k == 1 { 2000 } else { 10_000 };
+        let (mut direct, mut sock) = (Vec::new(), Vec::new());
+        for _ in 0..o.rounds {
+            for (i, out) in [(0, &mut direct), (1, &mut sock)] {
+                let p = &mut paths[i];
+                out.push(p.conn.throughput(&p.tool, ECHO, k, total).await?);
+            }
+        }
+        let (d, s) = (median(direct), median(sock));
+        let mut row = Row::new("2", format!("echo calls/s, {k} in flight (one connection)"))
+            .base(format!("{d:.0}/s"))
+            .ours(format!("{s:.0}/s"))
+            .ratio(s / d);
+        if k == 64 {
+            row = row.target("≥ 20 000/s", s >= 20_000.0);
+        }
+        rows.push(row);
+    }
+    Ok(())
+}
+
+/// Item 3: 1 MiB and 8 MiB `big` results, direct vs socket, and the companion's peak RSS.
+async fn payload(comp: &Companion, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
+    for (mb, reps) in [(1u64, 7), (8, 3)] {
+        let args = json!({"bytes": mb * 1024 * 1024}).to_string();
+        let (mut direct, mut sock) = (Vec::new(), Vec::new());
+        let can_reset = comp.reset_peak();
+        let (before, _) = comp.rss_kib();
+        for _ in 0..reps {
+            direct.push(paths[0].conn.call("big", &args).await?.0.as_secs_f64() * 1e3);
+            sock.push(
+                paths[1]
+                    .conn
+                    .call("mcp_demo_big", &args)
+                    .await?
+                    .0
+                    .as_secs_f64()
+                    * 1e3,
+            );
+        }
+        let (_, peak) = comp.rss_kib();
+        let (d, s) = (median(direct), median(sock));
+        let added = peak.saturating_sub(before);
+        let mut row = Row::new(
+            "3",
+            format!(
+                "{mb} MiB result: time; companion peak RSS {}",
+                if can_reset {
+                    "(VmHWM reset first)"
+                } else {
+                    "(VmHWM since start)"
+                }
+            ),
+        )
+        .base(format!("{d:.1} ms"))
+        .ours(format!(
+            "{s:.1} ms; RSS {} → peak {}",
+            mib(before),
+            mib(peak)
+        ))
+        .ratio(s / d)
+        .diff(format!(
+            "+{:.1} ms; peak +{} = {:.1}× payload",
+            s - d,
+            mib(added),
+            added as f64 / (mb * 1024) as f64
+        ));
+        if mb == 8 {
+            row = row.target("peak ≤ +3× payload", added <= 3 * mb * 1024);
+        }
+        rows.push(row);
+    }
+    Ok(())
+}
