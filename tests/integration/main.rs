@@ -10,6 +10,7 @@ mod failures;
 mod lifecycle;
 mod naming;
 mod passthrough;
+mod probe;
 mod python_clients;
 mod supervision;
 mod third_party;
