@@ -16,7 +16,7 @@ Checks the issue's acceptance lines, in order:
   6. Quit from the tray leaves no child process behind.
 
 Environment (set by e2e.sh): APP, CLI, PEERS_PYTHON, OUT (screenshot dir), WORK (temp dir with
-the config, HOME, XDG dirs), DISPLAY. Exit 0 when every check passed.
+the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY. Exit 0 when every check passed.
 """
 import base64
 import json
@@ -33,6 +33,9 @@ CLI = os.environ["CLI"]
 PY = os.environ["PEERS_PYTHON"]
 OUT = os.environ["OUT"]
 WORK = os.environ["WORK"]
+# Agents get a minimal environment (as MCP clients pass), so the bridge is told the socket.
+SOCK = os.environ["MCP_COMPANION_SOCKET"]
+BRIDGE = [CLI, "--socket", SOCK, "bridge"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT = os.path.join(HERE, "..", "peers", "agent.py")
 WATCH = os.path.join(HERE, "watch_agent.py")
@@ -145,7 +148,7 @@ def status():
 
 
 def agent(*actions, timeout=90):
-    r = subprocess.run([PY, AGENT, *actions, "--", CLI, "bridge"], capture_output=True, text=True,
+    r = subprocess.run([PY, AGENT, *actions, "--", *BRIDGE], capture_output=True, text=True,
                        timeout=timeout, env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]})
     try:
         return json.loads(r.stdout)
@@ -254,7 +257,7 @@ def main():
         wd.click("details[data-tool=mcp_demo_echo] [data-action=run]")
         got = wait_for(lambda: wd.text("details[data-tool=mcp_demo_echo] .result-text"), 20, "try-it result")
         check(got == "typed in the window", f"try-it form called the tool -> {got!r}")
-        wd.js("document.querySelector('details[data-tool=mcp_demo_echo]').scrollIntoView();")
+        wd.js("document.querySelector('main').scrollTop = 0;")
         wd.screenshot("02-server-detail.png")
         if wd.find("details[data-tool=mcp_demo_image]"):
             wd.js("document.querySelector('details[data-tool=mcp_demo_echo]').open = false;"
@@ -268,7 +271,7 @@ def main():
 
         # 2. Tray: menu shows the servers; toggling `notes` off reaches a connected agent.
         ready = os.path.join(WORK, "agent.ready")
-        watcher = subprocess.Popen([PY, WATCH, ready, "30", "--", CLI, "bridge"], stdout=subprocess.PIPE,
+        watcher = subprocess.Popen([PY, WATCH, ready, "30", "--", *BRIDGE], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True,
                                    env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]})
         wait_for(lambda: os.path.exists(ready), 30, "watching agent connected")
@@ -334,7 +337,7 @@ def main():
         wd.screenshot("11-connect.png")
         wd.go("#/settings")
         wait_for(lambda: wd.find("#whitelist"), 20, "settings")
-        wd.type("#whitelist", "10.0.0.0/8\nnot-a-cidr")
+        wd.js("document.querySelector('#whitelist').value = arguments[0];", "10.0.0.0/8\nnot-a-cidr")
         wd.click("[data-action=save-whitelist]")
         err = wait_for(lambda: wd.text(".field-error"), 20, "inline whitelist error")
         check("not-a-cidr" in err, f"invalid CIDR shown inline: {err!r}")
@@ -354,8 +357,7 @@ def main():
         time.sleep(1.0)
         left = {p: c for p, c in before.items() if alive(p)}
         check(not left, f"no process left after Quit (before: {len(before)}, left: {left})")
-        sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "mcp-companion", "mcp.sock")
-        check(not os.path.exists(sock), "socket removed")
+        check(not os.path.exists(SOCK), "socket removed")
         app_pid = None
     except Exception as e:  # noqa: BLE001 - reported as a failure with screenshots
         failures.append(f"exception: {e}")

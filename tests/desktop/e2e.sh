@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 TARGET=${CARGO_TARGET_DIR:-target}
 PEERS=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
-export APP=$(realpath "$TARGET/debug/mcp-companion-desktop")
-export CLI=$(realpath "$TARGET/debug/mcp-companion")
+export APP=$(realpath -m "$TARGET/debug/mcp-companion-desktop")
+export CLI=$(realpath -m "$TARGET/debug/mcp-companion")
 export PEERS_PYTHON="$PEERS/venv/bin/python"
 export OUT=$(realpath -m "${DESKTOP_E2E_OUT:-$TARGET/desktop-e2e}")
 for f in "$APP" "$CLI" "$PEERS_PYTHON" "$PEERS/venv/bin/mcp-server-time"; do
@@ -29,10 +29,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A private user: HOME, XDG dirs, runtime dir (socket), config. The app and CLI find the same
-# socket through XDG_RUNTIME_DIR.
+# A private user: HOME, XDG dirs, runtime dir, socket and config.
 export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_DATA_HOME="$WORK/home/.local/share"
 export XDG_RUNTIME_DIR="$WORK/run" MCP_COMPANION_CONFIG="$WORK/config.json"
+export MCP_COMPANION_SOCKET="$WORK/run/mcp-companion/mcp.sock"
 mkdir -p "$HOME" "$XDG_CONFIG_HOME/Claude" "$XDG_CONFIG_HOME/Code/User" "$XDG_RUNTIME_DIR" "$WORK/bin"
 chmod 700 "$XDG_RUNTIME_DIR"
 # The `time` preset runs `uvx mcp-server-time`; uv is not installed here, so a shim runs the
@@ -53,8 +53,8 @@ JSON
 # an existing server but different: renamed), VS Code with one http server.
 cat > "$XDG_CONFIG_HOME/Claude/claude_desktop_config.json" <<JSON
 { "mcpServers": {
-    "demo":  { "command": "$CLI", "args": ["demo-server"] },
-    "files": { "command": "$CLI", "args": ["demo-server"], "env": { "NOTE": "imported" } } } }
+    "demo":  { "command": "$CLI", "args": ["demo-server", "--extra-tools", "1"] },
+    "files": { "command": "$CLI", "args": ["demo-server", "--extra-tools", "2"], "env": { "NOTE": "imported" } } } }
 JSON
 cat > "$XDG_CONFIG_HOME/Code/User/mcp.json" <<'JSON'
 { // VS Code user MCP config

@@ -27,9 +27,9 @@ export function render(root) {
       h('td', {}, badge(h, s.state)),
       h('td', { class: 'num' }, s.state === 'running' ? String(s.tools) : '–'),
       h('td', { class: 'error-cell' }, s.lastError || ''),
-      h('td', { class: 'actions' }, toggle,
+      h('td', {}, h('div', { class: 'actions' }, toggle,
         h('button', { disabled: s.transport === 'unknown', onclick: () => act(api.restartServer(s.name)) }, 'Restart'),
-        remove));
+        remove)));
   }
 
   function draw(statuses) {
