@@ -381,7 +381,7 @@ fn convert_entry(raw: &Value) -> Result<Value, String> {
         }
     }
     let needed = if kind == "stdio" { "command" } else { "url" };
-    if !out.get(needed).is_some_and(|v| v.as_str().is_some()) {
+    if out.get(needed).is_none_or(|v| v.as_str().is_none()) {
         return Err(format!("type {kind} needs a \"{needed}\" string"));
     }
     Ok(Value::Object(out))

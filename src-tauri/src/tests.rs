@@ -8,11 +8,9 @@ use mcp_companion::hub::Hub;
 use mcp_companion::ipc::paths::EndpointPaths;
 use serde_json::{Value, json};
 use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{
-    INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
-};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
 use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use tauri::{App, Manager, WebviewWindow, WebviewWindowBuilder};
 
 use crate::state::Desktop;
 use crate::with_commands;
@@ -35,11 +33,15 @@ impl Harness {
         let app = with_commands(mock_builder())
             .plugin(tauri_plugin_store::Builder::new().build())
             .manage(Desktop::detached(hub, config_path.clone(), paths))
-            .build(mock_context(noop_assets()))
+            // The real context: the capability file must grant every command the window uses.
+            .build(tauri::generate_context!())
             .unwrap();
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-            .build()
-            .unwrap();
+        let webview = match app.get_webview_window("main") {
+            Some(w) => w,
+            None => WebviewWindowBuilder::new(&app, "main", Default::default())
+                .build()
+                .unwrap(),
+        };
         Harness {
             _dir: dir,
             config_path,
@@ -56,7 +58,7 @@ impl Harness {
                 cmd: cmd.into(),
                 callback: CallbackFn(0),
                 error: CallbackFn(1),
-                url: "http://tauri.localhost".parse().unwrap(),
+                url: "tauri://localhost".parse().unwrap(),
                 body: InvokeBody::Json(args),
                 headers: Default::default(),
                 invoke_key: INVOKE_KEY.to_string(),
