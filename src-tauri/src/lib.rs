@@ -101,11 +101,21 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         .setup(move |app| {
             // The same lock, sockets and hub as `mcp-companion serve`: a running `serve` (or
             // another desktop app under another session) makes this fail with who is running.
-            let companion = tauri::async_runtime::block_on(Companion::start(
+            let started = tauri::async_runtime::block_on(Companion::start(
                 &cfg,
                 paths.clone(),
                 Some(config_path.clone()),
-            ))?;
+            ));
+            let companion = match started {
+                Ok(c) => c,
+                Err(e) => {
+                    // Tauri panics on a setup error; nothing runs yet, so exit plainly with
+                    // the reason (e.g. which companion holds the socket).
+                    eprintln!("error: {e}");
+                    tracing::error!(error = %e, "mcp-companion-desktop cannot start");
+                    std::process::exit(2);
+                }
+            };
             tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
             let hub = companion.hub().clone();
             let desktop = Desktop {
