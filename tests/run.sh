@@ -15,3 +15,18 @@ cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
 rustup target add x86_64-pc-windows-gnu
 cargo check --target x86_64-pc-windows-gnu --all-targets --locked
+
+# The desktop shell (src-tauri/): built and tested only where its system packages are installed
+# (.ci/run installs them). The root commands above cover the core package only.
+if pkg-config --exists webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null; then
+  cargo clippy -p mcp-companion-desktop --all-targets --locked -- -D warnings
+  cargo build -p mcp-companion -p mcp-companion-desktop --locked
+  cargo test -p mcp-companion-desktop --locked
+  if command -v Xvfb >/dev/null && command -v WebKitWebDriver >/dev/null; then
+    bash tests/desktop/e2e.sh
+  else
+    echo "skipping the desktop e2e test: Xvfb or WebKitWebDriver missing"
+  fi
+else
+  echo "skipping the desktop shell: webkit2gtk-4.1 / ayatana-appindicator3 dev packages not installed"
+fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the test command needs, only those that are missing:
-# Node.js + npm (third-party MCP servers), a C toolchain, Python venv support, and the MinGW
-# compiler for the Windows cross-check. Needs root (or sudo) only when something is missing.
+# Node.js + npm (third-party MCP servers), a C toolchain, Python venv support, the MinGW
+# compiler for the Windows cross-check, and the desktop shell's libraries and test tools.
+# Needs root (or sudo) only when something is missing.
 set -euo pipefail
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
@@ -10,6 +11,12 @@ command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x86-64)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The desktop shell (Tauri: WebKitGTK, GTK, the tray library) and its e2e test (Xvfb, a tray
+# host, WebDriver, screenshots).
+for p in libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev \
+  libsoup-3.0-dev libxdo-dev xvfb xauth dbus-x11 imagemagick xdotool trayer webkit2gtk-driver; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$p")
+done
 [ ${#need_apt[@]} -eq 0 ] && exit 0
 echo "installing system packages: ${need_apt[*]}"
 SUDO=""

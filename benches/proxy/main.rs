@@ -3,26 +3,39 @@
 //! the same run, printed as one Markdown table of ratios. Options: `--n N` calls per latency
 //! round (default 2000), `--rounds R` (default 3), `--quick` (n 300, rounds 2).
 
+#[cfg(unix)]
 mod peers;
+#[cfg(unix)]
 mod procs;
+#[cfg(unix)]
 mod report;
+#[cfg(unix)]
 mod rpc;
+#[cfg(unix)]
 mod scale;
 
+#[cfg(unix)]
 use anyhow::{Context, Result};
+#[cfg(unix)]
 use serde_json::{Map, json};
 
+#[cfg(unix)]
 use procs::{Companion, companion_bin, demo_args, demo_entry, everything_js};
+#[cfg(unix)]
 use report::{Lat, Row, lat, lat_str, median, mib, table, us};
+#[cfg(unix)]
 use rpc::Conn;
 
+#[cfg(unix)]
 const ECHO: &str = r#"{"message":"hi"}"#;
 
+#[cfg(unix)]
 pub struct Opts {
     pub n: usize,
     pub rounds: usize,
 }
 
+#[cfg(unix)]
 fn opts() -> Opts {
     let mut o = Opts { n: 2000, rounds: 3 };
     let mut args = std::env::args().skip(1);
@@ -38,6 +51,7 @@ fn opts() -> Opts {
 }
 
 /// One measured path: a connection and the name of its echo tool.
+#[cfg(unix)]
 struct Path {
     label: String,
     conn: Conn,
@@ -45,6 +59,7 @@ struct Path {
     samples: Vec<f64>,
 }
 
+#[cfg(unix)]
 async fn path(label: &str, mut conn: Conn, tool: &str) -> Result<Path> {
     conn.initialize().await.with_context(|| label.to_owned())?;
     Ok(Path {
@@ -55,6 +70,7 @@ async fn path(label: &str, mut conn: Conn, tool: &str) -> Result<Path> {
     })
 }
 
+#[cfg(unix)]
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
     // `cargo test --all-targets` also runs bench targets, without `--bench`: measure nothing then.
@@ -84,6 +100,7 @@ async fn main() -> Result<()> {
 
 /// Items 1, 2, 3 and 7 on one companion serving the test server (and server-everything).
 /// Returns the test server's raw tool count.
+#[cfg(unix)]
 async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
     let bin = companion_bin();
     let everything = everything_js();
@@ -251,6 +268,7 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
     Ok(raw_tools)
 }
 
+#[cfg(unix)]
 fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
     Path {
         label: label.to_owned(),
@@ -261,6 +279,7 @@ fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
 }
 
 /// Item 2: calls/s with 1, 8 and 64 in flight on one connection, direct vs socket.
+#[cfg(unix)]
 async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
     for k in [1usize, 8, 64] {
         let total = if k == 1 { 2000 } else { 10_000 };
@@ -285,6 +304,7 @@ async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result
 }
 
 /// Item 3: 1 MiB and 8 MiB `big` results, direct vs socket, and the companion's peak RSS.
+#[cfg(unix)]
 async fn payload(comp: &Companion, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
     for (mb, reps) in [(1u64, 7), (8, 3)] {
         let args = json!({"bytes": mb * 1024 * 1024}).to_string();
@@ -336,4 +356,10 @@ async fn payload(comp: &Companion, paths: &mut [Path], rows: &mut Vec<Row>) -> R
         rows.push(row);
     }
     Ok(())
+}
+
+/// The benchmark drives Unix sockets and `/proc`; elsewhere it only says so.
+#[cfg(not(unix))]
+fn main() {
+    println!("proxy bench: Unix only");
 }

@@ -13,6 +13,7 @@ mod launching;
 mod lifecycle;
 mod naming;
 mod passthrough;
+mod probe;
 mod python_clients;
 mod remote;
 mod remote_fixture;

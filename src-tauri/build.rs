@@ -1,0 +1,35 @@
+//! Declares the app's commands so the capability file can grant them to the window one by one
+//! (`allow-list-servers`, …); a command not listed in `capabilities/` cannot be invoked.
+
+const COMMANDS: &[&str] = &[
+    "list_servers",
+    "start_server",
+    "stop_server",
+    "restart_server",
+    "start_all",
+    "stop_all",
+    "remove_server",
+    "get_server",
+    "read_log",
+    "call_tool",
+    "list_presets",
+    "instantiate_preset",
+    "test_server",
+    "save_server",
+    "scan_imports",
+    "preview_import",
+    "apply_import",
+    "get_connect_info",
+    "get_settings",
+    "save_whitelist",
+    "set_log_level",
+    "set_autostart",
+];
+
+fn main() {
+    let attributes = tauri_build::Attributes::new()
+        .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS));
+    if let Err(e) = tauri_build::try_build(attributes) {
+        panic!("tauri-build failed: {e:#}");
+    }
+}

@@ -1,0 +1,37 @@
+//! Tauri commands: each parses its input, calls the core, returns. `verb_noun` names; the
+//! front end's `ui/api.js` has one camelCase function per command.
+//!
+//! | file | commands |
+//! |---|---|
+//! | `servers.rs` | list, start/stop/restart (one or all), remove, detail, log, call a tool |
+//! | `add.rs` | presets, preset → entry, test (probe), save |
+//! | `import.rs` | detect other clients' files, preview, import |
+//! | `settings.rs` | connect snippets, whitelist, log level, autostart |
+
+pub mod add;
+pub mod import;
+pub mod servers;
+pub mod settings;
+
+use mcp_companion::config;
+use mcp_companion::edit::{self, EditError};
+use mcp_companion::hub::ReloadReport;
+use serde_json::Value;
+
+use crate::error::CommandError;
+use crate::state::Desktop;
+
+/// Applies `change` to the config file, saves it atomically and reloads the hub with it, so
+/// only the servers whose entries changed restart.
+pub(crate) async fn edit_and_reload(
+    desktop: &Desktop,
+    change: impl FnOnce(&mut Value) -> Result<(), EditError>,
+) -> Result<ReloadReport, CommandError> {
+    let cfg = edit::update_file(&desktop.config_path, change)?;
+    Ok(desktop.hub.reload(&cfg).await)
+}
+
+/// The raw config document as on disk.
+pub(crate) fn raw_config(desktop: &Desktop) -> Result<Value, CommandError> {
+    Ok(config::load(&desktop.config_path)?.raw)
+}

@@ -1,0 +1,187 @@
+//! The Servers and Server-detail pages.
+
+use mcp_companion::edit;
+use mcp_companion::hub::ReloadReport;
+use mcp_companion::supervisor::{ServerState, ServerStatus};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tauri::State;
+
+use super::{edit_and_reload, raw_config};
+use crate::error::{CommandError, ErrorKind};
+use crate::state::Desktop;
+
+/// Every server's status, in config order.
+#[tauri::command]
+pub fn list_servers(state: State<'_, Desktop>) -> Vec<ServerStatus> {
+    state.hub.statuses()
+}
+
+/// Starts `name` (also after it gave up).
+#[tauri::command]
+pub async fn start_server(state: State<'_, Desktop>, name: String) -> Result<(), CommandError> {
+    Ok(state.hub.start_server(&name).await?)
+}
+
+/// Stops `name`; its tools leave the catalog.
+#[tauri::command]
+pub async fn stop_server(state: State<'_, Desktop>, name: String) -> Result<(), CommandError> {
+    Ok(state.hub.stop_server(&name).await?)
+}
+
+/// Stops and starts `name`.
+#[tauri::command]
+pub async fn restart_server(state: State<'_, Desktop>, name: String) -> Result<(), CommandError> {
+    Ok(state.hub.restart_server(&name).await?)
+}
+
+/// Starts every server that is not running (invalid entries are skipped).
+#[tauri::command]
+pub async fn start_all(state: State<'_, Desktop>) -> Result<(), CommandError> {
+    crate::tray::start_all(&state.hub).await;
+    Ok(())
+}
+
+/// Stops every server.
+#[tauri::command]
+pub async fn stop_all(state: State<'_, Desktop>) -> Result<(), CommandError> {
+    state.hub.shutdown().await;
+    Ok(())
+}
+
+/// Removes `name` from the config file and stops it.
+#[tauri::command]
+pub async fn remove_server(
+    state: State<'_, Desktop>,
+    name: String,
+) -> Result<ReloadReport, CommandError> {
+    edit_and_reload(&state, |doc| edit::remove_server(doc, &name)).await
+}
+
+/// One wrapped tool of a server, as the detail page shows it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolView {
+    /// Wrapped name (`mcp_<server>_<tool>`), what agents call.
+    pub name: String,
+    /// Description.
+    pub description: Option<String>,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+}
+
+/// The detail page's data.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerDetail {
+    /// Status as in the list.
+    pub status: ServerStatus,
+    /// The entry as written in the config file, `env` and `headers` values masked.
+    pub entry: Value,
+    /// Served tools, in catalog order.
+    pub tools: Vec<ToolView>,
+}
+
+/// Status, masked config entry and tools of `name`.
+#[tauri::command]
+pub fn get_server(state: State<'_, Desktop>, name: String) -> Result<ServerDetail, CommandError> {
+    let status = state
+        .hub
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            CommandError::new(
+                ErrorKind::UnknownServer,
+                format!("no server named \"{name}\""),
+            )
+        })?;
+    let catalog = state.hub.catalog();
+    let tools = if status.state == ServerState::Running {
+        catalog
+            .tools()
+            .iter()
+            .filter(|t| catalog.route(&t.name).is_some_and(|r| *r.server == *name))
+            .map(|t| ToolView {
+                name: t.name.to_string(),
+                description: t.description.as_ref().map(ToString::to_string),
+                input_schema: Value::Object((*t.input_schema).clone()),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let entry = raw_config(&state)
+        .ok()
+        .and_then(|doc| {
+            doc.pointer(&format!("/mcpServers/{}", pointer_escape(&name)))
+                .cloned()
+        })
+        .map(mask_secrets)
+        .unwrap_or(Value::Null);
+    Ok(ServerDetail {
+        status,
+        entry,
+        tools,
+    })
+}
+
+fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Replaces every `env` and `headers` value with `"••••"` unless it is a pure `${VAR}`
+/// reference (which is no secret).
+fn mask_secrets(mut entry: Value) -> Value {
+    for key in ["env", "headers"] {
+        if let Some(Value::Object(map)) = entry.get_mut(key) {
+            for v in map.values_mut() {
+                let is_reference = v.as_str().is_some_and(|s| {
+                    s.starts_with("${") && s.ends_with('}') && !s[2..].contains('$')
+                });
+                if !is_reference {
+                    *v = Value::String("••••".into());
+                }
+            }
+        }
+    }
+    entry
+}
+
+/// New stderr lines of a server since `since` (a count returned by the previous call).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogChunk {
+    /// The lines.
+    pub lines: Vec<String>,
+    /// Pass this as `since` next time.
+    pub next: u64,
+}
+
+/// The server's captured stderr after the first `since` lines (0: everything still held).
+#[tauri::command]
+pub fn read_log(
+    state: State<'_, Desktop>,
+    name: String,
+    since: u64,
+) -> Result<LogChunk, CommandError> {
+    let server = state.hub.server(&name).ok_or_else(|| {
+        CommandError::new(
+            ErrorKind::UnknownServer,
+            format!("no server named \"{name}\""),
+        )
+    })?;
+    let (lines, next) = server.log().since(since);
+    Ok(LogChunk { lines, next })
+}
+
+/// Calls a wrapped tool; the `tools/call` result as JSON (errors are results with `isError`).
+#[tauri::command]
+pub async fn call_tool(
+    state: State<'_, Desktop>,
+    name: String,
+    arguments: Map<String, Value>,
+) -> Result<Value, CommandError> {
+    let result = state.hub.call(&name, Some(arguments), None).await;
+    serde_json::to_value(result).map_err(|e| CommandError::new(ErrorKind::System, e.to_string()))
+}

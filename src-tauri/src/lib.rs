@@ -1,0 +1,200 @@
+//! MCP Companion desktop shell (DESIGN §11): hosts the core hub in process, serves the same
+//! local endpoint as `mcp-companion serve`, and adds a tray indicator and a server manager
+//! window. Commands are thin calls into the core; no business logic lives here.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `commands` | the Tauri commands the window calls |
+//! | `tray` | the tray icon, its menu and actions |
+//! | `events` | hub events → window channels and tray redraws |
+//! | `state` | the managed [`state::Desktop`] state and its accessor |
+//! | `error` | [`error::CommandError`], the one error crossing the boundary |
+//! | `logging` | stderr logging with a run-time log level |
+//! | `subcommand` | `bridge` and `demo-server` answered by this binary |
+
+pub mod commands;
+pub mod error;
+pub mod events;
+pub mod logging;
+pub mod state;
+pub mod subcommand;
+pub mod tray;
+
+use std::process::ExitCode;
+
+use mcp_companion::companion::Companion;
+use mcp_companion::config;
+use mcp_companion::ipc::paths::EndpointPaths;
+use tauri::{Builder, Manager, RunEvent, Runtime, WindowEvent};
+
+use crate::state::{Desktop, DesktopExt};
+
+/// Registers every command the window may call. Generic over the runtime so the mock-runtime
+/// tests build the same handler.
+pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
+    use commands::{add, import, servers, settings};
+    builder.invoke_handler(tauri::generate_handler![
+        servers::list_servers,
+        servers::start_server,
+        servers::stop_server,
+        servers::restart_server,
+        servers::start_all,
+        servers::stop_all,
+        servers::remove_server,
+        servers::get_server,
+        servers::read_log,
+        servers::call_tool,
+        add::list_presets,
+        add::instantiate_preset,
+        add::test_server,
+        add::save_server,
+        import::scan_imports,
+        import::preview_import,
+        import::apply_import,
+        settings::get_connect_info,
+        settings::get_settings,
+        settings::save_whitelist,
+        settings::set_log_level,
+        settings::set_autostart,
+    ])
+}
+
+/// Runs the desktop app; returns only on a start-up failure (Tauri exits the process itself).
+pub fn run() -> ExitCode {
+    // A copy of this binary may be the reaper that guards the servers' process groups.
+    mcp_companion::upstream::reaper::run_if_reaper();
+    if let Some(code) = subcommand::run_if_subcommand() {
+        return code;
+    }
+    let set_log_level = logging::init("info");
+    match start(set_log_level) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            tracing::error!(error = %e, "mcp-companion-desktop cannot start");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Error>> {
+    let config_path = config::resolve_config_path(None)?;
+    let (cfg, created) = config::load_or_init(&config_path)?;
+    if created {
+        tracing::info!(path = %config_path.display(), "created default config");
+    }
+    let socket = std::env::var_os("MCP_COMPANION_SOCKET").map(std::path::PathBuf::from);
+    let paths = EndpointPaths::resolve(socket.as_deref());
+
+    // Plugin order matters: single-instance first, so a second launch hands over to the first
+    // (which shows its window) and exits before anything else starts.
+    let builder = Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            tray::show_window(app);
+        }))
+        .plugin(tauri_plugin_store::Builder::new().build())
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            None,
+        ));
+    let app = with_commands(builder)
+        .setup(move |app| {
+            // The same lock, sockets and hub as `mcp-companion serve`: a running `serve` (or
+            // another desktop app under another session) makes this fail with who is running.
+            let started = tauri::async_runtime::block_on(Companion::start(
+                &cfg,
+                paths.clone(),
+                Some(config_path.clone()),
+            ));
+            let companion = match started {
+                Ok(c) => c,
+                Err(e) => {
+                    // Tauri panics on a setup error; nothing runs yet, so exit plainly with
+                    // the reason (e.g. which companion holds the socket).
+                    eprintln!("error: {e}");
+                    tracing::error!(error = %e, "mcp-companion-desktop cannot start");
+                    std::process::exit(2);
+                }
+            };
+            tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
+            let hub = companion.hub().clone();
+            let desktop = Desktop {
+                hub: hub.clone(),
+                config_path,
+                paths,
+                companion: std::sync::Mutex::new(Some(companion)),
+                set_log_level: Some(set_log_level),
+            };
+            app.manage(desktop);
+            if std::env::var_os("RUST_LOG").is_none()
+                && let Some(level) = commands::settings::stored_log_level(app.handle())
+                && let Some(set) = &app.desktop().set_log_level
+                && let Err(e) = set(&level)
+            {
+                tracing::warn!(error = %e, "stored log level ignored");
+            }
+            tray::build(app.handle())?;
+            events::forward(app.handle().clone(), hub);
+            exit_on_signal(app.handle().clone());
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the window hides it; the tray keeps running until Quit.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                if let Err(e) = window.hide() {
+                    tracing::warn!(error = %e, "cannot hide the window");
+                }
+            }
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|app, event| match event {
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
+        RunEvent::Exit => shutdown(app),
+        _ => {}
+    });
+    Ok(())
+}
+
+/// Stops every server and closes the sockets, within the core's shutdown budget.
+fn shutdown<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let Some(desktop) = app.try_state::<Desktop>() else {
+        return;
+    };
+    if let Some(companion) = desktop.take_companion() {
+        tracing::info!("stopping every server");
+        tauri::async_runtime::block_on(companion.shutdown());
+    }
+}
+
+/// SIGTERM and SIGINT exit like Quit does (servers stopped, sockets removed).
+fn exit_on_signal<R: Runtime>(app: tauri::AppHandle<R>) {
+    tauri::async_runtime::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                tracing::warn!("cannot install signal handlers");
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        tracing::info!("signal received: exiting");
+        app.exit(0);
+    });
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,59 @@
+//! What the shell keeps in Tauri's managed state, and the typed accessor commands use.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use mcp_companion::companion::Companion;
+use mcp_companion::hub::Hub;
+use mcp_companion::ipc::paths::EndpointPaths;
+use tauri::{Manager, Runtime};
+
+/// Changes the log filter of the running process (a `tracing_subscriber` reload handle).
+pub type SetLogLevel = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// The shell's state: the hub (in process), where its config lives, the endpoint it serves.
+pub struct Desktop {
+    /// The hub every command calls into.
+    pub hub: Hub,
+    /// The config file the CLI reads too (`MCP_COMPANION_CONFIG` honoured).
+    pub config_path: PathBuf,
+    /// The sockets served, for the "Connect an agent" page.
+    pub paths: EndpointPaths,
+    /// The running companion, taken out once at exit to shut it down. `None` in mock tests.
+    pub companion: Mutex<Option<Companion>>,
+    /// Runtime log level changes; `None` when logging is not ours (tests).
+    pub set_log_level: Option<SetLogLevel>,
+}
+
+impl Desktop {
+    /// State for a hub without sockets or lock (the mock-runtime tests).
+    pub fn detached(hub: Hub, config_path: PathBuf, paths: EndpointPaths) -> Desktop {
+        Desktop {
+            hub,
+            config_path,
+            paths,
+            companion: Mutex::new(None),
+            set_log_level: None,
+        }
+    }
+
+    /// Takes the companion out for shutdown (once).
+    pub fn take_companion(&self) -> Option<Companion> {
+        self.companion
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+}
+
+/// `app.desktop()` from any handle, window or app.
+pub trait DesktopExt<R: Runtime> {
+    /// The shell state.
+    fn desktop(&self) -> &Desktop;
+}
+
+impl<R: Runtime, M: Manager<R>> DesktopExt<R> for M {
+    fn desktop(&self) -> &Desktop {
+        self.state::<Desktop>().inner()
+    }
+}

@@ -1,0 +1,289 @@
+//! The commands layer on Tauri's mock runtime: the same handler the app registers, invoked
+//! through real IPC requests, against a real hub and a real config file in a temp dir.
+
+use std::path::PathBuf;
+
+use mcp_companion::config;
+use mcp_companion::hub::Hub;
+use mcp_companion::ipc::paths::EndpointPaths;
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Manager, WebviewWindow, WebviewWindowBuilder};
+
+use crate::state::Desktop;
+use crate::with_commands;
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    config_path: PathBuf,
+    _app: App<MockRuntime>,
+    webview: WebviewWindow<MockRuntime>,
+}
+
+impl Harness {
+    fn new(doc: Value) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let config_path = dir.path().join("config.json");
+        config::save_atomic(&config_path, &doc).unwrap();
+        let cfg = config::load(&config_path).unwrap();
+        let hub = tauri::async_runtime::block_on(async { Hub::start(&cfg) });
+        let paths = EndpointPaths::beside(dir.path().join("mcp.sock"));
+        let app = with_commands(mock_builder())
+            .plugin(tauri_plugin_store::Builder::new().build())
+            .manage(Desktop::detached(hub, config_path.clone(), paths))
+            // The real context: the capability file must grant every command the window uses.
+            .build(tauri::generate_context!())
+            .unwrap();
+        let webview = match app.get_webview_window("main") {
+            Some(w) => w,
+            None => WebviewWindowBuilder::new(&app, "main", Default::default())
+                .build()
+                .unwrap(),
+        };
+        Harness {
+            _dir: dir,
+            config_path,
+            _app: app,
+            webview,
+        }
+    }
+
+    /// Invokes `cmd` with `args`; `Ok(result)` or `Err(the serialised CommandError)`.
+    fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+        get_ipc_response(
+            &self.webview,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: InvokeBody::Json(args),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|body| body.deserialize::<Value>().unwrap())
+    }
+
+    fn file(&self) -> Value {
+        config::load(&self.config_path).unwrap().raw
+    }
+}
+
+/// The `mcp-companion` CLI when it has been built into the same target dir (the root tests
+/// build it); it serves as a real stdio server.
+fn cli_bin() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?.parent()?.join("mcp-companion");
+    bin.is_file().then_some(bin)
+}
+
+#[test]
+fn commands_list_edit_and_validate_through_the_core() {
+    let h = Harness::new(json!({"mcpServers": {
+        "off": {"command": "/nonexistent/server", "disabled": true},
+        "broken": {"command": 42}
+    }}));
+
+    let servers = h.invoke("list_servers", json!({})).unwrap();
+    let names: Vec<_> = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("off"), json!("broken")]);
+    assert_eq!(servers[0]["state"], "stopped");
+    assert_eq!(servers[1]["state"], "failed");
+
+    let err = h
+        .invoke("start_server", json!({"name": "nope"}))
+        .unwrap_err();
+    assert_eq!(err["kind"], "unknownServer");
+    let err = h
+        .invoke("start_server", json!({"name": "broken"}))
+        .unwrap_err();
+    assert_eq!(err["kind"], "invalid");
+
+    // Save: validated like loading, errors name the field; a valid entry lands in the file.
+    let err = h
+        .invoke(
+            "save_server",
+            json!({"name": "x", "entry": {"type": "stdio", "command": ""}, "replace": false}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        (err["kind"].clone(), err["field"].clone()),
+        (json!("invalid"), json!("command")),
+        "{err}"
+    );
+    let entry = h
+        .invoke("instantiate_preset", json!({"id": "time", "inputs": {}}))
+        .unwrap();
+    assert_eq!(entry["command"], "uvx");
+    let err = h
+        .invoke("instantiate_preset", json!({"id": "github", "inputs": {}}))
+        .unwrap_err();
+    assert_eq!(err["field"], "token");
+    let mut disabled = entry.clone();
+    disabled["disabled"] = json!(true);
+    let report = h
+        .invoke(
+            "save_server",
+            json!({"name": "time", "entry": disabled, "replace": false}),
+        )
+        .unwrap();
+    assert_eq!(report["added"], json!(["time"]));
+    assert_eq!(report["unchanged"], json!(["off", "broken"]));
+    assert_eq!(h.file()["mcpServers"]["time"]["command"], "uvx");
+    let err = h
+        .invoke(
+            "save_server",
+            json!({"name": "time", "entry": entry, "replace": false}),
+        )
+        .unwrap_err();
+    assert_eq!(err["kind"], "exists");
+
+    let report = h.invoke("remove_server", json!({"name": "off"})).unwrap();
+    assert_eq!(report["removed"], json!(["off"]));
+    assert!(h.file()["mcpServers"].get("off").is_none());
+
+    // Whitelist: every bad entry reported, nothing written; good ones saved.
+    let err = h
+        .invoke(
+            "save_whitelist",
+            json!({"entries": ["10.0.0.0/8", "bogus"]}),
+        )
+        .unwrap_err();
+    assert_eq!(err["field"], "ssrfWhitelist");
+    assert!(err["message"].as_str().unwrap().contains("bogus"));
+    let saved = h
+        .invoke("save_whitelist", json!({"entries": ["127.0.0.1/32", " "]}))
+        .unwrap();
+    assert_eq!(saved, json!(["127.0.0.1/32"]));
+    let settings = h.invoke("get_settings", json!({})).unwrap();
+    assert_eq!(settings["ssrfWhitelist"], json!(["127.0.0.1/32"]));
+    assert_eq!(settings["autostart"], Value::Null);
+
+    let info = h.invoke("get_connect_info", json!({})).unwrap();
+    assert_eq!(info["args"], json!(["bridge"]));
+    assert_eq!(info["snippets"].as_array().unwrap().len(), 4);
+    assert!(info["socket"].as_str().unwrap().ends_with("mcp.sock"));
+
+    let detail = h.invoke("get_server", json!({"name": "time"})).unwrap();
+    assert_eq!(detail["status"]["state"], "stopped");
+    assert_eq!(detail["entry"]["args"], json!(["mcp-server-time"]));
+    let presets = h.invoke("list_presets", json!({})).unwrap();
+    assert!(presets.as_array().unwrap().len() >= 12);
+}
+
+#[test]
+fn import_preview_and_apply_report_what_they_do() {
+    let h = Harness::new(json!({"mcpServers": {"time": {"command": "other", "disabled": true}}}));
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/import");
+    let paths = json!([
+        fixtures.join("claude_desktop_config.json"),
+        fixtures.join("vscode_mcp.json")
+    ]);
+    let preview = h.invoke("preview_import", json!({"paths": paths})).unwrap();
+    let actions: Vec<_> = preview["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap().to_owned(),
+                i["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let a = |n: &str, k: &str| (n.to_owned(), k.to_owned());
+    assert_eq!(
+        actions,
+        [
+            a("filesystem", "added"),
+            a("time", "renamed"),
+            a("companion", "skipped"),
+            a("time", "renamed"),
+            a("legacy", "added"),
+            a("weird", "skipped")
+        ]
+    );
+    assert_eq!(
+        h.file()["mcpServers"].as_object().unwrap().len(),
+        1,
+        "preview writes nothing"
+    );
+    let outcome = h.invoke("apply_import", json!({"paths": paths})).unwrap();
+    assert_eq!(
+        outcome["reload"]["added"],
+        json!(["filesystem", "time-2", "time-3", "legacy"])
+    );
+    let err = h
+        .invoke("preview_import", json!({"paths": ["/nonexistent.json"]}))
+        .unwrap_err();
+    assert_eq!(err["kind"], "import");
+}
+
+#[test]
+fn a_real_server_is_listed_called_and_stopped_through_commands() {
+    let Some(bin) = cli_bin() else {
+        eprintln!("skipped: the mcp-companion CLI is not built in this target dir");
+        return;
+    };
+    let h =
+        Harness::new(json!({"mcpServers": {"demo": {"command": bin, "args": ["demo-server"]}}}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let detail = loop {
+        let d = h.invoke("get_server", json!({"name": "demo"})).unwrap();
+        if !d["tools"].as_array().unwrap().is_empty() || std::time::Instant::now() > deadline {
+            break d;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let tools: Vec<_> = detail["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert!(tools.contains(&json!("mcp_demo_echo")), "{detail}");
+    let echo = detail["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "mcp_demo_echo")
+        .unwrap();
+    assert_eq!(echo["inputSchema"]["type"], "object");
+
+    let result = h
+        .invoke(
+            "call_tool",
+            json!({"name": "mcp_demo_echo", "arguments": {"message": "hi"}}),
+        )
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "hi", "{result}");
+    let test = h
+        .invoke(
+            "test_server",
+            json!({"name": "probe", "entry": {"command": bin, "args": ["demo-server"]}}),
+        )
+        .unwrap();
+    assert!(
+        test["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "echo")
+    );
+
+    h.invoke("stop_server", json!({"name": "demo"})).unwrap();
+    let servers = h.invoke("list_servers", json!({})).unwrap();
+    assert_eq!(servers[0]["state"], "stopped");
+    let log = h
+        .invoke("read_log", json!({"name": "demo", "since": 0}))
+        .unwrap();
+    assert!(log["next"].as_u64().is_some());
+}

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""End-to-end test of the desktop app, run by tests/desktop/e2e.sh inside Xvfb + trayer + a D-Bus
+session. Standard library only: a minimal W3C WebDriver client talks to WebKitWebDriver (from
+webkit2gtk-driver), which launches the app; the tray is driven with xdotool; agents are the
+official Python SDK through `mcp-companion bridge`.
+
+Checks the issue's acceptance lines, in order:
+  1. the app serves the socket; an SDK agent calls a tool through the bridge;
+  2. the tray menu lists every server with its state; toggling one off from the menu removes its
+     tools for a connected agent, which receives tools/list_changed;
+  3. adding the `time` preset in the window and pressing Save makes mcp_time_get_current_time
+     callable through the bridge, without restarting the app;
+  4. importing a Claude Desktop config (two stdio servers) and a VS Code config (one http server)
+     adds three servers with names de-duplicated, and the window reports it;
+  5. a screenshot of every page, with real data;
+  6. Quit from the tray leaves no child process behind.
+
+Environment (set by e2e.sh): APP, CLI, PEERS_PYTHON, OUT (screenshot dir), WORK (temp dir with
+the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY. Exit 0 when every check passed.
+"""
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+APP = os.environ["APP"]
+CLI = os.environ["CLI"]
+PY = os.environ["PEERS_PYTHON"]
+OUT = os.environ["OUT"]
+WORK = os.environ["WORK"]
+# Agents get a minimal environment (as MCP clients pass), so the bridge is told the socket.
+SOCK = os.environ["MCP_COMPANION_SOCKET"]
+BRIDGE = [CLI, "--socket", SOCK, "bridge"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+AGENT = os.path.join(HERE, "..", "peers", "agent.py")
+WATCH = os.path.join(HERE, "watch_agent.py")
+TRAY_XY = (int(os.environ.get("TRAY_X", "1262")), int(os.environ.get("TRAY_Y", "16")))
+
+failures = []
+
+
+def log(msg):
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def check(ok, what):
+    log(("PASS " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def wait_for(pred, timeout, what, interval=0.2):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+            if last:
+                return last
+        except Exception as e:  # noqa: BLE001 - retried until the deadline
+            last = e
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+# --- WebDriver -----------------------------------------------------------------------------
+
+class WebDriver:
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+        self.session = None
+
+    def req(self, method, path, body=None, timeout=60):
+        data = None if body is None else json.dumps(body).encode()
+        r = urllib.request.Request(self.base + path, data=data, method=method,
+                                   headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(r, timeout=timeout) as resp:
+                return json.loads(resp.read() or b"{}").get("value")
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"{method} {path}: {e.code} {e.read()[:300]!r}") from None
+
+    def start(self, binary):
+        caps = {"capabilities": {"alwaysMatch": {
+            "browserName": "wry",
+            "webkitgtk:browserOptions": {"binary": binary, "args": []},
+        }}}
+        self.session = self.req("POST", "/session", caps, timeout=120)["sessionId"]
+
+    def s(self, path):
+        return f"/session/{self.session}{path}"
+
+    def js(self, script, *args):
+        return self.req("POST", self.s("/execute/sync"), {"script": script, "args": list(args)})
+
+    def find(self, css):
+        els = self.req("POST", self.s("/elements"), {"using": "css selector", "value": css})
+        return [next(iter(e.values())) for e in els]
+
+    def click(self, css):
+        els = wait_for(lambda: self.find(css), 20, css)
+        self.req("POST", self.s(f"/element/{els[0]}/click"), {})
+
+    def type(self, css, text):
+        els = wait_for(lambda: self.find(css), 20, css)
+        self.req("POST", self.s(f"/element/{els[0]}/clear"), {})
+        self.req("POST", self.s(f"/element/{els[0]}/value"), {"text": text})
+
+    def text(self, css):
+        return self.js("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", css)
+
+    def go(self, hash_):
+        self.js("location.hash = arguments[0];", hash_)
+
+    def screenshot(self, name):
+        png = base64.b64decode(self.req("GET", self.s("/screenshot")))
+        path = os.path.join(OUT, name)
+        with open(path, "wb") as f:
+            f.write(png)
+        log(f"screenshot {path} ({len(png)} bytes)")
+
+    def close(self):
+        if self.session:
+            try:
+                self.req("DELETE", self.s(""), timeout=10)
+            except Exception:  # noqa: BLE001 - the app may be gone already
+                pass
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+def cli(*args, timeout=30):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def status():
+    r = cli("status", "--json")
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    data = json.loads(r.stdout)
+    return {s["name"]: s for s in data["servers"]}, data
+
+
+def agent(*actions, timeout=90):
+    r = subprocess.run([PY, AGENT, *actions, "--", *BRIDGE], capture_output=True, text=True,
+                       timeout=timeout, env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]})
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"error": f"agent printed no JSON (rc {r.returncode}): {r.stdout[-300:]} {r.stderr[-500:]}"}
+
+
+def root_shot(name):
+    path = os.path.join(OUT, name)
+    subprocess.run(["import", "-window", "root", path], check=False, timeout=30)
+    log(f"screenshot {path}")
+
+
+def xdotool(*args):
+    subprocess.run(["xdotool", *args], check=False, timeout=10)
+
+
+def open_tray_menu():
+    xdotool("mousemove", str(TRAY_XY[0]), str(TRAY_XY[1]), "click", "1")
+    time.sleep(1.0)
+
+
+def tray_choose(downs):
+    """Opens the tray menu and activates the `downs`-th sensitive item (keyboard navigation)."""
+    open_tray_menu()
+    for _ in range(downs):
+        xdotool("key", "Down")
+        time.sleep(0.1)
+    xdotool("key", "Return")
+
+
+def descendants(pid):
+    """Every process below `pid` (from /proc), as {pid: command}."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+        except (OSError, ValueError):
+            continue
+    out, todo = {}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            try:
+                with open(f"/proc/{child}/cmdline", "rb") as f:
+                    out[child] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                out[child] = "?"
+            todo.append(child)
+    return out
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- the test ------------------------------------------------------------------------------
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    port = free_port()
+    driver_log = open(os.path.join(OUT, "webkitwebdriver.log"), "w")
+    wd_proc = subprocess.Popen(["WebKitWebDriver", f"--port={port}"], stdout=driver_log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    wd = WebDriver(port)
+    app_pid = None
+    try:
+        wait_for(lambda: socket.create_connection(("127.0.0.1", port), timeout=1), 20, "WebKitWebDriver")
+        wd.start(APP)
+        log("session started; app launched by WebKitWebDriver")
+
+        # 1. socket up, servers running, an SDK agent calls a tool through the bridge.
+        servers, report = wait_for(
+            lambda: (lambda st: st if all(s["state"] == "running" for s in st[0].values()) else None)(status()),
+            60, "both servers running")
+        app_pid = report["pid"]
+        check(set(servers) == {"demo", "notes"}, f"status lists the configured servers: {sorted(servers)}")
+        r = agent("--list", "--call", "mcp_demo_echo", '{"message":"hello from the sdk"}')
+        text = (r.get("calls") or [{}])[0].get("result", {}).get("content", [{}])[0].get("text")
+        check(text == "hello from the sdk", f"SDK agent through bridge called mcp_demo_echo -> {text!r} ({r.get('error', 'ok')})")
+        check("mcp_notes_echo" in r.get("tools", []), "agent sees tools of both servers")
+
+        # 5a. Servers page.
+        wait_for(lambda: len(wd.find("tr[data-server] [data-state=running]")) == 2, 20, "servers table")
+        wd.screenshot("01-servers.png")
+
+        # 5b. Server detail: tools, schema, try-it with a real result, live stderr.
+        wd.go("#/server/demo")
+        wait_for(lambda: wd.find("details[data-tool=mcp_demo_echo]"), 20, "demo tools")
+        wd.js("document.querySelector('details[data-tool=mcp_demo_echo]').open = true;")
+        wd.type("details[data-tool=mcp_demo_echo] [data-field=message]", "typed in the window")
+        wd.click("details[data-tool=mcp_demo_echo] [data-action=run]")
+        got = wait_for(lambda: wd.text("details[data-tool=mcp_demo_echo] .result-text"), 20, "try-it result")
+        check(got == "typed in the window", f"try-it form called the tool -> {got!r}")
+        wd.js("document.querySelector('main').scrollTop = 0;")
+        wd.screenshot("02-server-detail.png")
+        if wd.find("details[data-tool=mcp_demo_image]"):
+            wd.js("document.querySelector('details[data-tool=mcp_demo_echo]').open = false;"
+                  "document.querySelector('details[data-tool=mcp_demo_image]').open = true;")
+            wd.click("details[data-tool=mcp_demo_image] [data-action=run]")
+            ok = wait_for(lambda: wd.js("const i = document.querySelector('details[data-tool=mcp_demo_image] img.result-image');"
+                                        "return !!(i && i.complete && i.naturalWidth > 0);"), 20, "image result")
+            check(bool(ok), "an image result renders as an image")
+            wd.js("document.querySelector('details[data-tool=mcp_demo_image]').scrollIntoView();")
+            wd.screenshot("03-server-detail-image.png")
+
+        # 2. Tray: menu shows the servers; toggling `notes` off reaches a connected agent.
+        ready = os.path.join(WORK, "agent.ready")
+        watcher = subprocess.Popen([PY, WATCH, ready, "30", "--", *BRIDGE], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True,
+                                   env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]})
+        wait_for(lambda: os.path.exists(ready), 30, "watching agent connected")
+        open_tray_menu()
+        root_shot("04-tray-menu.png")
+        xdotool("key", "Escape")
+        time.sleep(0.5)
+        # Sensitive items: demo, notes, Start all, Stop all, Open, Quit.
+        tray_choose(2)
+        out, err = watcher.communicate(timeout=60)
+        try:
+            w = json.loads(out)
+        except json.JSONDecodeError:
+            w = {"error": f"{out[-300:]} {err[-500:]}"}
+        check(w.get("list_changed", 0) >= 1, f"agent received tools/list_changed after the tray toggle ({w.get('list_changed', w.get('error'))})")
+        check("mcp_notes_echo" in w.get("before", []) and not any(t.startswith("mcp_notes_") for t in w.get("after", ["?"])),
+              "notes' tools left the agent's list")
+        servers, _ = status()
+        check(servers["notes"]["state"] == "stopped", f"notes is stopped ({servers['notes']['state']})")
+        time.sleep(1.0)
+        open_tray_menu()
+        root_shot("05-tray-menu-after-toggle.png")
+        xdotool("key", "Escape")
+
+        # 3. Add the `time` preset from the window and Save.
+        wd.go("#/add")
+        wd.click("button.preset[data-preset=time]")
+        wait_for(lambda: wd.find(".form[data-preset=time] [data-action=save]"), 20, "time form")
+        wd.click(".form[data-preset=time] [data-action=test]")
+        probe = wait_for(lambda: wd.text(".test-output .ok-note") or (wd.text(".field-error") and "ERR " + wd.text(".field-error")), 60, "test result")
+        check(probe.startswith("Connected"), f"Test connected before Save: {probe!r}")
+        wd.screenshot("06-add-preset.png")
+        wd.click(".form[data-preset=time] [data-action=save]")
+        wait_for(lambda: wd.js("return location.hash") == "#/server/time", 60, "saved and navigated")
+        wait_for(lambda: wd.find("details[data-tool=mcp_time_get_current_time]"), 60, "time tools in the window")
+        wd.screenshot("07-server-time.png")
+        r = agent("--call", "mcp_time_get_current_time", '{"timezone":"UTC"}')
+        res = (r.get("calls") or [{}])[0].get("result", {})
+        body = (res.get("content") or [{}])[0].get("text", "")
+        check(not res.get("isError", True) and "UTC" in body, f"mcp_time_get_current_time through the bridge -> {body[:80]!r} ({r.get('error', 'ok')})")
+        check(status()[1]["pid"] == app_pid, "same app process (no restart)")
+        cfg = json.load(open(os.environ["MCP_COMPANION_CONFIG"]))
+        check(cfg["mcpServers"].get("time", {}).get("command") == "uvx", "the preset was saved to the config file")
+
+        # 4. Import Claude Desktop (two stdio) + VS Code (one http).
+        wd.go("#/import")
+        wait_for(lambda: len(wd.find(".sources input:checked")) == 2, 20, "two detected sources")
+        wd.screenshot("08-import-sources.png")
+        wd.click("[data-action=preview]")
+        wait_for(lambda: wd.find("table.plan"), 20, "preview")
+        wd.screenshot("09-import-preview.png")
+        wd.click("[data-action=import]")
+        report_text = wait_for(lambda: wd.text("#import-report"), 60, "import report")
+        check(report_text.startswith("Imported 3 servers"), f"import report: {report_text!r}")
+        wd.screenshot("10-import-done.png")
+        servers, _ = status()
+        check({"demo-2", "files", "docs"} <= set(servers), f"imported names de-duplicated: {sorted(servers)}")
+
+        # 5c. Connect and Settings pages.
+        wd.go("#/connect")
+        cmd = wait_for(lambda: wd.text("#bridge-command"), 20, "bridge command")
+        check(cmd.startswith("/") and cmd.endswith(" bridge"), f"connect page shows the absolute bridge command: {cmd!r}")
+        wd.screenshot("11-connect.png")
+        wd.go("#/settings")
+        wait_for(lambda: wd.find("#whitelist"), 20, "settings")
+        wd.js("document.querySelector('#whitelist').value = arguments[0];", "10.0.0.0/8\nnot-a-cidr")
+        wd.click("[data-action=save-whitelist]")
+        err = wait_for(lambda: wd.text(".field-error"), 20, "inline whitelist error")
+        check("not-a-cidr" in err, f"invalid CIDR shown inline: {err!r}")
+        wd.screenshot("12-settings.png")
+        wd.go("#/servers")
+        wait_for(lambda: len(wd.find("tr[data-server]")) == 6, 20, "six servers listed")
+        time.sleep(1.0)
+        wd.screenshot("13-servers-final.png")
+        root_shot("14-desktop.png")
+
+        # 6. Quit from the tray: every server stopped, nothing left behind.
+        before = descendants(app_pid)
+        log(f"app pid {app_pid} has {len(before)} descendants before Quit")
+        n = len(status()[0])
+        tray_choose(n + 4)
+        wait_for(lambda: not alive(app_pid), 30, "app exit after Quit")
+        time.sleep(1.0)
+        left = {p: c for p, c in before.items() if alive(p)}
+        check(not left, f"no process left after Quit (before: {len(before)}, left: {left})")
+        check(not os.path.exists(SOCK), "socket removed")
+        app_pid = None
+    except Exception as e:  # noqa: BLE001 - reported as a failure with screenshots
+        failures.append(f"exception: {e}")
+        log(f"FAIL exception: {e}")
+        try:
+            wd.screenshot("zz-failure.png")
+        except Exception:  # noqa: BLE001
+            pass
+        root_shot("zz-failure-root.png")
+    finally:
+        wd.close()
+        if app_pid and alive(app_pid):
+            os.kill(app_pid, signal.SIGTERM)
+        try:
+            os.killpg(wd_proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        wd_proc.wait(timeout=10)
+    log(f"{len(failures)} failure(s)" + ("".join(f"\n  - {f}" for f in failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

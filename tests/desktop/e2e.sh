@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Desktop end-to-end test (see drive.py for what it checks). Needs the desktop apt packages,
+# Xvfb, trayer, xdotool, imagemagick, webkit2gtk-driver, the built binaries and the Python peers.
+# Usage: tests/desktop/e2e.sh   (env: CARGO_TARGET_DIR, MCP_PEERS_DIR, DESKTOP_E2E_OUT)
+# Screenshots and logs go to $DESKTOP_E2E_OUT (default: $CARGO_TARGET_DIR/desktop-e2e).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+TARGET=${CARGO_TARGET_DIR:-target}
+PEERS=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
+export APP=$(realpath -m "$TARGET/debug/mcp-companion-desktop")
+export CLI=$(realpath -m "$TARGET/debug/mcp-companion")
+export PEERS_PYTHON="$PEERS/venv/bin/python"
+export OUT=$(realpath -m "${DESKTOP_E2E_OUT:-$TARGET/desktop-e2e}")
+for f in "$APP" "$CLI" "$PEERS_PYTHON" "$PEERS/venv/bin/mcp-server-time"; do
+  [ -x "$f" ] || { echo "e2e: missing $f" >&2; exit 2; }
+done
+for tool in Xvfb trayer xdotool import dbus-run-session WebKitWebDriver; do
+  command -v "$tool" >/dev/null || { echo "e2e: missing $tool" >&2; exit 2; }
+done
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+export WORK=$(mktemp -d /tmp/mcp-desktop-e2e.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 0.5
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# A private user: HOME, XDG dirs, runtime dir, socket and config.
+export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_DATA_HOME="$WORK/home/.local/share"
+export XDG_RUNTIME_DIR="$WORK/run" MCP_COMPANION_CONFIG="$WORK/config.json"
+export MCP_COMPANION_SOCKET="$WORK/run/mcp-companion/mcp.sock"
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/Claude" "$XDG_CONFIG_HOME/Code/User" "$XDG_RUNTIME_DIR" "$WORK/bin"
+chmod 700 "$XDG_RUNTIME_DIR"
+# The `time` preset runs `uvx mcp-server-time`; uv is not installed here, so a shim runs the
+# pinned PyPI package from the peers venv.
+cat > "$WORK/bin/uvx" <<SH
+#!/bin/sh
+exec "$PEERS/venv/bin/\$1"
+SH
+chmod +x "$WORK/bin/uvx"
+export PATH="$WORK/bin:$PATH"
+
+cat > "$MCP_COMPANION_CONFIG" <<JSON
+{ "mcpServers": {
+    "demo":  { "type": "stdio", "command": "$CLI", "args": ["demo-server", "--test-tools"] },
+    "notes": { "type": "stdio", "command": "$CLI", "args": ["demo-server"] } } }
+JSON
+# Import sources at their standard paths: Claude Desktop with two stdio servers (one named like
+# an existing server but different: renamed), VS Code with one http server.
+cat > "$XDG_CONFIG_HOME/Claude/claude_desktop_config.json" <<JSON
+{ "mcpServers": {
+    "demo":  { "command": "$CLI", "args": ["demo-server", "--extra-tools", "1"] },
+    "files": { "command": "$CLI", "args": ["demo-server", "--extra-tools", "2"], "env": { "NOTE": "imported" } } } }
+JSON
+cat > "$XDG_CONFIG_HOME/Code/User/mcp.json" <<'JSON'
+{ // VS Code user MCP config
+  "servers": { "docs": { "type": "http", "url": "http://127.0.0.1:9/mcp" } } }
+JSON
+
+display=:$((90 + RANDOM % 9))
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$OUT/xvfb.log" 2>&1 &
+pids+=($!)
+export DISPLAY=$display
+for _ in $(seq 50); do xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+trayer --edge top --align right --widthtype pixel --width 120 --height 32 >"$OUT/trayer.log" 2>&1 &
+pids+=($!)
+sleep 1
+
+export TAURI_WEBVIEW_AUTOMATION=true RUST_LOG=${RUST_LOG:-info}
+set +e
+timeout --kill-after=10 600 dbus-run-session -- python3 tests/desktop/drive.py 2>&1 | tee "$OUT/e2e.log"
+rc=${PIPESTATUS[0]}
+set -e
+echo "e2e: screenshots and logs in $OUT"
+exit "$rc"

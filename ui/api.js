@@ -1,0 +1,30 @@
+// Every Tauri command the window uses, one function each (camelCase of the Rust `verb_noun`).
+// Errors reject with {kind, message, field?} (src-tauri/src/error.rs).
+
+const invoke = (cmd, args = {}) => window.__TAURI__.core.invoke(cmd, args);
+
+export const listServers = () => invoke('list_servers');
+export const startServer = (name) => invoke('start_server', { name });
+export const stopServer = (name) => invoke('stop_server', { name });
+export const restartServer = (name) => invoke('restart_server', { name });
+export const startAll = () => invoke('start_all');
+export const stopAll = () => invoke('stop_all');
+export const removeServer = (name) => invoke('remove_server', { name });
+export const getServer = (name) => invoke('get_server', { name });
+export const readLog = (name, since) => invoke('read_log', { name, since });
+export const callTool = (name, args) => invoke('call_tool', { name, arguments: args });
+
+export const listPresets = () => invoke('list_presets');
+export const instantiatePreset = (id, inputs) => invoke('instantiate_preset', { id, inputs });
+export const testServer = (name, entry) => invoke('test_server', { name, entry });
+export const saveServer = (name, entry, replace = false) => invoke('save_server', { name, entry, replace });
+
+export const scanImports = () => invoke('scan_imports');
+export const previewImport = (paths) => invoke('preview_import', { paths });
+export const applyImport = (paths) => invoke('apply_import', { paths });
+
+export const getConnectInfo = () => invoke('get_connect_info');
+export const getSettings = () => invoke('get_settings');
+export const saveWhitelist = (entries) => invoke('save_whitelist', { entries });
+export const setLogLevel = (level) => invoke('set_log_level', { level });
+export const setAutostart = (enabled) => invoke('set_autostart', { enabled });

@@ -1,0 +1,29 @@
+// The one owner of event listeners. Channels (emitted by src-tauri/src/events.rs):
+//   servers-changed  payload: every server's status
+//   tools-changed    no payload
+// `on` returns an unsubscribe function; views call it when they go away.
+
+export const CHANNELS = Object.freeze({
+  serversChanged: 'servers-changed',
+  toolsChanged: 'tools-changed',
+});
+
+const handlers = new Map(Object.values(CHANNELS).map((c) => [c, new Set()]));
+let started = false;
+
+function start() {
+  if (started) return;
+  started = true;
+  for (const channel of handlers.keys()) {
+    window.__TAURI__.event.listen(channel, (event) => {
+      for (const handler of handlers.get(channel)) handler(event.payload);
+    });
+  }
+}
+
+export function on(channel, handler) {
+  if (!handlers.has(channel)) throw new Error(`unknown channel ${channel}`);
+  start();
+  handlers.get(channel).add(handler);
+  return () => handlers.get(channel).delete(handler);
+}

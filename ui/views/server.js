@@ -1,0 +1,87 @@
+// Server detail: status, tools with descriptions and schema, a "try it" form, live stderr tail.
+import { h, clear, errorText } from '../dom.js';
+import { on, CHANNELS } from '../events.js';
+import { badge, isActive } from '../states.js';
+import { schemaForm, renderResult } from '../schema-form.js';
+import * as api from '../api.js';
+
+const LOG_POLL_MS = 1000;
+
+function toolCard(tool) {
+  const form = schemaForm(tool.inputSchema);
+  const out = h('div', { class: 'tool-output' });
+  const run = h('button', { class: 'primary', 'data-action': 'run' }, 'Run');
+  run.addEventListener('click', async () => {
+    run.disabled = true;
+    clear(out, h('div', { class: 'help' }, 'Calling…'));
+    try {
+      clear(out, renderResult(await api.callTool(tool.name, form.read())));
+    } catch (e) {
+      clear(out, h('div', { class: 'error' }, errorText(e)));
+    } finally {
+      run.disabled = false;
+    }
+  });
+  return h('details', { class: 'tool', 'data-tool': tool.name },
+    h('summary', {}, h('code', {}, tool.name), h('span', { class: 'desc' }, tool.description || '')),
+    h('div', { class: 'tool-body' },
+      h('div', { class: 'cols' },
+        h('div', {}, h('h4', {}, 'Try it'), form.element, run, out),
+        h('div', {}, h('h4', {}, 'Input schema'), h('pre', { class: 'schema' }, JSON.stringify(tool.inputSchema, null, 2))))));
+}
+
+export function render(root, [name]) {
+  const head = h('header');
+  const tools = h('section', { class: 'tools' });
+  const log = h('pre', { class: 'log', id: 'log' });
+  let since = 0;
+  let shownTools = '';
+  let timer = null;
+
+  async function load() {
+    try {
+      const d = await api.getServer(name);
+      const s = d.status;
+      const toggle = isActive(s.state)
+        ? h('button', { onclick: () => api.stopServer(name).then(load) }, 'Stop')
+        : h('button', { class: 'primary', onclick: () => api.startServer(name).then(load) }, 'Start');
+      clear(head,
+        h('h1', {}, h('a', { href: '#/servers', class: 'crumb' }, 'Servers'), ' / ', name, ' ', badge(h, s.state)),
+        h('div', { class: 'toolbar' }, toggle, h('button', { onclick: () => api.restartServer(name).then(load) }, 'Restart')),
+        h('dl', { class: 'facts' },
+          h('dt', {}, 'Transport'), h('dd', {}, s.transport),
+          h('dt', {}, 'Tools'), h('dd', {}, String(d.tools.length)),
+          s.pid ? [h('dt', {}, 'PID'), h('dd', {}, String(s.pid))] : null,
+          h('dt', {}, 'Restarts'), h('dd', {}, String(s.restarts)),
+          s.lastError ? [h('dt', {}, 'Last error'), h('dd', { class: 'error' }, s.lastError)] : null,
+          h('dt', {}, 'Entry'), h('dd', {}, h('code', { class: 'entry' }, JSON.stringify(d.entry)))));
+      const key = JSON.stringify(d.tools.map((t) => t.name));
+      if (key !== shownTools) {
+        shownTools = key;
+        clear(tools, h('h2', {}, `Tools (${d.tools.length})`),
+          d.tools.length ? d.tools.map(toolCard) : h('p', { class: 'help' }, s.state === 'running' ? 'This server offers no tools.' : 'Start the server to see its tools.'));
+      }
+    } catch (e) {
+      clear(head, h('h1', {}, name), h('div', { class: 'error' }, errorText(e)));
+    }
+  }
+
+  async function tail() {
+    try {
+      const chunk = await api.readLog(name, since);
+      since = chunk.next;
+      if (chunk.lines.length) {
+        log.append(chunk.lines.join('\n') + '\n');
+        log.scrollTop = log.scrollHeight;
+      }
+    } catch (_) { /* the server was removed: the next load shows why */ }
+    timer = setTimeout(tail, LOG_POLL_MS);
+  }
+
+  clear(root, head, tools, h('section', {}, h('h2', {}, 'stderr (live)'), log));
+  load();
+  tail();
+  const offServers = on(CHANNELS.serversChanged, load);
+  const offTools = on(CHANNELS.toolsChanged, load);
+  return () => { offServers(); offTools(); clearTimeout(timer); };
+}

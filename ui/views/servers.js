@@ -1,0 +1,57 @@
+// Servers: name, transport, state, tool count, last error; start/stop/restart/remove.
+import { h, clear, errorText } from '../dom.js';
+import { on, CHANNELS } from '../events.js';
+import { badge, isActive } from '../states.js';
+import * as api from '../api.js';
+
+export function render(root) {
+  const status = h('div', { class: 'status-line' });
+  const body = h('tbody');
+  const confirming = new Set();
+  let latest = [];
+
+  const act = (promise) => promise.then(refresh).catch((e) => clear(status, h('span', { class: 'error' }, errorText(e))));
+
+  function row(s) {
+    const toggle = isActive(s.state)
+      ? h('button', { onclick: () => act(api.stopServer(s.name)) }, 'Stop')
+      : h('button', { class: 'primary', onclick: () => act(api.startServer(s.name)) }, 'Start');
+    const remove = confirming.has(s.name)
+      ? h('span', { class: 'confirm' }, `Remove ${s.name}? `,
+        h('button', { class: 'danger', 'data-action': 'confirm-remove', onclick: () => { confirming.delete(s.name); act(api.removeServer(s.name)); } }, 'Remove'),
+        h('button', { onclick: () => { confirming.delete(s.name); draw(latest); } }, 'Cancel'))
+      : h('button', { class: 'ghost', 'data-action': 'remove', onclick: () => { confirming.add(s.name); draw(latest); } }, 'Remove…');
+    return h('tr', { 'data-server': s.name },
+      h('td', {}, h('a', { href: `#/server/${encodeURIComponent(s.name)}`, class: 'name' }, s.name)),
+      h('td', {}, s.transport),
+      h('td', {}, badge(h, s.state)),
+      h('td', { class: 'num' }, s.state === 'running' ? String(s.tools) : '–'),
+      h('td', { class: 'error-cell' }, s.lastError || ''),
+      h('td', {}, h('div', { class: 'actions' }, toggle,
+        h('button', { disabled: s.transport === 'unknown', onclick: () => act(api.restartServer(s.name)) }, 'Restart'),
+        remove)));
+  }
+
+  function draw(statuses) {
+    latest = statuses;
+    clear(body, statuses.length ? statuses.map(row)
+      : h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No servers yet. ', h('a', { href: '#/add' }, 'Add one'), ' or ', h('a', { href: '#/import' }, 'import'), '.')));
+  }
+
+  function refresh() {
+    return api.listServers().then(draw).catch((e) => clear(status, h('span', { class: 'error' }, errorText(e))));
+  }
+
+  clear(root,
+    h('header', {}, h('h1', {}, 'Servers'),
+      h('div', { class: 'toolbar' },
+        h('button', { onclick: () => act(api.startAll()) }, 'Start all'),
+        h('button', { onclick: () => act(api.stopAll()) }, 'Stop all'),
+        h('a', { class: 'button primary', href: '#/add' }, 'Add server'))),
+    status,
+    h('table', { class: 'servers' },
+      h('thead', {}, h('tr', {}, ['Name', 'Transport', 'State', 'Tools', 'Last error', ''].map((t) => h('th', {}, t)))),
+      body));
+  refresh();
+  return on(CHANNELS.serversChanged, draw);
+}
