@@ -112,7 +112,8 @@ enum Command {
     ///
     /// For stdio servers: the resolved program, the exact launch line, the PATH and where it came
     /// from (set MCP_COMPANION_GUI_PATH=1 to see what a desktop launch gets). For remote servers:
-    /// the redacted URL and transport. Exits 1 when any enabled server cannot start.
+    /// the redacted URL, the transport and the SSRF verdict (nothing is connected to). Exits 1
+    /// when any enabled server cannot start.
     Doctor {
         /// Only this server.
         server: Option<String>,
@@ -144,6 +145,18 @@ fn main() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
     mcp_companion::upstream::reaper::run_if_reaper();
     let args = Args::parse();
+    #[cfg(unix)]
+    if !matches!(
+        args.command,
+        Command::Serve { .. } | Command::Bridge | Command::DemoServer { .. }
+    ) {
+        // Commands that print end quietly when their reader goes away (`status | head`), as Unix
+        // tools do. Long-running ones keep Rust's default (EPIPE as an error, never a signal).
+        // SAFETY: restoring a signal's default disposition before any thread is started.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let default_level = match args.command {
         Command::Serve { .. } => "info",
         _ => "warn",

@@ -23,8 +23,12 @@ async fn connect(
     let stream = mcp_companion::ipc::socket::connect(path).await.with_context(|| {
         format!("no companion is running (nothing listens on {}): start one with `mcp-companion serve`", path.display())
     })?;
+    // The same message-size limit as the companion's own sessions (rmcp's default is 16 MiB).
+    let (rd, wr) = tokio::io::split(stream);
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new(rd, wr)
+        .with_max_line_length(mcp_companion::upstream::MAX_MESSAGE_BYTES);
     client_info()
-        .serve(stream)
+        .serve(transport)
         .await
         .context("MCP handshake with the companion failed")
 }

@@ -45,6 +45,10 @@ pub(crate) fn parse_entry(
         server: name.to_owned(),
         found: json_type(value),
     })?;
+    if name.trim().is_empty() {
+        // An empty name would make tools look like they belong to a server named after them.
+        return Err(ConfigError::field(name, "name", "the server name is empty"));
+    }
     for key in obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
         warnings.push(format!(
             "server \"{name}\": unknown key \"{key}\" is ignored (kept in the file)"
@@ -177,6 +181,15 @@ mod tests {
             let got = entry(value.clone()).unwrap_or_else(|e| panic!("{value}: {e}"));
             assert_eq!(got.transport_name(), want, "{value}");
         }
+    }
+
+    #[test]
+    fn an_empty_server_name_fails_that_entry() {
+        let err = parse_entry(" ", &json!({"command": "c"}), &mut Vec::new()).expect_err("empty");
+        assert!(
+            err.to_string().contains("the server name is empty"),
+            "{err}"
+        );
     }
 
     #[test]

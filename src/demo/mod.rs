@@ -122,8 +122,11 @@ where
     let (writer, raw_lines, output_task) = output::spawn_line_output(write);
     let handler = server::DemoServer::new(&opts, raw_lines);
     let served = async {
+        // The same message-size limit as the companion (rmcp's default is 16 MiB).
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new(read, writer)
+            .with_max_line_length(crate::upstream::MAX_MESSAGE_BYTES);
         let running = handler
-            .serve((read, writer))
+            .serve(transport)
             .await
             .map_err(|e| DemoError::Initialize(Box::new(e)))?;
         let reason = running.waiting().await;

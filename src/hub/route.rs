@@ -19,7 +19,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 
 use super::Hub;
-use crate::catalog::Route;
+use crate::catalog::{Route, naming};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::supervisor::{Live, ServerHandle, ServerState, ServerStatus, now_ms};
 use crate::upstream::call::{self, CallError, Downstream};
@@ -39,7 +39,7 @@ impl Hub {
     ) -> CallToolResult {
         let catalog = self.catalog();
         let Some(route) = catalog.route(name) else {
-            return error_result(format!("unknown tool \"{name}\""));
+            return error_result(self.unknown_tool(name));
         };
         let Some(server) = self.server(&route.server) else {
             return error_result(format!("unknown tool \"{name}\""));
@@ -62,6 +62,24 @@ impl Hub {
                 tracing::info!(server = %route.server, tool = name, error = %e, "call failed");
                 error_result(describe_failure(&route.server, &e))
             }
+        }
+    }
+}
+
+impl Hub {
+    /// "unknown tool X", plus why when the name looks like a tool of a server that is not
+    /// running (its tools leave the list while it is down).
+    fn unknown_tool(&self, name: &str) -> String {
+        let down = self.servers().into_iter().find(|s| {
+            let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));
+            name.starts_with(&prefix) && s.live().is_none()
+        });
+        match down {
+            Some(server) => format!(
+                "unknown tool \"{name}\" ({})",
+                unavailable(&server.snapshot().status)
+            ),
+            None => format!("unknown tool \"{name}\""),
         }
     }
 }

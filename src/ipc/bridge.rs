@@ -17,7 +17,7 @@ use super::socket;
 pub enum BridgeError {
     /// Nothing accepts connections on the socket.
     #[error(
-        "nothing is listening on {path}: start the companion first (`mcp-companion serve` or the desktop app) ({source})"
+        "nothing is listening on {path}: start the companion first (`mcp-companion serve` or the desktop app)"
     )]
     NotRunning {
         /// The socket path or pipe name tried.

@@ -22,13 +22,15 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use tokio::io::{AsyncRead, AsyncWrite};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, serve_server};
+use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
+use crate::upstream::MAX_MESSAGE_BYTES;
 use crate::upstream::call::Downstream;
 
 /// Tools per `tools/list` page. Large enough that typical setups fit one page (many clients
@@ -158,6 +160,17 @@ pub async fn serve(listener: LocalListener, hub: Hub, shutdown: CancellationToke
     }
 }
 
+/// The newline-JSON transport of one agent connection, accepting messages up to
+/// [`MAX_MESSAGE_BYTES`] (the same limit as for upstream servers). rmcp drops a longer line
+/// without an answer, so the limit is documented in the README.
+pub fn framed<S>(stream: S) -> AsyncRwTransport<RoleServer, ReadHalf<S>, WriteHalf<S>>
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (rd, wr) = tokio::io::split(stream);
+    AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)
+}
+
 /// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
 pub async fn serve_session<S>(stream: S, hub: Hub, shutdown: CancellationToken)
 where
@@ -165,7 +178,7 @@ where
 {
     let mut events = hub.subscribe();
     let running = tokio::select! {
-        r = Endpoint::new(hub).serve(stream) => match r {
+        r = serve_server(Endpoint::new(hub), framed(stream)) => match r {
             Ok(running) => running,
             Err(e) => {
                 tracing::debug!(error = %e, "agent left before initializing");

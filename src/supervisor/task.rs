@@ -108,11 +108,11 @@ impl Task {
             match inbox.recv().await {
                 None => return Next::Exit,
                 Some(Command::Start) => {
-                    self.backoff.reset();
+                    self.fresh_start();
                     return Next::StartNow;
                 }
                 Some(Command::Restart(done)) => {
-                    self.backoff.reset();
+                    self.fresh_start();
                     let _ = done.send(());
                     return Next::StartNow;
                 }
@@ -148,11 +148,11 @@ impl Task {
             cmd = inbox.recv() => match cmd {
                 None => Next::Exit,
                 Some(Command::Start) => {
-                    self.backoff.reset();
+                    self.fresh_start();
                     Next::StartNow
                 }
                 Some(Command::Restart(done)) => {
-                    self.backoff.reset();
+                    self.fresh_start();
                     let _ = done.send(());
                     Next::StartNow
                 }
@@ -235,7 +235,7 @@ impl Task {
                 Next::Idle
             }
             Ended::Restart(done) => {
-                self.backoff.reset();
+                self.fresh_start();
                 let _ = done.send(());
                 Next::StartNow
             }
@@ -317,6 +317,12 @@ impl Task {
                 self.name
             ))));
         }
+    }
+
+    /// The user started the server: past failures and their error no longer apply.
+    fn fresh_start(&mut self) {
+        self.backoff.reset();
+        self.update(|snap| snap.status.last_error = None);
     }
 
     fn count_restart(&self, why: String) {

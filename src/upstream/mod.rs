@@ -165,6 +165,8 @@ async fn connect_stdio(
         reason: e.to_string(),
     })?;
     tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    // Errors quote this attempt's stderr only, not the lines of earlier attempts.
+    let mark = log.mark();
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
@@ -193,17 +195,39 @@ async fn connect_stdio(
         Ok(Err(stage)) => Some(stage),
         Err(_elapsed) => None,
     };
+    // A process that exited on its own explains the failure better than the transport error
+    // rmcp saw ("broken pipe", "connection closed").
+    let exited = match failed {
+        Some(_) => tokio::time::timeout(Duration::from_millis(300), child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok),
+        None => None,
+    };
     child.terminate(stdio::STOP_GRACE).await;
     // The pipe closes with the process; give the drain a moment to log the last lines.
     let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
-    let stderr = log.tail(STDERR_LINES_IN_ERRORS);
+    let stderr = log.tail_since(mark, STDERR_LINES_IN_ERRORS);
+    let during = |stage: &str, reason: String| match &exited {
+        Some(status) => format!(
+            "the process exited ({}) before answering {stage}",
+            stdio::describe_exit(status)
+        ),
+        None => reason,
+    };
     Err(match failed {
         None => ConnectError::Timeout {
             timeout: cfg.connect_timeout,
             stderr,
         },
-        Some(Stage::Initialize(reason)) => ConnectError::Initialize { reason, stderr },
-        Some(Stage::List(reason)) => ConnectError::List { reason, stderr },
+        Some(Stage::Initialize(reason)) => ConnectError::Initialize {
+            reason: during("initialize", reason),
+            stderr,
+        },
+        Some(Stage::List(reason)) => ConnectError::List {
+            reason: during("tools/list", reason),
+            stderr,
+        },
     })
 }
 

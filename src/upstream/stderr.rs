@@ -60,6 +60,19 @@ impl LogRing {
         (ring.lines.iter().skip(skip).cloned().collect(), ring.pushed)
     }
 
+    /// A position in the stream of lines: how many were ever pushed.
+    pub fn mark(&self) -> u64 {
+        self.lock().pushed
+    }
+
+    /// The last `n` lines pushed after `mark` (as far as still held), oldest first: the lines of
+    /// one start attempt, without those of earlier attempts.
+    pub fn tail_since(&self, mark: u64, n: usize) -> Vec<String> {
+        let (lines, _) = self.since(mark);
+        let skip = lines.len().saturating_sub(n);
+        lines.into_iter().skip(skip).collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Ring> {
         // A panic while holding this lock cannot leave the ring inconsistent (push is two
         // infallible steps), so a poisoned lock is still safe to use.
@@ -147,6 +160,20 @@ mod tests {
         let (new, total) = ring.since(seen);
         assert_eq!(new, vec!["b", "c"]);
         assert_eq!(total, 3);
+    }
+
+    #[test]
+    fn tail_since_skips_earlier_attempts() {
+        let ring = LogRing::new();
+        ring.push("attempt 1: boom".into());
+        let mark = ring.mark();
+        ring.push("attempt 2: boom".into());
+        ring.push("attempt 2: bye".into());
+        assert_eq!(
+            ring.tail_since(mark, 5),
+            vec!["attempt 2: boom", "attempt 2: bye"]
+        );
+        assert_eq!(ring.tail_since(mark, 1), vec!["attempt 2: bye"]);
     }
 
     #[test]

@@ -459,3 +459,26 @@ pub fn agent_call<'a>(run: &'a Value, name: &str) -> &'a Value {
         .map(|c| &c["result"])
         .unwrap_or_else(|| panic!("no call of {name} in {run:#}"))
 }
+
+/// A client session over `stream` that accepts messages up to the companion's own limit.
+pub trait ServeWithLimit {
+    /// Handshakes on `stream` with [`mcp_companion::upstream::MAX_MESSAGE_BYTES`] as the line limit.
+    fn serve_with_limit<S>(
+        self,
+        stream: S,
+    ) -> impl std::future::Future<Output = RunningService<RoleClient, ClientConfig>>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static;
+}
+
+impl ServeWithLimit for ClientConfig {
+    async fn serve_with_limit<S>(self, stream: S) -> RunningService<RoleClient, ClientConfig>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + 'static,
+    {
+        let (rd, wr) = tokio::io::split(stream);
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new(rd, wr)
+            .with_max_line_length(mcp_companion::upstream::MAX_MESSAGE_BYTES);
+        self.serve(transport).await.expect("handshake")
+    }
+}

@@ -17,6 +17,7 @@ mod probe;
 mod python_clients;
 mod remote;
 mod remote_fixture;
+mod robustness;
 mod ssrf;
 mod supervision;
 mod third_party;

@@ -2,7 +2,8 @@
 //! `resources/templates/list` and `prompts/list`, each followed through every `nextCursor`
 //! (MCP "Pagination").
 //!
-//! Tools are required: a failing `tools/list` fails the connection. Resources, templates and
+//! Tools are required: a failing `tools/list` fails the connection, but one malformed tool only
+//! costs that tool ([`lenient_tools`]). Resources, templates and
 //! prompts are listed only when the server advertises the capability, and a failure there is a
 //! warning (some servers advertise more than they serve) that leaves that list empty.
 
@@ -14,6 +15,8 @@ use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
 
 use crate::catalog::ServerListing;
+
+pub mod lenient_tools;
 
 /// Most pages followed for one list before giving up (a server looping with fresh cursors).
 pub const MAX_PAGES: usize = 10_000;
@@ -27,10 +30,7 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         .peer_info()
         .map(|info| info.capabilities.clone())
         .unwrap_or_default();
-    let tools = paginate("tools/list", |p| async move {
-        peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor))
-    })
-    .await?;
+    let tools = paginate("tools/list", |p| lenient_tools::list_page(peer, p)).await?;
     let mut listing = ServerListing {
         tools,
         ..ServerListing::default()

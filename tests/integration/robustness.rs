@@ -1,0 +1,111 @@
+//! Proves what a careless server or client cannot break: a tool list with malformed entries keeps
+//! its usable tools; messages far above rmcp's 16 MiB default pass in both directions (up to the
+//! documented 64 MiB); the CLI ends quietly when its output pipe closes; a call to a stopped
+//! server's tool says the server is stopped.
+
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use crate::common::{BIN, Companion, ServeWithLimit, call, demo, text, tool_names};
+
+const RAW_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/raw_server.py");
+
+#[tokio::test]
+async fn a_malformed_tool_costs_only_itself() {
+    let c = Companion::start(
+        json!({ "mcpServers": { "raw": { "command": "python3", "args": [RAW_SERVER] } } }),
+    );
+    let servers = c.settled().await;
+    assert_eq!(
+        servers[0].state.as_str(),
+        "running",
+        "{servers:?}\n{}",
+        c.log()
+    );
+    let client = c.client().await;
+    let names = tool_names(&client).await;
+    assert_eq!(
+        names,
+        vec!["mcp_raw_echo", "mcp_raw_bare"],
+        "the nameless entry is skipped"
+    );
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let bare = tools
+        .iter()
+        .find(|t| t.name == "mcp_raw_bare")
+        .expect("bare");
+    assert_eq!(
+        bare.input_schema.get("type"),
+        Some(&json!("object")),
+        "missing schema replaced"
+    );
+    assert_eq!(
+        text(&call(&client, "mcp_raw_bare", json!({})).await),
+        "bare: "
+    );
+    assert!(
+        c.log().contains("skipping a malformed tool"),
+        "the skip is logged"
+    );
+}
+
+#[tokio::test]
+async fn messages_above_16_mib_pass_both_ways() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    // A 20 MiB argument from an agent (rmcp's default limit would drop it without an answer).
+    let big = "x".repeat(20 * 1024 * 1024);
+    let stream = mcp_companion::ipc::socket::connect(&c.socket)
+        .await
+        .expect("connect");
+    let client = crate::common::client_config()
+        .serve_with_limit(stream)
+        .await;
+    let echoed = call(&client, "mcp_demo_echo", json!({ "message": big })).await;
+    assert_eq!(text(&echoed).len(), big.len());
+
+    // A 20 MiB result through the CLI.
+    let out = c.cli(&["call", "mcp_demo_big", r#"{"bytes": 20971520}"#]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        out.stdout.len(),
+        20 * 1024 * 1024 + 1,
+        "the text plus a newline"
+    );
+}
+
+#[tokio::test]
+async fn cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&["--extra-tools", "300"]) } }));
+    c.settled().await;
+    // `tools | head -1`: the reader goes away after one line.
+    let mut tools = Command::new(BIN)
+        .args(["tools", "--socket"])
+        .arg(&c.socket)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tools");
+    drop(tools.stdout.take());
+    let out = tools.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked"),
+        "no panic on a closed pipe: {err}"
+    );
+
+    let stop = c.cli(&["stop", "demo"]);
+    assert!(stop.status.success());
+    let client = c.client().await;
+    let result = call(&client, "mcp_demo_echo", json!({ "message": "x" })).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        text(&result),
+        "unknown tool \"mcp_demo_echo\" (server \"demo\" is stopped)"
+    );
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""A deliberately non-conformant stdio MCP server (stdlib only) for robustness tests.
+
+Its tools/list contains one good tool (`echo`), one tool without `inputSchema` (`bare`) and one
+entry that is not a tool at all. Spec-valid clients reject the whole list; the companion must keep
+the usable tools.
+"""
+import json
+import sys
+
+TOOLS = [
+    {"name": "echo", "description": "echo", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}},
+    {"name": "bare", "description": "no inputSchema at all"},
+    {"description": "no name"},
+]
+
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if "id" not in msg:
+        continue
+    method, mid = msg.get("method"), msg["id"]
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        args = msg.get("params", {}).get("arguments") or {}
+        result = {"content": [{"type": "text", "text": f"{msg['params']['name']}: {args.get('message', '')}"}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": method}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)
