@@ -55,6 +55,11 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         }
     };
     let ssrf_whitelist = SsrfWhitelist::from_value(top.get("ssrfWhitelist"));
+    for name in duplicate_server_names(text) {
+        warnings.push(format!(
+            "server \"{name}\" appears more than once in mcpServers; only the last entry is used"
+        ));
+    }
 
     for w in &warnings {
         tracing::warn!(path = %origin.display(), "{w}");
@@ -65,6 +70,52 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         warnings,
         raw,
     })
+}
+
+/// Names that occur more than once as keys of `mcpServers` (a JSON object keeps only the last
+/// one, silently). Reads `text` again with a visitor that sees every key; empty on any error.
+fn duplicate_server_names(text: &str) -> Vec<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some(k) = map.next_key::<String>()? {
+                        map.next_value::<IgnoredAny>()?;
+                        keys.push(k);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Top {
+        #[serde(rename = "mcpServers", default)]
+        servers: Option<Keys>,
+    }
+    let Ok(Top {
+        servers: Some(Keys(keys)),
+    }) = serde_json::from_str::<Top>(text)
+    else {
+        return Vec::new();
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut dups: Vec<String> = keys
+        .into_iter()
+        .filter(|k| !seen.insert(k.clone()))
+        .collect();
+    dups.dedup();
+    dups
 }
 
 /// Turns a serde_json error into [`ConfigError::Syntax`], moving its position into fields.
@@ -90,6 +141,28 @@ mod tests {
 
     fn load(text: &str) -> Config {
         parse(text, Path::new("config.json")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn duplicate_server_names_are_warned_about() {
+        let cfg = load(
+            r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}, "a": {"command": "z"}}}"#,
+        );
+        assert_eq!(cfg.servers.len(), 2);
+        let dup: Vec<_> = cfg
+            .warnings
+            .iter()
+            .filter(|w| w.contains("more than once"))
+            .collect();
+        assert_eq!(
+            dup,
+            vec!["server \"a\" appears more than once in mcpServers; only the last entry is used"]
+        );
+        assert!(
+            load(r#"{"mcpServers": {"a": {"command": "x"}}}"#)
+                .warnings
+                .is_empty()
+        );
     }
 
     #[test]

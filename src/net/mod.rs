@@ -56,7 +56,8 @@ pub enum SsrfError {
     NoHost,
     /// The host resolves to (or is) a blocked address.
     #[error(
-        "blocked: {host} resolves to private/internal address {address}; to allow it, add \"{suggestion}\" to ssrfWhitelist"
+        "blocked: {} private/internal address {address}; to allow it, add \"{suggestion}\" to ssrfWhitelist",
+        blocked_subject(host, address)
     )]
     Blocked {
         /// The host as written in the URL.
@@ -238,6 +239,17 @@ fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
+/// The subject of a refusal: "localhost resolves to" for a name, "the URL points at" for an IP
+/// literal (which needs no resolving).
+fn blocked_subject(host: &str, address: &IpAddr) -> String {
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    if literal.parse::<IpAddr>().is_ok_and(|ip| ip == *address) {
+        "the URL points at".to_owned()
+    } else {
+        format!("{host} resolves to")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,6 +339,22 @@ mod tests {
             assert!(text.contains(addr), "{text}");
             assert!(text.contains(&format!("\"{entry}\"")), "{text}");
         }
+        let literal = g
+            .check_addr("127.0.0.1", "127.0.0.1".parse().unwrap())
+            .unwrap_err();
+        assert_eq!(
+            literal.to_string(),
+            "blocked: the URL points at private/internal address 127.0.0.1; to allow it, add \"127.0.0.1/32\" to ssrfWhitelist"
+        );
+        let named = g
+            .check_addr("localhost", "::1".parse().unwrap())
+            .unwrap_err();
+        assert!(
+            named
+                .to_string()
+                .starts_with("blocked: localhost resolves to private/internal address ::1"),
+            "{named}"
+        );
     }
 
     #[test]
