@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::config;
+
 /// An MCP client whose config we can read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -342,19 +344,6 @@ pub fn apply(doc: &mut Value, plan: &ImportPlan) {
     }
 }
 
-const COPIED_FIELDS: &[&str] = &[
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "toolTimeout",
-    "connectTimeout",
-    "enabledTools",
-    "disabled",
-];
-
 /// The entry in our format: known fields only, explicit `type` (`http` → `streamableHttp`).
 fn convert_entry(raw: &Value) -> Result<Value, String> {
     let obj = raw
@@ -363,19 +352,20 @@ fn convert_entry(raw: &Value) -> Result<Value, String> {
     let mut out = Map::new();
     let declared = obj.get("type").and_then(Value::as_str);
     let kind = match declared {
-        Some("stdio") => "stdio",
-        Some("sse") => "sse",
-        Some("http" | "streamableHttp" | "streamable-http" | "streamable_http") => "streamableHttp",
-        Some(other) => return Err(format!("unsupported type \"{other}\"")),
-        None if obj.contains_key("command") => "stdio",
-        None => match obj.get("url").and_then(Value::as_str) {
-            Some(u) if u.trim_end_matches('/').ends_with("/sse") => "sse",
-            Some(_) => "streamableHttp",
-            None => return Err("has neither \"command\" nor \"url\"".to_owned()),
-        },
+        // Other clients' spellings of streamable HTTP, beyond our own `http` alias.
+        Some("streamable-http" | "streamable_http") => "streamableHttp",
+        Some(t) => config::TransportKind::from_type(t)
+            .ok_or_else(|| format!("unsupported type \"{t}\""))?
+            .name(),
+        None => config::detect_transport(
+            obj.contains_key("command"),
+            obj.get("url").and_then(Value::as_str),
+        )
+        .ok_or_else(|| "has neither \"command\" nor \"url\"".to_owned())?
+        .name(),
     };
     out.insert("type".into(), Value::String(kind.into()));
-    for key in COPIED_FIELDS {
+    for key in config::ENTRY_KEYS.iter().filter(|k| **k != "type") {
         if let Some(v) = obj.get(*key) {
             out.insert((*key).into(), v.clone());
         }

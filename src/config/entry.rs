@@ -21,7 +21,8 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 /// `connectTimeout` when absent: 30 seconds.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-const KNOWN_KEYS: &[&str] = &[
+/// Every key a server entry may have.
+pub(crate) const KNOWN_KEYS: &[&str] = &[
     "type",
     "command",
     "args",
