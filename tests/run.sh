@@ -13,8 +13,11 @@ bash tests/peers/setup.sh "$MCP_PEERS_DIR"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
-rustup target add x86_64-pc-windows-gnu
-cargo check --target x86_64-pc-windows-gnu --all-targets --locked
+if rustup target add x86_64-pc-windows-gnu; then
+  cargo check --target x86_64-pc-windows-gnu --all-targets --locked
+else
+  echo "SKIPPED the Windows cross-check: rustup could not install x86_64-pc-windows-gnu here" >&2
+fi
 
 # The desktop shell (src-tauri/): built and tested only where its system packages are installed
 # (.ci/run installs them). The root commands above cover the core package only.
