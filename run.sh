@@ -8,9 +8,13 @@ cd "$(dirname "$0")"
 DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
   libsoup-3.0-dev libxdo-dev)
 
+target_dir=${CARGO_TARGET_DIR:-target}
+
 headless() {
   echo "$1: running headless \`mcp-companion serve\`" >&2
-  exec cargo run --release -- serve "${@:2}"
+  cargo build --release --locked --bin mcp-companion
+  # exec the binary itself (not `cargo run`), so SIGTERM and Ctrl-C reach `serve` directly.
+  exec "$target_dir/release/mcp-companion" serve "${@:2}"
 }
 
 missing_packages() {
@@ -41,5 +45,4 @@ fi
 
 # The CLI is built too, so the window's "Connect an agent" snippets point at it.
 cargo build --release --locked -p mcp-companion -p mcp-companion-desktop
-target_dir=${CARGO_TARGET_DIR:-target}
 exec "$target_dir/release/mcp-companion-desktop"
