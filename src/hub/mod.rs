@@ -32,7 +32,7 @@ use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::supervisor::{self, ServerHandle, ServerState, ServerStatus};
 
-pub use reload::ReloadReport;
+pub use reload::{RELOAD_SETTLE, ReloadReport};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
 pub const COALESCE: Duration = Duration::from_millis(100);

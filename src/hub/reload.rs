@@ -38,7 +38,7 @@ pub struct ReloadReport {
 
 impl Hub {
     /// Applies `config` to the running set (see the module docs) and returns once the new and
-    /// changed servers have started (or failed), at most [`RELOAD_SETTLE`].
+    /// changed servers have started (or failed), at most [`RELOAD_SETTLE`] (60 s).
     pub async fn reload(&self, config: &Config) -> ReloadReport {
         let inner = &self.inner;
         let _serial = inner.reload_lock.lock().await;

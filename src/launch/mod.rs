@@ -11,7 +11,7 @@
 //!
 //! | file | rule |
 //! |---|---|
-//! | [`env`] | minimal child environment plus the entry's `env` |
+//! | [`env`](mod@env) | minimal child environment plus the entry's `env` |
 //! | [`windows`] | which commands run under `cmd.exe /d /c`, and quoting that survives cmd.exe |
 //! | [`shell_path`] | PATH from the login shell for GUI launches on macOS and Linux |
 //!

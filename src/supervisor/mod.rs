@@ -40,7 +40,7 @@ use crate::upstream;
 use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::stderr::LogRing;
 
-pub use backoff::{HEALTHY_AFTER, MAX_FAILURES, delay_for};
+pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
 
 /// Lifecycle state of one server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
