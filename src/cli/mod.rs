@@ -212,10 +212,10 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     let width = report
         .servers
         .iter()
-        .map(|s| s.name.len())
+        .map(|s| s.name.chars().count())
         .max()
         .unwrap_or(6)
-        .max(6);
+        .clamp(6, NAME_COLUMN);
     println!(
         "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  LAST ERROR",
         "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID", "RESTARTS"
@@ -223,7 +223,7 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     for s in &report.servers {
         println!(
             "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  {}",
-            s.name,
+            ellipsize(&s.name, NAME_COLUMN),
             s.transport,
             s.state.as_str(),
             s.tools,
@@ -233,6 +233,18 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Widest server name shown in full by `status`; longer names end in `…` (`--json` has them whole).
+const NAME_COLUMN: usize = 32;
+
+fn ellipsize(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
 }
 
 /// `logs`: a server's captured stderr; with `follow`, keeps printing new lines.
