@@ -36,41 +36,37 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         ..ServerListing::default()
     };
     if caps.resources.is_some() {
-        listing.resources = optional(
-            "resources/list",
-            paginate("resources/list", |p| async move {
-                peer.list_resources(p)
-                    .await
-                    .map(|r| (r.resources, r.next_cursor))
-            })
-            .await,
-        );
-        listing.resource_templates = optional(
-            "resources/templates/list",
-            paginate("resources/templates/list", |p| async move {
-                peer.list_resource_templates(p)
-                    .await
-                    .map(|r| (r.resource_templates, r.next_cursor))
-            })
-            .await,
-        );
+        listing.resources = optional("resources/list", |p| async move {
+            peer.list_resources(p)
+                .await
+                .map(|r| (r.resources, r.next_cursor))
+        })
+        .await;
+        listing.resource_templates = optional("resources/templates/list", |p| async move {
+            peer.list_resource_templates(p)
+                .await
+                .map(|r| (r.resource_templates, r.next_cursor))
+        })
+        .await;
     }
     if caps.prompts.is_some() {
-        listing.prompts = optional(
-            "prompts/list",
-            paginate("prompts/list", |p| async move {
-                peer.list_prompts(p)
-                    .await
-                    .map(|r| (r.prompts, r.next_cursor))
-            })
-            .await,
-        );
+        listing.prompts = optional("prompts/list", |p| async move {
+            peer.list_prompts(p)
+                .await
+                .map(|r| (r.prompts, r.next_cursor))
+        })
+        .await;
     }
     Ok(listing)
 }
 
-fn optional<T>(method: &'static str, result: Result<Vec<T>, ServiceError>) -> Vec<T> {
-    result.unwrap_or_else(|e| {
+/// Lists `method` with [`paginate`]; a failure is a warning and an empty list.
+async fn optional<T, F, Fut>(method: &'static str, fetch: F) -> Vec<T>
+where
+    F: FnMut(Option<PaginatedRequestParams>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<Cursor>), ServiceError>>,
+{
+    paginate(method, fetch).await.unwrap_or_else(|e| {
         tracing::warn!(method, error = %e, "listing failed; treating the list as empty");
         Vec::new()
     })
