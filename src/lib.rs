@@ -15,22 +15,16 @@
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
 //! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
-//! | [`presets`] | the built-in catalogue of installable servers, preset + inputs → entry |
-//! | [`import`] | reading other clients' config files: added / skipped / renamed |
-//! | [`edit`] | validated, atomically saved edits of `config.json` (desktop window) |
-//! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
+//! | [`manage`] | the install side: presets, import, validated edits, probe (used by window and CLI) |
 
 pub mod catalog;
 pub mod companion;
 pub mod config;
 pub mod demo;
-pub mod edit;
 pub mod hub;
-pub mod import;
 pub mod ipc;
 pub mod launch;
+pub mod manage;
 pub mod net;
-pub mod presets;
-pub mod probe;
 pub mod supervisor;
 pub mod upstream;

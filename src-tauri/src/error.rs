@@ -2,10 +2,10 @@
 //! human `message`, and, for entry validation, the `field` the window highlights.
 
 use mcp_companion::config::ConfigError;
-use mcp_companion::edit::EditError;
+use mcp_companion::manage::edit::EditError;
 use mcp_companion::hub::HubError;
-use mcp_companion::presets::PresetError;
-use mcp_companion::probe::ProbeError;
+use mcp_companion::manage::presets::PresetError;
+use mcp_companion::manage::probe::ProbeError;
 use serde::Serialize;
 
 /// Stable error kinds the front end switches on (never on message text).

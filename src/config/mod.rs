@@ -48,7 +48,7 @@ mod save;
 mod transport;
 mod whitelist;
 
-// Shared with `crate::import`, which converts other clients' entries into ours.
+// Shared with `crate::manage::import`, which converts other clients' entries into ours.
 pub(crate) use entry::KNOWN_KEYS as ENTRY_KEYS;
 pub(crate) use transport::{Kind as TransportKind, detect as detect_transport};
 

@@ -8,7 +8,7 @@ use crate::common::BIN;
 #[tokio::test]
 async fn probing_the_demo_server_lists_its_tools_and_leaves_nothing_running() {
     let entry = json!({"command": BIN, "args": ["demo-server"]});
-    let report = mcp_companion::probe::probe("demo", &entry, &Default::default())
+    let report = mcp_companion::manage::probe::probe("demo", &entry, &Default::default())
         .await
         .expect("probe");
     let names: Vec<_> = report.tools.iter().map(|t| t.name.as_str()).collect();

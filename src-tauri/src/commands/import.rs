@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use mcp_companion::hub::ReloadReport;
-use mcp_companion::import::{self, ImportPlan, Source, SourceFile};
+use mcp_companion::manage::import::{self, ImportPlan, Source, SourceFile};
 use serde::Serialize;
 use tauri::State;
 

@@ -14,7 +14,7 @@ pub mod servers;
 pub mod settings;
 
 use mcp_companion::config;
-use mcp_companion::edit::{self, EditError};
+use mcp_companion::manage::edit::{self, EditError};
 use mcp_companion::hub::ReloadReport;
 use serde_json::Value;
 

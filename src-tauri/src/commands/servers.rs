@@ -1,6 +1,6 @@
 //! The Servers and Server-detail pages.
 
-use mcp_companion::edit;
+use mcp_companion::manage::edit;
 use mcp_companion::hub::ReloadReport;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use serde::Serialize;

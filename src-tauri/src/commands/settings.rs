@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use mcp_companion::edit;
+use mcp_companion::manage::edit;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tauri::{AppHandle, Manager, Runtime, State};

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{self, ConfigError};
-use crate::edit::{self, EditError};
+use crate::manage::edit::{self, EditError};
 use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing, stdio};
 
 /// One tool the probed server listed.

@@ -1,0 +1,19 @@
+//! The install side: everything that changes *what* the companion runs, as opposed to the
+//! runtime pipeline (config → launch/net → upstream → supervisor → hub → ipc) that runs it.
+//!
+//! What belongs here: services used by the desktop window and the CLI to add, import, test and
+//! edit server entries, and to connect agents to the companion. Each works on `config.json`
+//! through [`crate::config`] and never touches a running supervisor directly; a running
+//! companion picks the change up through `reload`.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`presets`] | the built-in catalogue of installable servers, preset + inputs → entry |
+//! | [`import`] | reading other clients' config files: added / skipped / renamed |
+//! | [`edit`] | validated, atomically saved edits of `config.json` |
+//! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
+
+pub mod edit;
+pub mod import;
+pub mod presets;
+pub mod probe;
