@@ -2,8 +2,8 @@
 //! human `message`, and, for entry validation, the `field` the window highlights.
 
 use mcp_companion::config::ConfigError;
-use mcp_companion::manage::edit::EditError;
 use mcp_companion::hub::HubError;
+use mcp_companion::manage::edit::EditError;
 use mcp_companion::manage::presets::PresetError;
 use mcp_companion::manage::probe::ProbeError;
 use serde::Serialize;

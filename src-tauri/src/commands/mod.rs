@@ -14,8 +14,8 @@ pub mod servers;
 pub mod settings;
 
 use mcp_companion::config;
-use mcp_companion::manage::edit::{self, EditError};
 use mcp_companion::hub::ReloadReport;
+use mcp_companion::manage::edit::{self, EditError};
 use serde_json::Value;
 
 use crate::error::CommandError;

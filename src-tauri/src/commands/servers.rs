@@ -1,7 +1,7 @@
 //! The Servers and Server-detail pages.
 
-use mcp_companion::manage::edit;
 use mcp_companion::hub::ReloadReport;
+use mcp_companion::manage::edit;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use serde::Serialize;
 use serde_json::{Map, Value};
