@@ -15,6 +15,7 @@ mod naming;
 mod passthrough;
 mod probe;
 mod python_clients;
+mod raw;
 mod remote;
 mod remote_fixture;
 mod robustness;
