@@ -7,6 +7,7 @@
 #![cfg(unix)]
 
 mod common;
+mod declared;
 mod endpoint;
 mod failures;
 mod launching;
