@@ -5,6 +5,7 @@
 //! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
+//! | [`line`] | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
@@ -12,6 +13,7 @@
 pub mod bridge;
 pub mod control;
 pub mod endpoint;
+pub mod line;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

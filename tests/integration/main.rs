@@ -12,6 +12,7 @@ mod endpoint;
 mod failures;
 mod launching;
 mod lifecycle;
+mod malformed;
 mod naming;
 mod passthrough;
 mod probe;
