@@ -7,6 +7,7 @@
 #![cfg(unix)]
 
 mod common;
+mod config_file;
 mod declared;
 mod endpoint;
 mod failures;
