@@ -153,11 +153,14 @@ fn expands_the_rfc_examples_of_every_operator() {
     }
 }
 
+/// A variable as `variable_specs` reports it: (name, optional, explode).
+type Spec = (&'static str, bool, bool);
+
 /// Only a simple `{x}` / `{x:n}` is required; every operator that can expand to nothing
 /// makes its variables optional, and so does explode.
 #[test]
 fn a_variable_is_optional_unless_it_is_used_as_a_simple_expression() {
-    let cases: [(&str, &[(&str, bool, bool)]); 15] = [
+    let cases: [(&str, &[Spec]); 15] = [
         ("file:///{path}", &[("path", false, false)]),
         ("{x:3}", &[("x", false, false)]),
         ("file:///{+path}", &[("path", true, false)]),
