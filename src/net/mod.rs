@@ -9,7 +9,7 @@
 //! | `ranges.rs` | [`BLOCKED`]: the blocked ranges (IANA special-purpose registries) and embedded IPv4 |
 //! | `resolver.rs` | [`GuardedResolver`]: the `reqwest` DNS resolver that refuses blocked addresses |
 //! | `client.rs` | [`build_client`]: the `reqwest::Client` (resolver, headers, redirect re-checks) |
-//! | `redact.rs` | [`redact`]: URLs as they may appear in logs and errors |
+//! | `redact.rs` | [`redact`], [`scrub`]: URLs and secrets as they may appear in logs and errors |
 //!
 //! Check order for one address: IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is unmapped first; the
 //! whitelist is checked next (a match passes); then the blocked ranges, including the IPv4
@@ -31,9 +31,9 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 
-pub use client::{ClientError, build_client};
+pub use client::{ClientError, CrossOriginRedirect, build_client};
 pub use ranges::BLOCKED;
-pub use redact::redact;
+pub use redact::{redact, redact_urls, remember_secrets, scrub, scrub_known};
 pub use resolver::GuardedResolver;
 
 use ranges::{is_blocked, unmap};
