@@ -1,4 +1,5 @@
-//! stderr logging with a filter the Settings page can change at run time.
+//! stderr logging with a filter the Settings page can change at run time; every line is
+//! scrubbed of URLs and secrets ([`mcp_companion::logging`]).
 
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -12,7 +13,10 @@ pub fn init(level: &str) -> SetLogLevel {
     let (filter, handle) = reload::Layer::new(filter);
     let installed = tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr)),
+        )
         .try_init();
     if let Err(e) = installed {
         eprintln!("warning: logging not initialised: {e}");

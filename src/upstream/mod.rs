@@ -12,6 +12,7 @@
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 
 pub mod call;
+pub mod error_text;
 pub mod handler;
 pub mod http;
 pub mod listing;
@@ -280,7 +281,7 @@ async fn connect_remote(
         url: redacted.clone(),
         source: SsrfError::NoHost,
     })?;
-    let scrub = |text: String| text.replace(url.as_str(), &redacted);
+    net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx, progress);
     let handshake = async {
@@ -300,13 +301,13 @@ async fn connect_remote(
             serve_client(handler, http::transport(client, &url)).await
         }
         .map_err(|e| ConnectError::Initialize {
-            reason: scrub(sse::error_chain(&e)),
+            reason: error_text::describe(&e),
             stderr: Vec::new(),
         })?;
         let listing = listing::list_all(service.peer())
             .await
             .map_err(|e| ConnectError::List {
-                reason: scrub(sse::error_chain(&e)),
+                reason: error_text::describe(&e),
                 stderr: Vec::new(),
             })?;
         Ok::<_, ConnectError>((service, listing))
