@@ -3,6 +3,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
+//! | [`record`] | the per-user file a companion records its socket in, for callers with another environment |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
@@ -15,4 +16,5 @@ pub mod endpoint;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;
+pub mod record;
 pub mod socket;
