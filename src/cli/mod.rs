@@ -118,8 +118,11 @@ async fn wait_for_shutdown_signal() {
 
 /// `bridge`: stdio ⇄ socket.
 pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
-    mcp_companion::ipc::bridge::run_stdio(&paths.mcp).await?;
+    let candidates: Vec<_> = mcp_companion::ipc::record::candidates(socket)
+        .into_iter()
+        .map(|p| p.mcp)
+        .collect();
+    mcp_companion::ipc::bridge::run_stdio(&candidates).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -222,7 +225,11 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             s.restarts,
-            s.last_error.as_deref().unwrap_or("")
+            match &s.last_error {
+                Some(e) if s.error_is_current() => e.clone(),
+                Some(e) => format!("(earlier) {e}"),
+                None => String::new(),
+            }
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -300,7 +307,10 @@ pub async fn control(
         ControlRequest::Start { server } => println!("started {server}"),
         ControlRequest::Stop { server } => println!("stopped {server}"),
         ControlRequest::Restart { server } => println!("restarted {server}"),
-        ControlRequest::Status | ControlRequest::Logs { .. } => {}
+        ControlRequest::Status
+        | ControlRequest::Logs { .. }
+        | ControlRequest::Show
+        | ControlRequest::Environment => {}
     }
     Ok(ExitCode::SUCCESS)
 }

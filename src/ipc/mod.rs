@@ -3,6 +3,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
+//! | [`record`] | the per-user file a companion records its socket in, for callers with another environment |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
@@ -18,4 +19,5 @@ pub mod paths;
 mod pipe_acl;
 #[cfg(unix)]
 mod private_dir;
+pub mod record;
 pub mod socket;

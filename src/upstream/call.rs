@@ -38,8 +38,10 @@ pub struct Downstream {
     pub peer: Peer<RoleServer>,
     /// The agent's `_meta.progressToken`, if it asked for progress.
     pub progress_token: Option<ProgressToken>,
-    /// Cancelled when the agent cancels the request.
+    /// Cancelled when the agent cancels the request (and when its session ends).
     pub cancelled: CancellationToken,
+    /// Cancelled when the companion shuts down; tells a shutdown from an agent's cancel.
+    pub shutdown: CancellationToken,
 }
 
 /// Why a call produced no upstream result.
@@ -72,6 +74,13 @@ pub enum CallError {
     /// The agent cancelled the call.
     #[error("cancelled by the client")]
     Cancelled,
+    /// The companion began shutting down while the call was in flight.
+    #[error("the companion is shutting down")]
+    ShuttingDown,
+    /// Our session to the server was closed while the call was in flight (the server was
+    /// stopped, restarted or removed).
+    #[error("the server was stopped while the call was in flight")]
+    SessionClosed,
     /// The arguments could not be turned into an upstream request.
     #[error("invalid arguments: {reason}")]
     Arguments {
@@ -145,6 +154,7 @@ pub async fn call(
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
+        reason: "cancelled by the client",
     };
     let never = CancellationToken::new();
     let cancelled = downstream.map(|d| &d.cancelled).unwrap_or(&never);
@@ -152,6 +162,10 @@ pub async fn call(
         answer = handle.await_response() => answer,
         () = cancelled.cancelled() => {
             // The guard sends notifications/cancelled upstream as it drops.
+            if downstream.is_some_and(|d| d.shutdown.is_cancelled()) {
+                guard.reason = "the companion is shutting down";
+                return Err(CallError::ShuttingDown);
+            }
             return Err(CallError::Cancelled);
         }
     };
@@ -219,7 +233,7 @@ fn classify(e: ServiceError) -> CallError {
             message: crate::net::scrub_known(&err.message),
         },
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
-        ServiceError::Cancelled { .. } => CallError::Cancelled,
+        ServiceError::Cancelled { .. } => CallError::SessionClosed,
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallError::Transport {
             reason: super::error_text::describe(&e),
         },
@@ -317,19 +331,22 @@ fn prompt_result(prompt: GetPromptResult) -> CallToolResult {
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
+    /// The `reason` of the notification.
+    reason: &'static str,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
+        let reason = self.reason;
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
         rt.spawn(async move {
             let note = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(id),
-                Some("cancelled by the client".into()),
+                Some(reason.into()),
             ));
             let _ = peer.send_notification(note.into()).await;
         });

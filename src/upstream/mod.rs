@@ -166,6 +166,8 @@ async fn connect_stdio(
         reason: e.to_string(),
     })?;
     tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    // The log shows where this process's lines begin (the window dims the lines above).
+    log.push(process_marker(child.pid()));
     // Errors quote this attempt's stderr only, not the lines of earlier attempts.
     let mark = log.mark();
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
@@ -230,6 +232,15 @@ async fn connect_stdio(
             stderr,
         },
     })
+}
+
+/// The line put into a server's stderr log when a new process starts: `── process 1234
+/// started ──`. The window's log view dims everything above the last one.
+pub fn process_marker(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("── process {pid} started ──"),
+        None => "── process started ──".to_owned(),
+    }
 }
 
 /// Plans `stdio` for this machine: the real environment and file system, and in GUI mode the

@@ -9,9 +9,11 @@
 mod common;
 mod endpoint;
 mod failures;
+mod first_hour;
 mod launching;
 mod lifecycle;
 mod naming;
+mod nanobot;
 mod passthrough;
 mod probe;
 mod python_clients;
