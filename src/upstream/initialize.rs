@@ -1,11 +1,15 @@
-//! Why `initialize` failed, in words that quote the server (MCP "Lifecycle", initialization).
+//! Why `initialize` failed, and whether the server answered at all (MCP "Lifecycle",
+//! initialization).
 //!
 //! A server that refuses `initialize` (typically -32602 for a protocol version it does not
 //! speak) often exits right after, when its stdin closes. Its answer is the reason the user
 //! needs; "the process exited before answering" is only true when no answer came. [`Failure`]
-//! keeps the two apart, and never shows a Rust `Debug` dump of a message.
+//! keeps the two apart; the words come from [`error_text::describe`], plus the `data` of a
+//! JSON-RPC error (often the versions the server does speak).
 
 use rmcp::service::ClientInitializeError;
+
+use super::error_text;
 
 /// Longest `data` of a JSON-RPC error quoted in a reason, in characters.
 const MAX_DATA_CHARS: usize = 300;
@@ -15,7 +19,7 @@ const MAX_DATA_CHARS: usize = 300;
 pub struct Failure {
     /// What happened, quoting the server when it answered.
     pub reason: String,
-    /// Whether the server answered `initialize` at all (with an error or an unusable result).
+    /// Whether the server answered `initialize` (with an error or an unusable result).
     pub answered: bool,
 }
 
@@ -23,58 +27,22 @@ impl Failure {
     /// Describes what rmcp's client reported.
     pub fn from_rmcp(e: &ClientInitializeError) -> Failure {
         use ClientInitializeError as E;
-        let answered = |reason: String| Failure {
-            reason,
-            answered: true,
-        };
-        match e {
-            E::JsonRpcError(err) => {
-                let data = err
-                    .data
-                    .as_ref()
-                    .map(|d| {
-                        let text: String = d.to_string().chars().take(MAX_DATA_CHARS).collect();
-                        format!("; data: {text}")
-                    })
-                    .unwrap_or_default();
-                answered(format!(
-                    "the server answered: {} (JSON-RPC error {}{data})",
-                    err.message, err.code.0
-                ))
-            }
-            E::ExpectedInitResult(Some(_)) => answered(
-                "the server answered initialize with a result that is not an InitializeResult"
-                    .into(),
-            ),
-            E::NoCompatibleProtocolVersion {
-                server_supported, ..
-            } => {
-                let versions: Vec<String> =
-                    server_supported.iter().map(|v| v.to_string()).collect();
-                answered(format!(
-                    "no protocol version in common: the server speaks {}",
-                    versions.join(", ")
-                ))
-            }
-            E::ConflictInitResponseId(expected, got) => answered(format!(
-                "the server answered request id {got} instead of {expected}"
-            )),
-            E::UncorrelatedErrorResponse { expected, received } => answered(format!(
-                "the server answered with an error for request id {received} instead of {expected}"
-            )),
-            E::ExpectedInitResponse(Some(_)) => Failure {
-                reason: "the server sent something other than the initialize response".into(),
-                answered: false,
-            },
-            E::ExpectedInitResponse(None) | E::ExpectedInitResult(None) => Failure {
-                reason: "the connection closed before the initialize response".into(),
-                answered: false,
-            },
-            other => Failure {
-                reason: other.to_string(),
-                answered: false,
-            },
+        let mut reason = error_text::describe(e);
+        if let E::JsonRpcError(err) = e
+            && let Some(data) = &err.data
+        {
+            let text: String = data.to_string().chars().take(MAX_DATA_CHARS).collect();
+            reason.push_str(&format!("; data: {}", crate::net::scrub(&text)));
         }
+        let answered = matches!(
+            e,
+            E::JsonRpcError(_)
+                | E::ExpectedInitResult(Some(_))
+                | E::NoCompatibleProtocolVersion { .. }
+                | E::ConflictInitResponseId(..)
+                | E::UncorrelatedErrorResponse { .. }
+        );
+        Failure { reason, answered }
     }
 }
 
@@ -95,23 +63,18 @@ mod tests {
         let cases = [
             (
                 refused,
-                "the server answered: Unsupported protocol version: 2025-06-18 (JSON-RPC error -32602; data: {\"supported\":[\"2099-01-01\"]})",
-                true,
-            ),
-            (
-                ClientInitializeError::JsonRpcError(ErrorData::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    "boom",
-                    None,
-                )),
-                "the server answered: boom (JSON-RPC error -32603)",
+                &[
+                    "Unsupported protocol version: 2025-06-18",
+                    "JSON-RPC error -32602",
+                    "data: {\"supported\":[\"2099-01-01\"]}",
+                ][..],
                 true,
             ),
             (
                 ClientInitializeError::ExpectedInitResult(Some(ServerResult::EmptyResult(
                     EmptyResult {},
                 ))),
-                "the server answered initialize with a result that is not an InitializeResult",
+                &["instead of an initialize result"][..],
                 true,
             ),
             (
@@ -119,28 +82,27 @@ mod tests {
                     RequestId::Number(0),
                     RequestId::Number(7),
                 ),
-                "the server answered request id 7 instead of 0",
+                &["7"][..],
                 true,
             ),
             (
                 ClientInitializeError::ExpectedInitResponse(None),
-                "the connection closed before the initialize response",
+                &["closed before the initialize answer"][..],
                 false,
             ),
             (
                 ClientInitializeError::ConnectionClosed("initialize response".into()),
-                "connection closed: initialize response",
+                &["the connection closed during initialize response"][..],
                 false,
             ),
         ];
-        for (error, reason, answered) in cases {
-            assert_eq!(
-                Failure::from_rmcp(&error),
-                Failure {
-                    reason: reason.into(),
-                    answered
-                }
-            );
+        for (error, words, answered) in cases {
+            let failure = Failure::from_rmcp(&error);
+            assert_eq!(failure.answered, answered, "{error}");
+            for w in words {
+                assert!(failure.reason.contains(w), "{}", failure.reason);
+            }
+            assert!(!failure.reason.contains("Some("), "{}", failure.reason);
         }
     }
 

@@ -12,6 +12,7 @@
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 
 pub mod call;
+pub mod error_text;
 pub mod handler;
 pub mod http;
 pub mod initialize;
@@ -167,6 +168,8 @@ async fn connect_stdio(
         reason: e.to_string(),
     })?;
     tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    // The log shows where this process's lines begin (the window dims the lines above).
+    log.push(process_marker(child.pid()));
     // Errors quote this attempt's stderr only, not the lines of earlier attempts.
     let mark = log.mark();
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
@@ -183,7 +186,7 @@ async fn connect_stdio(
             .map_err(|e| Stage::Initialize(initialize::Failure::from_rmcp(&e)))?;
         let listing = listing::list_all(service.peer())
             .await
-            .map_err(|e| Stage::List(e.to_string()))?;
+            .map_err(|e| Stage::List(error_text::describe(&e)))?;
         Ok::<_, Stage>((service, listing))
     };
     let failed = match tokio::time::timeout(cfg.connect_timeout, handshake).await {
@@ -239,6 +242,15 @@ async fn connect_stdio(
     })
 }
 
+/// The line put into a server's stderr log when a new process starts: `── process 1234
+/// started ──`. The window's log view dims everything above the last one.
+pub fn process_marker(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("── process {pid} started ──"),
+        None => "── process started ──".to_owned(),
+    }
+}
+
 /// Plans `stdio` for this machine: the real environment and file system, and in GUI mode the
 /// login shell's PATH (looked up once per process, see [`launch::shell_path`]).
 pub async fn plan_here(stdio: &crate::config::StdioConfig) -> launch::Launch {
@@ -288,7 +300,7 @@ async fn connect_remote(
         url: redacted.clone(),
         source: SsrfError::NoHost,
     })?;
-    let scrub = |text: String| text.replace(url.as_str(), &redacted);
+    net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx);
     let handshake = async {
@@ -307,22 +319,14 @@ async fn connect_remote(
         } else {
             serve_client(handler, progress.tap(http::transport(client, &url))).await
         }
-        .map_err(|e| {
-            let failure = initialize::Failure::from_rmcp(&e);
-            let reason = if failure.answered {
-                failure.reason
-            } else {
-                sse::error_chain(&e)
-            };
-            ConnectError::Initialize {
-                reason: scrub(reason),
-                stderr: Vec::new(),
-            }
+        .map_err(|e| ConnectError::Initialize {
+            reason: initialize::Failure::from_rmcp(&e).reason,
+            stderr: Vec::new(),
         })?;
         let listing = listing::list_all(service.peer())
             .await
             .map_err(|e| ConnectError::List {
-                reason: scrub(sse::error_chain(&e)),
+                reason: error_text::describe(&e),
                 stderr: Vec::new(),
             })?;
         Ok::<_, ConnectError>((service, listing))
