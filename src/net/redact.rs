@@ -207,17 +207,15 @@ pub fn scrub(text: &str) -> String {
 /// words, whose links may matter to the reader).
 pub fn scrub_known(text: &str) -> String {
     let set = SECRETS.read().unwrap_or_else(|p| p.into_inner());
-    if set.is_empty() {
+    let mut hits: Vec<&String> = set.iter().filter(|s| text.contains(s.as_str())).collect();
+    if hits.is_empty() {
         return text.to_owned();
     }
-    let mut out = text.to_owned();
     // Longest first, so a value containing another is masked whole.
-    let mut secrets: Vec<&String> = set.iter().collect();
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    for s in secrets {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), MASK);
-        }
+    hits.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = text.to_owned();
+    for s in hits {
+        out = out.replace(s.as_str(), MASK);
     }
     out
 }
