@@ -162,6 +162,7 @@ async fn connect_stdio(
     log: &LogRing,
     progress: ProgressRoutes,
 ) -> Result<Session, ConnectError> {
+    net::remember_env_secrets(&stdio.env);
     let spec = plan_here(stdio).await.into_result()?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
