@@ -62,7 +62,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
 /// Runs the desktop app; returns only on a start-up failure (Tauri exits the process itself).
 pub fn run() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
-    mcp_companion::upstream::reaper::run_if_reaper();
+    mcp_companion::reaper::run_if_reaper();
     if let Some(code) = subcommand::run_if_subcommand() {
         return code;
     }
@@ -99,6 +99,10 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         ));
     let app = with_commands(builder)
         .setup(move |app| {
+            // Before any server starts, so every process group is registered with it.
+            if let Err(e) = mcp_companion::reaper::start() {
+                tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+            }
             // The same lock, sockets and hub as `mcp-companion serve`: a running `serve` (or
             // another desktop app under another session) makes this fail with who is running.
             let started = tauri::async_runtime::block_on(Companion::start(

@@ -4,11 +4,13 @@
 //! |---|---|
 //! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
+//! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
+pub mod accept;
 pub mod bridge;
 pub mod control;
 pub mod endpoint;

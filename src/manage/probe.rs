@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::config::{self, ConfigError};
 use crate::manage::edit::{self, EditError};
-use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing, stdio};
+use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing};
 
 /// One tool the probed server listed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -74,7 +74,7 @@ pub async fn probe(
     let expanded = spec.expand_from_env().map_err(ProbeError::Expand)?;
     let log = LogRing::new();
     let session = upstream::connect(&expanded, &log, ProgressRoutes::default(), whitelist).await?;
-    let listing = &session.listing;
+    let listing = session.listing();
     let report = ProbeReport {
         tools: listing
             .tools
@@ -89,11 +89,7 @@ pub async fn probe(
             + listing.prompts.len(),
         stderr: log.tail(20),
     };
-    let upstream::Session { service, child, .. } = session;
-    let _ = service.cancel().await;
-    if let Some(mut child) = child {
-        child.terminate(stdio::STOP_GRACE).await;
-    }
+    session.shutdown().await;
     Ok(report)
 }
 

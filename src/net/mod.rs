@@ -9,12 +9,14 @@
 //! | `resolver.rs` | [`GuardedResolver`]: the `reqwest` DNS resolver that refuses blocked addresses |
 //! | `client.rs` | [`build_client`]: the `reqwest::Client` (resolver, headers, redirect re-checks) |
 //! | `redact.rs` | [`redact`]: URLs as they may appear in logs and errors |
+//! | `error_chain.rs` | [`error_chain`]: an HTTP error and its sources as one redacted line |
 //!
 //! Check order for one address: IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is unmapped first; the
 //! whitelist is checked next (a match passes); then the blocked ranges, including the IPv4
 //! embedded in NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses.
 
 mod client;
+mod error_chain;
 mod redact;
 mod resolver;
 
@@ -24,6 +26,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 
 pub use client::{ClientError, build_client};
+pub use error_chain::error_chain;
 pub use redact::redact;
 pub use resolver::GuardedResolver;
 

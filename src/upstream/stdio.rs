@@ -95,7 +95,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     let pid = child.id();
     #[cfg(unix)]
     if let Some(pgid) = pid {
-        super::reaper::register(pgid);
+        crate::reaper::register(pgid);
     }
     Ok((
         StdioChild {
@@ -177,7 +177,7 @@ impl Drop for StdioChild {
         }
         #[cfg(unix)]
         if let Some(pgid) = self.pid {
-            super::reaper::unregister(pgid);
+            crate::reaper::unregister(pgid);
         }
     }
 }

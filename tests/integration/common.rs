@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::control::{self, StatusReport};
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
@@ -124,10 +124,7 @@ impl Companion {
 
     /// `status` through the control API.
     pub async fn status(&self) -> StatusReport {
-        let v = control::request(&self.control, &ControlRequest::Status)
-            .await
-            .expect("status");
-        serde_json::from_value(v).expect("status shape")
+        control::status(&self.control).await.expect("status")
     }
 
     /// Waits until no server is `starting`, returning the statuses.

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{ControlClient, ControlRequest};
+use mcp_companion::ipc::control::{ControlClient, ControlRequest, ControlResponse};
 use serde_json::json;
 
 use crate::common::{BIN, Companion, call, demo, eventually, survivors, text, tool_names};
@@ -307,17 +307,14 @@ async fn serve_watch_reloads_when_the_file_changes() {
         .spawn()
         .expect("serve");
     let control = dir.path().join("control.sock");
-    let status = || async {
-        mcp_companion::ipc::control::request(&control, &ControlRequest::Status)
-            .await
-            .ok()
-    };
+    let status = || async { mcp_companion::ipc::control::status(&control).await.ok() };
     let mut ready = false;
     for _ in 0..200 {
-        if status()
-            .await
-            .is_some_and(|s| s["servers"][0]["state"] == "running")
-        {
+        if status().await.is_some_and(|s| {
+            s.servers
+                .first()
+                .is_some_and(|s| s.state.as_str() == "running")
+        }) {
             ready = true;
             break;
         }
@@ -332,10 +329,11 @@ async fn serve_watch_reloads_when_the_file_changes() {
     .expect("write");
     let mut two_running = false;
     for _ in 0..200 {
-        if status()
-            .await
-            .is_some_and(|s| s["servers"][1]["state"] == "running")
-        {
+        if status().await.is_some_and(|s| {
+            s.servers
+                .get(1)
+                .is_some_and(|s| s.state.as_str() == "running")
+        }) {
             two_running = true;
             break;
         }
@@ -363,8 +361,12 @@ async fn restart_gives_a_new_process_and_logs_follow_streams_new_lines() {
         })
         .await
         .expect("send");
-    let first = follow.next().await.expect("answer").expect("open");
-    assert!(first["lines"].to_string().contains("ready"), "{first}");
+    let lines = |answer: Option<ControlResponse>| match answer {
+        Some(ControlResponse::Logs(batch)) => batch.lines.join("\n"),
+        other => panic!("expected a batch of log lines, got {other:?}"),
+    };
+    let first = lines(follow.next().await.expect("answer"));
+    assert!(first.contains("ready"), "{first}");
 
     let out = c.cli(&["restart", "demo"]);
     assert!(
@@ -373,15 +375,15 @@ async fn restart_gives_a_new_process_and_logs_follow_streams_new_lines() {
         String::from_utf8_lossy(&out.stderr)
     );
     let new_pid = wait_running_with_new_pid(&c, "demo", old, Duration::from_secs(5)).await;
-    let next = tokio::time::timeout(Duration::from_secs(5), follow.next())
-        .await
-        .expect("a new batch")
-        .expect("ok")
-        .expect("open");
-    assert!(
-        next["lines"]
-            .to_string()
-            .contains(&format!("ready (pid {new_pid})")),
-        "{next}"
-    );
+    // Batches are pushed as lines are written; the new process's "ready" line comes soon.
+    let mut seen = String::new();
+    let want = format!("ready (pid {new_pid})");
+    while !seen.contains(&want) {
+        let batch = tokio::time::timeout(Duration::from_secs(5), follow.next())
+            .await
+            .unwrap_or_else(|_| panic!("no batch with {want:?}; so far: {seen}"))
+            .expect("ok");
+        seen.push_str(&lines(batch));
+        seen.push('\n');
+    }
 }
