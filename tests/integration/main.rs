@@ -19,6 +19,7 @@ mod python_clients;
 mod remote;
 mod remote_fixture;
 mod robustness;
+mod sessions;
 mod ssrf;
 mod supervision;
 mod third_party;
