@@ -9,6 +9,7 @@
 mod common;
 mod endpoint;
 mod failures;
+mod hub_commands;
 mod hub_race;
 mod launching;
 mod lifecycle;
