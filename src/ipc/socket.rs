@@ -138,8 +138,7 @@ mod unix {
         ///
         /// Connections from other UIDs are closed at once and logged; they never see a byte.
         pub async fn accept(&self) -> io::Result<ServerStream> {
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            let me = unsafe { libc::geteuid() };
+            let me = rustix::process::geteuid().as_raw();
             loop {
                 let (stream, _) = self.inner.accept().await?;
                 match stream.peer_cred() {
@@ -187,8 +186,7 @@ mod unix {
             .create(dir)
             .map_err(dir_err)?;
         let meta = std::fs::metadata(dir).map_err(dir_err)?;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
+        let me = rustix::process::geteuid().as_raw();
         let mode = meta.mode() & 0o777;
         if meta.uid() != me {
             return Err(SocketError::NotPrivate {

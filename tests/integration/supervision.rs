@@ -132,8 +132,7 @@ async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn() {
         .collect();
     // Let all 20 reach the server, then kill it under them.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // SAFETY: kill(2) on a pid our companion reported.
-    unsafe { libc::kill(old as i32, libc::SIGKILL) };
+    crate::common::signal(old, rustix::process::Signal::KILL);
     let mut ok = 0;
     for handle in calls {
         let result = handle.await.expect("join");
@@ -339,8 +338,7 @@ async fn serve_watch_reloads_when_the_file_changes() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    crate::common::sigterm(serve.id());
     let _ = serve.wait();
     assert!(
         two_running,
