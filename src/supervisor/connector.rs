@@ -38,7 +38,7 @@ pub struct StartFailure {
 pub type Connect =
     Arc<dyn Fn(ConnectArgs) -> BoxFuture<'static, Result<Session, StartFailure>> + Send + Sync>;
 
-/// The real connect: expands the entry and connects it with [`upstream::connect`].
+/// The real connect: expands the entry and connects it with [`upstream::connect()`].
 pub fn upstream_connect() -> Connect {
     Arc::new(|args: ConnectArgs| Box::pin(connect(args)))
 }

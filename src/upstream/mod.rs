@@ -6,7 +6,7 @@
 //! | `streamableHttp` | `http.rs` | [`http::transport`]: rmcp's streamable HTTP client on the guarded `reqwest` client ([`crate::net`]) |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
-//! [`connect`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
+//! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
 //! share ([`connect::handshake`]: `initialize` + the first full listing), bounded by
 //! `connectTimeout`. It pins the `initialize` lifecycle at
 //! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], which every current server speaks.
