@@ -85,7 +85,12 @@ impl Companion {
             show_window: show_window.clone(),
         };
         let tasks = vec![
-            tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
+            tokio::spawn(endpoint::serve(
+                mcp,
+                hub.clone(),
+                stop.clone(),
+                config.first_list_timeout,
+            )),
             tokio::spawn(control::serve(ctl, ctx, stop.clone())),
         ];
         Ok(Companion {

@@ -16,10 +16,12 @@
 //! | `route.rs` | [`Hub::call`]: routing, the retry-once-after-reconnect rule, error results |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `rebuild.rs` | the catalog task |
+//! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 
 mod rebuild;
 mod reload;
 mod route;
+mod settled;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -182,3 +182,56 @@ async fn a_call_in_flight_at_shutdown_is_not_blamed_on_the_client() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_agent_connecting_during_start_up_lists_every_tool_of_a_slow_server() {
+    // `slow` takes 3 s to answer initialize; the agent connects at once and lists once, as
+    // nanobot does. The limit is generous so a loaded machine cannot make the test flaky.
+    let c = Companion::start(json!({
+        "firstListTimeout": 120,
+        "mcpServers": {
+            "fast": demo(&[]),
+            "slow": demo(&["--start-delay-ms", "3000"]),
+        }
+    }));
+    let client = c.client().await;
+    let names = crate::common::tool_names(&client).await;
+    assert!(names.contains(&"mcp_fast_echo".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"mcp_slow_echo".to_owned()),
+        "the first tools/list waited for the slow server: {names:?}"
+    );
+    // Every tool of the slow server, not just some.
+    let slow = names.iter().filter(|n| n.starts_with("mcp_slow_")).count();
+    let fast = names.iter().filter(|n| n.starts_with("mcp_fast_")).count();
+    assert_eq!(slow, fast, "{names:?}");
+}
+
+#[tokio::test]
+async fn the_first_list_wait_is_bounded() {
+    // A server that takes 10 minutes to start cannot hold the list longer than the limit.
+    let c = Companion::start(json!({
+        "firstListTimeout": 1,
+        "mcpServers": {
+            "fast": demo(&[]),
+            "stuck": demo(&["--start-delay-ms", "600000"]),
+        }
+    }));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while c.server("fast").await.state.as_str() != "running" {
+        assert!(std::time::Instant::now() < deadline, "{}", c.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let client = c.client().await;
+    let names = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        crate::common::tool_names(&client),
+    )
+    .await
+    .expect("answered although a server is still starting");
+    assert!(names.contains(&"mcp_fast_echo".to_owned()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp_stuck_")),
+        "{names:?}"
+    );
+}
