@@ -173,24 +173,21 @@ impl Companion {
 }
 
 async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
-    if let Some(dir) = paths.lock.parent() {
-        // The socket listener tightens the mode; this only makes sure the lock can be created.
-        let _ = std::fs::create_dir_all(dir);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        // Nothing is created or chmod-ed in a directory that is a link or not ours.
+        if let Some(dir) = paths.lock.parent() {
+            crate::ipc::socket::prepare_private_dir(dir)?;
         }
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .map_err(|e| StartError::Lock {
-            path: paths.lock.display().to_string(),
-            reason: e.to_string(),
-        })?;
+    let file = options.open(&paths.lock).map_err(|e| StartError::Lock {
+        path: paths.lock.display().to_string(),
+        reason: e.to_string(),
+    })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {

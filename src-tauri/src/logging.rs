@@ -1,4 +1,5 @@
-//! stderr logging with a filter the Settings page can change at run time.
+//! stderr logging with a filter the Settings page can change at run time; every line is
+//! scrubbed of URLs and secrets ([`mcp_companion::logging`]).
 //!
 //! As clean as `serve`'s log: no ANSI colour codes unless stderr is a terminal, and rmcp at
 //! `warn` unless the filter names rmcp itself (its `info` lines dump whole peer-info
@@ -32,7 +33,7 @@ pub fn init(level: &str) -> SetLogLevel {
         .with(filter)
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr))
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
         )
         .try_init();

@@ -225,18 +225,20 @@ fn classify(e: ServiceError) -> CallError {
     if super::http::is_session_expired(&e) {
         return CallError::SessionExpired;
     }
+    // Transport errors quote reqwest, which quotes the request URL: `describe` redacts every
+    // URL and masks every remembered secret. The server's own message keeps its links.
     match e {
         ServiceError::McpError(err) => CallError::Rpc {
             code: err.code.0,
-            message: err.message.into_owned(),
+            message: crate::net::scrub_known(&err.message),
         },
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         ServiceError::Cancelled { .. } => CallError::SessionClosed,
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallError::Transport {
-            reason: e.to_string(),
+            reason: super::error_text::describe(&e),
         },
         other => CallError::Unexpected {
-            what: other.to_string(),
+            what: super::error_text::describe(&other),
         },
     }
 }
@@ -255,10 +257,34 @@ fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolRes
         (_, ServerResult::CreateTaskResult(_)) => Err(CallError::Unexpected {
             what: "a task handle (task-augmented calls are not supported yet)".into(),
         }),
-        (_, other) => Err(CallError::Unexpected {
-            what: format!("{other:?}").chars().take(200).collect(),
+        (target, other) => Err(CallError::Unexpected {
+            what: describe_result(target, &other),
         }),
     }
+}
+
+/// "a result with fields tools, nextCursor where tools/call expects content": what arrived,
+/// by its JSON field names (never a Rust `Debug` dump).
+fn describe_result(target: &Target, result: &ServerResult) -> String {
+    let expected = match target {
+        Target::Tool { .. } => "tools/call expects content",
+        Target::Resource { .. } | Target::ResourceTemplate { .. } => {
+            "resources/read expects contents"
+        }
+        Target::Prompt { .. } => "prompts/get expects messages",
+    };
+    let value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(problem) = super::error_text::content_problem(&value) {
+        return format!("the server sent an invalid result: {problem}");
+    }
+    let fields = match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            let names: Vec<&str> = map.keys().map(String::as_str).take(8).collect();
+            format!("a result with fields {}", names.join(", "))
+        }
+        _ => "an empty result".to_owned(),
+    };
+    format!("{fields} where {expected}")
 }
 
 fn resource_result(read: ReadResourceResult) -> CallToolResult {

@@ -12,6 +12,7 @@
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 
 pub mod call;
+pub mod error_text;
 pub mod handler;
 pub mod http;
 pub mod listing;
@@ -179,10 +180,10 @@ async fn connect_stdio(
     let handshake = async {
         let service = serve_client(handler, transport)
             .await
-            .map_err(|e| Stage::Initialize(e.to_string()))?;
+            .map_err(|e| Stage::Initialize(error_text::describe(&e)))?;
         let listing = listing::list_all(service.peer())
             .await
-            .map_err(|e| Stage::List(e.to_string()))?;
+            .map_err(|e| Stage::List(error_text::describe(&e)))?;
         Ok::<_, Stage>((service, listing))
     };
     let failed = match tokio::time::timeout(cfg.connect_timeout, handshake).await {
@@ -291,7 +292,7 @@ async fn connect_remote(
         url: redacted.clone(),
         source: SsrfError::NoHost,
     })?;
-    let scrub = |text: String| text.replace(url.as_str(), &redacted);
+    net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx, progress);
     let handshake = async {
@@ -311,13 +312,13 @@ async fn connect_remote(
             serve_client(handler, http::transport(client, &url)).await
         }
         .map_err(|e| ConnectError::Initialize {
-            reason: scrub(sse::error_chain(&e)),
+            reason: error_text::describe(&e),
             stderr: Vec::new(),
         })?;
         let listing = listing::list_all(service.peer())
             .await
             .map_err(|e| ConnectError::List {
-                reason: scrub(sse::error_chain(&e)),
+                reason: error_text::describe(&e),
                 stderr: Vec::new(),
             })?;
         Ok::<_, ConnectError>((service, listing))
