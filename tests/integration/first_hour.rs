@@ -235,3 +235,46 @@ async fn the_first_list_wait_is_bounded() {
         "{names:?}"
     );
 }
+
+#[tokio::test]
+async fn status_marks_an_error_of_an_earlier_process_and_logs_mark_each_process() {
+    let c = Companion::start(json!({ "mcpServers": { "crashy": demo(&[]) } }));
+    c.settled().await;
+    let old = c.server("crashy").await.pid;
+    let client = c.client().await;
+    let _ = call(&client, "mcp_crashy_crash", json!({ "exit_code": 7 })).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let s = c.server("crashy").await;
+        if s.state.as_str() == "running" && s.pid != old {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{s:?}\n{}", c.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let status = String::from_utf8_lossy(&c.cli(&["status"]).stdout).into_owned();
+    let row = status
+        .lines()
+        .find(|l| l.starts_with("crashy"))
+        .unwrap_or_default();
+    assert!(
+        row.contains("running") && row.contains("(earlier) ") && row.contains("exit code 7"),
+        "a running server shows its old error as older: {status}"
+    );
+    let logs = String::from_utf8_lossy(&c.cli(&["logs", "crashy"]).stdout).into_owned();
+    let markers: Vec<usize> = logs
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("── process ") && l.ends_with(" started ──"))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(markers.len() >= 2, "one marker per process: {logs}");
+    let crash_line = logs
+        .lines()
+        .position(|l| l.contains("crashing with exit code 7"))
+        .unwrap_or(usize::MAX);
+    assert!(
+        crash_line < *markers.last().unwrap_or(&0),
+        "the crash belongs to an earlier process: {logs}"
+    );
+}
