@@ -11,6 +11,7 @@
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS |
 //! | [`upstream`] | one MCP client session per server (stdio child processes, streamable HTTP, legacy SSE) |
 //! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL redaction |
+//! | [`secret`] | secrets in the OS keychain behind `${secret:NAME}` references |
 //! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
@@ -26,5 +27,6 @@ pub mod ipc;
 pub mod launch;
 pub mod manage;
 pub mod net;
+pub mod secret;
 pub mod supervisor;
 pub mod upstream;

@@ -13,6 +13,8 @@ bash tests/peers/setup.sh "$MCP_PEERS_DIR"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
+# The keychain tests again, against a real Secret Service (a private gnome-keyring).
+bash tests/keychain.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 if rustup target add x86_64-pc-windows-gnu; then
   cargo check --target x86_64-pc-windows-gnu --all-targets --locked

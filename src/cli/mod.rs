@@ -2,6 +2,7 @@
 
 mod client;
 pub mod doctor;
+pub mod secret;
 
 use std::path::Path;
 use std::process::ExitCode;

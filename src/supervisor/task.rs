@@ -370,10 +370,12 @@ async fn connect(
     log: LogRing,
     whitelist: SsrfWhitelist,
 ) -> Result<Connected, StartFailure> {
-    let cfg = cfg.expand_from_env().map_err(|e| StartFailure {
-        message: e.to_string(),
-        permanent: true,
-    })?;
+    let cfg = crate::config::expand_for_start(cfg)
+        .await
+        .map_err(|e| StartFailure {
+            message: e.to_string(),
+            permanent: true,
+        })?;
     let progress = ProgressRoutes::default();
     let session = upstream::connect(&cfg, &log, progress.clone(), &whitelist)
         .await

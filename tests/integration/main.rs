@@ -18,6 +18,7 @@ mod python_clients;
 mod remote;
 mod remote_fixture;
 mod robustness;
+mod secrets;
 mod ssrf;
 mod supervision;
 mod third_party;
