@@ -31,5 +31,5 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 export MCP_REQUIRE_KEYCHAIN=1
-cargo test --locked --test integration secret "$@"
-cargo test --locked --lib secret "$@"
+cargo test --locked --test integration keychain:: "$@"
+cargo test --locked --lib secret:: "$@"

@@ -16,6 +16,7 @@ cargo test --all-targets --locked
 # The keychain tests again, against a real Secret Service (a private gnome-keyring).
 bash tests/keychain.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
+bash tests/soak.sh
 if rustup target add x86_64-pc-windows-gnu; then
   cargo check --target x86_64-pc-windows-gnu --all-targets --locked
 else

@@ -1,403 +1,238 @@
-//! `${secret:NAME}` against a real OS keychain (Secret Service: `tests/keychain.sh` starts an
-//! unlocked gnome-keyring on a private D-Bus bus): a server gets its secret, the value shows up
-//! nowhere else, a missing secret fails only its server, `secret migrate` empties config.json of
-//! plain-text secrets, and without a keychain the error says so.
-//!
-//! Each test keeps its entries under a service name of its own (`MCP_COMPANION_KEYCHAIN_SERVICE`),
-//! so tests running in parallel never share the name index. Without a keychain these tests
-//! print SKIPPED, unless `MCP_REQUIRE_KEYCHAIN=1`, where they fail.
+//! Proves that secrets planted in a remote server's URL (query, userinfo, fragment), its
+//! `headers` and the environment variables they expand never reach any output: the trace-level
+//! serve log, `status --json`, `doctor`, `logs`, or the error an agent receives; and that
+//! configured headers never follow a redirect to another origin (issue #10 items 1 and 2).
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use mcp_companion::secret::{Keychain, SERVICE_ENV, SecretError, SecretStore};
-use mcp_companion::supervisor::ServerState;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{BIN, Companion, call, demo, text};
+use crate::common::{BIN, Companion, call, eventually, text};
+use crate::remote_fixture::{mcp_server, mcp_server_at, mcp_server_moved, redirector};
 
-/// A fresh keychain service for one test, or `None` (test skipped) when no keychain answers.
-fn keychain(test: &str) -> Option<Keychain> {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let service = format!(
-        "mcp-companion-test-{}-{}-{test}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    let store = Keychain::new(service);
-    match store.get("probe") {
-        Ok(_) => Some(store),
-        Err(e @ SecretError::Unavailable { .. }) => {
-            if std::env::var("MCP_REQUIRE_KEYCHAIN").as_deref() == Ok("1") {
-                panic!("MCP_REQUIRE_KEYCHAIN=1 but no keychain answers: {e}");
+/// Every planted secret; each must be absent from every captured output.
+const PLANTED: [&str; 6] = [
+    "PLANTED-query-7f3a",
+    "PLANTED-user-19c",
+    "PLANTED-pass-88d",
+    "PLANTED-frag-2b1",
+    "PLANTED-header-5e0",
+    "PLANTED-env-c4d",
+];
+
+/// A TCP relay to `127.0.0.1:to` that can be cut: the listener closes (new connections are
+/// refused) and every relayed connection is dropped.
+struct Relay {
+    port: u16,
+    tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Relay {
+    async fn start(to: u16) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
+        let held = tasks.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let pipe = tokio::spawn(async move {
+                    if let Ok(mut outbound) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", to)).await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                held.lock().unwrap().push(pipe);
             }
-            eprintln!("SKIPPED {test}: no OS keychain here (run tests/keychain.sh): {e}");
-            None
+        });
+        tasks.lock().unwrap().push(accept);
+        Relay { port, tasks }
+    }
+
+    fn cut(&self) {
+        for t in self.tasks.lock().unwrap().drain(..) {
+            t.abort();
         }
-        Err(e) => panic!("keychain probe failed: {e}"),
     }
 }
 
-/// Runs the CLI with the test's keychain service, `stdin` piped in.
-fn cli(store: &Keychain, args: &[&str], stdin: &str) -> Output {
-    cli_env(args, stdin, &[(SERVICE_ENV, store.service())])
+fn assert_clean(what: &str, output: &str) {
+    for secret in PLANTED {
+        assert!(!output.contains(secret), "{what} leaks {secret}:\n{output}");
+    }
 }
 
-fn cli_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .envs(env.iter().copied())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cli");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
-    child.wait_with_output().expect("cli output")
-}
-
-fn out(o: &Output) -> String {
+fn stdout_and_stderr(out: &std::process::Output) -> String {
     format!(
         "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     )
 }
 
-fn with_env(mut entry: Value, env: Value) -> Value {
-    entry["env"] = env;
-    entry
-}
-
-/// Removes every entry a test stored (its service is unique, so nothing else is touched).
-fn clean(store: &Keychain) {
-    for name in store.names().unwrap_or_default() {
-        let _ = store.delete(&name);
-    }
-}
-
 #[tokio::test]
-async fn secret_in_env_reaches_the_server_and_appears_nowhere_else() {
-    let Some(store) = keychain("env") else { return };
-    let value = "s3cr3t-env-7f1c2a";
-    let set = cli(
-        &store,
-        &["secret", "set", "app-token"],
-        &format!("{value}\n"),
+async fn planted_secrets_never_reach_the_trace_log_status_doctor_logs_or_agent_errors() {
+    let server = mcp_server().await;
+    let relay = Relay::start(server.port).await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let url = |port: u16| {
+        format!(
+            "http://PLANTED-user-19c:PLANTED-pass-88d@127.0.0.1:{port}/mcp\
+             ?token=PLANTED-query-7f3a&env=${{MCPC_PLANTED}}#PLANTED-frag-2b1"
+        )
+    };
+    let headers = json!({
+        "X-Api-Key": "PLANTED-header-5e0",
+        "X-Env-Token": "Bearer ${MCPC_PLANTED}",
+    });
+    let config = json!({
+        "mcpServers": {
+            "live": { "url": url(relay.port), "headers": headers },
+            "down": { "url": url(closed), "headers": headers, "connectTimeout": 5 },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    });
+    let mut c = Companion::start_with_env(
+        config,
+        &[
+            ("MCPC_PLANTED", Some("PLANTED-env-c4d")),
+            ("RUST_LOG", Some("trace")),
+        ],
     );
-    assert!(set.status.success(), "{}", out(&set));
-    assert!(!out(&set).contains(value), "{}", out(&set));
-    assert_eq!(
-        store.get("app-token"),
-        Ok(Some(value.to_owned())),
-        "one trailing newline is dropped"
+    let servers = c.settled().await;
+    let live = servers.iter().find(|s| s.name == "live").expect("live");
+    assert_eq!(live.state.as_str(), "running", "{live:?}\n{}", c.log());
+    {
+        // The secrets did reach the server: the test plants real values.
+        let seen = server.shared.headers.lock().unwrap();
+        assert_eq!(seen[0]["x-api-key"], "PLANTED-header-5e0");
+        assert_eq!(seen[0]["x-env-token"], "Bearer PLANTED-env-c4d");
+    }
+    let down = c.server("down").await;
+    let down_error = down.last_error.clone().unwrap_or_default();
+    assert!(
+        down_error.contains("127.0.0.1"),
+        "down has no error naming its host: {down:?}"
     );
 
-    let config = json!({ "mcpServers": {
-        "app": with_env(demo(&[]), json!({ "API_TOKEN": "${secret:app-token}" })),
-        "plain": demo(&[]),
-    }});
-    let service = store.service().to_owned();
-    let c = Companion::start_with_env(
-        config,
-        &[(SERVICE_ENV, Some(&service)), ("RUST_LOG", Some("trace"))],
-    );
-    let statuses = c.settled().await;
-    assert!(
-        statuses.iter().all(|s| s.state == ServerState::Running),
-        "{statuses:?}\n{}",
-        c.log()
-    );
-    // Everything the companion said before the value was asked for: trace logs, status, doctor,
-    // secret list.
+    let client = c.client().await;
+    let ok = call(&client, "mcp_live_echo", json!({"message": "hi"})).await;
+    assert_eq!(text(&ok), "hi");
+    // The server goes away mid-session: the call fails, the reconnect is refused.
+    relay.cut();
+    let failed = call(&client, "mcp_live_echo", json!({"message": "again"})).await;
+    assert_eq!(failed.is_error, Some(true), "{failed:?}");
+    let agent_error = text(&failed);
+    assert!(agent_error.contains("live"), "{agent_error}");
+    assert_clean("the agent's error", &agent_error);
+    assert_clean("down's lastError", &down_error);
+
     let status = c.cli(&["status", "--json"]);
-    let doctor = Command::new(BIN)
-        .args(["doctor", "--config"])
+    let status_text = stdout_and_stderr(&status);
+    assert!(status_text.contains("lastError"), "{status_text}");
+    assert_clean("status --json", &status_text);
+    for server in ["live", "down"] {
+        assert_clean("logs", &stdout_and_stderr(&c.cli(&["logs", server])));
+    }
+    let doctor = std::process::Command::new(BIN)
+        .arg("doctor")
+        .arg("--config")
         .arg(&c.config)
-        .env(SERVICE_ENV, &service)
+        .env("HOME", &c.home)
+        .env("MCPC_PLANTED", "PLANTED-env-c4d")
+        .env("RUST_LOG", "trace")
         .output()
         .expect("doctor");
-    assert!(doctor.status.success(), "{}", out(&doctor));
-    assert!(out(&doctor).contains("app (stdio): ok"), "{}", out(&doctor));
-    let list = cli(
-        &store,
-        &[
-            "secret",
-            "list",
-            "--config",
-            c.config.to_str().expect("utf-8"),
-        ],
-        "",
-    );
-    assert!(list.status.success(), "{}", out(&list));
-    assert!(out(&list).contains("app-token"), "{}", out(&list));
-    assert!(out(&list).contains("app (env.API_TOKEN)"), "{}", out(&list));
+    let doctor_text = stdout_and_stderr(&doctor);
+    assert!(doctor_text.contains("127.0.0.1"), "{doctor_text}");
+    assert_clean("doctor", &doctor_text);
+
+    c.terminate(Duration::from_secs(10));
     let log = c.log();
+    // Trace level really was on, for rmcp and the HTTP stack alike.
+    for target in ["TRACE", "rmcp::", "hyper"] {
+        assert!(log.contains(target), "no {target} in the log");
+    }
+    assert_clean("the serve log", &log);
+}
+
+#[tokio::test]
+async fn configured_headers_never_follow_a_redirect_to_another_origin() {
+    let target = mcp_server().await;
+    // Another origin: a different host (127.0.0.2), or a different port; 127.0.0.0/8 is all
+    // loopback.
+    let other_host = mcp_server_at("127.0.0.2").await;
+    let elsewhere = redirector(format!("http://127.0.0.2:{}/mcp", other_host.port)).await;
+    let other_port = redirector(format!("http://127.0.0.1:{}/mcp", target.port)).await;
+    let moved = mcp_server_moved().await;
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "elsewhere": {
+                "url": format!("http://127.0.0.1:{}/mcp", elsewhere.port),
+                "headers": { "X-Api-Key": "redirect-secret-1" },
+            },
+            "port": {
+                "url": format!("http://127.0.0.1:{}/mcp", other_port.port),
+                "headers": { "X-Api-Key": "redirect-secret-2" },
+            },
+            "moved": {
+                "url": format!("http://127.0.0.1:{}/old", moved.port),
+                "headers": { "X-Api-Key": "same-origin-ok" },
+            },
+            "bare": { "url": format!("http://127.0.0.1:{}/mcp", other_port.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.0/8"],
+    }));
+    let servers = c.settled().await;
+    let state = |name: &str| {
+        servers
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    for name in ["elsewhere", "port"] {
+        let s = state(name);
+        assert_ne!(s.state.as_str(), "running", "{s:?}");
+        let err = s.last_error.unwrap_or_default();
+        assert!(err.contains("another origin"), "{name}: {err}");
+    }
+    // A same-origin redirect keeps the headers; without headers a cross-origin one is followed.
+    assert_eq!(state("moved").state.as_str(), "running", "{}", c.log());
+    assert_eq!(state("bare").state.as_str(), "running", "{}", c.log());
+    let moved_headers = moved.shared.headers.lock().unwrap().clone();
     assert!(
-        log.contains("TRACE") || log.contains("DEBUG"),
-        "trace logging is on:\n{log}"
+        moved_headers
+            .iter()
+            .filter(|h| h.get("x-api-key").is_some())
+            .count()
+            >= 2,
+        "the same-origin hop lost the header"
     );
-    for (what, text) in [
-        ("log", log),
-        ("status", out(&status)),
-        ("doctor", out(&doctor)),
-        ("secret list", out(&list)),
-        (
-            "config",
-            std::fs::read_to_string(&c.config).expect("config"),
-        ),
-    ] {
+    assert!(
+        other_host.shared.headers.lock().unwrap().is_empty(),
+        "the other host was contacted"
+    );
+    let target_shared = target.shared.clone();
+    // `bare` reached the target through the redirect, with no configured header.
+    assert!(
+        eventually(Duration::from_secs(5), || !target_shared
+            .headers
+            .lock()
+            .unwrap()
+            .is_empty())
+        .await
+    );
+    for h in target.shared.headers.lock().unwrap().iter() {
         assert!(
-            !text.contains(value),
-            "the secret leaked into {what}:\n{text}"
+            h.get("x-api-key").is_none(),
+            "a header crossed origins: {h:?}"
         );
     }
-
-    let client = c.client().await;
-    let got = call(&client, "mcp_app_get_env", json!({ "name": "API_TOKEN" })).await;
-    assert_eq!(
-        text(&got),
-        value,
-        "the server sees the secret in its environment"
-    );
-    let other = call(&client, "mcp_plain_get_env", json!({ "name": "API_TOKEN" })).await;
-    assert_eq!(
-        other.is_error,
-        Some(true),
-        "only the server that asked for it gets it"
-    );
-    client.cancel().await.expect("close");
-    clean(&store);
-}
-
-#[tokio::test]
-async fn missing_secret_fails_only_its_server_naming_the_secret_and_the_command() {
-    let Some(store) = keychain("missing") else {
-        return;
-    };
-    let config = json!({ "mcpServers": {
-        "needs": with_env(demo(&[]), json!({ "K": "${secret:absent-key}" })),
-        "fine": demo(&[]),
-    }});
-    let service = store.service().to_owned();
-    let c = Companion::start_with_env(config, &[(SERVICE_ENV, Some(&service))]);
-    c.settled().await;
-    let needs = c.server("needs").await;
-    assert_eq!(needs.state, ServerState::Failed, "{needs:?}");
-    assert_eq!(
-        needs.last_error.as_deref(),
-        Some(
-            "server \"needs\": field \"env.K\": secret \"absent-key\" is not in the keychain; store it with `mcp-companion secret set absent-key`"
-        )
-    );
-    assert_eq!(c.server("fine").await.state, ServerState::Running);
-
-    let list = cli(
-        &store,
-        &[
-            "secret",
-            "list",
-            "--config",
-            c.config.to_str().expect("utf-8"),
-        ],
-        "",
-    );
-    assert!(
-        out(&list).contains("[not stored: mcp-companion secret set absent-key]"),
-        "{}",
-        out(&list)
-    );
-
-    // The command the error names fixes it.
-    let set = cli(&store, &["secret", "set", "absent-key"], "now-there");
-    assert!(set.status.success(), "{}", out(&set));
-    let restart = c.cli(&["restart", "needs"]);
-    assert!(restart.status.success(), "{}", out(&restart));
-    c.settled().await;
-    assert_eq!(
-        c.server("needs").await.state,
-        ServerState::Running,
-        "{}",
-        c.log()
-    );
-
-    // rm removes it and warns that a server still uses it; a second rm is an error.
-    let rm = cli(
-        &store,
-        &[
-            "secret",
-            "rm",
-            "absent-key",
-            "--config",
-            c.config.to_str().expect("utf-8"),
-        ],
-        "",
-    );
-    assert!(rm.status.success(), "{}", out(&rm));
-    assert!(
-        out(&rm).contains("still referenced by needs"),
-        "{}",
-        out(&rm)
-    );
-    assert_eq!(store.get("absent-key"), Ok(None));
-    let again = cli(&store, &["secret", "rm", "absent-key"], "");
-    assert!(!again.status.success());
-    assert!(
-        out(&again).contains("no secret named \"absent-key\""),
-        "{}",
-        out(&again)
-    );
-    clean(&store);
-}
-
-#[tokio::test]
-async fn secret_migrate_leaves_no_plain_text_secret_and_every_server_still_starts() {
-    let Some(store) = keychain("migrate") else {
-        return;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("config.json");
-    let config = json!({ "mcpServers": {
-        "gh": with_env(demo(&[]), json!({ "GITHUB_TOKEN": "ghp_plain_91d2", "LOG_LEVEL": "debug" })),
-        "db": with_env(demo(&[]), json!({ "DB_PASSWORD": "hunter2-x8" })),
-    }});
-    std::fs::write(&path, serde_json::to_vec_pretty(&config).expect("json")).expect("write");
-    let p = path.to_str().expect("utf-8");
-
-    let preview = cli(&store, &["secret", "migrate", "--config", p], "");
-    assert!(preview.status.success(), "{}", out(&preview));
-    assert!(
-        out(&preview).contains("gh env.GITHUB_TOKEN  ->  ${secret:gh.GITHUB_TOKEN}"),
-        "{}",
-        out(&preview)
-    );
-    assert!(out(&preview).contains("--yes"), "{}", out(&preview));
-    assert_eq!(
-        serde_json::from_slice::<Value>(&std::fs::read(&path).expect("read")).expect("json"),
-        config,
-        "the preview changes nothing"
-    );
-    assert_eq!(store.get("gh.GITHUB_TOKEN"), Ok(None));
-
-    let applied = cli(&store, &["secret", "migrate", "--yes", "--config", p], "");
-    assert!(applied.status.success(), "{}", out(&applied));
-    let after = std::fs::read_to_string(&path).expect("read");
-    for plain in ["ghp_plain_91d2", "hunter2-x8"] {
-        assert!(!after.contains(plain), "{after}");
-        assert!(!out(&applied).contains(plain), "{}", out(&applied));
-    }
-    let after: Value = serde_json::from_str(&after).expect("json");
-    assert_eq!(
-        after["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"],
-        "${secret:gh.GITHUB_TOKEN}"
-    );
-    assert_eq!(after["mcpServers"]["gh"]["env"]["LOG_LEVEL"], "debug");
-    assert_eq!(
-        after["mcpServers"]["db"]["env"]["DB_PASSWORD"],
-        "${secret:db.DB_PASSWORD}"
-    );
-    assert_eq!(
-        store.names(),
-        Ok(vec!["db.DB_PASSWORD".into(), "gh.GITHUB_TOKEN".into()])
-    );
-
-    let service = store.service().to_owned();
-    let c = Companion::start_with_env(after, &[(SERVICE_ENV, Some(&service))]);
-    let statuses = c.settled().await;
-    assert!(
-        statuses.iter().all(|s| s.state == ServerState::Running),
-        "{statuses:?}\n{}",
-        c.log()
-    );
-    let client = c.client().await;
-    let got = call(&client, "mcp_gh_get_env", json!({ "name": "GITHUB_TOKEN" })).await;
-    assert_eq!(text(&got), "ghp_plain_91d2");
-    client.cancel().await.expect("close");
-    clean(&store);
-}
-
-#[tokio::test]
-async fn secret_in_header_and_url_reaches_a_remote_server_and_not_the_logs() {
-    let Some(store) = keychain("remote") else {
-        return;
-    };
-    let token = "s3cr3t-header-5be0";
-    let key = "s3cr3t-query-44aa";
-    store.set("remote-token", token).expect("set");
-    store.set("remote-key", key).expect("set");
-    let server = crate::remote_fixture::mcp_server().await;
-    let service = store.service().to_owned();
-    let c = Companion::start_with_env(
-        json!({
-            "mcpServers": { "remote": {
-                "url": format!("http://127.0.0.1:{}/mcp?key=${{secret:remote-key}}", server.port),
-                "headers": { "Authorization": "Bearer ${secret:remote-token}" },
-            } },
-            "ssrfWhitelist": ["127.0.0.1"],
-        }),
-        &[(SERVICE_ENV, Some(&service)), ("RUST_LOG", Some("trace"))],
-    );
-    let status = c.settled().await;
-    assert_eq!(
-        status[0].state,
-        ServerState::Running,
-        "{status:?}\n{}",
-        c.log()
-    );
-    {
-        let seen = server.shared.headers.lock().expect("headers");
-        assert!(!seen.is_empty());
-        for h in seen.iter() {
-            assert_eq!(h["authorization"], format!("Bearer {token}").as_str());
-        }
-    }
-    let status_json = c.cli(&["status", "--json"]);
-    for (what, text) in [("log", c.log()), ("status", out(&status_json))] {
-        assert!(
-            !text.contains(token) && !text.contains(key),
-            "secret leaked into {what}:\n{text}"
-        );
-    }
-    clean(&store);
-}
-
-/// Needs no keychain: it points the D-Bus client at a bus that does not exist.
-#[tokio::test]
-async fn without_a_keychain_the_error_says_so_and_points_to_variables() {
-    let no_bus = [
-        (
-            "DBUS_SESSION_BUS_ADDRESS",
-            "unix:path=/nonexistent/mcpc-no-bus",
-        ),
-        (SERVICE_ENV, "mcp-companion-test-no-keychain"),
-    ];
-    let set = cli_env(&["secret", "set", "X"], "value-never-stored", &no_bus);
-    assert!(!set.status.success());
-    let said = out(&set);
-    assert!(said.contains("no OS keychain is available"), "{said}");
-    assert!(said.contains("${VAR}"), "{said}");
-    assert!(!said.contains("value-never-stored"), "{said}");
-
-    let config = json!({ "mcpServers": {
-        "needs": with_env(demo(&[]), json!({ "K": "${secret:X}" })),
-        "fine": demo(&[]),
-    }});
-    let env: Vec<(&str, Option<&str>)> = no_bus.iter().map(|(k, v)| (*k, Some(*v))).collect();
-    let c = Companion::start_with_env(config, &env);
-    c.settled().await;
-    let needs = c.server("needs").await;
-    assert_eq!(needs.state, ServerState::Failed);
-    let error = needs.last_error.unwrap_or_default();
-    assert!(
-        error.starts_with("server \"needs\": field \"env.K\": cannot read secret \"X\": no OS keychain is available"),
-        "{error}"
-    );
-    assert_eq!(c.server("fine").await.state, ServerState::Running);
 }
