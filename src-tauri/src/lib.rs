@@ -52,6 +52,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         import::scan_imports,
         import::preview_import,
         import::apply_import,
+        import::preview_import_secrets,
         settings::get_connect_info,
         settings::get_settings,
         settings::save_whitelist,
@@ -133,6 +134,7 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
                 paths,
                 companion: std::sync::Mutex::new(Some(companion)),
                 set_log_level: Some(set_log_level),
+                secrets: std::sync::Arc::new(mcp_companion::secret::os_keychain()),
             };
             app.manage(desktop);
             if std::env::var_os("RUST_LOG").is_none()
