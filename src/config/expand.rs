@@ -144,7 +144,8 @@ impl ServerConfig {
     /// # Errors
     /// As [`ServerConfig::expand`].
     pub fn expand_from_env(&self) -> Result<ServerConfig, ConfigError> {
-        self.expand(&default_lookup, &secret::os_keychain())
+        let keychain = secret::os_keychain();
+        self.expand(&default_lookup, &Remembered(&keychain))
     }
 
     /// Every `${secret:NAME}` reference in the expandable fields, as (field, name) pairs in
@@ -220,6 +221,30 @@ pub fn secret_names_in(text: &str) -> Vec<String> {
 pub(crate) struct Sources<'a> {
     lookup: &'a dyn Fn(&str) -> Option<String>,
     secrets: &'a dyn SecretStore,
+}
+
+/// A view of a store that hands each value it reads to the log scrubber
+/// ([`crate::net::remember_secrets`]), so a secret that turns up in any log line anyway (a
+/// server echoing its environment to stderr) is masked there.
+struct Remembered<'a>(&'a dyn SecretStore);
+
+impl SecretStore for Remembered<'_> {
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        let value = self.0.get(name)?;
+        if let Some(v) = &value {
+            crate::net::remember_secrets("", std::iter::once(v));
+        }
+        Ok(value)
+    }
+    fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        self.0.set(name, value)
+    }
+    fn delete(&self, name: &str) -> Result<bool, SecretError> {
+        self.0.delete(name)
+    }
+    fn names(&self) -> Result<Vec<String>, SecretError> {
+        self.0.names()
+    }
 }
 
 /// A store that has every secret (as `""`) and remembers the names asked for: used to scan

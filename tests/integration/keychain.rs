@@ -100,9 +100,16 @@ async fn secret_in_env_reaches_the_server_and_appears_nowhere_else() {
         "one trailing newline is dropped"
     );
 
+    // "echoer" prints its secret to stderr, which the companion logs: the log must mask it.
+    let echoer = json!({
+        "command": "sh",
+        "args": ["-c", format!("echo \"token is $API_TOKEN\" >&2; exec {BIN} demo-server")],
+        "env": { "API_TOKEN": "${secret:app-token}" },
+    });
     let config = json!({ "mcpServers": {
         "app": with_env(demo(&[]), json!({ "API_TOKEN": "${secret:app-token}" })),
         "plain": demo(&[]),
+        "echoer": echoer,
     }});
     let service = store.service().to_owned();
     let c = Companion::start_with_env(
@@ -140,6 +147,10 @@ async fn secret_in_env_reaches_the_server_and_appears_nowhere_else() {
     assert!(out(&list).contains("app-token"), "{}", out(&list));
     assert!(out(&list).contains("app (env.API_TOKEN)"), "{}", out(&list));
     let log = c.log();
+    assert!(
+        log.contains("token is <redacted>"),
+        "the echoed secret is masked:\n{log}"
+    );
     assert!(
         log.contains("TRACE") || log.contains("DEBUG"),
         "trace logging is on:\n{log}"
@@ -268,7 +279,13 @@ async fn secret_migrate_leaves_no_plain_text_secret_and_every_server_still_start
         "gh": with_env(demo(&[]), json!({ "GITHUB_TOKEN": "ghp_plain_91d2", "LOG_LEVEL": "debug" })),
         "db": with_env(demo(&[]), json!({ "DB_PASSWORD": "hunter2-x8" })),
     }});
-    std::fs::write(&path, serde_json::to_vec_pretty(&config).expect("json")).expect("write");
+    // Hand-written spacing and a comment-free extra key: everything but the moved values must
+    // survive byte for byte.
+    let original = serde_json::to_string_pretty(&config)
+        .expect("json")
+        .replace("\"LOG_LEVEL\": \"debug\"", "\"LOG_LEVEL\"  :  \"debug\"")
+        + "\n";
+    std::fs::write(&path, &original).expect("write");
     let p = path.to_str().expect("utf-8");
 
     let preview = cli(&store, &["secret", "migrate", "--config", p], "");
@@ -289,6 +306,13 @@ async fn secret_migrate_leaves_no_plain_text_secret_and_every_server_still_start
     let applied = cli(&store, &["secret", "migrate", "--yes", "--config", p], "");
     assert!(applied.status.success(), "{}", out(&applied));
     let after = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(
+        after,
+        original
+            .replace("\"ghp_plain_91d2\"", "\"${secret:gh.GITHUB_TOKEN}\"")
+            .replace("\"hunter2-x8\"", "\"${secret:db.DB_PASSWORD}\""),
+        "only the moved values change"
+    );
     for plain in ["ghp_plain_91d2", "hunter2-x8"] {
         assert!(!after.contains(plain), "{after}");
         assert!(!out(&applied).contains(plain), "{}", out(&applied));
