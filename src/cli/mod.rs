@@ -3,6 +3,7 @@
 mod client;
 pub mod doctor;
 pub mod out;
+pub mod secret;
 
 use std::path::Path;
 use std::process::ExitCode;
