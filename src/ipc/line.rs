@@ -205,7 +205,11 @@ pub fn judge(line: &[u8]) -> Verdict {
     };
     match problem {
         Some((method, problem)) => Verdict::Answer {
-            id: serde_json::to_value(id).unwrap_or(Value::Null),
+            // Echoed as sent: rmcp reads an id such as `0.0` as the integer 0.
+            id: serde_json::from_slice::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("id").map(usable_id))
+                .unwrap_or_else(|| serde_json::to_value(id).unwrap_or(Value::Null)),
             error: ErrorData::invalid_params(
                 format!("invalid params for {method}: {problem}"),
                 None,

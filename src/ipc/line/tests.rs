@@ -161,6 +161,25 @@ fn params_of_methods_we_do_not_serve_are_not_judged() {
     assert_eq!(params_problem("ping", Some(&json!({}))), None);
 }
 
+/// Found by the property test below: rmcp reads an id of `0.0` as the integer 0, so the -32602
+/// answer must echo the id from the line itself.
+#[test]
+fn an_invalid_params_answer_echoes_the_id_exactly_as_sent() {
+    for (line, want) in [
+        (r#"{"jsonrpc":"2.0","id":0.0,"method":"tools/call"}"#, json!(0.0)),
+        (r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, json!(7)),
+        (r#"{"jsonrpc":"2.0","id":"a","method":"tools/call"}"#, json!("a")),
+    ] {
+        match judge(line.as_bytes()) {
+            Verdict::Answer { id, error } => {
+                assert_eq!(error.code.0, -32602, "{line}");
+                assert_eq!(id, want, "{line}");
+            }
+            _ => panic!("{line} was not answered"),
+        }
+    }
+}
+
 /// Property tests and the corpus replay over [`judge`], the same entry point as the `endpoint`
 /// fuzz target (`fuzz/fuzz_targets/endpoint.rs`). Run longer with `PROPTEST_CASES=…` (see
 /// `tests/fuzz.sh`).
