@@ -15,7 +15,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::{self, Config};
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlContext};
+use crate::ipc::control::{self, ControlContext, ShowWindow};
 use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
@@ -56,6 +56,7 @@ pub struct Companion {
     hub: Hub,
     paths: EndpointPaths,
     config_path: Option<PathBuf>,
+    show_window: ShowWindow,
     stop: CancellationToken,
     /// The accept loops and the config watcher.
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -78,12 +79,17 @@ impl Companion {
         let lock = take_lock(&paths).await?;
         let mcp = LocalListener::bind(&paths.mcp)?;
         let ctl = LocalListener::bind(&paths.control)?;
+        if let Err(e) = crate::ipc::record::publish(&paths) {
+            tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
+        }
         let hub = Hub::start(config);
         let stop = CancellationToken::new();
+        let show_window = ShowWindow::default();
         let ctx = ControlContext {
             hub: hub.clone(),
             mcp_socket: paths.mcp.clone(),
             config_path: config_path.clone(),
+            show_window: show_window.clone(),
         };
         let sessions = TaskTracker::new();
         let tasks = vec![
@@ -99,6 +105,7 @@ impl Companion {
             hub,
             paths,
             config_path,
+            show_window,
             stop,
             tasks,
             sessions,
@@ -114,8 +121,9 @@ impl Companion {
         };
         let hub = self.hub.clone();
         let stop = self.stop.clone();
+        // Taken before returning, so an edit made right after this call is seen as a change.
+        let mut last = fingerprint(&path);
         self.tasks.push(tokio::spawn(async move {
-            let mut last = fingerprint(&path);
             loop {
                 tokio::select! {
                     () = tokio::time::sleep(interval) => {}
@@ -142,6 +150,12 @@ impl Companion {
         &self.hub
     }
 
+    /// Makes the control API's `show` run `f` (the desktop shell shows its window), so a second
+    /// launch that cannot reach this one over D-Bus can still bring it up.
+    pub fn on_show_window(&self, f: impl Fn() + Send + Sync + 'static) {
+        self.show_window.set(f);
+    }
+
     /// The socket paths served.
     pub fn paths(&self) -> &EndpointPaths {
         &self.paths
@@ -151,6 +165,7 @@ impl Companion {
     /// within [`SHUTDOWN_BUDGET`]; returns once the sessions are gone too (at most
     /// [`SESSIONS_GRACE`] more).
     pub async fn shutdown(self) {
+        crate::ipc::record::withdraw(&self.paths);
         self.stop.cancel();
         self.sessions.close();
         if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown())
@@ -180,24 +195,21 @@ impl Companion {
 }
 
 async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
-    if let Some(dir) = paths.lock.parent() {
-        // The socket listener tightens the mode; this only makes sure the lock can be created.
-        let _ = std::fs::create_dir_all(dir);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        // Nothing is created or chmod-ed in a directory that is a link or not ours.
+        if let Some(dir) = paths.lock.parent() {
+            crate::ipc::socket::prepare_private_dir(dir)?;
         }
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .map_err(|e| StartError::Lock {
-            path: paths.lock.display().to_string(),
-            reason: e.to_string(),
-        })?;
+    let file = options.open(&paths.lock).map_err(|e| StartError::Lock {
+        path: paths.lock.display().to_string(),
+        reason: e.to_string(),
+    })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {

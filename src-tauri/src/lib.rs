@@ -23,8 +23,9 @@ pub mod tray;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp_companion::companion::Companion;
+use mcp_companion::companion::{Companion, StartError};
 use mcp_companion::config::{self, Config};
+use mcp_companion::ipc::control::ControlRequest;
 use mcp_companion::ipc::paths::EndpointPaths;
 use tauri::{Builder, Manager, RunEvent, Runtime, WindowEvent};
 
@@ -111,7 +112,16 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
             if let Err(e) = mcp_companion::reaper::start() {
                 tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
             }
+            let paths = launch.paths.clone();
             if let Err(e) = setup(app, launch) {
+                if matches!(e.downcast_ref::<StartError>(), Some(StartError::AlreadyRunning { .. }))
+                    && show_running(&paths)
+                {
+                    // No D-Bus session, so the single-instance plugin could not hand over: the
+                    // running companion was asked over its control socket instead.
+                    tracing::info!("another companion is running: asked it to show its window");
+                    std::process::exit(0);
+                }
                 // Tauri panics on a setup error; exit plainly with the reason instead (e.g.
                 // which companion holds the socket).
                 eprintln!("error: {e}");
@@ -139,6 +149,19 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         _ => {}
     });
     Ok(())
+}
+
+/// Asks the companion listening on `paths` to show its window (control API `show`); true when
+/// it did. A headless `serve` has no window and refuses.
+fn show_running(paths: &EndpointPaths) -> bool {
+    let ask = mcp_companion::ipc::control::request(&paths.control, &ControlRequest::Show);
+    match tauri::async_runtime::block_on(ask) {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::info!(error = %e, "the running companion cannot show a window");
+            false
+        }
+    }
 }
 
 /// What [`setup`] starts: the loaded config and where to serve it.
@@ -181,6 +204,8 @@ pub fn setup<R: Runtime>(
         Some(config_path.clone()),
     ))?;
     tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
+    let handle = app.handle().clone();
+    companion.on_show_window(move || tray::show_window(&handle));
     let hub = companion.hub().clone();
     app.manage(Desktop {
         hub: hub.clone(),

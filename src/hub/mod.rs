@@ -107,10 +107,21 @@ impl Servers {
 pub(crate) struct View {
     servers: Arc<Servers>,
     catalog: Arc<Catalog>,
+    /// Each running server's session generation the catalog was last built from.
+    generations: Arc<HashMap<Arc<str>, u64>>,
     /// Counts announced tool-list changes (one per `tools/list_changed`).
     tools_epoch: u64,
     /// Counts rebuilds that followed a server report, and server-set changes.
     servers_epoch: u64,
+}
+
+impl View {
+    /// Whether the catalog holds `server`'s current session (true when it has none).
+    fn folded(&self, server: &ServerHandle) -> bool {
+        server
+            .live()
+            .is_none_or(|live| self.generations.get(server.name()) == Some(&live.generation))
+    }
 }
 
 /// A subscription to the hub's changes. Changes that happen while the subscriber is busy are
@@ -179,6 +190,10 @@ impl Hub {
     }
 
     /// Every server's status, in config order, with tool counts from the merged catalog.
+    ///
+    /// A server is reported `running` only once the merged catalog holds its current session's
+    /// listing (until then it is still `starting`), so a status that says `running` and a
+    /// `tools/list` that follows it always agree.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         let view = self.view();
         view.servers
@@ -187,7 +202,11 @@ impl Hub {
             .map(|s| {
                 let mut status = s.snapshot().status;
                 if status.state == ServerState::Running {
-                    status.tools = view.catalog.tool_count_for(s.name());
+                    if view.folded(s) {
+                        status.tools = view.catalog.tool_count_for(s.name());
+                    } else {
+                        status.state = ServerState::Starting;
+                    }
                 }
                 status
             })

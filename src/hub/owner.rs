@@ -355,6 +355,7 @@ impl Owner {
         self.publish.send_replace(Arc::new(View {
             servers: self.servers.clone(),
             catalog: self.catalog.clone(),
+            generations: Arc::new(self.generations.clone()),
             tools_epoch: self.tools_epoch,
             servers_epoch: self.servers_epoch,
         }));

@@ -16,11 +16,15 @@ use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use super::handler::{ProgressRoutes, UpstreamHandler};
+use super::handler::UpstreamHandler;
+use super::initialize::Failure;
+use super::progress::{ProgressRoutes, ProgressTap};
 use super::session::Session;
 use super::sse::LegacySseTransport;
 use super::stderr::{self, LogRing};
-use super::{ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, http, listing, stdio};
+use super::{
+    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing, stdio,
+};
 use crate::catalog::ServerListing;
 use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
 use crate::net::{self, Guard, SsrfError};
@@ -28,13 +32,15 @@ use crate::net::{self, Guard, SsrfError};
 /// A connection opened by one transport, ready for the MCP handshake.
 pub enum Opened {
     /// Newline-delimited JSON-RPC on a child's stdout/stdin.
-    Stdio(AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>),
+    Stdio(ProgressTap<AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
-    StreamableHttp(StreamableHttpClientTransport<reqwest::Client>),
+    StreamableHttp(ProgressTap<StreamableHttpClientTransport<reqwest::Client>>),
     /// Legacy HTTP+SSE (MCP 2024-11-05), see [`super::sse`].
-    Sse(LegacySseTransport),
+    Sse(ProgressTap<LegacySseTransport>),
     /// Newline-delimited JSON-RPC on an already-open byte stream ([`connect_stream`]).
-    Stream(AsyncRwTransport<RoleClient, ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>),
+    Stream(
+        ProgressTap<AsyncRwTransport<RoleClient, ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>>,
+    ),
 }
 
 /// The handshake step that failed.
@@ -51,8 +57,12 @@ pub enum Stage {
 pub struct HandshakeError {
     /// Which step failed.
     pub stage: Stage,
-    /// The error and its sources, one line.
+    /// The error and its sources, one line, in the server's own words where it answered
+    /// ([`error_text::describe`]); scrubbed of URLs and known secrets.
     pub reason: String,
+    /// Whether the server answered `initialize` (with an error or an unusable result): then
+    /// its answer is the reason, even if the process exited right after.
+    pub answered: bool,
 }
 
 type Service = RunningService<RoleClient, UpstreamHandler>;
@@ -65,22 +75,26 @@ pub async fn handshake(
     handler: UpstreamHandler,
     opened: Opened,
 ) -> Result<(Service, ServerListing), HandshakeError> {
-    let initialize = |e: &(dyn std::error::Error + 'static)| HandshakeError {
-        stage: Stage::Initialize,
-        reason: net::error_chain(e),
-    };
     let service = match opened {
         Opened::Stdio(t) => serve_client(handler, t).await,
         Opened::StreamableHttp(t) => serve_client(handler, t).await,
         Opened::Sse(t) => serve_client(handler, t).await,
         Opened::Stream(t) => serve_client(handler, t).await,
     }
-    .map_err(|e| initialize(&e))?;
+    .map_err(|e| {
+        let Failure { reason, answered } = Failure::from_rmcp(&e);
+        HandshakeError {
+            stage: Stage::Initialize,
+            reason,
+            answered,
+        }
+    })?;
     let listing = listing::list_all(service.peer())
         .await
         .map_err(|e| HandshakeError {
             stage: Stage::List,
-            reason: net::error_chain(&e),
+            reason: error_text::describe(&e),
+            answered: false,
         })?;
     Ok((service, listing))
 }
@@ -119,10 +133,11 @@ pub async fn connect_stream(
     timeout: Duration,
 ) -> Result<Session, ConnectError> {
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
+    let handler = UpstreamHandler::new(events_tx);
     let (rd, wr) = tokio::io::split(stream);
-    let opened =
-        Opened::Stream(AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES));
+    let opened = Opened::Stream(
+        progress.tap(AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)),
+    );
     let (service, listing) = tokio::time::timeout(timeout, handshake(handler, opened))
         .await
         .map_err(|_| ConnectError::Timeout {
@@ -146,21 +161,24 @@ async fn connect_stdio(
     log: &LogRing,
     progress: ProgressRoutes,
 ) -> Result<Session, ConnectError> {
+    net::remember_env_secrets(&stdio.env);
     let spec = super::plan_here(stdio).await.into_result()?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
         reason: e.to_string(),
     })?;
     tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    // The log shows where this process's lines begin (the window dims the lines above).
+    log.push(super::process_marker(child.pid()));
     // Errors quote this attempt's stderr only, not the lines of earlier attempts.
     let mark = log.mark();
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
-    let opened = Opened::Stdio(
+    let handler = UpstreamHandler::new(events_tx);
+    let opened = Opened::Stdio(progress.tap(
         AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES),
-    );
+    ));
     let failure = match tokio::time::timeout(cfg.connect_timeout, handshake(handler, opened)).await
     {
         Ok(Ok((service, listing))) => {
@@ -170,7 +188,8 @@ async fn connect_stdio(
         Err(_elapsed) => None,
     };
     // A process that exited on its own explains the failure better than the transport error
-    // rmcp saw ("broken pipe", "connection closed").
+    // rmcp saw ("broken pipe", "connection closed") — unless it answered first: then its
+    // answer is the reason, and the exit only followed from it.
     let exited = match failure {
         Some(_) => tokio::time::timeout(Duration::from_millis(300), child.wait())
             .await
@@ -187,9 +206,13 @@ async fn connect_stdio(
             timeout: cfg.connect_timeout,
             stderr,
         },
-        Some(HandshakeError { stage, reason }) => {
+        Some(HandshakeError {
+            stage,
+            reason,
+            answered,
+        }) => {
             let reason = match &exited {
-                Some(status) => format!(
+                Some(status) if !answered => format!(
                     "the process exited ({}) before answering {}",
                     stdio::describe_exit(status),
                     match stage {
@@ -197,7 +220,7 @@ async fn connect_stdio(
                         Stage::List => "tools/list",
                     }
                 ),
-                None => reason,
+                _ => reason,
             };
             failed(stage, reason, stderr)
         }
@@ -227,9 +250,9 @@ async fn connect_remote(
         url: redacted.clone(),
         source: SsrfError::NoHost,
     })?;
-    let scrub = |text: String| text.replace(url.as_str(), &redacted);
+    net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
+    let handler = UpstreamHandler::new(events_tx);
     let attempt = async {
         guard
             .check_url(&url)
@@ -241,12 +264,16 @@ async fn connect_remote(
         let client = net::build_client(&guard, &http.headers, cfg.connect_timeout)?;
         tracing::info!(url = %redacted, transport = super::transport_name(&cfg.transport), "connecting");
         let opened = match remote {
-            Remote::StreamableHttp => Opened::StreamableHttp(http::transport(client, &url)),
-            Remote::Sse => Opened::Sse(LegacySseTransport::connect(client, &url).await?),
+            Remote::StreamableHttp => {
+                Opened::StreamableHttp(progress.tap(http::transport(client, &url)))
+            }
+            Remote::Sse => {
+                Opened::Sse(progress.tap(LegacySseTransport::connect(client, &url).await?))
+            }
         };
         handshake(handler, opened)
             .await
-            .map_err(|e| failed(e.stage, scrub(e.reason), Vec::new()))
+            .map_err(|e| failed(e.stage, e.reason, Vec::new()))
     };
     let outcome = tokio::time::timeout(cfg.connect_timeout, attempt)
         .await

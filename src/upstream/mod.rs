@@ -15,9 +15,12 @@
 
 pub mod call;
 pub mod connect;
+pub mod error_text;
 pub mod handler;
 pub mod http;
+pub mod initialize;
 pub mod listing;
+pub mod progress;
 pub mod session;
 pub mod sse;
 pub mod stderr;
@@ -120,6 +123,15 @@ fn stderr_suffix(lines: &[String]) -> String {
         String::new()
     } else {
         format!("; last stderr: {}", lines.join(" | "))
+    }
+}
+
+/// The line put into a server's stderr log when a new process starts: `── process 1234
+/// started ──`. The window's log view dims everything above the last one.
+pub fn process_marker(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("── process {pid} started ──"),
+        None => "── process started ──".to_owned(),
     }
 }
 

@@ -53,7 +53,22 @@ impl Companion {
         Self::spawn(config, true, env)
     }
 
+    /// Like [`Companion::start_with`] without `--socket`, with `XDG_RUNTIME_DIR` set to
+    /// `<temp>/<runtime>`: the socket lands in `<temp>/<runtime>/mcp-companion/`.
+    pub fn start_in_runtime_dir(config: Value, runtime: &str) -> Companion {
+        Self::spawn_at(config, Some(runtime), false, &[])
+    }
+
     fn spawn(config: Value, explicit_socket: bool, env: &[(&str, Option<&str>)]) -> Companion {
+        Self::spawn_at(config, None, explicit_socket, env)
+    }
+
+    fn spawn_at(
+        config: Value,
+        runtime: Option<&str>,
+        explicit_socket: bool,
+        env: &[(&str, Option<&str>)],
+    ) -> Companion {
         let dir = tempfile::Builder::new()
             .prefix("mcpc")
             .tempdir()
@@ -66,7 +81,10 @@ impl Companion {
             serde_json::to_vec_pretty(&config).expect("json"),
         )
         .expect("write config");
-        let socket = if explicit_socket {
+        let runtime = runtime.map(|r| dir.path().join(r));
+        let socket = if let Some(runtime) = &runtime {
+            runtime.join("mcp-companion/mcp.sock")
+        } else if explicit_socket {
             dir.path().join("run/mcp.sock")
         } else {
             default_socket_for(&home)
@@ -86,6 +104,9 @@ impl Companion {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
+        if let Some(runtime) = &runtime {
+            cmd.env("XDG_RUNTIME_DIR", runtime);
+        }
         for (k, v) in env {
             match v {
                 Some(v) => cmd.env(k, v),
@@ -107,7 +128,7 @@ impl Companion {
     }
 
     fn wait_for_socket(&self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if self.control.exists() && self.socket.exists() {
                 return;
@@ -127,7 +148,8 @@ impl Companion {
         control::status(&self.control).await.expect("status")
     }
 
-    /// Waits until no server is `starting`, returning the statuses.
+    /// Waits until no server is `starting`, returning the statuses: every `running` server's
+    /// tools are then listed.
     pub async fn settled(&self) -> Vec<ServerStatus> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -137,9 +159,8 @@ impl Companion {
                 .iter()
                 .all(|s| s.state != ServerState::Starting)
             {
-                // The catalog task folds changes in within ~100 ms.
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                return self.status().await.servers;
+                // `running` means the server's tools are in the merged catalog (Hub::statuses).
+                return report.servers;
             }
             assert!(
                 Instant::now() < deadline,

@@ -15,6 +15,10 @@
 //! ← {"ok":true,"result":{"added":["git"],"removed":[],"changed":[],"unchanged":["time"]}}
 //! → {"method":"logs","server":"time","lines":50,"follow":true}
 //! ← {"ok":true,"result":{"lines":["…"]}}          (then one {"ok":true,"result":{"lines":[…]}} per batch)
+//! → {"method":"show"}                           (the desktop app shows its window; `serve` refuses)
+//! ← {"ok":true,"result":{}}
+//! → {"method":"environment"}
+//! ← {"ok":true,"result":{"pid":1234,"vars":{"PATH":"…","SSL_CERT_FILE":"…"},"gui":null}}
 //! → {"method":"stop","server":"tiem"}
 //! ← {"ok":false,"kind":"unknownServer","error":"no server named \"tiem\""}
 //! ```
@@ -37,7 +41,8 @@ use crate::hub::Hub;
 
 pub use client::{ControlClient, ControlError, request, status};
 pub use protocol::{
-    ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, StatusReport,
+    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal,
+    StatusReport,
 };
 pub use server::{serve, session};
 
@@ -53,4 +58,32 @@ pub struct ControlContext {
     pub mcp_socket: PathBuf,
     /// The config file `reload` re-reads; `None` refuses reloads.
     pub config_path: Option<PathBuf>,
+    /// What `show` runs.
+    pub show_window: ShowWindow,
+}
+
+/// What `show` runs: set once by the desktop shell; `serve` has none.
+#[derive(Clone, Default)]
+pub struct ShowWindow(std::sync::Arc<std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>>);
+
+impl ShowWindow {
+    /// Installs `f` as what `show` runs; a second call is ignored.
+    pub fn set(&self, f: impl Fn() + Send + Sync + 'static) {
+        let _ = self.0.set(Box::new(f));
+    }
+
+    /// Runs the installed function; false when there is none.
+    fn run(&self) -> bool {
+        self.0.get().map(|f| f()).is_some()
+    }
+}
+
+impl std::fmt::Debug for ShowWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "ShowWindow(set)"
+        } else {
+            "ShowWindow(none)"
+        })
+    }
 }

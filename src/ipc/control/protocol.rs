@@ -6,7 +6,7 @@
 //! reply   = {"ok":true,"result":RESULT} | {"ok":false,"kind":KIND,"error":MESSAGE}
 //! RESULT  = StatusReport | LogLines | ReloadReport | {}       (which one follows from the request)
 //! KIND    = badRequest | tooLong | unknownServer | invalidEntry | shuttingDown | noConfigFile
-//!         | invalidConfig | internal
+//!         | invalidConfig | noWindow | internal
 //! ```
 
 use std::path::PathBuf;
@@ -52,6 +52,45 @@ pub enum ControlRequest {
     },
     /// Re-read the config file and apply the differences → [`ControlResponse::Reloaded`].
     Reload,
+    /// Bring up the desktop window (a second launch of the app without D-Bus asks this)
+    /// → [`ControlResponse::Done`]; `serve` refuses it.
+    Show,
+    /// What children inherit from this companion → [`ControlResponse::Environment`], so
+    /// `doctor` plans with the companion's environment instead of its caller's.
+    Environment,
+}
+
+/// The `environment` answer: the inputs of a child's environment that come from the companion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEnvironment {
+    /// Process id of the companion.
+    pub pid: u32,
+    /// The companion's values of every pass-through variable that is set
+    /// ([`crate::launch::env::passthrough`]).
+    pub vars: std::collections::BTreeMap<String, String>,
+    /// The login shell's PATH when the companion runs in GUI mode.
+    pub gui: Option<crate::launch::shell_path::LoginPath>,
+}
+
+impl ChildEnvironment {
+    /// What this process would give its children.
+    pub async fn of_this_process() -> ChildEnvironment {
+        let os = crate::launch::TargetOs::host();
+        let vars = crate::launch::env::passthrough(os)
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_owned(), v)))
+            .collect();
+        let gui = if os != crate::launch::TargetOs::Windows && crate::launch::shell_path::gui_mode()
+        {
+            Some(crate::launch::shell_path::login_path().await.clone())
+        } else {
+            None
+        };
+        ChildEnvironment {
+            pid: std::process::id(),
+            vars,
+            gui,
+        }
+    }
 }
 
 fn default_lines() -> usize {
@@ -95,7 +134,9 @@ pub enum ControlResponse {
     Logs(LogLines),
     /// Answer to `reload`.
     Reloaded(ReloadReport),
-    /// Answer to `start`, `stop`, `restart`.
+    /// Answer to `environment`.
+    Environment(ChildEnvironment),
+    /// Answer to `start`, `stop`, `restart`, `show`.
     Done(Done),
 }
 
@@ -112,9 +153,13 @@ impl ControlRequest {
             ControlRequest::Status => ControlResponse::Status(serde_json::from_value(result)?),
             ControlRequest::Logs { .. } => ControlResponse::Logs(serde_json::from_value(result)?),
             ControlRequest::Reload => ControlResponse::Reloaded(serde_json::from_value(result)?),
+            ControlRequest::Environment => {
+                ControlResponse::Environment(serde_json::from_value(result)?)
+            }
             ControlRequest::Start { .. }
             | ControlRequest::Stop { .. }
-            | ControlRequest::Restart { .. } => ControlResponse::Done(Done {}),
+            | ControlRequest::Restart { .. }
+            | ControlRequest::Show => ControlResponse::Done(Done {}),
         })
     }
 }
@@ -138,6 +183,8 @@ pub enum ErrorKind {
     NoConfigFile,
     /// `reload`: the config file does not load; nothing was changed.
     InvalidConfig,
+    /// `show` on a companion that has no window (`mcp-companion serve`).
+    NoWindow,
     /// Anything else (a bug): the message says what.
     Internal,
 }

@@ -7,7 +7,8 @@ use tokio_util::task::TaskTracker;
 
 use super::lines::{self, Line};
 use super::protocol::{
-    ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply, StatusReport,
+    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply,
+    StatusReport,
 };
 use super::{ControlContext, MAX_REQUEST_BYTES};
 use crate::config;
@@ -155,6 +156,19 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
         ControlRequest::Stop { server } => done(hub.stop_server(&server).await),
         ControlRequest::Restart { server } => done(hub.restart_server(&server).await),
         ControlRequest::Reload => reload(ctx).await,
+        ControlRequest::Show => {
+            if ctx.show_window.run() {
+                Ok(ControlResponse::Done(Done {}))
+            } else {
+                Err(Refusal::new(
+                    ErrorKind::NoWindow,
+                    "this companion has no window (it is `mcp-companion serve`)",
+                ))
+            }
+        }
+        ControlRequest::Environment => Ok(ControlResponse::Environment(
+            ChildEnvironment::of_this_process().await,
+        )),
     }
 }
 
@@ -191,6 +205,7 @@ mod tests {
             hub: Hub::start(&cfg),
             mcp_socket: PathBuf::from("/tmp/mcp.sock"),
             config_path: None,
+            show_window: Default::default(),
         }
     }
 
