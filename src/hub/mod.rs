@@ -238,7 +238,8 @@ impl Hub {
         self.server_command(name, owner::ServerOp::Start).await
     }
 
-    /// Stops `name` and waits until its processes are gone.
+    /// Stops `name` and waits until its processes are gone and its tools have left the
+    /// catalog.
     ///
     /// # Errors
     /// [`HubError::UnknownServer`], or [`HubError::ShuttingDown`].

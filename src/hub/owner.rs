@@ -213,10 +213,14 @@ impl Owner {
             }));
             return;
         }
+        let me = self.me.clone();
         tokio::spawn(async move {
             match op {
                 ServerOp::Start => server.start().await,
-                ServerOp::Stop => server.stop().await,
+                ServerOp::Stop => {
+                    server.stop().await;
+                    flush(&me).await;
+                }
                 ServerOp::Restart => server.restart().await,
             }
             let _ = reply.send(Ok(()));
@@ -247,8 +251,10 @@ impl Owner {
 
     fn stop_all(&mut self, reply: oneshot::Sender<()>) {
         let servers = self.servers.order.clone();
+        let me = self.me.clone();
         tokio::spawn(async move {
             futures::future::join_all(servers.iter().map(ServerHandle::stop)).await;
+            flush(&me).await;
             let _ = reply.send(());
         });
     }
@@ -359,6 +365,17 @@ impl Owner {
             tools_epoch: self.tools_epoch,
             servers_epoch: self.servers_epoch,
         }));
+    }
+}
+
+/// Asks the owner behind `me` to rebuild now and waits until it did: a stop answers only once
+/// the stopped servers' tools have left the published catalog (and `list_changed` went out).
+async fn flush(me: &mpsc::WeakUnboundedSender<Msg>) {
+    let Some(inbox) = me.upgrade() else { return };
+    let (done, wait) = oneshot::channel();
+    if inbox.send(Msg::Flush(done)).is_ok() {
+        drop(inbox);
+        let _ = wait.await;
     }
 }
 

@@ -44,8 +44,10 @@ impl Hub {
         let Some(server) = self.server(&route.server) else {
             return error_result(format!("unknown tool \"{name}\""));
         };
-        let Some(live) = server.live() else {
-            return error_result(unavailable(&server.snapshot().status));
+        // One snapshot: the session and the state it explains, read together.
+        let snapshot = server.snapshot();
+        let Some(live) = snapshot.live else {
+            return error_result(unavailable(&snapshot.status));
         };
         let timeout = server
             .config()
@@ -70,15 +72,13 @@ impl Hub {
     /// "unknown tool X", plus why when the name looks like a tool of a server that is not
     /// running (its tools leave the list while it is down).
     fn unknown_tool(&self, name: &str) -> String {
-        let down = self.servers().into_iter().find(|s| {
+        let down = self.servers().into_iter().find_map(|s| {
             let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));
-            name.starts_with(&prefix) && s.live().is_none()
+            let snapshot = s.snapshot();
+            (name.starts_with(&prefix) && snapshot.live.is_none()).then_some(snapshot.status)
         });
         match down {
-            Some(server) => format!(
-                "unknown tool \"{name}\" ({})",
-                unavailable(&server.snapshot().status)
-            ),
+            Some(status) => format!("unknown tool \"{name}\" ({})", unavailable(&status)),
             None => format!("unknown tool \"{name}\""),
         }
     }
@@ -127,6 +127,8 @@ fn unavailable(status: &ServerStatus) -> String {
             )
         }
         (ServerState::Starting, _) => format!("server \"{}\" is starting", status.name),
+        // A session is being torn down (a stop, or a loss before the restart is scheduled).
+        (ServerState::Running, _) => format!("server \"{}\" has no session right now", status.name),
         (state, _) => format!("server \"{}\" is {}", status.name, state.as_str()),
     };
     if let Some(err) = &status.last_error {
@@ -186,6 +188,10 @@ mod tests {
         assert_eq!(
             unavailable(&status(ServerState::Starting, None, None)),
             "server \"x\" is starting"
+        );
+        assert_eq!(
+            unavailable(&status(ServerState::Running, None, None)),
+            "server \"x\" has no session right now"
         );
     }
 }

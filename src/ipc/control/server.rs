@@ -188,3 +188,91 @@ async fn reload(ctx: &ControlContext) -> Result<ControlResponse, Refusal> {
     })?;
     Ok(ControlResponse::Reloaded(ctx.hub.reload(&config).await))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::time::{Duration, Instant};
+
+    use super::*;
+    use crate::hub::Hub;
+
+    fn context(config: &str) -> ControlContext {
+        let cfg = config::parse(config, std::path::Path::new("test")).unwrap();
+        ControlContext {
+            hub: Hub::start(&cfg),
+            mcp_socket: PathBuf::from("/tmp/mcp.sock"),
+            config_path: None,
+            show_window: Default::default(),
+        }
+    }
+
+    /// Runs a session on an in-memory stream; returns our end, split.
+    fn connect(
+        ctx: ControlContext,
+    ) -> (
+        tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move { session(theirs, &ctx).await });
+        let (rd, wr) = tokio::io::split(ours);
+        (BufReader::new(rd).lines(), wr)
+    }
+
+    #[tokio::test]
+    async fn every_request_line_gets_one_answer_with_a_stable_kind() {
+        let (mut answers, mut wr) = connect(context(r#"{"mcpServers":{}}"#));
+        let long = format!("{{\"method\":\"{}\"}}\n", "x".repeat(MAX_REQUEST_BYTES));
+        let lines = [
+            long.as_str(),
+            "not json\n",
+            "{\"method\":\"stop\",\"server\":\"nope\"}\n",
+            "{\"method\":\"reload\"}\n",
+            "{\"method\":\"status\"}\n",
+        ];
+        for line in lines {
+            wr.write_all(line.as_bytes()).await.unwrap();
+        }
+        let mut kinds = Vec::new();
+        for _ in lines {
+            let answer: serde_json::Value =
+                serde_json::from_str(&answers.next_line().await.unwrap().unwrap()).unwrap();
+            kinds.push(answer["kind"].as_str().unwrap_or("ok").to_owned());
+        }
+        assert_eq!(
+            kinds,
+            [
+                "tooLong",
+                "badRequest",
+                "unknownServer",
+                "noConfigFile",
+                "ok"
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn followed_logs_are_pushed_as_soon_as_a_line_is_written() {
+        let ctx = context(r#"{"mcpServers":{"s":{"command":"unused","disabled":true}}}"#);
+        let log = ctx.hub.server("s").unwrap().log().clone();
+        log.push("before".into());
+        let (mut answers, mut wr) = connect(ctx);
+        wr.write_all(b"{\"method\":\"logs\",\"server\":\"s\",\"lines\":5,\"follow\":true}\n")
+            .await
+            .unwrap();
+        let first = answers.next_line().await.unwrap().unwrap();
+        assert!(first.contains("before"), "{first}");
+        let at = Instant::now();
+        // On the paused clock, any polling interval would show up as elapsed time.
+        log.push("after".into());
+        let next = answers.next_line().await.unwrap().unwrap();
+        assert!(next.contains("after"), "{next}");
+        assert_eq!(at.elapsed(), Duration::ZERO);
+        // The follower hangs up (end of its input): the session ends.
+        wr.shutdown().await.unwrap();
+        assert!(answers.next_line().await.unwrap().is_none());
+    }
+}
