@@ -29,6 +29,8 @@ pub enum ErrorKind {
     System,
     /// The OS keychain is unavailable or refused a secret.
     Keychain,
+    /// The companion is quitting and takes no more commands.
+    ShuttingDown,
 }
 
 /// What a failed command returns to the window.
@@ -61,6 +63,7 @@ impl From<HubError> for CommandError {
         let kind = match e {
             HubError::UnknownServer { .. } => ErrorKind::UnknownServer,
             HubError::InvalidEntry { .. } => ErrorKind::Invalid,
+            HubError::ShuttingDown => ErrorKind::ShuttingDown,
         };
         CommandError::new(kind, e.to_string())
     }

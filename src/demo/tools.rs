@@ -7,7 +7,7 @@
 //! | group | when | tools |
 //! |---|---|---|
 //! | default | always | `echo`, `add`, `sleep`, `image` |
-//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `toggle_extra` (+ `extra` while toggled on) |
+//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `argv`, `toggle_extra` (+ `extra` while toggled on) |
 //! | generated | `--extra-tools N` | `gen_0` … `gen_{N-1}` |
 
 use std::sync::Arc;
@@ -74,7 +74,7 @@ impl Tools {
                 .with_raw_output_schema(Arc::new(sum_schema())),
             Tool::new(
                 "sleep",
-                "Sleep, reporting progress every 0.25 s; stops when cancelled",
+                "Sleep, reporting progress at the start, every 0.25 s and at the end; stops when cancelled",
                 schema_for_type::<SleepArgs>(),
             ),
             Tool::new(
@@ -122,6 +122,11 @@ impl Tools {
                 ),
                 Tool::new("pid", "Return the server's process id", empty.clone()),
                 Tool::new(
+                    "argv",
+                    "Return the server's command-line arguments (after the program) as a JSON array",
+                    empty.clone(),
+                ),
+                Tool::new(
                     "toggle_extra",
                     "Add or remove the `extra` tool and send notifications/tools/list_changed",
                     empty.clone(),
@@ -160,7 +165,8 @@ impl Tools {
     ///
     /// Tool failures are `isError` results; only `protocol_error`, bad arguments and unknown
     /// names are JSON-RPC errors. `toggle_extra` emits notifications/tools/list_changed and
-    /// `sleep` emits notifications/progress when the request carries a progressToken.
+    /// `sleep` emits notifications/progress when the request carries a progressToken: at the
+    /// start, every 0.25 s, and once more (progress = total) right before its result.
     ///
     /// # Errors
     ///
@@ -209,6 +215,7 @@ impl Tools {
             ODD_TOOL => text("odd ok"),
             "get_env" => get_env(parse(args)?),
             "pid" => text(std::process::id().to_string()),
+            "argv" => argv(),
             "toggle_extra" => self.toggle_extra(context).await,
             EXTRA_TOOL if self.extra_enabled.load(Ordering::SeqCst) => text("extra ok"),
             _ => self.call_generated(name)?,
@@ -237,6 +244,20 @@ impl Tools {
         let start = tokio::time::Instant::now();
         let deadline = start + Duration::from_secs_f64(seconds);
         let token = context.meta.get_progress_token();
+        let report = |progress: f64| {
+            let token = token.clone();
+            async move {
+                let Some(token) = token else { return };
+                let note = ProgressNotificationParam::new(token, progress)
+                    .with_total(seconds)
+                    .with_message("sleeping");
+                if let Err(e) = context.peer.notify_progress(note).await {
+                    tracing::debug!(error = %e, "could not send progress");
+                }
+            }
+        };
+        // A first and a last notification whatever the timing, so a client always sees some.
+        report(0.0).await;
         let mut ticks = tokio::time::interval_at(start + PROGRESS_EVERY, PROGRESS_EVERY);
         loop {
             tokio::select! {
@@ -247,15 +268,16 @@ impl Tools {
                 }
                 () = tokio::time::sleep_until(deadline) => break,
                 _ = ticks.tick(), if token.is_some() => {
-                    let Some(token) = token.clone() else { continue };
-                    let progress = ProgressNotificationParam::new(token, start.elapsed().as_secs_f64())
-                        .with_total(seconds)
-                        .with_message("sleeping");
-                    if let Err(e) = context.peer.notify_progress(progress).await {
-                        tracing::debug!(error = %e, "could not send progress");
+                    // Progress must increase: a late tick never repeats the final value.
+                    let now = start.elapsed().as_secs_f64();
+                    if now < seconds {
+                        report(now).await;
                     }
                 }
             }
+        }
+        if seconds > 0.0 {
+            report(seconds).await;
         }
         text(format!("slept {seconds} s"))
     }
@@ -316,6 +338,16 @@ fn big(BigArgs { bytes }: BigArgs) -> CallToolResult {
         .map(|i| char::from(b'a' + (i % 26) as u8))
         .collect();
     text(body)
+}
+
+/// The process's arguments after the program, exactly as the OS split them (a launch-quoting
+/// test compares them byte for byte); an argument that is not Unicode is shown lossily.
+fn argv() -> CallToolResult {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    text(serde_json::Value::from(args).to_string())
 }
 
 fn get_env(GetEnvArgs { name }: GetEnvArgs) -> CallToolResult {
