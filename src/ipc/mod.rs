@@ -8,7 +8,7 @@
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
-//! | [`line`] | the newline-JSON wire of an agent connection, answering malformed lines |
+//! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |

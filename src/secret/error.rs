@@ -8,7 +8,7 @@ pub enum SecretError {
     /// No OS keychain answers (e.g. a headless Linux box with no Secret Service). Nothing is
     /// ever written anywhere else instead.
     #[error(
-        "no OS keychain is available ({KEYCHAIN_KIND}: {detail}); secrets are never stored in plain text, so keep the value in an environment variable and write ${{VAR}} in the config instead"
+        "no OS keychain is available: {KEYCHAIN_KIND} answered \"{detail}\"; secrets are never stored in plain text, so keep the value in an environment variable and write ${{VAR}} in the config instead"
     )]
     Unavailable {
         /// What the platform said, e.g. the D-Bus error.

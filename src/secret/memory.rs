@@ -169,7 +169,7 @@ mod tests {
         };
         let err = s.get("TOKEN").unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("no OS keychain is available ("), "{text}");
+        assert!(text.starts_with("no OS keychain is available: "), "{text}");
         assert!(text.contains("no D-Bus session bus"), "{text}");
         assert!(text.contains("${VAR}"), "{text}");
         assert!(text.contains("never stored in plain text"), "{text}");

@@ -166,9 +166,18 @@ fn params_of_methods_we_do_not_serve_are_not_judged() {
 #[test]
 fn an_invalid_params_answer_echoes_the_id_exactly_as_sent() {
     for (line, want) in [
-        (r#"{"jsonrpc":"2.0","id":0.0,"method":"tools/call"}"#, json!(0.0)),
-        (r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, json!(7)),
-        (r#"{"jsonrpc":"2.0","id":"a","method":"tools/call"}"#, json!("a")),
+        (
+            r#"{"jsonrpc":"2.0","id":0.0,"method":"tools/call"}"#,
+            json!(0.0),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#,
+            json!(7),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call"}"#,
+            json!("a"),
+        ),
     ] {
         match judge(line.as_bytes()) {
             Verdict::Answer { id, error } => {
