@@ -2,6 +2,7 @@
 
 mod client;
 pub mod doctor;
+pub mod out;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,9 +11,10 @@ use std::time::Duration;
 use anyhow::Context;
 use mcp_companion::companion::Companion;
 use mcp_companion::config;
-use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
+use out::outln;
 
 /// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`. Every line
 /// is scrubbed of URLs and secrets on its way out ([`mcp_companion::logging`]), whatever its
@@ -44,6 +46,10 @@ pub async fn serve(
         tracing::info!(path = %path.display(), "config loaded");
     }
     let paths = EndpointPaths::resolve(socket);
+    // Before any server starts, so every process group is registered with it.
+    if let Err(e) = mcp_companion::reaper::start() {
+        tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+    }
     let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;
     if watch {
         companion.watch_config(Duration::from_secs(1));
@@ -131,12 +137,12 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
     let paths = EndpointPaths::resolve(socket);
     let tools = client::list_tools(&paths.mcp).await?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))?
         );
     } else if tools.is_empty() {
-        println!("no tools (is every server stopped or failed? see `mcp-companion status`)");
+        outln!("no tools (is every server stopped or failed? see `mcp-companion status`)");
     } else {
         let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
         for t in &tools {
@@ -147,7 +153,7 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
                 .lines()
                 .next()
                 .unwrap_or("");
-            println!("{:width$}  {desc}", t.name);
+            outln!("{:width$}  {desc}", t.name);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -168,19 +174,19 @@ pub async fn call(
     let paths = EndpointPaths::resolve(socket);
     let result = client::call_tool(&paths.mcp, name, args).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        outln!("{}", serde_json::to_string_pretty(&result)?);
     } else {
         for block in &result.content {
             match block {
-                rmcp::model::ContentBlock::Text(t) => println!("{}", t.text),
+                rmcp::model::ContentBlock::Text(t) => outln!("{}", t.text),
                 rmcp::model::ContentBlock::Image(i) => {
-                    println!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
+                    outln!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
                 }
-                other => println!("{}", serde_json::to_string(other)?),
+                other => outln!("{}", serde_json::to_string(other)?),
             }
         }
         if let Some(structured) = &result.structured_content {
-            println!("structuredContent: {structured}");
+            outln!("structuredContent: {structured}");
         }
     }
     Ok(if result.is_error == Some(true) {
@@ -193,13 +199,12 @@ pub async fn call(
 /// `status`: every server's state.
 pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let paths = EndpointPaths::resolve(socket);
-    let value = control::request(&paths.control, &ControlRequest::Status).await?;
+    let report = control::status(&paths.control).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let report: StatusReport = serde_json::from_value(value).context("malformed status answer")?;
-    println!(
+    outln!(
         "companion pid {} (v{}), socket {}",
         report.pid,
         report.version,
@@ -212,12 +217,17 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .max()
         .unwrap_or(6)
         .clamp(6, NAME_COLUMN);
-    println!(
+    outln!(
         "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  LAST ERROR",
-        "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID", "RESTARTS"
+        "SERVER",
+        "TRANSPORT",
+        "STATE",
+        "TOOLS",
+        "PID",
+        "RESTARTS"
     );
     for s in &report.servers {
-        println!(
+        outln!(
             "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  {}",
             ellipsize(&s.name, NAME_COLUMN),
             s.transport,
@@ -264,9 +274,9 @@ pub async fn logs(
         })
         .await?;
     while let Some(batch) = client.next().await? {
-        if let Some(lines) = batch.get("lines").and_then(|l| l.as_array()) {
-            for line in lines {
-                println!("{}", line.as_str().unwrap_or_default());
+        if let ControlResponse::Logs(batch) = batch {
+            for line in batch.lines {
+                outln!("{line}");
             }
         }
         if !follow {
@@ -285,13 +295,11 @@ pub async fn control(
     let paths = EndpointPaths::resolve(socket);
     let answer = control::request(&paths.control, &req).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        outln!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
-    match req {
-        ControlRequest::Reload => {
-            let report: mcp_companion::hub::ReloadReport =
-                serde_json::from_value(answer).context("malformed reload answer")?;
+    match (req, answer) {
+        (_, ControlResponse::Reloaded(report)) => {
             let list = |names: &[String]| {
                 if names.is_empty() {
                     "-".to_owned()
@@ -299,18 +307,15 @@ pub async fn control(
                     names.join(", ")
                 }
             };
-            println!("added:     {}", list(&report.added));
-            println!("removed:   {}", list(&report.removed));
-            println!("changed:   {}", list(&report.changed));
-            println!("unchanged: {}", list(&report.unchanged));
+            outln!("added:     {}", list(&report.added));
+            outln!("removed:   {}", list(&report.removed));
+            outln!("changed:   {}", list(&report.changed));
+            outln!("unchanged: {}", list(&report.unchanged));
         }
-        ControlRequest::Start { server } => println!("started {server}"),
-        ControlRequest::Stop { server } => println!("stopped {server}"),
-        ControlRequest::Restart { server } => println!("restarted {server}"),
-        ControlRequest::Status
-        | ControlRequest::Logs { .. }
-        | ControlRequest::Show
-        | ControlRequest::Environment => {}
+        (ControlRequest::Start { server }, _) => outln!("started {server}"),
+        (ControlRequest::Stop { server }, _) => outln!("stopped {server}"),
+        (ControlRequest::Restart { server }, _) => outln!("restarted {server}"),
+        _ => {}
     }
     Ok(ExitCode::SUCCESS)
 }

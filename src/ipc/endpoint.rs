@@ -6,7 +6,7 @@
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
 //! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
 //! | `ping`, `logging/setLevel` | empty result |
-//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset |
+//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
@@ -17,6 +17,8 @@
 //! every session gets `notifications/tools/list_changed`.
 
 use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::ConstString;
 use rmcp::model::{
@@ -27,8 +29,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, serve_server};
 use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
+use tokio_util::task::TaskTracker;
 
+use super::accept::accept_loop;
 use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
@@ -44,21 +47,28 @@ pub const PAGE_SIZE: usize = 1000;
 pub struct Endpoint {
     hub: Hub,
     shutdown: CancellationToken,
+    /// How long the session's first `tools/list` waits for the servers to settle.
+    first_list_wait: Duration,
+    /// Done once the first `tools/list` has waited.
+    first_list: Arc<tokio::sync::OnceCell<()>>,
 }
 
 impl Endpoint {
     /// A handler serving `hub`'s merged catalog.
     pub fn new(hub: Hub) -> Self {
-        Endpoint {
-            hub,
-            shutdown: CancellationToken::new(),
-        }
+        Self::with_shutdown(hub, CancellationToken::new(), Duration::ZERO)
     }
 
     /// Like [`Endpoint::new`]; calls cut short by `shutdown` say the companion is shutting
-    /// down rather than that the agent cancelled them.
-    pub fn with_shutdown(hub: Hub, shutdown: CancellationToken) -> Self {
-        Endpoint { hub, shutdown }
+    /// down rather than that the agent cancelled them, and the first `tools/list` waits up to
+    /// `first_list_wait` for every server to settle.
+    pub fn with_shutdown(hub: Hub, shutdown: CancellationToken, first_list_wait: Duration) -> Self {
+        Endpoint {
+            hub,
+            shutdown,
+            first_list_wait,
+            first_list: Arc::default(),
+        }
     }
 }
 
@@ -182,6 +192,16 @@ impl ServerHandler for Endpoint {
         params: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.first_list
+            .get_or_init(|| async {
+                if !self.hub.wait_settled(self.first_list_wait).await {
+                    tracing::info!(
+                        "first tools/list answered after {} s with servers still starting",
+                        self.first_list_wait.as_secs_f64()
+                    );
+                }
+            })
+            .await;
         let catalog = self.hub.catalog();
         let tools = catalog.tools();
         let start = match params.and_then(|p| p.cursor) {
@@ -222,25 +242,21 @@ impl ServerHandler for Endpoint {
 }
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task. Sessions end when their agent hangs up or at shutdown.
-pub async fn serve(listener: LocalListener, hub: Hub, shutdown: CancellationToken) {
-    let mut next_id: u64 = 0;
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(stream) => stream,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = shutdown.cancelled() => break,
-        };
-        next_id += 1;
-        let span = tracing::info_span!("agent", session = next_id);
-        tokio::spawn(serve_session(stream, hub.clone(), shutdown.clone()).instrument(span));
-    }
+/// task on `sessions`. Sessions end when their agent hangs up or at shutdown.
+///
+/// `first_list_wait` is the config's `firstListTimeout`.
+pub async fn serve(
+    listener: LocalListener,
+    hub: Hub,
+    sessions: TaskTracker,
+    shutdown: CancellationToken,
+    first_list_wait: Duration,
+) {
+    let stop = shutdown.clone();
+    accept_loop(listener, "agent", sessions, shutdown, move |stream, _| {
+        serve_session(stream, hub.clone(), stop.clone(), first_list_wait)
+    })
+    .await;
 }
 
 /// The newline-JSON transport of one agent connection, accepting messages up to
@@ -255,13 +271,17 @@ where
 }
 
 /// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
-pub async fn serve_session<S>(stream: S, hub: Hub, shutdown: CancellationToken)
-where
+pub async fn serve_session<S>(
+    stream: S,
+    hub: Hub,
+    shutdown: CancellationToken,
+    first_list_wait: Duration,
+) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let mut events = hub.subscribe();
     let running = tokio::select! {
-        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone()), framed(stream)) => match r {
+        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait), framed(stream)) => match r {
             Ok(running) => running,
             Err(e) => {
                 tracing::debug!(error = %e, "agent left before initializing");
@@ -283,13 +303,13 @@ where
                 break;
             }
             event = events.recv() => match event {
-                Ok(HubEvent::ToolsChanged) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                Some(HubEvent::ToolsChanged) => {
                     if let Err(e) = peer.notify_tool_list_changed().await {
                         tracing::debug!(error = %e, "could not send tools/list_changed");
                     }
                 }
-                Ok(HubEvent::ServerChanged(_) | HubEvent::ServersChanged) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                Some(HubEvent::ServersChanged) => {}
+                None => {
                     let _ = (&mut done).await;
                     break;
                 }

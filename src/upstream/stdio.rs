@@ -4,7 +4,7 @@
 //! `npx`'s grandchildren too. On Linux the child also gets `PR_SET_PDEATHSIG`, so it dies if the
 //! companion is killed with SIGKILL. Stop is SIGTERM to the group, a grace period, then SIGKILL;
 //! dropping a [`StdioChild`] that is still running kills the group at once. On Windows no console
-//! window opens (`CREATE_NO_WINDOW`), and a command `launch` wrapped in `cmd.exe /d /c` gets its
+//! window opens (`CREATE_NO_WINDOW`), and a command `launch` wrapped in `cmd.exe /d /v:off /s /c` gets its
 //! pre-quoted command line verbatim (`raw_arg`), so std's quoting cannot double-quote it.
 
 use std::process::{ExitStatus, Stdio};
@@ -62,14 +62,12 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
         cmd.current_dir(dir);
     }
     #[cfg(target_os = "linux")]
-    // SAFETY: the closure runs between fork and exec and only calls the async-signal-safe
-    // prctl(2); it allocates nothing and touches no locks.
+    // SAFETY: the closure runs between fork and exec and only makes the prctl(2) system call
+    // (rustix calls it directly); it allocates nothing and touches no locks.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
         });
     }
 
@@ -95,7 +93,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     let pid = child.id();
     #[cfg(unix)]
     if let Some(pgid) = pid {
-        super::reaper::register(pgid);
+        crate::reaper::register(pgid);
     }
     Ok((
         StdioChild {
@@ -111,7 +109,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     ))
 }
 
-/// Passes the arguments: on Windows a planned raw command line (`cmd.exe /d /c …`, already quoted
+/// Passes the arguments: on Windows a planned raw command line (`cmd.exe /d /v:off /s /c "…"`, already quoted
 /// for cmd.exe) goes verbatim through `raw_arg`; everything else gets the standard quoting.
 fn apply_args(cmd: &mut tokio::process::Command, spec: &LaunchSpec) {
     #[cfg(windows)]
@@ -177,7 +175,7 @@ impl Drop for StdioChild {
         }
         #[cfg(unix)]
         if let Some(pgid) = self.pid {
-            super::reaper::unregister(pgid);
+            crate::reaper::unregister(pgid);
         }
     }
 }
