@@ -4,7 +4,7 @@
 # With cargo-fuzz and a nightly toolchain: each target in fuzz/ runs for FUZZ_SECONDS (default
 # 60) on its corpus in fuzz/corpus/<target>; new inputs it finds are added to that corpus.
 # Otherwise (stable only): the proptest suites over the same entry points run with
-# PROPTEST_CASES (default 5000) cases each, plus the corpus replay. Either way a failure exits
+# PROPTEST_CASES (default 1000) cases each, plus the corpus replay. Either way a failure exits
 # non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,6 @@ if cargo fuzz --version >/dev/null 2>&1 && rustup run nightly rustc --version >/
   done
 else
   echo "fuzz: cargo-fuzz or nightly not available; running the proptest suites instead"
-  PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --locked --lib -- \
+  PROPTEST_CASES=${PROPTEST_CASES:-1000} cargo test --locked --lib -- \
     ipc::line::tests::props config::props
 fi

@@ -100,8 +100,17 @@ fn document() -> impl Strategy<Value = Value> {
         })
 }
 
+/// Cases per property: `PROPTEST_CASES` when set (tests/fuzz.sh), else 64 (each case saves and
+/// reloads a file).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn any_text_parses_or_fails_cleanly(text in ".{0,200}") {
