@@ -1,22 +1,29 @@
 //! One running companion: the single-instance lock, the hub, the MCP endpoint and the control
-//! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one.
+//! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one
+//! (each binary also starts the [`crate::reaper`] first: it re-executes the binary itself).
+//!
+//! Every agent and control session is a task on one [`TaskTracker`]; shutdown stops accepting,
+//! tells the sessions (a cancellation token), stops the servers, and waits for the sessions to
+//! be gone.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::{self, Config};
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlContext, ControlRequest, StatusReport};
+use crate::ipc::control::{self, ControlContext, ShowWindow};
 use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
-use crate::upstream::reaper;
 
 /// How long shutdown waits for every server to stop, in total.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
+/// How long shutdown waits for agent and control sessions to end once told to.
+pub const SESSIONS_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a companion could not start.
 #[derive(Debug, thiserror::Error)]
@@ -49,14 +56,18 @@ pub struct Companion {
     hub: Hub,
     paths: EndpointPaths,
     config_path: Option<PathBuf>,
+    show_window: ShowWindow,
     stop: CancellationToken,
+    /// The accept loops and the config watcher.
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Every agent and control session.
+    sessions: TaskTracker,
     _lock: File,
 }
 
 impl Companion {
-    /// Takes the per-user lock, binds both sockets, starts the reaper and every server of
-    /// `config`. `config_path` is what the control API's `reload` re-reads.
+    /// Takes the per-user lock, binds both sockets and starts every server of `config`.
+    /// `config_path` is what the control API's `reload` re-reads.
     ///
     /// # Errors
     /// [`StartError::AlreadyRunning`] when another instance holds the lock.
@@ -68,26 +79,37 @@ impl Companion {
         let lock = take_lock(&paths).await?;
         let mcp = LocalListener::bind(&paths.mcp)?;
         let ctl = LocalListener::bind(&paths.control)?;
-        if let Err(e) = reaper::start() {
-            tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+        if let Err(e) = crate::ipc::record::publish(&paths) {
+            tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
         let hub = Hub::start(config);
         let stop = CancellationToken::new();
+        let show_window = ShowWindow::default();
         let ctx = ControlContext {
             hub: hub.clone(),
             mcp_socket: paths.mcp.clone(),
             config_path: config_path.clone(),
+            show_window: show_window.clone(),
         };
+        let sessions = TaskTracker::new();
         let tasks = vec![
-            tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
-            tokio::spawn(control::serve(ctl, ctx, stop.clone())),
+            tokio::spawn(endpoint::serve(
+                mcp,
+                hub.clone(),
+                sessions.clone(),
+                stop.clone(),
+                config.first_list_timeout,
+            )),
+            tokio::spawn(control::serve(ctl, ctx, sessions.clone(), stop.clone())),
         ];
         Ok(Companion {
             hub,
             paths,
             config_path,
+            show_window,
             stop,
             tasks,
+            sessions,
             _lock: lock,
         })
     }
@@ -100,8 +122,9 @@ impl Companion {
         };
         let hub = self.hub.clone();
         let stop = self.stop.clone();
+        // Taken before returning, so an edit made right after this call is seen as a change.
+        let mut last = fingerprint(&path);
         self.tasks.push(tokio::spawn(async move {
-            let mut last = fingerprint(&path);
             loop {
                 tokio::select! {
                     () = tokio::time::sleep(interval) => {}
@@ -128,15 +151,24 @@ impl Companion {
         &self.hub
     }
 
+    /// Makes the control API's `show` run `f` (the desktop shell shows its window), so a second
+    /// launch that cannot reach this one over D-Bus can still bring it up.
+    pub fn on_show_window(&self, f: impl Fn() + Send + Sync + 'static) {
+        self.show_window.set(f);
+    }
+
     /// The socket paths served.
     pub fn paths(&self) -> &EndpointPaths {
         &self.paths
     }
 
-    /// Closes the sockets, ends agent sessions and stops every server in parallel, within
-    /// [`SHUTDOWN_BUDGET`].
+    /// Closes the sockets, ends agent and control sessions, and stops every server in parallel
+    /// within [`SHUTDOWN_BUDGET`]; returns once the sessions are gone too (at most
+    /// [`SESSIONS_GRACE`] more).
     pub async fn shutdown(self) {
+        crate::ipc::record::withdraw(&self.paths);
         self.stop.cancel();
+        self.sessions.close();
         if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown())
             .await
             .is_err()
@@ -150,37 +182,39 @@ impl Companion {
             // Each task drops its listener, which removes its socket file.
             let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
         }
+        if tokio::time::timeout(SESSIONS_GRACE, self.sessions.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                sessions = self.sessions.len(),
+                "sessions did not end within {} s",
+                SESSIONS_GRACE.as_secs()
+            );
+        }
     }
 }
 
 async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
-    if let Some(dir) = paths.lock.parent() {
-        // The socket listener tightens the mode; this only makes sure the lock can be created.
-        let _ = std::fs::create_dir_all(dir);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        // Nothing is created or chmod-ed in a directory that is a link or not ours.
+        if let Some(dir) = paths.lock.parent() {
+            crate::ipc::socket::prepare_private_dir(dir)?;
         }
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .map_err(|e| StartError::Lock {
-            path: paths.lock.display().to_string(),
-            reason: e.to_string(),
-        })?;
+    let file = options.open(&paths.lock).map_err(|e| StartError::Lock {
+        path: paths.lock.display().to_string(),
+        reason: e.to_string(),
+    })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
-            let pid = match control::request(&paths.control, &ControlRequest::Status).await {
-                Ok(v) => serde_json::from_value::<StatusReport>(v)
-                    .ok()
-                    .map(|r| r.pid),
-                Err(_) => None,
-            };
+            let pid = control::status(&paths.control).await.ok().map(|r| r.pid);
             Err(StartError::AlreadyRunning {
                 pid,
                 socket: paths.mcp.display().to_string(),

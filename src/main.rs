@@ -150,7 +150,7 @@ enum Command {
 
 fn main() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
-    mcp_companion::upstream::reaper::run_if_reaper();
+    mcp_companion::reaper::run_if_reaper();
     let args = Args::parse();
     #[cfg(unix)]
     if !matches!(
@@ -222,7 +222,13 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Command::Reload { json } => cli::control(socket, ControlRequest::Reload, json).await,
         Command::Doctor { server, os } => {
-            cli::doctor::run(args.config.as_deref(), server.as_deref(), os.as_deref()).await
+            cli::doctor::run(
+                args.config.as_deref(),
+                socket,
+                server.as_deref(),
+                os.as_deref(),
+            )
+            .await
         }
         Command::DemoServer {
             test_tools,

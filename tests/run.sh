@@ -14,7 +14,9 @@ bash tests/peers/setup.sh "$MCP_PEERS_DIR"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
+bash tests/fuzz.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
+bash tests/soak.sh
 bash tests/windows.sh
 
 # The desktop shell (src-tauri/): built and tested only where its system packages are installed

@@ -4,7 +4,6 @@
 //! Linux note: the AppIndicator protocol has no tooltips, so the summary (`N of M servers
 //! running`) is also the menu's first, disabled item.
 
-use mcp_companion::hub::Hub;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
@@ -60,31 +59,29 @@ impl TrayAction {
     }
 }
 
-/// Overall health, one icon each.
+/// Overall health, one icon each. The rule (README "Desktop"): servers the user stopped (or
+/// `disabled`) are not trouble; failed and backing-off ones are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Health {
-    /// Every server that should run is running.
+    /// Nothing is in trouble and at least one server runs (green).
     Ok,
-    /// Some run, some failed or are retrying.
+    /// At least one server failed or is retrying (amber), whatever the others do.
     Degraded,
-    /// Nothing runs.
+    /// Nothing is in trouble and nothing runs: no servers, or all stopped (grey).
     Off,
 }
 
 impl Health {
     /// Health of a set of servers.
     pub fn of(statuses: &[ServerStatus]) -> Health {
-        let running = statuses
-            .iter()
-            .filter(|s| s.state == ServerState::Running)
-            .count();
         let failing = statuses
             .iter()
             .any(|s| matches!(s.state, ServerState::Failed | ServerState::Backoff));
-        match (running, failing) {
-            (0, _) => Health::Off,
-            (_, true) => Health::Degraded,
-            _ => Health::Ok,
+        let running = statuses.iter().any(|s| s.state == ServerState::Running);
+        match (failing, running) {
+            (true, _) => Health::Degraded,
+            (false, true) => Health::Ok,
+            (false, false) => Health::Off,
         }
     }
 
@@ -202,20 +199,6 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Starts every server that is not active (invalid entries are skipped with a log line).
-pub async fn start_all(hub: &Hub) {
-    let starts = hub
-        .statuses()
-        .into_iter()
-        .filter(|s| !is_active(s.state))
-        .map(|s| async move {
-            if let Err(e) = hub.start_server(&s.name).await {
-                tracing::warn!(server = %s.name, error = %e, "cannot start");
-            }
-        });
-    futures::future::join_all(starts).await;
-}
-
 /// Shows, unminimises and focuses the main window.
 pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window("main") else {
@@ -252,10 +235,10 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             });
         }
         TrayAction::StartAll => {
-            tauri::async_runtime::spawn(async move { start_all(&hub).await });
+            tauri::async_runtime::spawn(async move { hub.start_all().await });
         }
         TrayAction::StopAll => {
-            tauri::async_runtime::spawn(async move { hub.shutdown().await });
+            tauri::async_runtime::spawn(async move { hub.stop_all().await });
         }
         TrayAction::Open => show_window(app),
         // Servers are stopped in the exit handler (`RunEvent::Exit`), whoever asked to exit.
@@ -314,7 +297,14 @@ mod tests {
                 Health::Degraded,
                 "1 of 3 servers running",
             ),
-            (&[Failed, Stopped], Health::Off, "0 of 2 servers running"),
+            (
+                &[Failed, Stopped],
+                Health::Degraded,
+                "0 of 2 servers running",
+            ),
+            (&[Backoff], Health::Degraded, "0 of 1 servers running"),
+            (&[Stopped, Stopped], Health::Off, "0 of 2 servers running"),
+            (&[Starting], Health::Off, "0 of 1 servers running"),
         ];
         for (states, health, text) in cases {
             let statuses: Vec<_> = states

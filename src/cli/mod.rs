@@ -11,29 +11,22 @@ use std::time::Duration;
 use anyhow::Context;
 use mcp_companion::companion::Companion;
 use mcp_companion::config;
-use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
 use out::outln;
 
-/// rmcp's streamable HTTP client logs raw request URLs (query strings may hold secrets), so its
-/// logs are always off; our own code logs those URLs redacted (DESIGN §9).
-const SECRET_LEAKING_TARGETS: &str = "rmcp::transport::streamable_http_client=off";
-
-/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`; rmcp's
-/// streamable HTTP client is always silenced (see [`SECRET_LEAKING_TARGETS`]).
+/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`. Every line
+/// is scrubbed of URLs and secrets on its way out ([`mcp_companion::logging`]), whatever its
+/// target or level: rmcp, reqwest and hyper log request URLs at debug and trace level.
 pub fn init_tracing(level: Option<&str>, default: &str) {
     let filter = level
         .map(tracing_subscriber::EnvFilter::new)
         .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},rmcp=warn")));
-    let filter = match SECRET_LEAKING_TARGETS.parse() {
-        Ok(directive) => filter.add_directive(directive),
-        Err(_) => filter,
-    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr))
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
@@ -53,6 +46,10 @@ pub async fn serve(
         tracing::info!(path = %path.display(), "config loaded");
     }
     let paths = EndpointPaths::resolve(socket);
+    // Before any server starts, so every process group is registered with it.
+    if let Err(e) = mcp_companion::reaper::start() {
+        tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+    }
     let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;
     if watch {
         companion.watch_config(Duration::from_secs(1));
@@ -127,8 +124,11 @@ async fn wait_for_shutdown_signal() {
 
 /// `bridge`: stdio ⇄ socket.
 pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
-    mcp_companion::ipc::bridge::run_stdio(&paths.mcp).await?;
+    let candidates: Vec<_> = mcp_companion::ipc::record::candidates(socket)
+        .into_iter()
+        .map(|p| p.mcp)
+        .collect();
+    mcp_companion::ipc::bridge::run_stdio(&candidates).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,12 +199,11 @@ pub async fn call(
 /// `status`: every server's state.
 pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let paths = EndpointPaths::resolve(socket);
-    let value = control::request(&paths.control, &ControlRequest::Status).await?;
+    let report = control::status(&paths.control).await?;
     if json {
-        outln!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let report: StatusReport = serde_json::from_value(value).context("malformed status answer")?;
     outln!(
         "companion pid {} (v{}), socket {}",
         report.pid,
@@ -236,7 +235,11 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             s.restarts,
-            s.last_error.as_deref().unwrap_or("")
+            match &s.last_error {
+                Some(e) if s.error_is_current() => e.clone(),
+                Some(e) => format!("(earlier) {e}"),
+                None => String::new(),
+            }
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -271,9 +274,9 @@ pub async fn logs(
         })
         .await?;
     while let Some(batch) = client.next().await? {
-        if let Some(lines) = batch.get("lines").and_then(|l| l.as_array()) {
-            for line in lines {
-                outln!("{}", line.as_str().unwrap_or_default());
+        if let ControlResponse::Logs(batch) = batch {
+            for line in batch.lines {
+                outln!("{line}");
             }
         }
         if !follow {
@@ -295,10 +298,8 @@ pub async fn control(
         outln!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
-    match req {
-        ControlRequest::Reload => {
-            let report: mcp_companion::hub::ReloadReport =
-                serde_json::from_value(answer).context("malformed reload answer")?;
+    match (req, answer) {
+        (_, ControlResponse::Reloaded(report)) => {
             let list = |names: &[String]| {
                 if names.is_empty() {
                     "-".to_owned()
@@ -311,10 +312,10 @@ pub async fn control(
             outln!("changed:   {}", list(&report.changed));
             outln!("unchanged: {}", list(&report.unchanged));
         }
-        ControlRequest::Start { server } => outln!("started {server}"),
-        ControlRequest::Stop { server } => outln!("stopped {server}"),
-        ControlRequest::Restart { server } => outln!("restarted {server}"),
-        ControlRequest::Status | ControlRequest::Logs { .. } => {}
+        (ControlRequest::Start { server }, _) => outln!("started {server}"),
+        (ControlRequest::Stop { server }, _) => outln!("stopped {server}"),
+        (ControlRequest::Restart { server }, _) => outln!("restarted {server}"),
+        _ => {}
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,12 +44,15 @@ mod load;
 mod normalize;
 mod parse;
 mod path;
+#[cfg(test)]
+mod props;
 mod save;
 mod transport;
 mod whitelist;
 
 // Shared with `crate::manage::import`, which converts other clients' entries into ours.
 pub(crate) use entry::KNOWN_KEYS as ENTRY_KEYS;
+pub(crate) use parse::syntax_error;
 pub(crate) use transport::{Kind as TransportKind, detect as detect_transport};
 
 use std::collections::BTreeMap;
@@ -60,13 +63,17 @@ pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use error::ConfigError;
 pub use expand::{BUILTIN_EXE_VARIABLE, builtin_variable, default_lookup};
 pub use load::{default_document, load, load_or_init};
-pub use normalize::normalize_document;
+pub use normalize::{normalize_document, normalize_entry};
 pub use parse::parse;
 pub use path::{
     CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
 };
-pub use save::{Overwrite, save_atomic, save_atomic_with};
+pub use save::{Overwrite, save_atomic, save_atomic_with, save_text_atomic};
 pub use whitelist::SsrfWhitelist;
+
+/// Default of `firstListTimeout`: an agent that connects while servers are still starting gets
+/// its first `tools/list` answer once all have settled, or after this long.
+pub const DEFAULT_FIRST_LIST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A loaded config: every server entry (valid or not), the whitelist, warnings and the raw
 /// document.
@@ -76,6 +83,10 @@ pub struct Config {
     pub servers: Vec<ServerSpec>,
     /// The parsed `ssrfWhitelist`; its errors concern remote servers only.
     pub ssrf_whitelist: SsrfWhitelist,
+    /// `firstListTimeout` (seconds in the file, 0 to 3600, default
+    /// [`DEFAULT_FIRST_LIST_TIMEOUT`]): how long an agent's first `tools/list` waits for every
+    /// enabled server to settle. Read when the companion starts.
+    pub first_list_timeout: Duration,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
     pub warnings: Vec<String>,
     /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit
@@ -173,10 +184,11 @@ impl ServerConfig {
 impl TransportConfig {
     /// The transport's name as written in the file: `"stdio"`, `"sse"` or `"streamableHttp"`.
     pub fn name(&self) -> &'static str {
-        match self {
-            TransportConfig::Stdio(_) => "stdio",
-            TransportConfig::Sse(_) => "sse",
-            TransportConfig::StreamableHttp(_) => "streamableHttp",
-        }
+        let kind = match self {
+            TransportConfig::Stdio(_) => transport::Kind::Stdio,
+            TransportConfig::Sse(_) => transport::Kind::Sse,
+            TransportConfig::StreamableHttp(_) => transport::Kind::StreamableHttp,
+        };
+        kind.name()
     }
 }

@@ -3,16 +3,25 @@
 //! | module | owns |
 //! |---|---|
 //! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
+//! | [`record`] | the per-user file a companion records its socket in, for callers with another environment |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
+//! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
+//! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
+//! | [`line`] | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
+pub mod accept;
 pub mod bridge;
 pub mod control;
 pub mod endpoint;
+pub mod line;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;
+#[cfg(unix)]
+mod private_dir;
+pub mod record;
 pub mod socket;

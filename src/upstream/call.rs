@@ -19,15 +19,16 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, ContentBlock, GetPromptRequest,
-    GetPromptRequestParams, GetPromptResult, JsonObject, ProgressToken, ReadResourceRequest,
-    ReadResourceRequestParams, ReadResourceResult, RequestId, ResourceContents, Role, ServerResult,
+    CancelledNotificationParam, ClientRequest, ContentBlock, GetExtensions, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResult, JsonObject, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId,
+    ResourceContents, Role, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::handler::ProgressRoutes;
+use super::progress::{self, ProgressFeed};
 use crate::catalog::{Target, uri_template};
 
 /// The agent side of a call: who to send progress to, and the token that fires when the agent
@@ -38,8 +39,10 @@ pub struct Downstream {
     pub peer: Peer<RoleServer>,
     /// The agent's `_meta.progressToken`, if it asked for progress.
     pub progress_token: Option<ProgressToken>,
-    /// Cancelled when the agent cancels the request.
+    /// Cancelled when the agent cancels the request (and when its session ends).
     pub cancelled: CancellationToken,
+    /// Cancelled when the companion shuts down; tells a shutdown from an agent's cancel.
+    pub shutdown: CancellationToken,
 }
 
 /// Why a call produced no upstream result.
@@ -72,6 +75,13 @@ pub enum CallError {
     /// The agent cancelled the call.
     #[error("cancelled by the client")]
     Cancelled,
+    /// The companion began shutting down while the call was in flight.
+    #[error("the companion is shutting down")]
+    ShuttingDown,
+    /// Our session to the server was closed while the call was in flight (the server was
+    /// stopped, restarted or removed).
+    #[error("the server was stopped while the call was in flight")]
+    SessionClosed,
     /// The arguments could not be turned into an upstream request.
     #[error("invalid arguments: {reason}")]
     Arguments {
@@ -112,7 +122,6 @@ fn fmt_secs(d: Duration) -> String {
 /// gets exactly one answer.
 pub async fn call(
     peer: &Peer<RoleClient>,
-    routes: &ProgressRoutes,
     target: &Target,
     arguments: Option<JsonObject>,
     timeout: Duration,
@@ -121,46 +130,67 @@ pub async fn call(
     let request = build_request(target, arguments)?;
     let options = PeerRequestOptions::with_timeout(timeout);
 
-    let wants_progress =
-        downstream.and_then(|d| d.progress_token.clone().map(|t| (d.peer.clone(), t)));
-    let (handle, _route) = match wants_progress {
-        Some((agent, token)) => {
-            let gate = routes.gate().await;
-            let handle = peer
-                .send_request_with_option(request, options)
-                .await
-                .map_err(classify)?;
-            let route = routes.register(handle.progress_token.clone(), agent, token);
-            drop(gate);
-            (handle, Some(route))
-        }
-        None => (
-            peer.send_request_with_option(request, options)
-                .await
-                .map_err(classify)?,
-            None,
-        ),
-    };
+    let mut request = request;
+    let mut feed = downstream.and_then(|d| {
+        let token = d.progress_token.clone()?;
+        let (sink, feed) = progress::channel(d.peer.clone(), token);
+        request.extensions_mut().insert(sink);
+        Some(feed)
+    });
+    let handle = peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(classify)?;
 
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
+        reason: "cancelled by the client",
     };
     let never = CancellationToken::new();
     let cancelled = downstream.map(|d| &d.cancelled).unwrap_or(&never);
-    let answer = tokio::select! {
-        answer = handle.await_response() => answer,
-        () = cancelled.cancelled() => {
-            // The guard sends notifications/cancelled upstream as it drops.
-            return Err(CallError::Cancelled);
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let answer = loop {
+        tokio::select! {
+            biased;
+            () = cancelled.cancelled() => {
+                // The guard sends notifications/cancelled upstream as it drops.
+                if downstream.is_some_and(|d| d.shutdown.is_cancelled()) {
+                    guard.reason = "the companion is shutting down";
+                    return Err(CallError::ShuttingDown);
+                }
+                return Err(CallError::Cancelled);
+            }
+            progress = next_progress(&mut feed) => {
+                // Forwarded here, not in the branch future: a response arriving meanwhile must
+                // not cancel a forward half-way.
+                if let Some(feed) = &feed {
+                    feed.forward(progress).await;
+                }
+            }
+            answer = &mut response => break answer,
         }
     };
+    // Progress the server sent before its response is queued by now (see `progress`); it
+    // must reach the agent before the response does.
+    if let Some(feed) = &mut feed {
+        feed.flush().await;
+    }
     guard.id = None;
     let answer = answer.map_err(|e| match e {
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         other => classify(other),
     })?;
     into_tool_result(target, answer)
+}
+
+/// The next progress notification of this call, or never when the agent asked for none.
+async fn next_progress(feed: &mut Option<ProgressFeed>) -> ProgressNotificationParam {
+    match feed {
+        Some(feed) => feed.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 fn build_request(
@@ -211,18 +241,20 @@ fn classify(e: ServiceError) -> CallError {
     if super::http::is_session_expired(&e) {
         return CallError::SessionExpired;
     }
+    // Transport errors quote reqwest, which quotes the request URL: `describe` redacts every
+    // URL and masks every remembered secret. The server's own message keeps its links.
     match e {
         ServiceError::McpError(err) => CallError::Rpc {
             code: err.code.0,
-            message: err.message.into_owned(),
+            message: crate::net::scrub_known(&err.message),
         },
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
-        ServiceError::Cancelled { .. } => CallError::Cancelled,
+        ServiceError::Cancelled { .. } => CallError::SessionClosed,
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallError::Transport {
-            reason: e.to_string(),
+            reason: super::error_text::describe(&e),
         },
         other => CallError::Unexpected {
-            what: other.to_string(),
+            what: super::error_text::describe(&other),
         },
     }
 }
@@ -241,10 +273,34 @@ fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolRes
         (_, ServerResult::CreateTaskResult(_)) => Err(CallError::Unexpected {
             what: "a task handle (task-augmented calls are not supported yet)".into(),
         }),
-        (_, other) => Err(CallError::Unexpected {
-            what: format!("{other:?}").chars().take(200).collect(),
+        (target, other) => Err(CallError::Unexpected {
+            what: describe_result(target, &other),
         }),
     }
+}
+
+/// "a result with fields tools, nextCursor where tools/call expects content": what arrived,
+/// by its JSON field names (never a Rust `Debug` dump).
+fn describe_result(target: &Target, result: &ServerResult) -> String {
+    let expected = match target {
+        Target::Tool { .. } => "tools/call expects content",
+        Target::Resource { .. } | Target::ResourceTemplate { .. } => {
+            "resources/read expects contents"
+        }
+        Target::Prompt { .. } => "prompts/get expects messages",
+    };
+    let value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(problem) = super::error_text::content_problem(&value) {
+        return format!("the server sent an invalid result: {problem}");
+    }
+    let fields = match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            let names: Vec<&str> = map.keys().map(String::as_str).take(8).collect();
+            format!("a result with fields {}", names.join(", "))
+        }
+        _ => "an empty result".to_owned(),
+    };
+    format!("{fields} where {expected}")
 }
 
 fn resource_result(read: ReadResourceResult) -> CallToolResult {
@@ -291,19 +347,22 @@ fn prompt_result(prompt: GetPromptResult) -> CallToolResult {
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
+    /// The `reason` of the notification.
+    reason: &'static str,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
+        let reason = self.reason;
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
         rt.spawn(async move {
             let note = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(id),
-                Some("cancelled by the client".into()),
+                Some(reason.into()),
             ));
             let _ = peer.send_notification(note.into()).await;
         });

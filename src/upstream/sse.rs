@@ -18,12 +18,13 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
-use crate::net::redact;
+use crate::net::{error_chain, redact};
 
 /// Why the SSE stream could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum SseError {
-    /// The GET failed (connection, SSRF refusal, HTTP status).
+    /// The GET failed (connection, SSRF refusal, or an HTTP status, quoted with the server's
+    /// text or `WWW-Authenticate` error).
     #[error("GET {url} failed: {reason}")]
     Open {
         /// The redacted URL.
@@ -70,8 +71,10 @@ impl LegacySseTransport {
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await
-            .and_then(|r| r.error_for_status())
             .map_err(|e| open_err(error_chain(&e)))?;
+        if !resp.status().is_success() {
+            return Err(open_err(super::error_text::http_failure(resp).await));
+        }
         let mut events = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream());
         let endpoint = loop {
             match events.next().await {
@@ -142,13 +145,19 @@ impl Transport<RoleClient> for LegacySseTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let (http, url) = (self.http.clone(), self.post_url.clone());
         async move {
-            http.post((*url).clone())
+            let resp = http
+                .post((*url).clone())
                 .json(&item)
                 .send()
                 .await
-                .and_then(|r| r.error_for_status())
-                .map(|_| ())
-                .map_err(|e| std::io::Error::other(error_chain(&e)))
+                .map_err(|e| std::io::Error::other(error_chain(&e)))?;
+            if resp.status().is_success() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other(
+                    super::error_text::http_failure(resp).await,
+                ))
+            }
         }
     }
 
@@ -160,24 +169,4 @@ impl Transport<RoleClient> for LegacySseTransport {
         self.reader.abort();
         std::future::ready(Ok(()))
     }
-}
-
-/// A reqwest error with its sources (where the SSRF refusal is), URL redacted.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        let text = match err.downcast_ref::<reqwest::Error>() {
-            Some(r) => match r.url() {
-                Some(u) => r.to_string().replace(u.as_str(), &redact(u.as_str())),
-                None => r.to_string(),
-            },
-            None => err.to_string(),
-        };
-        if !parts.iter().any(|p: &String| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = err.source();
-    }
-    parts.join(": ")
 }

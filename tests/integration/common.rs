@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::control::{self, StatusReport};
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
@@ -53,7 +53,22 @@ impl Companion {
         Self::spawn(config, true, env)
     }
 
+    /// Like [`Companion::start_with`] without `--socket`, with `XDG_RUNTIME_DIR` set to
+    /// `<temp>/<runtime>`: the socket lands in `<temp>/<runtime>/mcp-companion/`.
+    pub fn start_in_runtime_dir(config: Value, runtime: &str) -> Companion {
+        Self::spawn_at(config, Some(runtime), false, &[])
+    }
+
     fn spawn(config: Value, explicit_socket: bool, env: &[(&str, Option<&str>)]) -> Companion {
+        Self::spawn_at(config, None, explicit_socket, env)
+    }
+
+    fn spawn_at(
+        config: Value,
+        runtime: Option<&str>,
+        explicit_socket: bool,
+        env: &[(&str, Option<&str>)],
+    ) -> Companion {
         let dir = tempfile::Builder::new()
             .prefix("mcpc")
             .tempdir()
@@ -66,7 +81,10 @@ impl Companion {
             serde_json::to_vec_pretty(&config).expect("json"),
         )
         .expect("write config");
-        let socket = if explicit_socket {
+        let runtime = runtime.map(|r| dir.path().join(r));
+        let socket = if let Some(runtime) = &runtime {
+            runtime.join("mcp-companion/mcp.sock")
+        } else if explicit_socket {
             dir.path().join("run/mcp.sock")
         } else {
             default_socket_for(&home)
@@ -86,6 +104,9 @@ impl Companion {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
+        if let Some(runtime) = &runtime {
+            cmd.env("XDG_RUNTIME_DIR", runtime);
+        }
         for (k, v) in env {
             match v {
                 Some(v) => cmd.env(k, v),
@@ -107,7 +128,7 @@ impl Companion {
     }
 
     fn wait_for_socket(&self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if self.control.exists() && self.socket.exists() {
                 return;
@@ -124,13 +145,11 @@ impl Companion {
 
     /// `status` through the control API.
     pub async fn status(&self) -> StatusReport {
-        let v = control::request(&self.control, &ControlRequest::Status)
-            .await
-            .expect("status");
-        serde_json::from_value(v).expect("status shape")
+        control::status(&self.control).await.expect("status")
     }
 
-    /// Waits until no server is `starting`, returning the statuses.
+    /// Waits until no server is `starting`, returning the statuses: every `running` server's
+    /// tools are then listed.
     pub async fn settled(&self) -> Vec<ServerStatus> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -140,9 +159,8 @@ impl Companion {
                 .iter()
                 .all(|s| s.state != ServerState::Starting)
             {
-                // The catalog task folds changes in within ~100 ms.
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                return self.status().await.servers;
+                // `running` means the server's tools are in the merged catalog (Hub::statuses).
+                return report.servers;
             }
             assert!(
                 Instant::now() < deadline,
@@ -192,8 +210,7 @@ impl Companion {
     /// SIGTERM, then waits for exit (at most `timeout`).
     pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
         let mut child = self.child.take().expect("still running");
-        // SAFETY: plain kill(2) on a pid we spawned and have not reaped.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        sigterm(child.id());
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = child.try_wait().expect("wait") {
@@ -214,8 +231,7 @@ impl Companion {
 impl Drop for Companion {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            // SAFETY: plain kill(2) on a pid we spawned.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            sigterm(child.id());
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -232,14 +248,28 @@ impl Drop for Companion {
 /// Where `serve` puts its socket for a given HOME when no override is set (mirrors
 /// `EndpointPaths` rules 3 and 4, with XDG_RUNTIME_DIR removed).
 pub fn default_socket_for(home: &Path) -> PathBuf {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     let run_user = PathBuf::from(format!("/run/user/{uid}"));
     if run_user.is_dir() {
         run_user.join("mcp-companion/mcp.sock")
     } else {
         home.join(".config/mcp-companion/run/mcp.sock")
     }
+}
+
+/// Sends `signal` to the process `pid` (one we spawned and have not reaped).
+pub fn signal(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// SIGTERM to the process `pid`.
+pub fn sigterm(pid: u32) {
+    signal(pid, rustix::process::Signal::TERM);
 }
 
 /// The client identity tests use.

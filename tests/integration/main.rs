@@ -7,17 +7,29 @@
 #![cfg(unix)]
 
 mod common;
+mod config_file;
+mod declared;
 mod endpoint;
 mod failures;
+mod first_hour;
+mod hub_commands;
+mod hub_race;
 mod launching;
 mod lifecycle;
+mod malformed;
 mod naming;
+mod nanobot;
 mod passthrough;
 mod probe;
 mod python_clients;
+mod raw;
 mod remote;
+mod remote_errors;
 mod remote_fixture;
 mod robustness;
+mod secrets;
+mod sessions;
+mod socket_dir;
 mod ssrf;
 mod supervision;
 mod third_party;
