@@ -11,7 +11,9 @@
 //! | `error` | [`error::CommandError`], the one error crossing the boundary |
 //! | `logging` | stderr logging with a run-time log level |
 //! | `subcommand` | `bridge` and `demo-server` answered by this binary |
+//! | `bridge_program` | the installed program the Connect snippets name |
 
+pub mod bridge_program;
 pub mod commands;
 pub mod error;
 pub mod events;

@@ -8,6 +8,7 @@
 #
 # Usage: tests/package/deb.sh   (env: CARGO_TARGET_DIR; PACKAGE_PROFILE=release to bundle a
 # release build instead). Needs root or sudo for dpkg, and what tests/desktop/e2e.sh needs.
+# The Connect page screenshot and the WebDriver log go to $CARGO_TARGET_DIR/package-e2e/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -66,7 +67,7 @@ if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok install
 fi
 $SUDO dpkg -i "$deb" >/dev/null
 installed=1
-files=$(dpkg -L "$pkg" | while read -r f; do [ -d "$f" ] || echo "$f"; done)
+files=$(dpkg -L "$pkg" | while read -r f; do if [ ! -d "$f" ]; then echo "$f"; fi; done)
 count=$(wc -l <<<"$files")
 [ -x /usr/bin/mcp-companion ] && [ -x /usr/bin/mcp-companion-desktop ] || fail "binaries: $files"
 /usr/bin/mcp-companion --version | grep -qF "$version" || fail "installed CLI version"
@@ -81,6 +82,8 @@ pass "installed $count files: /usr/bin/mcp-companion{,-desktop}, $(basename "$de
 
 # --- run the installed app -------------------------------------------------------------------
 home="$work/home"
+out="$TARGET/package-e2e"
+rm -rf "$out" && mkdir -p "$out"
 mkdir -p "$home/.config/mcp-companion"
 cat >"$home/.config/mcp-companion/config.json" <<'JSON'
 { "mcpServers": { "demo": { "command": "/usr/bin/mcp-companion", "args": ["demo-server"] } } }
@@ -92,22 +95,24 @@ display=:$((80 + RANDOM % 9))
   unset XDG_CONFIG_HOME XDG_DATA_HOME XDG_RUNTIME_DIR MCP_COMPANION_SOCKET MCP_COMPANION_CONFIG
   pids=()
   trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
-  Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+  Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$out/xvfb.log" 2>&1 &
   pids+=($!)
   export DISPLAY=$display
   for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1; done
-  trayer --edge top --align right --widthtype pixel --width 120 --height 32 >"$work/trayer.log" 2>&1 &
+  trayer --edge top --align right --widthtype pixel --width 120 --height 32 >"$out/trayer.log" 2>&1 &
   pids+=($!)
   sleep 1
-  export TAURI_WEBVIEW_AUTOMATION=true PEERS_PYTHON="$PEERS/venv/bin/python" OUT="$work" WORK="$work"
+  export TAURI_WEBVIEW_AUTOMATION=true PEERS_PYTHON="$PEERS/venv/bin/python" OUT="$out" WORK="$work"
   timeout --kill-after=10 300 dbus-run-session -- python3 "$root/tests/package/installed_app.py"
 ) || fail "the installed app (log above)"
 
 # --- purge -----------------------------------------------------------------------------------
 $SUDO dpkg --purge "$pkg" >/dev/null
 installed=0
-left=$(while read -r f; do [ -e "$f" ] && echo "$f"; done <<<"$files")
+left=$(while read -r f; do if [ -e "$f" ]; then echo "$f"; fi; done <<<"$files")
 [ -z "$left" ] || fail "purge left: $left"
 [ -f "$home/.config/mcp-companion/config.json" ] || fail "purge removed the user's config"
-pass "purged: none of the $count files left; the user's config stays"
-echo "package: $(basename "$deb") $(du -k "$deb" | cut -f1) KiB, $(basename "$rpm") $(du -k "$rpm" | cut -f1) KiB (rpm built, not installed here), $count files installed"
+kept=$(cd "$home" && find . -type f | sort | tr '\n' ' ')
+pass "purged: none of the $count files left; the user's own files stay: $kept"
+mib() { echo "$(($(stat -c %s "$1") / 1048576)) MiB"; }
+echo "package: $(basename "$deb") $(mib "$deb"), $(basename "$rpm") $(mib "$rpm") (rpm built, not installed here); $count files installed (profile $PROFILE)"

@@ -3,8 +3,6 @@
 //! Server config goes through the core (`edit`, atomic save with `.bak`); the UI's own settings
 //! (log level, autostart mirror) live in a `tauri-plugin-store` file, `ui-settings.json`.
 
-use std::path::PathBuf;
-
 use mcp_companion::manage::edit;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -53,18 +51,12 @@ pub struct Snippet {
     pub text: String,
 }
 
-/// The bridge program: the `mcp-companion` CLI installed beside this binary if there is one,
-/// else this binary (which also answers `bridge`).
-fn bridge_program() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-companion-desktop"));
-    let cli = exe.with_file_name(format!("mcp-companion{}", std::env::consts::EXE_SUFFIX));
-    if cli.is_file() { cli } else { exe }
-}
-
 /// Snippets for Claude Desktop, Cursor, VS Code and nanobot, and the socket paths.
 #[tauri::command]
 pub fn get_connect_info(state: State<'_, Desktop>) -> ConnectInfo {
-    let command = bridge_program().display().to_string();
+    let command = crate::bridge_program::bridge_program()
+        .display()
+        .to_string();
     let args = vec!["bridge".to_owned()];
     let stdio = json!({"command": command, "args": args});
     let pretty = |v: Value| serde_json::to_string_pretty(&v).unwrap_or_default();
