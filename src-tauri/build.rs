@@ -24,6 +24,13 @@ const COMMANDS: &[&str] = &[
     "save_whitelist",
     "set_log_level",
     "set_autostart",
+    "list_registries",
+    "search_registry",
+    "registry_details",
+    "plan_install",
+    "list_clients",
+    "connect_client",
+    "disconnect_client",
 ];
 
 fn main() {

@@ -1,7 +1,9 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
 mod client;
+pub mod connect;
 pub mod doctor;
+pub mod registry;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -9,7 +9,7 @@ use super::entry::parse_entry;
 use super::error::json_type;
 use super::{Config, ConfigError, ServerSpec, SsrfWhitelist};
 
-const KNOWN_KEYS: &[&str] = &["mcpServers", "ssrfWhitelist"];
+const KNOWN_KEYS: &[&str] = &["mcpServers", "ssrfWhitelist", "registries"];
 
 /// Parses and validates the text of a config file; `origin` is only used in errors.
 ///

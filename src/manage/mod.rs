@@ -12,8 +12,12 @@
 //! | [`import`] | reading other clients' config files: added / skipped / renamed |
 //! | [`edit`] | validated, atomically saved edits of `config.json` |
 //! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
+//! | [`registry`] | installing from an MCP registry: search, map `server.json` → entry, update |
+//! | [`connect`] | writing our `bridge` entry into other clients' config files |
 
+pub mod connect;
 pub mod edit;
 pub mod import;
 pub mod presets;
 pub mod probe;
+pub mod registry;

@@ -15,6 +15,8 @@ mod naming;
 mod passthrough;
 mod probe;
 mod python_clients;
+mod registry;
+mod registry_fixture;
 mod remote;
 mod remote_fixture;
 mod robustness;

@@ -55,7 +55,7 @@ pub struct Snippet {
 
 /// The bridge program: the `mcp-companion` CLI installed beside this binary if there is one,
 /// else this binary (which also answers `bridge`).
-fn bridge_program() -> PathBuf {
+pub(crate) fn bridge_program() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-companion-desktop"));
     let cli = exe.with_file_name(format!("mcp-companion{}", std::env::consts::EXE_SUFFIX));
     if cli.is_file() { cli } else { exe }

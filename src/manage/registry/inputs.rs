@@ -1,0 +1,355 @@
+//! The inputs of a `server.json` package or remote (`environmentVariables`, headers,
+//! `runtimeArguments`/`packageArguments`, URL `variables`, and the `variables` of any value
+//! template) as form fields, and their resolution to config strings.
+//!
+//! A *config string* is what goes into `config.json`: text from the user or the registry is
+//! escaped (`${` → `$${`) so it is never expanded, and secrets are references (`${secret:NAME}`
+//! in the keychain, else `${VAR}` from the environment), never plain text.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::RegistryError;
+use super::model::Input;
+
+/// One field of the install form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Field {
+    /// The key of `--set KEY=VALUE` and of the form: an environment variable or header name,
+    /// a named argument without its leading dashes, a positional argument's `valueHint`, or a
+    /// `{variable}` name.
+    pub key: String,
+    /// Where the value goes, e.g. `env GITHUB_TOKEN`, `header Authorization`, `argument --port`.
+    pub target: String,
+    /// The registry's description.
+    pub description: Option<String>,
+    /// Whether a value must be given (secrets without a keychain become `${VAR}` instead).
+    pub required: bool,
+    /// Value used when none is given.
+    pub default: Option<String>,
+    /// Example text.
+    pub placeholder: Option<String>,
+    /// Allowed values (empty: any).
+    pub choices: Vec<String>,
+    /// `string`, `number`, `boolean` or `filepath`.
+    pub format: String,
+    /// Stored in the keychain, never in the file.
+    pub secret: bool,
+}
+
+/// Where secret values go.
+pub trait SecretSink {
+    /// Stores `value` for input `key` of server `server`; returns the reference to write in the
+    /// config (`${secret:NAME}`, or `${VAR}` when there is no keychain and the user must export
+    /// `VAR`).
+    ///
+    /// # Errors
+    /// A human-readable reason (the keychain refused).
+    fn store(&self, server: &str, key: &str, value: &str) -> Result<String, String>;
+    /// The reference for a secret the user did not give, if this sink has one (`${VAR}`).
+    fn reference_for_missing(&self, server: &str, key: &str) -> Option<String>;
+}
+
+/// The fallback sink when no keychain exists: every secret is `${VAR}`; values given are not
+/// stored anywhere (the user exports `VAR` before starting the companion).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EnvSecrets;
+
+/// `key` as an environment variable name: upper case, every other character `_`.
+pub fn env_var_name(key: &str) -> String {
+    let name: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{name}")
+    } else {
+        name
+    }
+}
+
+impl SecretSink for EnvSecrets {
+    fn store(&self, server: &str, key: &str, _value: &str) -> Result<String, String> {
+        Ok(self
+            .reference_for_missing(server, key)
+            .unwrap_or_else(|| format!("${{{}}}", env_var_name(key))))
+    }
+
+    fn reference_for_missing(&self, _server: &str, key: &str) -> Option<String> {
+        Some(format!("${{{}}}", env_var_name(key)))
+    }
+}
+
+/// `text` as a literal config string: every `${` becomes `$${`.
+pub fn escape(text: &str) -> String {
+    text.replace("${", "$${")
+}
+
+/// The values the user gave (`plain`, validated and escaped here) and those kept from an
+/// earlier install (`stored`: config strings, used as they are).
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    /// Values typed by the user, by field key.
+    pub plain: BTreeMap<String, String>,
+    /// Config strings remembered in the entry's `source.inputs`.
+    pub stored: BTreeMap<String, String>,
+}
+
+/// Collects fields and resolves values for one package or remote.
+pub(crate) struct Resolver<'a> {
+    pub(crate) server: &'a str,
+    pub(crate) values: &'a Values,
+    pub(crate) secrets: &'a dyn SecretSink,
+    /// Fields in the order met, one per key.
+    pub(crate) fields: Vec<Field>,
+    /// Config strings chosen per key (what `source.inputs` remembers).
+    pub(crate) chosen: BTreeMap<String, String>,
+    /// When set, values are not required (listing fields only).
+    pub(crate) listing: bool,
+    /// Secrets referenced as `${VAR}` that the user must export.
+    pub(crate) exports: Vec<String>,
+}
+
+impl<'a> Resolver<'a> {
+    pub(crate) fn new(
+        server: &'a str,
+        values: &'a Values,
+        secrets: &'a dyn SecretSink,
+        listing: bool,
+    ) -> Resolver<'a> {
+        Resolver {
+            server,
+            values,
+            secrets,
+            fields: Vec::new(),
+            chosen: BTreeMap::new(),
+            listing,
+            exports: Vec::new(),
+        }
+    }
+
+    /// Resolves one input: its fixed `value` template with `{variables}` substituted, else the
+    /// value given for `key`, else its default. `None` when optional and not given.
+    ///
+    /// # Errors
+    /// [`RegistryError::MissingInput`] / [`RegistryError::BadInput`].
+    pub(crate) fn input(
+        &mut self,
+        key: &str,
+        target: &str,
+        input: &Input,
+    ) -> Result<Option<String>, RegistryError> {
+        if let Some(template) = &input.value {
+            return self.template(template, &input.variables, target).map(Some);
+        }
+        self.field(key, target, input)
+    }
+
+    /// Substitutes each `{name}` of `template` that names one of `variables`; other text is
+    /// literal (escaped), unknown `{names}` stay as written.
+    pub(crate) fn template(
+        &mut self,
+        template: &str,
+        variables: &BTreeMap<String, Input>,
+        target: &str,
+    ) -> Result<String, RegistryError> {
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&escape(&rest[..open]));
+            let after = &rest[open + 1..];
+            match after.find('}') {
+                Some(close) if variables.contains_key(&after[..close]) => {
+                    let name = &after[..close];
+                    let var_target = format!("{target} {{{name}}}");
+                    let value = self
+                        .field(name, &var_target, &variables[name])?
+                        .unwrap_or_default();
+                    out.push_str(&value);
+                    rest = &after[close + 1..];
+                }
+                _ => {
+                    out.push('{');
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(&escape(rest));
+        Ok(out)
+    }
+
+    fn field(
+        &mut self,
+        key: &str,
+        target: &str,
+        input: &Input,
+    ) -> Result<Option<String>, RegistryError> {
+        let field = Field {
+            key: key.to_owned(),
+            target: target.to_owned(),
+            description: input.description.clone(),
+            required: input.is_required,
+            default: input.default.clone(),
+            placeholder: input.placeholder.clone(),
+            choices: input.choices.clone(),
+            format: input.format.clone().unwrap_or_else(|| "string".into()),
+            secret: input.is_secret,
+        };
+        if let Some(done) = self.chosen.get(key) {
+            return Ok(Some(done.clone()));
+        }
+        if !self.fields.iter().any(|f| f.key == key) {
+            self.fields.push(field.clone());
+        }
+        let value = self.value(&field)?;
+        if let Some(v) = &value {
+            self.chosen.insert(key.to_owned(), v.clone());
+        }
+        Ok(value)
+    }
+
+    fn value(&mut self, field: &Field) -> Result<Option<String>, RegistryError> {
+        if let Some(given) = self.values.plain.get(&field.key) {
+            check_value(field, given)?;
+            if field.secret {
+                let reference =
+                    self.secrets
+                        .store(self.server, &field.key, given)
+                        .map_err(|reason| RegistryError::Secret {
+                            key: field.key.clone(),
+                            reason,
+                        })?;
+                self.note_export(&reference);
+                return Ok(Some(reference));
+            }
+            return Ok(Some(escape(given)));
+        }
+        if let Some(stored) = self.values.stored.get(&field.key) {
+            return Ok(Some(stored.clone()));
+        }
+        if field.secret {
+            if let Some(reference) = self.secrets.reference_for_missing(self.server, &field.key) {
+                if field.required || self.listing {
+                    self.note_export(&reference);
+                    return Ok(Some(reference));
+                }
+                return Ok(None);
+            }
+        }
+        if let Some(default) = &field.default {
+            return Ok(Some(escape(default)));
+        }
+        if field.required && !self.listing {
+            return Err(RegistryError::MissingInput {
+                key: field.key.clone(),
+                target: field.target.clone(),
+            });
+        }
+        Ok(None)
+    }
+
+    fn note_export(&mut self, reference: &str) {
+        if let Some(var) = reference
+            .strip_prefix("${")
+            .and_then(|r| r.strip_suffix('}'))
+            .filter(|v| !v.contains(':'))
+            && !self.exports.iter().any(|e| e == var)
+        {
+            self.exports.push(var.to_owned());
+        }
+    }
+}
+
+/// Checks a typed value against the field's `choices` and `format`.
+fn check_value(field: &Field, value: &str) -> Result<(), RegistryError> {
+    let bad = |reason: String| RegistryError::BadInput {
+        key: field.key.clone(),
+        reason,
+    };
+    if !field.choices.is_empty() && !field.choices.iter().any(|c| c == value) {
+        return Err(bad(format!("must be one of {}", field.choices.join(", "))));
+    }
+    match field.format.as_str() {
+        "number" if value.trim().parse::<f64>().is_err() => Err(bad("must be a number".into())),
+        "boolean" if !matches!(value, "true" | "false") => Err(bad("must be true or false".into())),
+        _ if value.chars().any(|c| c == '\0') => Err(bad("contains a NUL character".into())),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(json: serde_json::Value) -> Input {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn templates_substitute_known_variables_and_escape_the_rest() {
+        let values = Values {
+            plain: BTreeMap::from([("db".to_owned(), "my${db}".to_owned())]),
+            ..Values::default()
+        };
+        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
+        let i = input(serde_json::json!({
+            "value": "${HOME}/{db}/{other}",
+            "variables": {"db": {"isRequired": true}}
+        }));
+        let got = r.input("x", "env X", &i).unwrap();
+        assert_eq!(got.as_deref(), Some("$${HOME}/my$${db}/{other}"));
+        assert_eq!(r.fields.len(), 1);
+        assert_eq!(r.fields[0].key, "db");
+    }
+
+    #[test]
+    fn choices_formats_and_required_inputs_are_checked() {
+        let mode = input(serde_json::json!({"choices": ["a", "b"], "isRequired": true}));
+        let num = input(serde_json::json!({"format": "number"}));
+        let values = Values {
+            plain: BTreeMap::from([
+                ("mode".to_owned(), "c".to_owned()),
+                ("port".to_owned(), "eighty".to_owned()),
+            ]),
+            ..Values::default()
+        };
+        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
+        let e = r.input("mode", "argument --mode", &mode).unwrap_err();
+        assert_eq!(e.to_string(), "input \"mode\": must be one of a, b");
+        let e = r.input("port", "argument --port", &num).unwrap_err();
+        assert_eq!(e.to_string(), "input \"port\": must be a number");
+        let empty = Values::default();
+        let mut r = Resolver::new("s", &empty, &EnvSecrets, false);
+        let e = r.input("mode", "argument --mode", &mode).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("\"mode\" (argument --mode) is required"),
+            "{e}"
+        );
+        assert_eq!(r.input("port", "argument --port", &num).unwrap(), None);
+    }
+
+    #[test]
+    fn secrets_without_a_keychain_become_environment_references_never_plain_text() {
+        let token = input(serde_json::json!({"isSecret": true, "isRequired": true}));
+        let values = Values {
+            plain: BTreeMap::from([("api-key".to_owned(), "hunter2".to_owned())]),
+            ..Values::default()
+        };
+        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
+        assert_eq!(
+            r.input("api-key", "header X", &token).unwrap().as_deref(),
+            Some("${API_KEY}")
+        );
+        assert_eq!(r.exports, ["API_KEY"]);
+        assert!(!format!("{:?}", r.chosen).contains("hunter2"));
+    }
+}
