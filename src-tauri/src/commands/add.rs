@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use mcp_companion::config;
 use mcp_companion::hub::ReloadReport;
+use mcp_companion::manage::edit;
 use mcp_companion::manage::presets::{self, Preset};
 use mcp_companion::manage::probe::{self, ProbeReport};
-use mcp_companion::{config, edit};
 use serde_json::Value;
 use tauri::State;
 

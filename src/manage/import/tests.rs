@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::*;
 
-const CLAUDE: &str = include_str!("../../tests/fixtures/import/claude_desktop_config.json");
-const VSCODE: &str = include_str!("../../tests/fixtures/import/vscode_mcp.json");
-const NANOBOT: &str = include_str!("../../tests/fixtures/import/nanobot_config.json");
+const CLAUDE: &str = include_str!("../../../tests/fixtures/import/claude_desktop_config.json");
+const VSCODE: &str = include_str!("../../../tests/fixtures/import/vscode_mcp.json");
+const NANOBOT: &str = include_str!("../../../tests/fixtures/import/nanobot_config.json");
 
 fn source(client: ClientKind, name: &str, text: &str) -> Source {
     Source {
