@@ -250,7 +250,7 @@ async fn cli_search_add_and_doctor_against_the_fixture() {
     assert!(o.status.success(), "{}", out(&o));
     assert_eq!(
         entry(&cfg, "time"),
-        json!({"command": "uvx", "args": ["mcp-server-time==2026.10.19", "--local-timezone", "Europe/Paris"],
+        json!({"type": "stdio", "command": "uvx", "args": ["mcp-server-time==2026.10.19", "--local-timezone", "Europe/Paris"],
                "source": {"registry": fx.url, "name": "io.github.fixture/time", "version": "2026.10.19",
                           "kind": "pypi", "inputs": {"local-timezone": "Europe/Paris"}}})
     );
@@ -283,6 +283,7 @@ async fn cli_search_add_and_doctor_against_the_fixture() {
     assert_eq!(
         entry(&cfg, "args")["args"],
         json!([
+            "-y",
             "--prefer-offline",
             "@fixture/mcp-args@0.3.0",
             "--mode",

@@ -276,11 +276,8 @@ fn arguments(list: &[Argument], r: &mut Resolver<'_>) -> Result<Vec<String>, Reg
                 let key = name.trim_start_matches('-').to_owned();
                 let boolean = a.input.format.as_deref() == Some("boolean");
                 match r.input(&key, &format!("argument {name}"), &a.input)? {
-                    Some(v) if boolean => {
-                        if v == "true" {
-                            out.push(name.to_owned());
-                        }
-                    }
+                    Some(v) if boolean && v == "true" => out.push(name.to_owned()),
+                    Some(_) if boolean => {}
                     Some(v) => out.extend([name.to_owned(), v]),
                     None => {}
                 }

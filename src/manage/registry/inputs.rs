@@ -40,7 +40,7 @@ pub struct Field {
 }
 
 /// Where secret values go.
-pub trait SecretSink {
+pub trait SecretSink: Send + Sync {
     /// Stores `value` for input `key` of server `server`; returns the reference to write in the
     /// config (`${secret:NAME}`, or `${VAR}` when there is no keychain and the user must export
     /// `VAR`).
@@ -162,9 +162,10 @@ impl<'a> Resolver<'a> {
         target: &str,
     ) -> Result<String, RegistryError> {
         let mut out = String::new();
+        let mut literal = String::new();
         let mut rest = template;
         while let Some(open) = rest.find('{') {
-            out.push_str(&escape(&rest[..open]));
+            literal.push_str(&rest[..open]);
             let after = &rest[open + 1..];
             match after.find('}') {
                 Some(close) if variables.contains_key(&after[..close]) => {
@@ -173,16 +174,19 @@ impl<'a> Resolver<'a> {
                     let value = self
                         .field(name, &var_target, &variables[name])?
                         .unwrap_or_default();
-                    out.push_str(&value);
+                    push_piece(&mut out, &escape(&literal));
+                    literal.clear();
+                    push_piece(&mut out, &value);
                     rest = &after[close + 1..];
                 }
                 _ => {
-                    out.push('{');
+                    literal.push('{');
                     rest = after;
                 }
             }
         }
-        out.push_str(&escape(rest));
+        literal.push_str(rest);
+        push_piece(&mut out, &escape(&literal));
         Ok(out)
     }
 
@@ -235,14 +239,14 @@ impl<'a> Resolver<'a> {
         if let Some(stored) = self.values.stored.get(&field.key) {
             return Ok(Some(stored.clone()));
         }
-        if field.secret {
-            if let Some(reference) = self.secrets.reference_for_missing(self.server, &field.key) {
-                if field.required || self.listing {
-                    self.note_export(&reference);
-                    return Ok(Some(reference));
-                }
-                return Ok(None);
+        if field.secret
+            && let Some(reference) = self.secrets.reference_for_missing(self.server, &field.key)
+        {
+            if field.required || self.listing {
+                self.note_export(&reference);
+                return Ok(Some(reference));
             }
+            return Ok(None);
         }
         if let Some(default) = &field.default {
             return Ok(Some(escape(default)));
@@ -266,6 +270,15 @@ impl<'a> Resolver<'a> {
             self.exports.push(var.to_owned());
         }
     }
+}
+
+/// Appends config string `piece` to config string `out` so that a literal `$` at the end of
+/// `out` and a `{` at the start of `piece` do not join into a `${` reference.
+fn push_piece(out: &mut String, piece: &str) {
+    if out.ends_with('$') && piece.starts_with('{') {
+        out.push('$');
+    }
+    out.push_str(piece);
 }
 
 /// Checks a typed value against the field's `choices` and `format`.
@@ -308,6 +321,23 @@ mod tests {
         assert_eq!(got.as_deref(), Some("$${HOME}/my$${db}/{other}"));
         assert_eq!(r.fields.len(), 1);
         assert_eq!(r.fields[0].key, "db");
+        // A `$` before a variable whose value starts with `{` must not form a reference.
+        let values = Values {
+            plain: BTreeMap::from([("v".to_owned(), "{PATH}".to_owned())]),
+            ..Values::default()
+        };
+        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
+        let i = input(serde_json::json!({"value": "${v}", "variables": {"v": {}}}));
+        let got = r.input("x", "env X", &i).unwrap().unwrap();
+        assert_eq!(got, "$${PATH}");
+        let doc = serde_json::json!({"mcpServers": {"s": {"command": "x", "args": [got]}}});
+        let cfg = crate::config::parse(&doc.to_string(), std::path::Path::new("t")).unwrap();
+        let entry = cfg.servers[0].entry.as_ref().unwrap();
+        let expanded = entry.expand(&|_| Some("LEAK".into())).unwrap();
+        match expanded.transport {
+            crate::config::TransportConfig::Stdio(s) => assert_eq!(s.args, ["${PATH}"]),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

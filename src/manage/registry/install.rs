@@ -103,7 +103,7 @@ pub async fn plan(
     values: &Values,
     secrets: &dyn SecretSink,
     whitelist: &SsrfWhitelist,
-    on_path: &dyn Fn(&str) -> bool,
+    on_path: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Planned, RegistryError> {
     let built = entry::build(detail, choice, server, values, secrets, false)?;
     let mut warnings = Vec::new();
