@@ -8,6 +8,7 @@
 #   DIR/venv-v1/bin/python                  (mcp 1.x SDK client)
 #   DIR/venv/bin/{uv,uvx} + DIR/uv-cache    (uv, its cache holding mcp-server-time, so the
 #                                            registry tests run `uvx mcp-server-time==…` offline)
+#   DIR/venv-nanobot/bin/nanobot            (nanobot-ai, a real agent; tests/integration/nanobot.rs)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
 PY=${PYTHON:-python3}
@@ -33,5 +34,9 @@ if ! UV_OFFLINE=1 UV_CACHE_DIR="$DIR/uv-cache" UV_PYTHON_DOWNLOADS=never \
     venv/bin/uvx mcp-server-time==2026.10.19 --help >/dev/null 2>&1; then
   UV_CACHE_DIR="$DIR/uv-cache" UV_PYTHON_DOWNLOADS=never \
     venv/bin/uvx mcp-server-time==2026.10.19 --help >/dev/null
+fi
+if [ ! -x venv-nanobot/bin/nanobot ]; then
+  "$PY" -m venv venv-nanobot
+  venv-nanobot/bin/pip install -q --disable-pip-version-check "nanobot-ai==0.3.5"
 fi
 echo "peers ready in $DIR"
