@@ -18,6 +18,7 @@ mod passthrough;
 mod probe;
 mod python_clients;
 mod registry;
+mod registry_cli;
 mod registry_fixture;
 mod remote;
 mod remote_errors;
