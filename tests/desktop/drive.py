@@ -372,9 +372,9 @@ def main():
         wd.click("button.tab[data-tab=registry]")
         wd.type("#registry-search", "time")
         wd.click("#registry-go")
-        wait_for(lambda: wd.find('button[data-registry-name="io.github.fixture/time"]'), 30, "registry results")
+        wait_for(lambda: wd.find('[data-registry-name="io.github.fixture/time"]'), 30, "registry results")
         wd.screenshot("15-registry-search.png")
-        wd.click('button[data-registry-name="io.github.fixture/time"]')
+        wd.click('[data-registry-name="io.github.fixture/time"]')
         form = '.form[data-registry-server="io.github.fixture/time"]'
         wait_for(lambda: wd.find(f"{form} [data-field=local-timezone]"), 30, "registry install form")
         wd.js("const s = document.querySelector(arguments[0]); s.value = 'UTC';", f"{form} [data-field=local-timezone]")
@@ -393,11 +393,15 @@ def main():
               and clock.get("source", {}).get("name") == "io.github.fixture/time",
               f"registry entry saved with its source: {clock}")
 
-        # 7b. Connect page: the Cursor toggle edits the fake Cursor config in place.
+        # 7b. Connect page: the Cursor toggle edits a fake Cursor config (written only now, so
+        # the Import step above saw two sources) in place.
+        cursor_file = os.path.join(os.environ["HOME"], ".cursor", "mcp.json")
+        os.makedirs(os.path.dirname(cursor_file), exist_ok=True)
+        with open(cursor_file, "w") as f:
+            f.write('{\n  // my Cursor servers\n  "mcpServers": {\n    "other": { "command": "other-server" }\n  }\n}\n')
         wd.go("#/connect")
         wait_for(lambda: wd.find("input[data-client=cursor]"), 20, "client toggles")
         wd.click("input[data-client=cursor]")
-        cursor_file = os.path.join(os.environ["HOME"], ".cursor", "mcp.json")
         text = wait_for(lambda: (lambda t: t if "mcp-companion" in t else None)(open(cursor_file).read()), 20, "cursor file connected")
         check("// my Cursor servers" in text and '"other"' in text and '"bridge"' in text,
               f"Cursor connected, comment and other server kept: {text!r}")

@@ -51,9 +51,6 @@ python3 tests/desktop/registry_fixture.py "$WORK/registry.port" &
 pids+=($!)
 for _ in $(seq 50); do [ -f "$WORK/registry.port" ] && break; sleep 0.1; done
 export REGISTRY_URL="http://127.0.0.1:$(cat "$WORK/registry.port")"
-# A fake Cursor install with a comment and another server, for the Connect toggle.
-mkdir -p "$HOME/.cursor"
-printf '{\n  // my Cursor servers\n  "mcpServers": {\n    "other": { "command": "other-server" }\n  }\n}\n' > "$HOME/.cursor/mcp.json"
 
 cat > "$MCP_COMPANION_CONFIG" <<JSON
 { "registries": [ { "name": "fixture", "url": "$REGISTRY_URL" } ],

@@ -16,6 +16,9 @@ function copyButton(text) {
   return b;
 }
 
+// Clients whose server lists the Import page can read.
+const IMPORTABLE = new Set(['claude-desktop', 'claude-code', 'cursor', 'vscode', 'windsurf', 'nanobot']);
+
 function clientsTable(host) {
   api.listClients().then((clients) => {
     const rows = clients.map((c) => {
@@ -43,7 +46,7 @@ function clientsTable(host) {
         h('td', {}, h('label', {}, toggle, c.label)),
         h('td', {}, c.installed ? h('span', { class: 'badge ok' }, 'installed') : h('span', { class: 'badge off' }, 'not found')),
         h('td', {}, c.error ? h('span', { class: 'error' }, c.error) : h('code', {}, c.path)),
-        h('td', {}, h('label', { class: 'help' }, alsoImport, ' also import its servers'), ' ', note));
+        h('td', {}, IMPORTABLE.has(c.id) ? h('label', { class: 'help' }, alsoImport, ' also import its servers') : null, ' ', note));
     });
     clear(host, h('table', { class: 'clients' },
       h('tr', {}, h('th', {}, 'Connect'), h('th', {}, 'Client'), h('th', {}, 'Config file'), h('th', {}, '')), rows));

@@ -62,9 +62,10 @@ export function renderRegistry(list, detail, actions, field) {
     api.searchRegistry(registrySel.value || null, term.value.trim(), cursor).then((page) => {
       const items = page.servers.map((r) => {
         const s = r.server;
-        const card = h('button', { class: 'preset', 'data-registry-name': s.name },
+        const card = h('div', { class: 'preset registry-result', role: 'button', tabindex: '0', 'data-registry-name': s.name },
           h('strong', {}, s.title || s.name), h('span', { class: 'desc' }, s.description),
           h('span', { class: 'tags' }, `${transports(s)} · ${s.version}`));
+        card.addEventListener('keydown', (e) => { if (e.key === 'Enter') card.click(); });
         card.addEventListener('click', () => {
           for (const c of results.querySelectorAll('.preset.selected')) c.classList.remove('selected');
           card.classList.add('selected');
