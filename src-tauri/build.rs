@@ -28,6 +28,8 @@ const COMMANDS: &[&str] = &[
     "search_registry",
     "registry_details",
     "plan_install",
+    "check_updates",
+    "update_server",
     "list_clients",
     "connect_client",
     "disconnect_client",

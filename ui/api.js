@@ -36,3 +36,5 @@ export const planInstall = (registry, name, version, choice, server, values) => 
 export const listClients = () => invoke('list_clients');
 export const connectClient = (id, importServers) => invoke('connect_client', { id, import: importServers });
 export const disconnectClient = (id) => invoke('disconnect_client', { id });
+export const checkUpdates = () => invoke('check_updates');
+export const updateServer = (name) => invoke('update_server', { name });

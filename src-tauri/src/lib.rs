@@ -61,6 +61,8 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         registry::search_registry,
         registry::registry_details,
         registry::plan_install,
+        registry::check_updates,
+        registry::update_server,
         registry::list_clients,
         registry::connect_client,
         registry::disconnect_client,

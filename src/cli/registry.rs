@@ -9,8 +9,8 @@ use anyhow::{Context, bail};
 use mcp_companion::config::{self, ConfigError};
 use mcp_companion::manage::registry::{
     self, Choice, EnvSecrets, RegistryClient, Values, install, sources,
+    update::{self, UpdatePlan},
 };
-use serde_json::Value;
 
 /// `registry …` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -362,58 +362,23 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
 /// `update`.
 pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let (path, cfg) = load(config_path)?;
-    let old = cfg
-        .raw
-        .pointer(&format!(
-            "/mcpServers/{}",
-            args.server.replace('~', "~0").replace('/', "~1")
-        ))
-        .cloned()
-        .with_context(|| format!("no server named \"{}\"", args.server))?;
-    let source = registry::Source::of_entry(&old).with_context(|| {
-        format!(
-            "\"{}\" was not installed from a registry (no \"source\")",
-            args.server
-        )
-    })?;
-    let configured = sources::registries(&cfg.raw)?;
-    let client = install::client_for(&configured, &source.registry, &cfg, &config::default_lookup)?;
-    let latest = client.version(&source.name, "latest").await?;
-    let detail = &latest.server;
-    if !sources::is_newer(&detail.version, &source.version) && args.set.is_empty() {
-        println!(
-            "\"{}\" is up to date ({}@{})",
-            args.server, source.name, source.version
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let choice = install::choice_like(detail, source.kind.as_deref())?;
-    let values = Values {
-        plain: parse_sets(&args.set)?,
-        stored: source.inputs.clone(),
-    };
-    let mut planned = install::plan(
-        &source.registry,
-        detail,
-        choice,
+    let changes = parse_sets(&args.set)?;
+    match update::plan_update(
+        &cfg,
         &args.server,
-        &values,
+        changes,
         &EnvSecrets,
-        &cfg.ssrf_whitelist,
-        &install::on_path,
+        &config::default_lookup,
     )
-    .await?;
-    // Keys the user added by hand (enabledTools, toolTimeout, cwd, disabled…) are kept.
-    if let (Value::Object(old), Value::Object(new)) = (&old, &mut planned.entry) {
-        for (k, v) in old {
-            if !matches!(
-                k.as_str(),
-                "command" | "args" | "env" | "url" | "headers" | "type"
-            ) && !new.contains_key(k)
-            {
-                new.insert(k.clone(), v.clone());
-            }
+    .await?
+    {
+        UpdatePlan::UpToDate(source) => {
+            println!(
+                "\"{}\" is up to date ({}@{})",
+                args.server, source.name, source.version
+            );
+            Ok(ExitCode::SUCCESS)
         }
+        UpdatePlan::Planned(planned) => finish(&path, &planned, true, args.dry_run, "updated"),
     }
-    finish(&path, &planned, true, args.dry_run, "updated")
 }

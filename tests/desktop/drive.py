@@ -393,6 +393,11 @@ def main():
               and clock.get("source", {}).get("name") == "io.github.fixture/time",
               f"registry entry saved with its source: {clock}")
 
+        wd.go("#/add")
+        wd.click("button.tab[data-tab=registry]")
+        state = wait_for(lambda: wd.text("tr[data-installed=clock]"), 30, "installed-from-registry list")
+        check("io.github.fixture/time@2026.10.19" in state and "up to date" in state, f"registry tab lists the install as up to date: {state!r}")
+
         # 7b. Connect page: the Cursor toggle edits a fake Cursor config (written only now, so
         # the Import step above saw two sources) in place.
         cursor_file = os.path.join(os.environ["HOME"], ".cursor", "mcp.json")

@@ -50,6 +50,32 @@ function detailsPane(host, registry, name, version, actions, field) {
   }).catch((e) => clear(host, h('div', { class: 'error' }, errorText(e))));
 }
 
+// Servers installed from a registry, with "update available" and an Update button.
+function updatesPanel(host) {
+  api.checkUpdates().then((items) => {
+    if (!items.length) return clear(host);
+    const rows = items.map((o) => {
+      const state = o.error ? h('span', { class: 'error' }, o.error)
+        : o.updateAvailable ? h('span', { class: 'badge warn' }, `update available: ${o.latest}`)
+          : h('span', { class: 'badge ok' }, 'up to date');
+      const button = o.updateAvailable ? h('button', { 'data-update': o.server }, 'Update') : null;
+      if (button) {
+        button.addEventListener('click', async () => {
+          button.disabled = true;
+          try {
+            await api.updateServer(o.server);
+            updatesPanel(host);
+          } catch (e) {
+            button.after(h('span', { class: 'error' }, ` ${errorText(e)}`));
+          }
+        });
+      }
+      return h('tr', { 'data-installed': o.server }, h('td', {}, o.server), h('td', {}, h('code', {}, `${o.source.name}@${o.source.version}`)), h('td', {}, state, ' ', button));
+    });
+    clear(host, h('h3', {}, 'Installed from registries'), h('table', { class: 'updates' }, rows));
+  }).catch((e) => clear(host, h('div', { class: 'error' }, errorText(e))));
+}
+
 export function renderRegistry(list, detail, actions, field) {
   const term = h('input', { type: 'text', id: 'registry-search', placeholder: 'Search servers by name' });
   const go = h('button', { class: 'primary', id: 'registry-go' }, 'Search');
@@ -87,6 +113,8 @@ export function renderRegistry(list, detail, actions, field) {
   term.addEventListener('keydown', (e) => { if (e.key === 'Enter') go.click(); });
   api.listRegistries().then((regs) => clear(registrySel, regs.map((r) => h('option', { value: r.name }, `${r.name} (${r.url})`))))
     .catch(() => {});
-  clear(list, h('div', { class: 'toolbar' }, term, go, registrySel), results, pager);
+  const updates = h('div', { class: 'registry-updates' });
+  clear(list, h('div', { class: 'toolbar' }, term, go, registrySel), results, pager, updates);
+  updatesPanel(updates);
   clear(detail, h('p', { class: 'help' }, 'Search the registry, then pick a server.'));
 }

@@ -7,7 +7,11 @@ use mcp_companion::config;
 use mcp_companion::manage::connect::{self, Client, ClientStatus, Os, Outcome, Roots};
 use mcp_companion::manage::registry::{
     self, Choice, EnvSecrets, Field, InstallOption, RegistryClient, RegistryError, RegistryRef,
-    Values, install, model::ServerList, model::ServerResponse, sources,
+    Values, install,
+    model::ServerList,
+    model::ServerResponse,
+    sources,
+    update::{self, UpdatePlan},
 };
 use mcp_companion::manage::{edit, import};
 use serde::Serialize;
@@ -163,6 +167,40 @@ pub async fn plan_install(
         &install::on_path,
     )
     .await?)
+}
+
+/// Every server installed from a registry, compared with its registry's latest version.
+#[tauri::command]
+pub async fn check_updates(
+    state: State<'_, Desktop>,
+) -> Result<Vec<install::Outdated>, CommandError> {
+    let cfg = loaded(&state)?;
+    Ok(install::outdated(&cfg, &config::default_lookup).await)
+}
+
+/// Updates server `name` to its registry's latest version (same inputs, hand-made keys kept)
+/// and applies it; `false` when it was already up to date.
+#[tauri::command]
+pub async fn update_server(state: State<'_, Desktop>, name: String) -> Result<bool, CommandError> {
+    let cfg = loaded(&state)?;
+    let plan = update::plan_update(
+        &cfg,
+        &name,
+        BTreeMap::new(),
+        &EnvSecrets,
+        &config::default_lookup,
+    )
+    .await?;
+    match plan {
+        UpdatePlan::UpToDate(_) => Ok(false),
+        UpdatePlan::Planned(planned) => {
+            super::edit_and_reload(&state, |doc| {
+                edit::set_server(doc, &planned.server, planned.entry.clone(), true)
+            })
+            .await?;
+            Ok(true)
+        }
+    }
 }
 
 /// Every client: path, installed?, connected?

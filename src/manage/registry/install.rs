@@ -216,7 +216,7 @@ pub struct Outdated {
 /// registry URL is asked without a token.
 pub async fn outdated(
     cfg: &config::Config,
-    lookup: &dyn Fn(&str) -> Option<String>,
+    lookup: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Vec<Outdated> {
     let configured = sources::registries(&cfg.raw).unwrap_or_default();
     let mut out = Vec::new();

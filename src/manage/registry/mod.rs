@@ -8,7 +8,8 @@
 //! | [`inputs`] | inputs → form [`Field`]s; values → config strings; secrets → references |
 //! | [`entry`] | a `server.json` version → a config entry ([`build`]) |
 //! | [`sources`] | the `registries` config key and the entry's `source` (for `outdated`/`update`) |
-//! | [`install`] | the whole flow: fetch, map, check, write `config.json` |
+//! | [`install`] | the whole flow: fetch, map, check, write `config.json`; `outdated` |
+//! | [`update`] | re-install at the latest version with the remembered inputs |
 
 pub mod client;
 pub mod entry;
@@ -16,6 +17,7 @@ pub mod inputs;
 pub mod install;
 pub mod model;
 pub mod sources;
+pub mod update;
 
 pub use client::RegistryClient;
 pub use entry::{Built, Choice, InstallOption, build, default_choice, options};
