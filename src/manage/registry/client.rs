@@ -248,7 +248,7 @@ fn error_message(body: &[u8]) -> String {
     quote(&message)
 }
 
-/// `text` cut to [`QUOTE_CHARS`] characters, control characters replaced.
+/// `text` cut to 300 characters (then `…`), control characters replaced by spaces.
 pub fn quote(text: &str) -> String {
     let mut out: String = text
         .chars()
