@@ -167,3 +167,35 @@ fn a_servers_key_that_is_not_an_object_is_an_error() {
     let err = connect(Client::Cursor, &file, EXE).unwrap_err().to_string();
     assert!(err.contains("\"mcpServers\" is not an object"), "{err}");
 }
+
+#[test]
+fn crlf_files_block_comments_and_one_line_objects_round_trip() {
+    let cases = [
+        "{\r\n  \"mcpServers\": {\r\n    \"a\": {\"command\": \"a\"} /* last */\r\n  }\r\n}\r\n",
+        "{\"mcpServers\": {\"a\": {\"command\": \"a\"},}}",
+        "{\n  \"mcpServers\": { // none yet\n  }\n}\n",
+        "  {}  ",
+    ];
+    for before in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(&file, before).unwrap();
+        connect(Client::Cursor, &file, EXE).unwrap();
+        let after = std::fs::read_to_string(&file).unwrap();
+        let root = jsonc::parse(&after).unwrap().unwrap();
+        let doc = jsonc::to_value(&after, &root);
+        assert_eq!(
+            doc["mcpServers"][ENTRY_NAME]["command"], EXE,
+            "{before:?} -> {after:?}"
+        );
+        if before.contains("\r\n") {
+            assert!(!after.replace("\r\n", "").contains('\n'), "{after:?}");
+        }
+        disconnect(Client::Cursor, &file).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            before,
+            "{before:?} via {after:?}"
+        );
+    }
+}

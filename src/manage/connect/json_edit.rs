@@ -1,7 +1,8 @@
 //! Byte-span edits of a JSONC document: set or remove one member of the object at a key path,
 //! touching no other byte. Inserting follows the file's indentation and newline style; removing
 //! is the exact inverse of inserting, so connect + disconnect gives back the original bytes
-//! (an object our insert created and that is empty again is removed with it).
+//! (an object our insert created and that is empty again is removed with it). One exception:
+//! whitespace inside an object that was empty (`{ }`, `{\n}`) comes back as `{}`.
 
 use serde_json::Value;
 
@@ -311,8 +312,15 @@ fn remove_at(text: &str, obj: &Node, index: usize) -> String {
         return out;
     }
     // One-line object.
+    let last = index + 1 == members.len();
     if m.comma.is_none() && index > 0 {
         out.replace_range(members[index - 1].value.end..m.value.end, "");
+    } else if let (true, Some(c), Some(prev)) = (last, m.comma, index.checked_sub(1)) {
+        // Inserted after a trailing comma as ` "key": value,`.
+        let from = members[prev]
+            .comma
+            .map_or(members[prev].value.end, |p| p + 1);
+        out.replace_range(from..c + 1, "");
     } else {
         let next = members.get(index + 1).map_or(end, |n| n.key_start);
         out.replace_range(m.key_start..next, "");
