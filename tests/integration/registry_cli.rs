@@ -323,6 +323,20 @@ async fn cli_connect_writes_the_bridge_into_a_fake_home_and_disconnect_restores_
     let o = run(&["disconnect", "cursor"]);
     assert!(o.status.success(), "{}", out(&o));
     assert_eq!(std::fs::read_to_string(&cursor).unwrap(), before);
+    // --import: the client's own servers move into our config, ours is not imported back.
+    let o = run(&["connect", "cursor", "--import"]);
+    assert!(
+        out(&o).contains("imported 1 server(s) from Cursor"),
+        "{}",
+        out(&o)
+    );
+    let ours: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("companion.json")).unwrap())
+            .unwrap();
+    assert_eq!(ours["mcpServers"]["a"]["command"], "a");
+    assert!(ours["mcpServers"].get("mcp-companion").is_none(), "{ours}");
+    let o = run(&["connect", "cursor", "--import"]);
+    assert!(out(&o).contains("imported 0 server(s)"), "{}", out(&o));
     let o = run(&["connect", "vscode", "--os", "windows"]);
     assert!(
         out(&o).contains("VS Code on Windows: %APPDATA%\\Code\\User\\mcp.json"),
