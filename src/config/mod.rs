@@ -44,6 +44,8 @@ mod load;
 mod normalize;
 mod parse;
 mod path;
+#[cfg(test)]
+mod props;
 mod save;
 mod transport;
 mod whitelist;

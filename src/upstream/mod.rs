@@ -15,7 +15,9 @@ pub mod call;
 pub mod error_text;
 pub mod handler;
 pub mod http;
+pub mod initialize;
 pub mod listing;
+pub mod progress;
 pub mod reaper;
 pub mod sse;
 pub mod stderr;
@@ -160,6 +162,7 @@ async fn connect_stdio(
     log: &LogRing,
     progress: ProgressRoutes,
 ) -> Result<Session, ConnectError> {
+    net::remember_env_secrets(&stdio.env);
     let spec = plan_here(stdio).await.into_result()?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
@@ -173,14 +176,15 @@ async fn connect_stdio(
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
-    let transport =
-        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+    let handler = UpstreamHandler::new(events_tx);
+    let transport = progress.tap(
+        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES),
+    );
 
     let handshake = async {
         let service = serve_client(handler, transport)
             .await
-            .map_err(|e| Stage::Initialize(error_text::describe(&e)))?;
+            .map_err(|e| Stage::Initialize(initialize::Failure::from_rmcp(&e)))?;
         let listing = listing::list_all(service.peer())
             .await
             .map_err(|e| Stage::List(error_text::describe(&e)))?;
@@ -199,7 +203,8 @@ async fn connect_stdio(
         Err(_elapsed) => None,
     };
     // A process that exited on its own explains the failure better than the transport error
-    // rmcp saw ("broken pipe", "connection closed").
+    // rmcp saw ("broken pipe", "connection closed") — unless it answered first: then its
+    // answer is the reason, and the exit only followed from it.
     let exited = match failed {
         Some(_) => tokio::time::timeout(Duration::from_millis(300), child.wait())
             .await
@@ -223,8 +228,12 @@ async fn connect_stdio(
             timeout: cfg.connect_timeout,
             stderr,
         },
-        Some(Stage::Initialize(reason)) => ConnectError::Initialize {
-            reason: during("initialize", reason),
+        Some(Stage::Initialize(failure)) if failure.answered => ConnectError::Initialize {
+            reason: failure.reason,
+            stderr,
+        },
+        Some(Stage::Initialize(failure)) => ConnectError::Initialize {
+            reason: during("initialize", failure.reason),
             stderr,
         },
         Some(Stage::List(reason)) => ConnectError::List {
@@ -294,7 +303,7 @@ async fn connect_remote(
     })?;
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
+    let handler = UpstreamHandler::new(events_tx);
     let handshake = async {
         guard
             .check_url(&url)
@@ -307,12 +316,12 @@ async fn connect_remote(
         tracing::info!(url = %redacted, transport = transport_name(&cfg.transport), "connecting");
         let service = if legacy_sse {
             let transport = sse::LegacySseTransport::connect(client, &url).await?;
-            serve_client(handler, transport).await
+            serve_client(handler, progress.tap(transport)).await
         } else {
-            serve_client(handler, http::transport(client, &url)).await
+            serve_client(handler, progress.tap(http::transport(client, &url))).await
         }
         .map_err(|e| ConnectError::Initialize {
-            reason: error_text::describe(&e),
+            reason: initialize::Failure::from_rmcp(&e).reason,
             stderr: Vec::new(),
         })?;
         let listing = listing::list_all(service.peer())
@@ -347,7 +356,7 @@ async fn connect_remote(
 }
 
 enum Stage {
-    Initialize(String),
+    Initialize(initialize::Failure),
     List(String),
 }
 

@@ -7,16 +7,20 @@
 #![cfg(unix)]
 
 mod common;
+mod config_file;
+mod declared;
 mod endpoint;
 mod failures;
 mod first_hour;
 mod launching;
 mod lifecycle;
+mod malformed;
 mod naming;
 mod nanobot;
 mod passthrough;
 mod probe;
 mod python_clients;
+mod raw;
 mod registry;
 mod registry_cli;
 mod registry_fixture;
