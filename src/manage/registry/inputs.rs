@@ -88,6 +88,61 @@ impl SecretSink for EnvSecrets {
     }
 }
 
+/// Secrets written to a store (the OS keychain) through `set`, referenced as
+/// `${secret:NAME}` with NAME = [`secret_name`]`(server, key)`. A required secret the user did
+/// not give is a missing input (there is no reference to fall back to).
+pub struct StoredSecrets<F>
+where
+    F: Fn(&str, &str) -> Result<(), String> + Send + Sync,
+{
+    set: F,
+}
+
+impl<F> StoredSecrets<F>
+where
+    F: Fn(&str, &str) -> Result<(), String> + Send + Sync,
+{
+    /// A sink storing each value with `set(name, value)`.
+    pub fn new(set: F) -> StoredSecrets<F> {
+        StoredSecrets { set }
+    }
+}
+
+impl<F> SecretSink for StoredSecrets<F>
+where
+    F: Fn(&str, &str) -> Result<(), String> + Send + Sync,
+{
+    fn store(&self, server: &str, key: &str, value: &str) -> Result<String, String> {
+        let name = secret_name(server, key);
+        (self.set)(&name, value)?;
+        Ok(format!("${{secret:{name}}}"))
+    }
+
+    fn reference_for_missing(&self, _server: &str, _key: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The keychain name of input `key` of server `server`: `server.key`, every character that
+/// cannot be in a secret's name (space, `$`, `{`, `}`, quotes, backslash, non-ASCII) as `_`,
+/// never starting with `.`.
+pub fn secret_name(server: &str, key: &str) -> String {
+    let name: String = format!("{server}.{key}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && !"${}\"'`\\".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.strip_prefix('.') {
+        Some(rest) => format!("_{rest}"),
+        None => name,
+    }
+}
+
 /// `text` as a literal config string: every `${` becomes `$${`.
 pub fn escape(text: &str) -> String {
     text.replace("${", "$${")
@@ -299,87 +354,5 @@ fn check_value(field: &Field, value: &str) -> Result<(), RegistryError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(json: serde_json::Value) -> Input {
-        serde_json::from_value(json).unwrap()
-    }
-
-    #[test]
-    fn templates_substitute_known_variables_and_escape_the_rest() {
-        let values = Values {
-            plain: BTreeMap::from([("db".to_owned(), "my${db}".to_owned())]),
-            ..Values::default()
-        };
-        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
-        let i = input(serde_json::json!({
-            "value": "${HOME}/{db}/{other}",
-            "variables": {"db": {"isRequired": true}}
-        }));
-        let got = r.input("x", "env X", &i).unwrap();
-        assert_eq!(got.as_deref(), Some("$${HOME}/my$${db}/{other}"));
-        assert_eq!(r.fields.len(), 1);
-        assert_eq!(r.fields[0].key, "db");
-        // A `$` before a variable whose value starts with `{` must not form a reference.
-        let values = Values {
-            plain: BTreeMap::from([("v".to_owned(), "{PATH}".to_owned())]),
-            ..Values::default()
-        };
-        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
-        let i = input(serde_json::json!({"value": "${v}", "variables": {"v": {}}}));
-        let got = r.input("x", "env X", &i).unwrap().unwrap();
-        assert_eq!(got, "$${PATH}");
-        let doc = serde_json::json!({"mcpServers": {"s": {"command": "x", "args": [got]}}});
-        let cfg = crate::config::parse(&doc.to_string(), std::path::Path::new("t")).unwrap();
-        let entry = cfg.servers[0].entry.as_ref().unwrap();
-        let expanded = entry.expand(&|_| Some("LEAK".into())).unwrap();
-        match expanded.transport {
-            crate::config::TransportConfig::Stdio(s) => assert_eq!(s.args, ["${PATH}"]),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn choices_formats_and_required_inputs_are_checked() {
-        let mode = input(serde_json::json!({"choices": ["a", "b"], "isRequired": true}));
-        let num = input(serde_json::json!({"format": "number"}));
-        let values = Values {
-            plain: BTreeMap::from([
-                ("mode".to_owned(), "c".to_owned()),
-                ("port".to_owned(), "eighty".to_owned()),
-            ]),
-            ..Values::default()
-        };
-        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
-        let e = r.input("mode", "argument --mode", &mode).unwrap_err();
-        assert_eq!(e.to_string(), "input \"mode\": must be one of a, b");
-        let e = r.input("port", "argument --port", &num).unwrap_err();
-        assert_eq!(e.to_string(), "input \"port\": must be a number");
-        let empty = Values::default();
-        let mut r = Resolver::new("s", &empty, &EnvSecrets, false);
-        let e = r.input("mode", "argument --mode", &mode).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("\"mode\" (argument --mode) is required"),
-            "{e}"
-        );
-        assert_eq!(r.input("port", "argument --port", &num).unwrap(), None);
-    }
-
-    #[test]
-    fn secrets_without_a_keychain_become_environment_references_never_plain_text() {
-        let token = input(serde_json::json!({"isSecret": true, "isRequired": true}));
-        let values = Values {
-            plain: BTreeMap::from([("api-key".to_owned(), "hunter2".to_owned())]),
-            ..Values::default()
-        };
-        let mut r = Resolver::new("s", &values, &EnvSecrets, false);
-        assert_eq!(
-            r.input("api-key", "header X", &token).unwrap().as_deref(),
-            Some("${API_KEY}")
-        );
-        assert_eq!(r.exports, ["API_KEY"]);
-        assert!(!format!("{:?}", r.chosen).contains("hunter2"));
-    }
-}
+#[path = "inputs_tests.rs"]
+mod tests;

@@ -21,7 +21,7 @@ pub mod update;
 
 pub use client::RegistryClient;
 pub use entry::{Built, Choice, InstallOption, build, default_choice, options};
-pub use inputs::{EnvSecrets, Field, SecretSink, Values};
+pub use inputs::{EnvSecrets, Field, SecretSink, StoredSecrets, Values, secret_name};
 pub use sources::{OFFICIAL_URL, RegistryRef, Source, registries};
 
 /// Why a registry operation failed. Texts quote the registry (cut short), never a token, and
