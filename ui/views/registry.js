@@ -32,10 +32,14 @@ function detailsPane(host, registry, name, version, actions, field) {
       selected: d.choice && o.choice.kind === d.choice.kind && o.choice.index === d.choice.index ? true : null,
     }, o.label + (o.unsupported ? ` (unsupported: ${o.unsupported})` : ''))));
     const inputs = d.fields.map((f) => ({ f, el: inputFor(f) }));
+    const notes = h('div', { class: 'install-notes' });
     const build = async () => {
       const values = Object.fromEntries(inputs.map(({ f, el }) => [f.key, el.value]));
       const option = d.options[Number(optionSel.value)];
       const planned = await api.planInstall(registry, s.name, versionSel.value, option ? option.choice : null, serverName.value, values);
+      clear(notes, planned.warnings.map((w) => h('div', { class: 'help' }, `Note: ${w}`)),
+        planned.built.exports.length ? h('div', { class: 'help', 'data-exports': '' },
+          `No keychain: secrets are read from the environment at start. Set ${planned.built.exports.join(', ')} where the app starts.`) : null);
       return { name: planned.server, entry: planned.entry };
     };
     clear(host, clear(form,
@@ -46,7 +50,7 @@ function detailsPane(host, registry, name, version, actions, field) {
       field('Name', serverName), field('Version', versionSel), field('Install as', optionSel),
       inputs.map(({ f, el }) => field(`${f.key}${f.required ? ' *' : ''}${f.secret ? ' (secret)' : ''}`, el,
         [f.description || '', ' → ', f.target, f.secret ? ' · kept out of the config file' : ''])),
-      actions(form, build)));
+      notes, actions(form, build)));
   }).catch((e) => clear(host, h('div', { class: 'error' }, errorText(e))));
 }
 
