@@ -25,6 +25,15 @@ const COMMANDS: &[&str] = &[
     "save_whitelist",
     "set_log_level",
     "set_autostart",
+    "list_registries",
+    "search_registry",
+    "registry_details",
+    "plan_install",
+    "check_updates",
+    "update_server",
+    "list_clients",
+    "connect_client",
+    "disconnect_client",
 ];
 
 fn main() {

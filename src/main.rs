@@ -124,6 +124,25 @@ enum Command {
     /// Secrets in the OS keychain, used in the config as ${secret:NAME}.
     #[command(subcommand)]
     Secret(cli::secret::SecretCommand),
+    /// Search and inspect MCP registries (the official one and those in `registries`).
+    Registry {
+        #[command(subcommand)]
+        command: cli::registry::RegistryCommand,
+    },
+    /// Install a server from a registry into the config: `add io.github.user/weather[@1.2.0]`.
+    Add(cli::registry::AddArgs),
+    /// Compare servers installed from a registry with the registry's latest versions.
+    Outdated {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Update a server installed from a registry to its latest version, keeping its inputs.
+    Update(cli::registry::UpdateArgs),
+    /// Add the `bridge` entry to an MCP client's own config (Claude Desktop, Cursor, VS Code…).
+    Connect(cli::connect::ConnectArgs),
+    /// Remove our `bridge` entry from an MCP client's config (and nothing else).
+    Disconnect(cli::connect::ConnectArgs),
     /// Run the built-in demo MCP server on stdio (what the default config starts).
     DemoServer {
         /// Also expose the test tools (fail, crash, garbage, big, toggle_extra…).
@@ -234,6 +253,14 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             .await
         }
         Command::Secret(cmd) => cli::secret::run(args.config.as_deref(), cmd),
+        Command::Registry { command } => {
+            cli::registry::registry(args.config.as_deref(), command).await
+        }
+        Command::Add(a) => cli::registry::add(args.config.as_deref(), a).await,
+        Command::Outdated { json } => cli::registry::outdated(args.config.as_deref(), json).await,
+        Command::Update(a) => cli::registry::update(args.config.as_deref(), a).await,
+        Command::Connect(a) => cli::connect::run(args.config.as_deref(), a, true),
+        Command::Disconnect(a) => cli::connect::run(args.config.as_deref(), a, false),
         Command::DemoServer {
             test_tools,
             start_delay_ms,

@@ -29,3 +29,13 @@ export const getSettings = () => invoke('get_settings');
 export const saveWhitelist = (entries) => invoke('save_whitelist', { entries });
 export const setLogLevel = (level) => invoke('set_log_level', { level });
 export const setAutostart = (enabled) => invoke('set_autostart', { enabled });
+
+export const listRegistries = () => invoke('list_registries');
+export const searchRegistry = (registry, term, cursor) => invoke('search_registry', { registry, term, cursor });
+export const registryDetails = (registry, name, version) => invoke('registry_details', { registry, name, version });
+export const planInstall = (registry, name, version, choice, server, values) => invoke('plan_install', { registry, name, version, choice, server, values });
+export const listClients = () => invoke('list_clients');
+export const connectClient = (id, importServers) => invoke('connect_client', { id, import: importServers });
+export const disconnectClient = (id) => invoke('disconnect_client', { id });
+export const checkUpdates = () => invoke('check_updates');
+export const updateServer = (name) => invoke('update_server', { name });

@@ -36,7 +36,7 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, import, servers, settings};
+    use commands::{add, import, registry, servers, settings};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
         servers::start_server,
@@ -61,6 +61,15 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         settings::save_whitelist,
         settings::set_log_level,
         settings::set_autostart,
+        registry::list_registries,
+        registry::search_registry,
+        registry::registry_details,
+        registry::plan_install,
+        registry::check_updates,
+        registry::update_server,
+        registry::list_clients,
+        registry::connect_client,
+        registry::disconnect_client,
     ])
 }
 

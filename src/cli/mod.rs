@@ -1,8 +1,10 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
 mod client;
+pub mod connect;
 pub mod doctor;
 pub mod out;
+pub mod registry;
 pub mod secret;
 
 use std::path::Path;

@@ -34,6 +34,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "enabledTools",
     "disabled",
     "connectTimeout",
+    "source",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.

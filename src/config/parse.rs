@@ -10,7 +10,12 @@ use super::entry::parse_entry;
 use super::error::json_type;
 use super::{Config, ConfigError, DEFAULT_FIRST_LIST_TIMEOUT, ServerSpec, SsrfWhitelist};
 
-const KNOWN_KEYS: &[&str] = &["mcpServers", "ssrfWhitelist", "firstListTimeout"];
+const KNOWN_KEYS: &[&str] = &[
+    "mcpServers",
+    "ssrfWhitelist",
+    "firstListTimeout",
+    "registries",
+];
 
 /// Parses and validates the text of a config file; `origin` is only used in errors.
 ///

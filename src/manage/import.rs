@@ -365,7 +365,10 @@ fn convert_entry(raw: &Value) -> Result<Value, String> {
         .name(),
     };
     out.insert("type".into(), Value::String(kind.into()));
-    for key in config::ENTRY_KEYS.iter().filter(|k| **k != "type") {
+    for key in config::ENTRY_KEYS
+        .iter()
+        .filter(|k| !matches!(**k, "type" | "source"))
+    {
         if let Some(v) = obj.get(*key) {
             out.insert((*key).into(), v.clone());
         }

@@ -13,9 +13,13 @@
 //! | [`edit`] | validated, atomically saved edits of `config.json` |
 //! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
 //! | [`secrets`] | moving plain-text secret values into the keychain (`secret migrate`, import) |
+//! | [`registry`] | installing from an MCP registry: search, map `server.json` → entry, update |
+//! | [`connect`] | writing our `bridge` entry into other clients' config files |
 
+pub mod connect;
 pub mod edit;
 pub mod import;
 pub mod presets;
 pub mod probe;
+pub mod registry;
 pub mod secrets;

@@ -13,7 +13,11 @@ Checks the issue's acceptance lines, in order:
   4. importing a Claude Desktop config (two stdio servers) and a VS Code config (one http server)
      adds three servers with names de-duplicated, and the window reports it;
   5. a screenshot of every page, with real data;
-  6. Quit from the tray leaves no child process behind.
+  6. Quit from the tray leaves no child process behind;
+  7. (issue #14) searching the fixture registry from Add server → Registry, installing the pypi
+     `io.github.fixture/time` with its `local-timezone` input, Test, Save: it runs with its tools;
+     the Connect page's Cursor toggle writes our bridge entry into a fake ~/.cursor/mcp.json,
+     keeping its comment and other server.
 
 Environment (set by e2e.sh): APP, CLI, PEERS_PYTHON, OUT (screenshot dir), WORK (temp dir with
 the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY. Exit 0 when every check passed.
@@ -363,6 +367,51 @@ def main():
         servers, _ = status()
         check({"demo-2", "files", "docs"} <= set(servers), f"imported names de-duplicated: {sorted(servers)}")
 
+        # 7. Registry tab: search the fixture, install the pypi server with an input, run it.
+        wd.go("#/add")
+        wd.click("button.tab[data-tab=registry]")
+        wd.type("#registry-search", "time")
+        wd.click("#registry-go")
+        wait_for(lambda: wd.find('[data-registry-name="io.github.fixture/time"]'), 30, "registry results")
+        wd.screenshot("15-registry-search.png")
+        wd.click('[data-registry-name="io.github.fixture/time"]')
+        form = '.form[data-registry-server="io.github.fixture/time"]'
+        wait_for(lambda: wd.find(f"{form} [data-field=local-timezone]"), 30, "registry install form")
+        wd.js("const s = document.querySelector(arguments[0]); s.value = 'UTC';", f"{form} [data-field=local-timezone]")
+        wd.type(f"{form} [data-field=name]", "clock")
+        wd.click(f"{form} [data-action=test]")
+        probe = wait_for(lambda: wd.text(".test-output .ok-note") or (wd.text(".field-error") and "ERR " + wd.text(".field-error")), 60, "registry test result")
+        check(probe.startswith("Connected"), f"registry install: Test connected: {probe!r}")
+        wd.screenshot("16-registry-install.png")
+        wd.click(f"{form} [data-action=save]")
+        wait_for(lambda: wd.js("return location.hash") == "#/server/clock", 60, "registry install saved")
+        wait_for(lambda: wd.find("details[data-tool=mcp_clock_get_current_time]"), 60, "clock tools in the window")
+        wd.screenshot("17-registry-server-running.png")
+        cfg = json.load(open(os.environ["MCP_COMPANION_CONFIG"]))
+        clock = cfg["mcpServers"].get("clock", {})
+        check(clock.get("args") == ["mcp-server-time==2026.10.19", "--local-timezone", "UTC"]
+              and clock.get("source", {}).get("name") == "io.github.fixture/time",
+              f"registry entry saved with its source: {clock}")
+
+        wd.go("#/add")
+        wd.click("button.tab[data-tab=registry]")
+        state = wait_for(lambda: wd.text("tr[data-installed=clock]"), 30, "installed-from-registry list")
+        check("io.github.fixture/time@2026.10.19" in state and "up to date" in state, f"registry tab lists the install as up to date: {state!r}")
+
+        # 7b. Connect page: the Cursor toggle edits a fake Cursor config (written only now, so
+        # the Import step above saw two sources) in place.
+        cursor_file = os.path.join(os.environ["HOME"], ".cursor", "mcp.json")
+        os.makedirs(os.path.dirname(cursor_file), exist_ok=True)
+        with open(cursor_file, "w") as f:
+            f.write('{\n  // my Cursor servers\n  "mcpServers": {\n    "other": { "command": "other-server" }\n  }\n}\n')
+        wd.go("#/connect")
+        wait_for(lambda: wd.find("input[data-client=cursor]"), 20, "client toggles")
+        wd.click("input[data-client=cursor]")
+        text = wait_for(lambda: (lambda t: t if "mcp-companion" in t else None)(open(cursor_file).read()), 20, "cursor file connected")
+        check("// my Cursor servers" in text and '"other"' in text and '"bridge"' in text,
+              f"Cursor connected, comment and other server kept: {text!r}")
+        wd.screenshot("18-connect-cursor.png")
+
         # 5c. Connect and Settings pages.
         wd.go("#/connect")
         cmd = wait_for(lambda: wd.text("#bridge-command"), 20, "bridge command")
@@ -376,7 +425,7 @@ def main():
         check("not-a-cidr" in err, f"invalid CIDR shown inline: {err!r}")
         wd.screenshot("12-settings.png")
         wd.go("#/servers")
-        wait_for(lambda: len(wd.find("tr[data-server]")) == 6, 20, "six servers listed")
+        wait_for(lambda: len(wd.find("tr[data-server]")) == 7, 20, "seven servers listed")
         time.sleep(1.0)
         wd.screenshot("13-servers-final.png")
         root_shot("14-desktop.png")

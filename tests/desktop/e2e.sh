@@ -37,15 +37,25 @@ mkdir -p "$HOME" "$XDG_CONFIG_HOME/Claude" "$XDG_CONFIG_HOME/Code/User" "$XDG_RU
 chmod 700 "$XDG_RUNTIME_DIR"
 # The `time` preset runs `uvx mcp-server-time`; uv is not installed here, so a shim runs the
 # pinned PyPI package from the peers venv.
+# `uvx NAME==VERSION ARGS…` (a registry install) runs the same binary with ARGS.
 cat > "$WORK/bin/uvx" <<SH
 #!/bin/sh
-exec "$PEERS/venv/bin/\$1"
+p=\$1; shift
+exec "$PEERS/venv/bin/\${p%%==*}" "\$@"
 SH
 chmod +x "$WORK/bin/uvx"
 export PATH="$WORK/bin:$PATH"
 
+# The fixture registry (tests/fixtures/registry) on 127.0.0.1, whitelisted.
+python3 tests/desktop/registry_fixture.py "$WORK/registry.port" &
+pids+=($!)
+for _ in $(seq 50); do [ -f "$WORK/registry.port" ] && break; sleep 0.1; done
+export REGISTRY_URL="http://127.0.0.1:$(cat "$WORK/registry.port")"
+
 cat > "$MCP_COMPANION_CONFIG" <<JSON
-{ "mcpServers": {
+{ "registries": [ { "name": "fixture", "url": "$REGISTRY_URL" } ],
+  "ssrfWhitelist": ["127.0.0.1/32"],
+  "mcpServers": {
     "demo":  { "type": "stdio", "command": "$CLI", "args": ["demo-server", "--test-tools"] },
     "notes": { "type": "stdio", "command": "$CLI", "args": ["demo-server"] } } }
 JSON

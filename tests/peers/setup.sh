@@ -6,6 +6,8 @@
 #   DIR/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 #   DIR/venv/bin/{python,mcp-server-time}   (mcp 2.x SDK client + the PyPI time server)
 #   DIR/venv-v1/bin/python                  (mcp 1.x SDK client)
+#   DIR/venv/bin/{uv,uvx} + DIR/uv-cache    (uv, its cache holding mcp-server-time, so the
+#                                            registry tests run `uvx mcp-server-time==…` offline)
 #   DIR/venv-nanobot/bin/nanobot            (nanobot-ai, a real agent; tests/integration/nanobot.rs)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
@@ -24,6 +26,14 @@ fi
 if [ ! -x venv-v1/bin/python ] || ! venv-v1/bin/python -c 'import mcp' 2>/dev/null; then
   "$PY" -m venv venv-v1
   venv-v1/bin/pip install -q --disable-pip-version-check "mcp==1.30.0"
+fi
+if [ ! -x venv/bin/uvx ]; then
+  venv/bin/pip install -q --disable-pip-version-check "uv==0.13.9"
+fi
+if ! UV_OFFLINE=1 UV_CACHE_DIR="$DIR/uv-cache" UV_PYTHON_DOWNLOADS=never \
+    venv/bin/uvx mcp-server-time==2026.10.19 --help >/dev/null 2>&1; then
+  UV_CACHE_DIR="$DIR/uv-cache" UV_PYTHON_DOWNLOADS=never \
+    venv/bin/uvx mcp-server-time==2026.10.19 --help >/dev/null
 fi
 if [ ! -x venv-nanobot/bin/nanobot ]; then
   "$PY" -m venv venv-nanobot

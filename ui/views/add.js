@@ -2,6 +2,7 @@
 // the tools; "Save" writes the entry and starts it. Validation errors show next to the field.
 import { h, clear, errorText, showFieldErrors } from '../dom.js';
 import * as api from '../api.js';
+import { renderRegistry } from './registry.js';
 
 const lines = (text) => text.split('\n').map((l) => l.trim()).filter(Boolean);
 
@@ -154,12 +155,31 @@ function urlForm(host) {
 export function render(root) {
   const grid = h('div', { class: 'presets' });
   const detail = h('div', { class: 'add-detail' });
+  const featuredTab = h('button', { class: 'tab active', 'data-tab': 'featured' }, 'Featured');
+  const registryTab = h('button', { class: 'tab', 'data-tab': 'registry' }, 'Registry');
+  const layout = h('div', { class: 'add-layout' }, grid, detail);
+  const registryList = h('div', {});
+  const registryDetail = h('div', { class: 'add-detail' });
+  const registryLayout = h('div', { class: 'add-layout', hidden: true }, registryList, registryDetail);
+  let registryShown = false;
+  const showTab = (registry) => {
+    featuredTab.classList.toggle('active', !registry);
+    registryTab.classList.toggle('active', registry);
+    layout.hidden = registry;
+    registryLayout.hidden = !registry;
+    if (registry && !registryShown) {
+      registryShown = true;
+      renderRegistry(registryList, registryDetail, actions, field);
+    }
+  };
+  featuredTab.addEventListener('click', () => showTab(false));
+  registryTab.addEventListener('click', () => showTab(true));
   const select = (card, show) => {
     for (const c of root.querySelectorAll('.preset.selected')) c.classList.remove('selected');
     card.classList.add('selected');
     show();
   };
-  clear(root, h('header', {}, h('h1', {}, 'Add server')), h('div', { class: 'add-layout' }, grid, detail));
+  clear(root, h('header', {}, h('h1', {}, 'Add server')), h('div', { class: 'tabs' }, featuredTab, registryTab), layout, registryLayout);
   api.listPresets().then((presets) => {
     const cards = presets.map((p) => {
       const card = h('button', { class: 'preset', 'data-preset': p.id },

@@ -16,8 +16,49 @@ function copyButton(text) {
   return b;
 }
 
+// Clients whose server lists the Import page can read.
+const IMPORTABLE = new Set(['claude-desktop', 'claude-code', 'cursor', 'vscode', 'windsurf', 'nanobot']);
+
+function clientsTable(host) {
+  api.listClients().then((clients) => {
+    const rows = clients.map((c) => {
+      const toggle = h('input', { type: 'checkbox', class: 'toggle', 'data-client': c.id, checked: c.connected });
+      const alsoImport = h('input', { type: 'checkbox', 'data-import': c.id });
+      const note = h('span', { class: 'help' });
+      toggle.addEventListener('change', async () => {
+        toggle.disabled = true;
+        try {
+          if (toggle.checked) {
+            const added = await api.connectClient(c.id, alsoImport.checked);
+            note.textContent = added ? `connected; imported ${added} server(s)` : 'connected; restart the client';
+          } else {
+            await api.disconnectClient(c.id);
+            note.textContent = 'disconnected';
+          }
+        } catch (e) {
+          toggle.checked = !toggle.checked;
+          note.textContent = errorText(e);
+        } finally {
+          toggle.disabled = false;
+        }
+      });
+      return h('tr', { 'data-client-row': c.id },
+        h('td', {}, h('label', {}, toggle, c.label)),
+        h('td', {}, c.installed ? h('span', { class: 'badge ok' }, 'installed') : h('span', { class: 'badge off' }, 'not found')),
+        h('td', {}, c.error ? h('span', { class: 'error' }, c.error) : h('code', {}, c.path)),
+        h('td', {}, IMPORTABLE.has(c.id) ? h('label', { class: 'help' }, alsoImport, ' also import its servers') : null, ' ', note));
+    });
+    clear(host, h('table', { class: 'clients' },
+      h('tr', {}, h('th', {}, 'Connect'), h('th', {}, 'Client'), h('th', {}, 'Config file'), h('th', {}, '')), rows));
+  }).catch((e) => clear(host, h('div', { class: 'error' }, errorText(e))));
+}
+
 export function render(root) {
-  clear(root, h('header', {}, h('h1', {}, 'Connect an agent')));
+  const clients = h('div', { id: 'clients' });
+  clear(root, h('header', {}, h('h1', {}, 'Connect an agent')),
+    h('p', {}, 'One click writes the bridge command into the client\'s own config (a .bak is kept; comments and other keys are untouched).'),
+    clients);
+  clientsTable(clients);
   api.getConnectInfo().then((info) => {
     const command = [info.command, ...info.args].join(' ');
     root.append(

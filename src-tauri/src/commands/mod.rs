@@ -7,9 +7,11 @@
 //! | `add.rs` | presets, preset → entry, test (probe), save |
 //! | `import.rs` | detect other clients' files, preview, import |
 //! | `settings.rs` | connect snippets, whitelist, log level, autostart |
+//! | `registry.rs` | registry search/details/install plan, per-client connect toggles |
 
 pub mod add;
 pub mod import;
+pub mod registry;
 pub mod servers;
 pub mod settings;
 

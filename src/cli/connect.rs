@@ -1,0 +1,139 @@
+//! `connect` / `disconnect`: our `bridge` entry in another MCP client's config file (see
+//! `mcp_companion::manage::connect`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use mcp_companion::config;
+use mcp_companion::manage::connect::{self, Client, Os, Outcome, Roots};
+use mcp_companion::manage::{edit, import};
+
+/// `connect` / `disconnect` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ConnectArgs {
+    /// claude-desktop, claude-code, cursor, vscode, windsurf, codex, zed or nanobot; omit to
+    /// list every client with its path and state.
+    pub client: Option<String>,
+    /// Only print where the file is on this OS (linux, macos, windows); change nothing.
+    #[arg(long, value_parser = ["windows", "macos", "linux"])]
+    pub os: Option<String>,
+    /// Use this file instead of the client's standard path.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// connect: also import the client's own servers into the companion's config.
+    #[arg(long)]
+    pub import: bool,
+}
+
+fn pick(id: &str) -> anyhow::Result<Client> {
+    Client::from_id(id).with_context(|| {
+        format!(
+            "unknown client \"{id}\" (one of {})",
+            connect::ALL.map(Client::id).join(", ")
+        )
+    })
+}
+
+fn bridge_exe() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot tell where this binary is")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    exe.to_str()
+        .map(str::to_owned)
+        .context("the binary's path is not valid UTF-8")
+}
+
+/// `connect` (`on == true`) or `disconnect`.
+pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::Result<ExitCode> {
+    let roots = Roots::current().context("cannot tell the home directory")?;
+    let Some(id) = args.client.as_deref() else {
+        for s in connect::statuses(&roots) {
+            let state = match (&s.error, s.connected, s.installed) {
+                (Some(e), _, _) => format!("error: {e}"),
+                (None, true, _) => "connected".into(),
+                (None, false, true) => "installed, not connected".into(),
+                (None, false, false) => "not installed".into(),
+            };
+            println!("{:15} {:26} {}", s.id, state, s.path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let client = pick(id)?;
+    if let Some(os) = args.os.as_deref().and_then(Os::parse) {
+        let mut path = client.path(os, &Roots::symbolic(os)).display().to_string();
+        if os == Os::Windows {
+            path = path.replace('/', "\\");
+        }
+        println!("{} on {os:?}: {path}", client.label());
+        let exe = if os == Os::Windows {
+            "C:\\path\\to\\mcp-companion.exe"
+        } else {
+            "/path/to/mcp-companion"
+        };
+        println!("entry \"{}\": {}", connect::ENTRY_NAME, client.entry(exe));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = args
+        .file
+        .clone()
+        .unwrap_or_else(|| client.path(Os::current(), &roots));
+    if !on {
+        let outcome = connect::disconnect(client, &path)?;
+        match outcome {
+            Outcome::Changed => println!("disconnected {} ({})", client.label(), path.display()),
+            Outcome::Unchanged => {
+                println!("{} was not connected ({})", client.label(), path.display())
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.import {
+        import_from(config_path, client, &path)?;
+    }
+    let outcome = connect::connect(client, &path, &bridge_exe()?)?;
+    match outcome {
+        Outcome::Changed => println!(
+            "connected {} ({}); restart it to pick up \"{}\"",
+            client.label(),
+            path.display(),
+            connect::ENTRY_NAME
+        ),
+        Outcome::Unchanged => println!(
+            "{} is already connected ({})",
+            client.label(),
+            path.display()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Imports the client's servers (before our entry is added, so it is not among them).
+fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyhow::Result<()> {
+    let kind = match client {
+        Client::Vscode => import::ClientKind::VsCode,
+        Client::Nanobot => import::ClientKind::Nanobot,
+        Client::Cursor => import::ClientKind::Cursor,
+        Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
+            import::ClientKind::ClaudeDesktop
+        }
+        Client::Codex | Client::Zed => bail!("--import does not read {} files yet", client.label()),
+    };
+    if !path.exists() {
+        return Ok(());
+    }
+    let source = import::Source::read(path, Some(kind))?;
+    let target = config::resolve_config_path(config_path)?;
+    let mut added = 0;
+    edit::update_file(&target, |doc| {
+        let plan = import::plan(doc, std::slice::from_ref(&source));
+        added = plan.added();
+        import::apply(doc, &plan);
+        Ok(())
+    })?;
+    println!(
+        "imported {added} server(s) from {} into {}",
+        client.label(),
+        target.display()
+    );
+    Ok(())
+}

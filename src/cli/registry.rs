@@ -1,0 +1,384 @@
+//! `registry search|show|list`, `add`, `outdated`, `update`: installing servers from an MCP
+//! registry (see `mcp_companion::manage::registry`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use mcp_companion::config::{self, ConfigError};
+use mcp_companion::manage::registry::{
+    self, Choice, EnvSecrets, RegistryClient, Values, install, sources,
+    update::{self, UpdatePlan},
+};
+
+/// `registry …` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RegistryCommand {
+    /// Search a registry by server name (substring), one page at a time.
+    Search {
+        /// Text the server name contains (empty: everything).
+        #[arg(default_value = "")]
+        term: String,
+        /// Registry name or URL from `registries` (default: the first configured, else the official one).
+        #[arg(long)]
+        registry: Option<String>,
+        /// Results per page.
+        #[arg(long, default_value_t = 30)]
+        limit: u32,
+        /// Cursor of the page to show (printed under the previous page).
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print the registry's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one server: versions, ways to install, and the inputs `add` asks for.
+    Show {
+        /// Registry name, optionally with @VERSION (default: latest).
+        name: String,
+        /// Registry name or URL.
+        #[arg(long)]
+        registry: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the configured registries.
+    List,
+}
+
+/// `add` arguments.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// Registry name of the server, optionally with @VERSION (default: latest), e.g.
+    /// io.github.user/weather@1.2.0.
+    pub name: String,
+    /// An input value, e.g. --set API_KEY=… (repeat; `registry show` lists them).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Name of the entry in mcpServers (default: the part after the `/`).
+    #[arg(long = "as", value_name = "SERVER")]
+    pub server: Option<String>,
+    /// Registry name or URL.
+    #[arg(long)]
+    pub registry: Option<String>,
+    /// Install the first remote (hosted endpoint) instead of a package.
+    #[arg(long, conflicts_with = "package")]
+    pub remote: bool,
+    /// Install packages[N] (0-based, see `registry show`).
+    #[arg(long)]
+    pub package: Option<usize>,
+    /// Replace an existing entry of the same name.
+    #[arg(long)]
+    pub replace: bool,
+    /// Print the entry instead of saving it.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `update` arguments.
+#[derive(Debug, clap::Args)]
+pub struct UpdateArgs {
+    /// The server (key in mcpServers) to update to the registry's latest version.
+    pub server: String,
+    /// Change an input value (others are kept).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print the new entry instead of saving it.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// The config file and its raw document (`{}` when it does not exist yet).
+fn load(config_path: Option<&Path>) -> anyhow::Result<(PathBuf, config::Config)> {
+    let path = config::resolve_config_path(config_path)?;
+    let cfg = match config::load(&path) {
+        Ok(cfg) => cfg,
+        Err(ConfigError::Io {
+            kind: std::io::ErrorKind::NotFound,
+            ..
+        }) => config::parse("{}", &path)?,
+        Err(e) => return Err(e).with_context(|| format!("cannot load config {}", path.display())),
+    };
+    Ok((path, cfg))
+}
+
+fn client(cfg: &config::Config, wanted: Option<&str>) -> anyhow::Result<(String, RegistryClient)> {
+    let list = sources::registries(&cfg.raw)?;
+    let chosen = sources::pick(&list, wanted)?;
+    let client = chosen.client(&cfg.ssrf_whitelist, &config::default_lookup)?;
+    Ok((chosen.url.clone(), client))
+}
+
+fn split_version(name: &str) -> (&str, &str) {
+    match name.rsplit_once('@') {
+        Some((n, v)) if !n.is_empty() && !v.is_empty() => (n, v),
+        _ => (name, "latest"),
+    }
+}
+
+fn parse_sets(sets: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    sets.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+            _ => bail!("--set expects KEY=VALUE, got \"{s}\""),
+        })
+        .collect()
+}
+
+/// `registry …`.
+pub async fn registry(
+    config_path: Option<&Path>,
+    cmd: RegistryCommand,
+) -> anyhow::Result<ExitCode> {
+    let (_, cfg) = load(config_path)?;
+    match cmd {
+        RegistryCommand::List => {
+            for r in sources::registries(&cfg.raw)? {
+                let token = if r.token.is_some() { "  (token)" } else { "" };
+                println!("{:12}  {}{token}", r.name, r.url);
+            }
+        }
+        RegistryCommand::Search {
+            term,
+            registry,
+            limit,
+            cursor,
+            json,
+        } => {
+            let (_, client) = client(&cfg, registry.as_deref())?;
+            let page = client
+                .list(Some(&term), cursor.as_deref(), Some(limit))
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&page)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if page.servers.is_empty() {
+                println!("no servers match \"{term}\"");
+            }
+            for r in &page.servers {
+                let s = &r.server;
+                let mut kinds: Vec<String> =
+                    s.packages.iter().map(|p| p.registry_type.clone()).collect();
+                kinds.extend(s.remotes.iter().map(|t| t.kind.clone()));
+                let status = r
+                    .status()
+                    .filter(|s| *s != "active")
+                    .map(|s| format!(" [{s}]"));
+                println!(
+                    "{}@{}{}  ({})\n    {}",
+                    s.name,
+                    s.version,
+                    status.unwrap_or_default(),
+                    kinds.join(", "),
+                    registry::client::quote(&s.description)
+                );
+            }
+            if let Some(next) = page.metadata.next_cursor.filter(|c| !c.is_empty()) {
+                println!("more: mcp-companion registry search \"{term}\" --cursor {next}");
+            }
+        }
+        RegistryCommand::Show {
+            name,
+            registry,
+            json,
+        } => {
+            let (_, client) = client(&cfg, registry.as_deref())?;
+            let (name, version) = split_version(&name);
+            let found = client.version(name, version).await?;
+            let versions = client.versions(name).await?;
+            let d = &found.server;
+            let options = registry::options(d);
+            let fields = match registry::default_choice(d) {
+                Ok(choice) => {
+                    registry::build(d, choice, "server", &Values::default(), &EnvSecrets, true)?
+                        .fields
+                }
+                Err(_) => Vec::new(),
+            };
+            if json {
+                let v = serde_json::json!({"server": d, "versions": versions.servers.iter().map(|r| &r.server.version).collect::<Vec<_>>(), "options": options, "fields": fields});
+                println!("{}", serde_json::to_string_pretty(&v)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!(
+                "{}@{}  {}",
+                d.name,
+                d.version,
+                registry::client::quote(&d.description)
+            );
+            let list: Vec<&str> = versions
+                .servers
+                .iter()
+                .map(|r| r.server.version.as_str())
+                .collect();
+            println!("versions: {}", list.join(", "));
+            for (i, o) in options.iter().enumerate() {
+                let why = o
+                    .unsupported
+                    .as_deref()
+                    .map(|u| format!("  (unsupported: {u})"));
+                println!("option {i}: {}{}", o.label, why.unwrap_or_default());
+            }
+            for f in &fields {
+                let mut notes = Vec::new();
+                if f.required {
+                    notes.push("required".to_owned());
+                }
+                if f.secret {
+                    notes.push("secret".to_owned());
+                }
+                if let Some(d) = &f.default {
+                    notes.push(format!("default {d}"));
+                }
+                if !f.choices.is_empty() {
+                    notes.push(format!("one of {}", f.choices.join("|")));
+                }
+                println!(
+                    "--set {}=…  ({}; {})  {}",
+                    f.key,
+                    f.target,
+                    notes.join(", "),
+                    f.description.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `add`.
+pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<ExitCode> {
+    let (path, cfg) = load(config_path)?;
+    let (registry_url, client) = client(&cfg, args.registry.as_deref())?;
+    let (name, version) = split_version(&args.name);
+    let found = client.version(name, version).await?;
+    let detail = &found.server;
+    let choice = if args.remote {
+        registry::options(detail)
+            .into_iter()
+            .find(|o| matches!(o.choice, Choice::Remote(_)) && o.unsupported.is_none())
+            .map(|o| o.choice)
+            .with_context(|| format!("{name} has no supported remote"))?
+    } else if let Some(i) = args.package {
+        Choice::Package(i)
+    } else {
+        registry::default_choice(detail)?
+    };
+    let server = args
+        .server
+        .clone()
+        .unwrap_or_else(|| install::default_server_name(&detail.name));
+    let values = Values {
+        plain: parse_sets(&args.set)?,
+        stored: BTreeMap::new(),
+    };
+    let planned = install::plan(
+        &registry_url,
+        detail,
+        choice,
+        &server,
+        &values,
+        &EnvSecrets,
+        &cfg.ssrf_whitelist,
+        &install::on_path,
+    )
+    .await?;
+    finish(&path, &planned, args.replace, args.dry_run, "added")
+}
+
+fn finish(
+    path: &Path,
+    planned: &install::Planned,
+    replace: bool,
+    dry_run: bool,
+    verb: &str,
+) -> anyhow::Result<ExitCode> {
+    for w in &planned.warnings {
+        eprintln!("warning: {w}");
+    }
+    if dry_run {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ &planned.server: planned.entry }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    install::save(path, planned, replace)?;
+    let source = planned.entry.get("source");
+    let what = source
+        .and_then(|s| {
+            Some(format!(
+                "{}@{}",
+                s.get("name")?.as_str()?,
+                s.get("version")?.as_str()?
+            ))
+        })
+        .unwrap_or_default();
+    println!(
+        "{verb} server \"{}\" ({what}) to {}",
+        planned.server,
+        path.display()
+    );
+    for var in &planned.built.exports {
+        println!(
+            "secret input: export {var}=… in the environment the companion starts from (no keychain)"
+        );
+    }
+    println!(
+        "apply with: mcp-companion reload   (check with: mcp-companion doctor {})",
+        planned.server
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `outdated`.
+pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let (_, cfg) = load(config_path)?;
+    let report = install::outdated(&cfg, &config::default_lookup).await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if report.is_empty() {
+        println!("no server was installed from a registry");
+    }
+    for o in &report {
+        let state = match (&o.latest, &o.error) {
+            (_, Some(e)) => format!("cannot check: {e}"),
+            (Some(l), None) if o.update_available => format!("update available: {l}"),
+            _ => "up to date".into(),
+        };
+        println!(
+            "{:20}  {}@{}  {state}",
+            o.server, o.source.name, o.source.version
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `update`.
+pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
+    let (path, cfg) = load(config_path)?;
+    let changes = parse_sets(&args.set)?;
+    match update::plan_update(
+        &cfg,
+        &args.server,
+        changes,
+        &EnvSecrets,
+        &config::default_lookup,
+    )
+    .await?
+    {
+        UpdatePlan::UpToDate(source) => {
+            println!(
+                "\"{}\" is up to date ({}@{})",
+                args.server, source.name, source.version
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        UpdatePlan::Planned(planned) => finish(&path, &planned, true, args.dry_run, "updated"),
+    }
+}

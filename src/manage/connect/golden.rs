@@ -1,0 +1,201 @@
+//! Golden files per client (`tests/golden/connect/<client>.before.*` → `.after.*`): comments,
+//! formatting and unrelated keys kept byte-for-byte, repeated connect changes nothing,
+//! disconnect gives back the original bytes. `UPDATE_GOLDEN=1` rewrites the `.after` files
+//! (review the diff before committing).
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+const EXE: &str = "/opt/mcp companion/bin/mcp-companion";
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/connect")
+}
+
+fn check(client: Client) {
+    let ext = if client == Client::Codex {
+        "toml"
+    } else {
+        "json"
+    };
+    let before_path = golden_dir().join(format!("{}.before.{ext}", client.id()));
+    let after_path = golden_dir().join(format!("{}.after.{ext}", client.id()));
+    let before = std::fs::read_to_string(&before_path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("config.{ext}"));
+    std::fs::write(&file, &before).unwrap();
+
+    assert_eq!(
+        connect(client, &file, EXE).unwrap(),
+        Outcome::Changed,
+        "{client:?}"
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&after_path, &after).unwrap();
+    }
+    let want = std::fs::read_to_string(&after_path).unwrap();
+    assert_eq!(
+        after,
+        want,
+        "{client:?}: connect output differs from {}",
+        after_path.display()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(format!("config.{ext}.bak"))).unwrap(),
+        before
+    );
+    assert!(is_connected(client, &file).unwrap(), "{client:?}");
+
+    assert_eq!(
+        connect(client, &file, EXE).unwrap(),
+        Outcome::Unchanged,
+        "{client:?} again"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
+
+    assert_eq!(
+        disconnect(client, &file).unwrap(),
+        Outcome::Changed,
+        "{client:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        before,
+        "{client:?}: disconnect"
+    );
+    assert!(!is_connected(client, &file).unwrap());
+    assert_eq!(disconnect(client, &file).unwrap(), Outcome::Unchanged);
+}
+
+#[test]
+fn golden_claude_desktop() {
+    check(Client::ClaudeDesktop);
+}
+
+#[test]
+fn golden_claude_code() {
+    check(Client::ClaudeCode);
+}
+
+#[test]
+fn golden_cursor() {
+    check(Client::Cursor);
+}
+
+#[test]
+fn golden_vscode() {
+    check(Client::Vscode);
+}
+
+#[test]
+fn golden_windsurf() {
+    check(Client::Windsurf);
+}
+
+#[test]
+fn golden_codex() {
+    check(Client::Codex);
+}
+
+#[test]
+fn golden_zed() {
+    check(Client::Zed);
+}
+
+#[test]
+fn golden_nanobot() {
+    check(Client::Nanobot);
+}
+
+#[test]
+fn a_changed_binary_path_is_updated_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, "{\n  // mine\n  \"mcpServers\": {}\n}\n").unwrap();
+    connect(Client::Cursor, &file, "/old/mcp-companion").unwrap();
+    assert_eq!(
+        connect(Client::Cursor, &file, EXE).unwrap(),
+        Outcome::Changed
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains(EXE) && !text.contains("/old/") && text.contains("// mine"),
+        "{text}"
+    );
+}
+
+#[test]
+fn missing_files_are_created_and_unparsable_ones_never_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sub").join("mcp.json");
+    assert_eq!(
+        connect(Client::Cursor, &file, EXE).unwrap(),
+        Outcome::Changed
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"][ENTRY_NAME]["args"],
+        serde_json::json!(["bridge"])
+    );
+
+    let broken =
+        "{\n  \"mcpServers\": {\n    \"a\": { \"command\": \"x\" }\n    \"b\": 1\n  }\n}\n";
+    std::fs::write(&file, broken).unwrap();
+    let err = connect(Client::Cursor, &file, EXE).unwrap_err().to_string();
+    assert!(
+        err.contains("line 4, column 5") && err.contains("not changed"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
+    assert!(disconnect(Client::Cursor, &file).is_err());
+
+    let toml = dir.path().join("config.toml");
+    std::fs::write(&toml, "model = \n").unwrap();
+    let err = connect(Client::Codex, &toml, EXE).unwrap_err().to_string();
+    assert!(err.contains("line 1"), "{err}");
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), "model = \n");
+}
+
+#[test]
+fn a_servers_key_that_is_not_an_object_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, "{\"mcpServers\": []}").unwrap();
+    let err = connect(Client::Cursor, &file, EXE).unwrap_err().to_string();
+    assert!(err.contains("\"mcpServers\" is not an object"), "{err}");
+}
+
+#[test]
+fn crlf_files_block_comments_and_one_line_objects_round_trip() {
+    let cases = [
+        "{\r\n  \"mcpServers\": {\r\n    \"a\": {\"command\": \"a\"} /* last */\r\n  }\r\n}\r\n",
+        "{\"mcpServers\": {\"a\": {\"command\": \"a\"},}}",
+        "{\n  \"mcpServers\": { // none yet\n  }\n}\n",
+        "  {}  ",
+    ];
+    for before in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(&file, before).unwrap();
+        connect(Client::Cursor, &file, EXE).unwrap();
+        let after = std::fs::read_to_string(&file).unwrap();
+        let root = jsonc::parse(&after).unwrap().unwrap();
+        let doc = jsonc::to_value(&after, &root);
+        assert_eq!(
+            doc["mcpServers"][ENTRY_NAME]["command"], EXE,
+            "{before:?} -> {after:?}"
+        );
+        if before.contains("\r\n") {
+            assert!(!after.replace("\r\n", "").contains('\n'), "{after:?}");
+        }
+        disconnect(Client::Cursor, &file).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            before,
+            "{before:?} via {after:?}"
+        );
+    }
+}

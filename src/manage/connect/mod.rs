@@ -1,0 +1,210 @@
+//! Connecting agents: writing our `bridge` command into another MCP client's own config file
+//! (and removing it again). See [`clients`] for the clients, paths and entry shapes.
+//!
+//! Every write keeps the file's other bytes as they were (comments, formatting, unrelated
+//! keys: JSONC is edited by byte spans, TOML with `toml_edit`), is atomic (temporary file +
+//! rename, the previous bytes kept as `<file>.bak`, permissions kept) and idempotent; a file
+//! that does not parse is never touched and the error says where it broke. `disconnect`
+//! removes only our entry, so connect + disconnect gives back the original bytes.
+
+pub mod clients;
+pub mod codex;
+pub mod json_edit;
+pub mod jsonc;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use clients::{ALL, Client, Format, Os, Roots};
+
+/// The key of our entry in every client's server list.
+pub const ENTRY_NAME: &str = "mcp-companion";
+
+/// What connect or disconnect did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    /// The file changed.
+    Changed,
+    /// Nothing to do (already connected / not connected).
+    Unchanged,
+}
+
+/// Why a client's file could not be edited.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The file does not parse; nothing was written.
+    #[error("{path}: does not parse ({reason}); it was not changed")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Where it broke and why.
+        reason: String,
+    },
+    /// Reading or writing failed.
+    #[error("{path}: {reason}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        reason: String,
+    },
+}
+
+/// One client as the window and `connect --list` show it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientStatus {
+    /// `claude-desktop`, `cursor`…
+    pub id: &'static str,
+    /// Display name.
+    pub label: &'static str,
+    /// Its config file.
+    pub path: PathBuf,
+    /// Whether the client seems installed (its config dir or file exists).
+    pub installed: bool,
+    /// Whether our entry is in its file.
+    pub connected: bool,
+    /// Why the file could not be read, if so.
+    pub error: Option<String>,
+}
+
+fn read(path: &Path) -> Result<String, ConnectError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(ConnectError::Io {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+fn parse_error(path: &Path, reason: impl ToString) -> ConnectError {
+    ConnectError::Parse {
+        path: path.to_owned(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Adds (or refreshes) our entry running `exe bridge` to `client`'s file at `path`.
+///
+/// # Errors
+/// [`ConnectError`]; the file is unchanged then.
+pub fn connect(client: Client, path: &Path, exe: &str) -> Result<Outcome, ConnectError> {
+    let text = read(path)?;
+    let changed = match client.format() {
+        Format::Json(at) => json_edit::set_member(&text, at, ENTRY_NAME, &client.entry(exe))
+            .map_err(|e| parse_error(path, e))?,
+        Format::CodexToml => codex::set_server(&text, ENTRY_NAME, exe, &["bridge"])
+            .map_err(|e| parse_error(path, e))?,
+    };
+    write_if_changed(path, changed)
+}
+
+/// Removes our entry from `client`'s file at `path`, and nothing else.
+///
+/// # Errors
+/// [`ConnectError`]; the file is unchanged then.
+pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> {
+    if !path.exists() {
+        return Ok(Outcome::Unchanged);
+    }
+    let text = read(path)?;
+    let changed = match client.format() {
+        Format::Json(at) => {
+            json_edit::remove_member(&text, at, ENTRY_NAME).map_err(|e| parse_error(path, e))?
+        }
+        Format::CodexToml => {
+            codex::remove_server(&text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
+        }
+    };
+    write_if_changed(path, changed)
+}
+
+/// Whether our entry is in the file (`Ok(false)` for a missing file).
+///
+/// # Errors
+/// [`ConnectError`] for a file that cannot be read or parsed.
+pub fn is_connected(client: Client, path: &Path) -> Result<bool, ConnectError> {
+    let text = read(path)?;
+    match client.format() {
+        Format::Json(at) => {
+            let Some(root) = jsonc::parse(&text).map_err(|e| parse_error(path, e))? else {
+                return Ok(false);
+            };
+            let doc = jsonc::to_value(&text, &root);
+            let mut node = &doc;
+            for seg in at {
+                match node.get(seg) {
+                    Some(n) => node = n,
+                    None => return Ok(false),
+                }
+            }
+            Ok(node.get(ENTRY_NAME).is_some())
+        }
+        Format::CodexToml => codex::has_server(&text, ENTRY_NAME).map_err(|e| parse_error(path, e)),
+    }
+}
+
+/// Every client's status on this machine (paths from `roots`).
+pub fn statuses(roots: &Roots) -> Vec<ClientStatus> {
+    ALL.into_iter()
+        .map(|client| {
+            let path = client.path(Os::current(), roots);
+            let (connected, error) = match is_connected(client, &path) {
+                Ok(c) => (c, None),
+                Err(e) => (false, Some(e.to_string())),
+            };
+            ClientStatus {
+                id: client.id(),
+                label: client.label(),
+                installed: path.exists() || client.marker(&path).is_dir(),
+                path,
+                connected,
+                error,
+            }
+        })
+        .collect()
+}
+
+fn write_if_changed(path: &Path, changed: Option<String>) -> Result<Outcome, ConnectError> {
+    match changed {
+        None => Ok(Outcome::Unchanged),
+        Some(text) => {
+            write_atomic(path, text.as_bytes()).map_err(|e| ConnectError::Io {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            })?;
+            Ok(Outcome::Changed)
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename; the
+/// previous content (if any) is copied to `<path>.bak` first and its permissions are kept.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".bak");
+    let previous = std::fs::metadata(path).ok();
+    if previous.is_some() {
+        std::fs::copy(path, path.with_file_name(&name))?;
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Some(meta) = previous {
+        std::fs::set_permissions(tmp.path(), meta.permissions())?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod golden;
