@@ -17,6 +17,7 @@
 //! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
 //! | [`manage`] | the install side: presets, import, validated edits, probe (used by window and CLI) |
 
+pub mod auth;
 pub mod catalog;
 pub mod companion;
 pub mod config;

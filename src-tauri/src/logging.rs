@@ -9,6 +9,8 @@ use crate::state::SetLogLevel;
 /// Installs the global subscriber (`RUST_LOG` wins over `level`) and returns the setter.
 pub fn init(level: &str) -> SetLogLevel {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    // rmcp's OAuth code logs authorization codes at debug.
+    let filter = mcp_companion::auth::secret_safe(filter);
     let (filter, handle) = reload::Layer::new(filter);
     let installed = tracing_subscriber::registry()
         .with(filter)
@@ -20,6 +22,7 @@ pub fn init(level: &str) -> SetLogLevel {
     Box::new(move |level: &str| {
         let filter =
             EnvFilter::try_new(level).map_err(|e| format!("invalid log level \"{level}\": {e}"))?;
+        let filter = mcp_companion::auth::secret_safe(filter);
         handle.reload(filter).map_err(|e| e.to_string())
     })
 }

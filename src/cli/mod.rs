@@ -1,5 +1,6 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
+pub mod auth;
 mod client;
 pub mod doctor;
 
@@ -29,6 +30,8 @@ pub fn init_tracing(level: Option<&str>, default: &str) {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };
+    // rmcp's OAuth code logs authorization codes at debug.
+    let filter = mcp_companion::auth::secret_safe(filter);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -307,7 +310,10 @@ pub async fn control(
         ControlRequest::Start { server } => println!("started {server}"),
         ControlRequest::Stop { server } => println!("stopped {server}"),
         ControlRequest::Restart { server } => println!("restarted {server}"),
-        ControlRequest::Status | ControlRequest::Logs { .. } => {}
+        ControlRequest::Status
+        | ControlRequest::Logs { .. }
+        | ControlRequest::Login { .. }
+        | ControlRequest::Logout { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
 }

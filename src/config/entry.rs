@@ -34,6 +34,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "enabledTools",
     "disabled",
     "connectTimeout",
+    "oauth",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
@@ -114,6 +115,7 @@ pub(crate) fn parse_entry(
             let http = HttpConfig {
                 url: url.to_owned(),
                 headers: f.string_map("headers")?,
+                oauth: super::oauth::parse_oauth(name, obj.get("oauth"), warnings)?,
             };
             if kind == Kind::Sse {
                 TransportConfig::Sse(http)
@@ -218,6 +220,7 @@ mod tests {
             TransportConfig::StreamableHttp(HttpConfig {
                 url: "http://h/mcp".into(),
                 headers: BTreeMap::new(),
+                oauth: Default::default(),
             })
         );
         assert_eq!(

@@ -146,7 +146,22 @@ fn expand_http(
             ))
         })
         .collect::<Result<_, ConfigError>>()?;
-    Ok(HttpConfig { url, headers })
+    let text = |field: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|v| expand_text(server, &format!("oauth.{field}"), v, lookup))
+            .transpose()
+    };
+    let oauth = crate::config::OAuthConfig {
+        client_id: text("clientId", &h.oauth.client_id)?,
+        client_secret: text("clientSecret", &h.oauth.client_secret)?,
+        client_metadata_url: text("clientMetadataUrl", &h.oauth.client_metadata_url)?,
+        scopes: h.oauth.scopes.clone(),
+    };
+    Ok(HttpConfig {
+        url,
+        headers,
+        oauth,
+    })
 }
 
 /// Checks the reference syntax of `text` without looking anything up (used at load time, so a
@@ -301,6 +316,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            oauth: Default::default(),
         };
         ServerConfig {
             name: "docs".into(),

@@ -68,6 +68,17 @@ pub enum ControlRequest {
     },
     /// Re-read the config file and apply the differences.
     Reload,
+    /// Sign `server` in with OAuth: one answer with the authorization URL at once, a second
+    /// when the sign-in finished (see `ipc::login`).
+    Login {
+        /// Server name.
+        server: String,
+    },
+    /// Forget `server`'s OAuth tokens and client registration.
+    Logout {
+        /// Server name.
+        server: String,
+    },
 }
 
 fn default_lines() -> usize {
@@ -176,6 +187,17 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(
                 lines: n,
                 follow: true,
             }) => return follow_logs(&mut wr, ctx, &server, n).await,
+            Ok(ControlRequest::Login { server }) => match super::login::start(ctx, &server).await {
+                Ok((first, phase)) => {
+                    send(&mut wr, &success(first)).await?;
+                    let last = match crate::auth::pending::outcome(phase).await {
+                        Ok(()) => success(serde_json::json!({ "signedIn": true })),
+                        Err(e) => failure(format!("sign-in to \"{server}\" failed: {e}")),
+                    };
+                    send(&mut wr, &last).await?;
+                }
+                Err(e) => send(&mut wr, &failure(e)).await?,
+            },
             Ok(req) => send(&mut wr, &handle(req, ctx).await).await?,
             Err(e) => send(&mut wr, &failure(format!("bad request: {e}"))).await?,
         }
@@ -236,6 +258,10 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Reply {
         ControlRequest::Stop { server } => done(hub.stop_server(&server).await),
         ControlRequest::Restart { server } => done(hub.restart_server(&server).await),
         ControlRequest::Reload => reload(ctx).await,
+        ControlRequest::Login { server } => super::login::start(ctx, &server)
+            .await
+            .map(|(first, _)| first),
+        ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
     };
     match outcome {
         Ok(result) => success(result),

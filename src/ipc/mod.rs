@@ -7,11 +7,13 @@
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
+//! | [`login`] | the control API's `login` / `logout` (OAuth sign-in of a remote server) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod bridge;
 pub mod control;
 pub mod endpoint;
+pub mod login;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

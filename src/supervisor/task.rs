@@ -49,6 +49,8 @@ struct StartFailure {
     message: String,
     /// Retrying cannot help (command not found, missing variable, bad cwd…).
     permanent: bool,
+    /// The server wants an OAuth sign-in: wait for `login` instead of retrying.
+    sign_in: bool,
 }
 
 pub(super) struct Task {
@@ -117,7 +119,7 @@ impl Task {
                     return Next::StartNow;
                 }
                 Some(Command::Stop(done)) => {
-                    if self.state() != ServerState::Failed {
+                    if !matches!(self.state(), ServerState::Failed | ServerState::NeedsSignIn) {
                         self.set_idle(ServerState::Stopped, None);
                     }
                     let _ = done.send(());
@@ -250,6 +252,10 @@ impl Task {
     fn after_start_failure(&mut self, failure: StartFailure) -> Next {
         tracing::warn!(error = %failure.message, permanent = failure.permanent, "start failed");
         self.fail_waiters(&failure.message);
+        if failure.sign_in {
+            self.set_idle(ServerState::NeedsSignIn, Some(failure.message));
+            return Next::Idle;
+        }
         if failure.permanent {
             self.set_idle(ServerState::Failed, Some(failure.message));
             return Next::Idle;
@@ -373,12 +379,14 @@ async fn connect(
     let cfg = cfg.expand_from_env().map_err(|e| StartFailure {
         message: e.to_string(),
         permanent: true,
+        sign_in: false,
     })?;
     let progress = ProgressRoutes::default();
     let session = upstream::connect(&cfg, &log, progress.clone(), &whitelist)
         .await
         .map_err(|e| StartFailure {
             permanent: e.is_permanent(),
+            sign_in: matches!(e, upstream::ConnectError::NeedsSignIn { .. }),
             message: e.to_string(),
         })?;
     Ok(Connected { session, progress })

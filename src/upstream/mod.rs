@@ -27,6 +27,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, serve_client};
 use tokio::sync::mpsc;
 
+use crate::auth;
 use crate::catalog::ServerListing;
 use crate::config::{ConfigError, HttpConfig, ServerConfig, SsrfWhitelist, TransportConfig};
 use crate::launch::{self, LaunchError};
@@ -95,6 +96,16 @@ pub enum ConnectError {
     /// The legacy SSE stream could not be opened.
     #[error(transparent)]
     Sse(#[from] sse::SseError),
+    /// The server answered 401 (or kept answering 403 `insufficient_scope`): it waits for
+    /// `mcp-companion login`, in the `needs sign-in` state.
+    #[error("{message}")]
+    NeedsSignIn {
+        /// What happened and the command that fixes it.
+        message: String,
+    },
+    /// The stored sign-in could not be loaded (keychain, authorization server metadata).
+    #[error("sign-in: {0}")]
+    SignIn(#[from] crate::auth::SignInError),
 }
 
 impl ConnectError {
@@ -297,18 +308,33 @@ async fn connect_remote(
             let transport = sse::LegacySseTransport::connect(client, &url).await?;
             serve_client(handler, transport).await
         } else {
-            serve_client(handler, http::transport(client, &url)).await
+            let target = crate::auth::Target {
+                server: cfg.name.clone(),
+                url: url.clone(),
+                oauth: http.oauth.clone(),
+                guard: guard.clone(),
+            };
+            match crate::auth::connect_client(target, client.clone()).await? {
+                Some(signed_in) => serve_client(handler, http::transport(signed_in, &url)).await,
+                None => serve_client(handler, http::transport(client, &url)).await,
+            }
         }
-        .map_err(|e| ConnectError::Initialize {
-            reason: scrub(sse::error_chain(&e)),
-            stderr: Vec::new(),
-        })?;
-        let listing = listing::list_all(service.peer())
-            .await
-            .map_err(|e| ConnectError::List {
+        .map_err(|e| match auth::challenge::in_initialize(&e) {
+            Some(needed) => needs_sign_in(&cfg.name, needed),
+            None => ConnectError::Initialize {
                 reason: scrub(sse::error_chain(&e)),
                 stderr: Vec::new(),
-            })?;
+            },
+        })?;
+        let listing = listing::list_all(service.peer()).await.map_err(|e| {
+            match auth::challenge::find(&e) {
+                Some(needed) => needs_sign_in(&cfg.name, needed),
+                None => ConnectError::List {
+                    reason: scrub(sse::error_chain(&e)),
+                    stderr: Vec::new(),
+                },
+            }
+        })?;
         Ok::<_, ConnectError>((service, listing))
     };
     let outcome = tokio::time::timeout(cfg.connect_timeout, handshake)
@@ -319,12 +345,13 @@ async fn connect_remote(
         })
         .and_then(|inner| inner);
     // A refusal deep in the HTTP stack (a redirect hop, a resolver answer) is the real reason.
-    let (service, listing) = outcome.map_err(|e| match guard.take_refusal() {
-        Some(source) => ConnectError::Ssrf {
+    let (service, listing) = outcome.map_err(|e| match (e, guard.take_refusal()) {
+        (e @ ConnectError::NeedsSignIn { .. }, _) => e,
+        (_, Some(source)) => ConnectError::Ssrf {
             url: redacted.clone(),
             source,
         },
-        None => e,
+        (e, None) => e,
     })?;
     Ok(Session {
         service,
@@ -332,6 +359,14 @@ async fn connect_remote(
         events,
         listing,
     })
+}
+
+/// Records the challenge for the next `login` and says what to do.
+fn needs_sign_in(server: &str, needed: auth::challenge::SignInNeeded) -> ConnectError {
+    auth::challenge::remember(server, needed.challenge.as_deref());
+    ConnectError::NeedsSignIn {
+        message: needed.describe(server),
+    }
 }
 
 enum Stage {

@@ -12,6 +12,8 @@ mod failures;
 mod launching;
 mod lifecycle;
 mod naming;
+mod oauth;
+mod oauth_fixture;
 mod passthrough;
 mod probe;
 mod python_clients;

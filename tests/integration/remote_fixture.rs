@@ -27,7 +27,7 @@ use crate::common::{everything_js, peers_root, python_sdk2};
 
 /// A one-tool (`echo`) MCP server.
 #[derive(Clone)]
-struct EchoServer;
+pub struct EchoServer;
 
 impl ServerHandler for EchoServer {
     fn get_info(&self) -> ServerConfig {
@@ -124,14 +124,19 @@ impl Drop for HttpFixture {
     }
 }
 
-/// Our rmcp streamable-HTTP server at `/mcp`.
-pub async fn mcp_server() -> HttpFixture {
-    let shared = Arc::new(Shared::default());
-    let service = StreamableHttpService::new(
+/// The echo MCP server as a streamable-HTTP service (to nest under a path).
+pub fn echo_service() -> StreamableHttpService<EchoServer, LocalSessionManager> {
+    StreamableHttpService::new(
         || Ok(EchoServer),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
-    );
+    )
+}
+
+/// Our rmcp streamable-HTTP server at `/mcp`.
+pub async fn mcp_server() -> HttpFixture {
+    let shared = Arc::new(Shared::default());
+    let service = echo_service();
     let app = axum::Router::new().nest_service("/mcp", service).layer(
         axum::middleware::from_fn_with_state(shared.clone(), gatekeeper),
     );

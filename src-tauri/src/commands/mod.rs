@@ -12,6 +12,7 @@ pub mod add;
 pub mod import;
 pub mod servers;
 pub mod settings;
+pub mod sign_in;
 
 use mcp_companion::config;
 use mcp_companion::hub::ReloadReport;
