@@ -9,7 +9,8 @@
 # scenarios (and the other dated ones) are run and reported, never gated.
 #
 # The scenario servers listen on all interfaces of a random port, so each run happens in a
-# private network namespace holding only `lo` (`unshare -n`, needs root or user namespaces).
+# private network namespace holding only `lo` (`unshare -n` as root, else `unshare -r -n`,
+# which needs unprivileged user namespaces).
 # Usage: tests/conformance.sh [SCENARIO…]   (default: all client scenarios)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,9 @@ cargo build --locked --bin mcp-companion
 export MCP_COMPANION_BIN=$(cd "$TARGET/debug" && pwd)/mcp-companion
 CLIENT=$(pwd)/tests/conformance/client.sh
 EXPECTED=tests/conformance/expected-failures.yml
+# Root gets a plain network namespace; others map themselves to root in a user namespace.
+UNSHARE=(unshare -n)
+[ "$(id -u)" -eq 0 ] || UNSHARE=(unshare -r -n)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
@@ -44,7 +48,7 @@ for line in "${SCENARIOS[@]}"; do
   name=${line%%$'\t'*} tags=${line#*$'\t'}
   if [ "$#" -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
   log=$OUT/$(echo "$name" | tr / _).log
-  if unshare -n sh -c 'ip link set lo up && exec "$0" "$1" client --command "$2" --scenario "$3" --timeout 60000' \
+  if "${UNSHARE[@]}" sh -c 'ip link set lo up && exec "$0" "$1" client --command "$2" --scenario "$3" --timeout 60000' \
        "$N22" "$CF" "$CLIENT" "$name" >"$log" 2>&1; then
     verdict=PASS
   else

@@ -11,6 +11,11 @@ command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x86-64)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The conformance client suite: a private network namespace (unshare, ip) and the stand-in
+# browser (curl).
+command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # The desktop shell (Tauri: WebKitGTK, GTK, the tray library) and its e2e test (Xvfb, a tray
 # host, WebDriver, screenshots).
 for p in libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev \

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
-    OAuthClientConfig,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, OAuthClientConfig,
 };
 
 use super::callback::{CallbackError, CallbackListener};
@@ -73,17 +73,76 @@ pub enum SignInError {
     Client(#[from] ClientError),
 }
 
-/// An authorization manager for `target` on the guarded client and the keychain store.
+/// An authorization manager for `target` on the guarded client and the keychain store, and
+/// that client.
 async fn manager(
     target: &Target,
     vault: Arc<dyn TokenVault>,
-) -> Result<AuthorizationManager, SignInError> {
+) -> Result<(AuthorizationManager, Arc<GuardedOAuthHttp>), SignInError> {
     let http = Arc::new(GuardedOAuthHttp::new(&target.guard)?);
-    let mut m = AuthorizationManager::new_with_oauth_http_client(target.url.clone(), http)
+    let mut m = AuthorizationManager::new_with_oauth_http_client(target.url.clone(), http.clone())
         .await
         .map_err(|e| oauth_error(&e, target))?;
     m.set_credential_store(target.store(vault));
-    Ok(m)
+    Ok((m, http))
+}
+
+/// Discovery (see the module doc), then sets the metadata on `m`.
+///
+/// One relaxation of RFC 8414 §3.3 (the `issuer` must equal the URL the metadata was found
+/// under): in 2025-03-26 discovery, the authorization server is the MCP server's own origin,
+/// and some servers of that era name an issuer with a path on that same origin
+/// (`https://h/oauth` for metadata at `https://h/.well-known/oauth-authorization-server`).
+/// Such metadata is accepted when expected and received issuer share the server URL's origin;
+/// any other mismatch is refused (mix-up protection).
+async fn discover(
+    m: &mut AuthorizationManager,
+    http: &GuardedOAuthHttp,
+    target: &Target,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, SignInError> {
+    match m.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => {
+            tracing::info!(
+                server = %target.server,
+                source = ?resolution.source,
+                "found the authorization server"
+            );
+            m.set_metadata(resolution.metadata.clone());
+            Ok(resolution.metadata)
+        }
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if same_origin(&target.url, &expected_issuer)
+            && same_origin(&target.url, &received_issuer) =>
+        {
+            let mut at = target.url.clone();
+            at.set_path("/.well-known/oauth-authorization-server");
+            at.set_query(None);
+            at.set_fragment(None);
+            let body = http
+                .get(&at)
+                .await
+                .map_err(|e| SignInError::OAuth(scrub(&e.to_string(), target)))?;
+            let metadata: AuthorizationMetadata = serde_json::from_slice(&body).map_err(|e| {
+                SignInError::OAuth(format!("authorization server metadata is malformed: {e}"))
+            })?;
+            tracing::info!(
+                server = %target.server,
+                issuer = %received_issuer,
+                "2025-03-26 discovery: accepting the issuer on the server's own origin"
+            );
+            m.set_metadata(metadata.clone());
+            Ok(metadata)
+        }
+        Err(e) => Err(oauth_error(&e, target)),
+    }
+}
+
+/// Whether `other` parses as a URL on `url`'s origin (scheme, host, port).
+fn same_origin(url: &url::Url, other: &str) -> bool {
+    url::Url::parse(other).is_ok_and(|o| o.origin() == url.origin())
 }
 
 /// The manager of a stored sign-in, ready to hand out (and refresh) tokens; `None` when this
@@ -107,7 +166,8 @@ pub async fn stored(
     if saved.token_response.is_none() {
         return Ok(None);
     }
-    let mut m = manager(target, vault).await?;
+    let (mut m, http) = manager(target, vault).await?;
+    discover(&mut m, &http, target, None).await?;
     if !m
         .initialize_from_store()
         .await
@@ -163,25 +223,15 @@ pub async fn begin(
 ) -> Result<PendingSignIn, SignInError> {
     let listener = CallbackListener::bind().await?;
     let redirect = listener.redirect_uri();
-    let mut m = manager(target, vault.clone()).await?;
-    let resolution = m
-        .resolve_metadata_from_challenge(challenge)
-        .await
-        .map_err(|e| oauth_error(&e, target))?;
-    m.set_metadata(resolution.metadata.clone());
-    tracing::info!(
-        server = %target.server,
-        source = ?resolution.source,
-        "found the authorization server"
-    );
+    let (mut m, http) = manager(target, vault.clone()).await?;
+    let metadata = discover(&mut m, &http, target, challenge).await?;
 
     let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name(CLIENT_NAME);
     match scopes.or_else(|| target.oauth.scopes.clone()) {
         Some(scopes) if !scopes.is_empty() => request = request.with_scopes(scopes),
         _ => request = request.with_initial_scope_selection(),
     }
-    let supports_cimd = resolution
-        .metadata
+    let supports_cimd = metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
         .and_then(|v| v.as_bool())
@@ -286,4 +336,20 @@ pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
 fn scrub(text: &str, target: &Target) -> String {
     let full = target.url.as_str();
     text.replace(full, &net::redact(full))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_issuers_on_the_server_origin_get_the_2025_03_26_relaxation() {
+        let server = url::Url::parse("http://localhost:4000/mcp").unwrap();
+        assert!(same_origin(&server, "http://localhost:4000/oauth"));
+        assert!(same_origin(&server, "http://localhost:4000/"));
+        assert!(!same_origin(&server, "http://localhost:4001/oauth"));
+        assert!(!same_origin(&server, "https://localhost:4000/oauth"));
+        assert!(!same_origin(&server, "http://evil.example/oauth"));
+        assert!(!same_origin(&server, "not a url"));
+    }
 }

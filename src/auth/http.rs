@@ -85,23 +85,57 @@ impl GuardedOAuthHttp {
         })
     }
 
+    /// `GET url` (redirects followed and re-checked): the body of a 2xx answer.
+    ///
+    /// # Errors
+    /// [`OAuthHttpError`]; another status is an [`OAuthHttpError::Request`].
+    pub async fn get(&self, url: &url::Url) -> Result<Vec<u8>, OAuthHttpError> {
+        let redacted = net::redact(url.as_str());
+        let request = http::Request::get(url.as_str())
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())
+            .map_err(|e| OAuthHttpError::Request {
+                url: redacted.clone(),
+                reason: e.to_string(),
+            })?;
+        let response = self
+            .send(request, OAuthHttpRedirectPolicy::Follow, REQUEST_TIMEOUT)
+            .await?;
+        if !response.status().is_success() {
+            return Err(OAuthHttpError::Request {
+                url: redacted,
+                reason: format!("HTTP {}", response.status()),
+            });
+        }
+        Ok(response.into_body())
+    }
+
     async fn run(
         &self,
         request: OAuthHttpRequest,
     ) -> Result<http::Response<Vec<u8>>, OAuthHttpError> {
-        let client = match request.redirect_policy {
-            OAuthHttpRedirectPolicy::Stop => &self.stop,
-            _ => &self.follow,
-        };
         let timeout = request
             .timeout
             .unwrap_or(REQUEST_TIMEOUT)
             .min(REQUEST_TIMEOUT);
-        let request =
-            reqwest::Request::try_from(request.request).map_err(|e| OAuthHttpError::Request {
-                url: "(invalid URL)".to_owned(),
-                reason: e.to_string(),
-            })?;
+        self.send(request.request, request.redirect_policy, timeout)
+            .await
+    }
+
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+        redirects: OAuthHttpRedirectPolicy,
+        timeout: Duration,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpError> {
+        let client = match redirects {
+            OAuthHttpRedirectPolicy::Stop => &self.stop,
+            _ => &self.follow,
+        };
+        let request = reqwest::Request::try_from(request).map_err(|e| OAuthHttpError::Request {
+            url: "(invalid URL)".to_owned(),
+            reason: e.to_string(),
+        })?;
         let url = net::redact(request.url().as_str());
         self.guard
             .check_url(request.url())
