@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{self, Config};
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlContext, ControlRequest, StatusReport};
+use crate::ipc::control::{self, ControlContext, ControlRequest, ShowWindow, StatusReport};
 use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
@@ -49,6 +49,7 @@ pub struct Companion {
     hub: Hub,
     paths: EndpointPaths,
     config_path: Option<PathBuf>,
+    show_window: ShowWindow,
     stop: CancellationToken,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     _lock: File,
@@ -71,12 +72,17 @@ impl Companion {
         if let Err(e) = reaper::start() {
             tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
         }
+        if let Err(e) = crate::ipc::record::publish(&paths) {
+            tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
+        }
         let hub = Hub::start(config);
         let stop = CancellationToken::new();
+        let show_window = ShowWindow::default();
         let ctx = ControlContext {
             hub: hub.clone(),
             mcp_socket: paths.mcp.clone(),
             config_path: config_path.clone(),
+            show_window: show_window.clone(),
         };
         let tasks = vec![
             tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
@@ -86,6 +92,7 @@ impl Companion {
             hub,
             paths,
             config_path,
+            show_window,
             stop,
             tasks,
             _lock: lock,
@@ -128,6 +135,12 @@ impl Companion {
         &self.hub
     }
 
+    /// Makes the control API's `show` run `f` (the desktop shell shows its window), so a second
+    /// launch that cannot reach this one over D-Bus can still bring it up.
+    pub fn on_show_window(&self, f: impl Fn() + Send + Sync + 'static) {
+        self.show_window.set(f);
+    }
+
     /// The socket paths served.
     pub fn paths(&self) -> &EndpointPaths {
         &self.paths
@@ -136,6 +149,7 @@ impl Companion {
     /// Closes the sockets, ends agent sessions and stops every server in parallel, within
     /// [`SHUTDOWN_BUDGET`].
     pub async fn shutdown(self) {
+        crate::ipc::record::withdraw(&self.paths);
         self.stop.cancel();
         if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown())
             .await
@@ -154,24 +168,21 @@ impl Companion {
 }
 
 async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
-    if let Some(dir) = paths.lock.parent() {
-        // The socket listener tightens the mode; this only makes sure the lock can be created.
-        let _ = std::fs::create_dir_all(dir);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        // Nothing is created or chmod-ed in a directory that is a link or not ours.
+        if let Some(dir) = paths.lock.parent() {
+            crate::ipc::socket::prepare_private_dir(dir)?;
         }
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .map_err(|e| StartError::Lock {
-            path: paths.lock.display().to_string(),
-            reason: e.to_string(),
-        })?;
+    let file = options.open(&paths.lock).map_err(|e| StartError::Lock {
+        path: paths.lock.display().to_string(),
+        reason: e.to_string(),
+    })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {

@@ -10,7 +10,8 @@
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS |
 //! | [`upstream`] | one MCP client session per server (stdio child processes, streamable HTTP, legacy SSE) |
-//! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL redaction |
+//! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL and secret redaction |
+//! | [`logging`] | the log writer that scrubs URLs and secrets from every line |
 //! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
@@ -25,6 +26,7 @@ pub mod demo;
 pub mod hub;
 pub mod ipc;
 pub mod launch;
+pub mod logging;
 pub mod manage;
 pub mod net;
 pub mod supervisor;

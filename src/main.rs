@@ -231,7 +231,13 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             cli::auth::logout(args.config.as_deref(), socket, &server).await
         }
         Command::Doctor { server, os } => {
-            cli::doctor::run(args.config.as_deref(), server.as_deref(), os.as_deref()).await
+            cli::doctor::run(
+                args.config.as_deref(),
+                socket,
+                server.as_deref(),
+                os.as_deref(),
+            )
+            .await
         }
         Command::DemoServer {
             test_tools,

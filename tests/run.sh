@@ -14,6 +14,7 @@ cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
+bash tests/soak.sh
 bash tests/conformance.sh
 if rustup target add x86_64-pc-windows-gnu; then
   cargo check --target x86_64-pc-windows-gnu --all-targets --locked

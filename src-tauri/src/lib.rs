@@ -22,8 +22,9 @@ pub mod tray;
 
 use std::process::ExitCode;
 
-use mcp_companion::companion::Companion;
+use mcp_companion::companion::{Companion, StartError};
 use mcp_companion::config;
+use mcp_companion::ipc::control::ControlRequest;
 use mcp_companion::ipc::paths::EndpointPaths;
 use tauri::{Builder, Manager, RunEvent, Runtime, WindowEvent};
 
@@ -109,6 +110,12 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
             ));
             let companion = match started {
                 Ok(c) => c,
+                Err(StartError::AlreadyRunning { .. }) if show_running(&paths) => {
+                    // No D-Bus session, so the single-instance plugin could not hand over: the
+                    // running companion was asked over its control socket instead.
+                    tracing::info!("another companion is running: asked it to show its window");
+                    std::process::exit(0);
+                }
                 Err(e) => {
                     // Tauri panics on a setup error; nothing runs yet, so exit plainly with
                     // the reason (e.g. which companion holds the socket).
@@ -118,6 +125,8 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
                 }
             };
             tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
+            let handle = app.handle().clone();
+            companion.on_show_window(move || tray::show_window(&handle));
             let hub = companion.hub().clone();
             let desktop = Desktop {
                 hub: hub.clone(),
@@ -157,6 +166,19 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         _ => {}
     });
     Ok(())
+}
+
+/// Asks the companion listening on `paths` to show its window (control API `show`); true when
+/// it did. A headless `serve` has no window and refuses.
+fn show_running(paths: &EndpointPaths) -> bool {
+    let ask = mcp_companion::ipc::control::request(&paths.control, &ControlRequest::Show);
+    match tauri::async_runtime::block_on(ask) {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::info!(error = %e, "the running companion cannot show a window");
+            false
+        }
+    }
 }
 
 /// Stops every server and closes the sockets, within the core's shutdown budget.

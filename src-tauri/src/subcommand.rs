@@ -6,7 +6,6 @@
 use std::process::ExitCode;
 
 use mcp_companion::demo::DemoOptions;
-use mcp_companion::ipc::paths::EndpointPaths;
 
 /// Runs `bridge` or `demo-server [--test-tools]` if those are the arguments; `None` otherwise.
 pub fn run_if_subcommand() -> Option<ExitCode> {
@@ -28,8 +27,11 @@ pub fn run_if_subcommand() -> Option<ExitCode> {
     let outcome: Result<(), String> = runtime.block_on(async {
         if first == "bridge" {
             let socket = std::env::var_os("MCP_COMPANION_SOCKET").map(std::path::PathBuf::from);
-            let paths = EndpointPaths::resolve(socket.as_deref());
-            mcp_companion::ipc::bridge::run_stdio(&paths.mcp)
+            let candidates: Vec<_> = mcp_companion::ipc::record::candidates(socket.as_deref())
+                .into_iter()
+                .map(|p| p.mcp)
+                .collect();
+            mcp_companion::ipc::bridge::run_stdio(&candidates)
                 .await
                 .map_err(|e| e.to_string())
         } else {

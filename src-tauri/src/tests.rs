@@ -276,7 +276,8 @@ fn a_real_server_is_listed_called_and_stopped_through_commands() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|t| t["name"] == "echo")
+            .any(|t| t["name"] == "mcp_probe_echo"),
+        "Test lists the wrapped names an agent will call: {test}"
     );
 
     h.invoke("stop_server", json!({"name": "demo"})).unwrap();

@@ -60,34 +60,32 @@ impl TrayAction {
     }
 }
 
-/// Overall health, one icon each.
+/// Overall health, one icon each. The rule (README "Desktop"): servers the user stopped (or
+/// `disabled`) are not trouble; failed and backing-off ones are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Health {
-    /// Every server that should run is running.
+    /// Nothing is in trouble and at least one server runs (green).
     Ok,
-    /// Some run, some failed or are retrying.
+    /// At least one server failed or is retrying (amber), whatever the others do.
     Degraded,
-    /// Nothing runs.
+    /// Nothing is in trouble and nothing runs: no servers, or all stopped (grey).
     Off,
 }
 
 impl Health {
     /// Health of a set of servers.
     pub fn of(statuses: &[ServerStatus]) -> Health {
-        let running = statuses
-            .iter()
-            .filter(|s| s.state == ServerState::Running)
-            .count();
         let failing = statuses.iter().any(|s| {
             matches!(
                 s.state,
                 ServerState::Failed | ServerState::Backoff | ServerState::NeedsSignIn
             )
         });
-        match (running, failing) {
-            (0, _) => Health::Off,
-            (_, true) => Health::Degraded,
-            _ => Health::Ok,
+        let running = statuses.iter().any(|s| s.state == ServerState::Running);
+        match (failing, running) {
+            (true, _) => Health::Degraded,
+            (false, true) => Health::Ok,
+            (false, false) => Health::Off,
         }
     }
 
@@ -333,7 +331,14 @@ mod tests {
                 Health::Degraded,
                 "1 of 3 servers running",
             ),
-            (&[Failed, Stopped], Health::Off, "0 of 2 servers running"),
+            (
+                &[Failed, Stopped],
+                Health::Degraded,
+                "0 of 2 servers running",
+            ),
+            (&[Backoff], Health::Degraded, "0 of 1 servers running"),
+            (&[Stopped, Stopped], Health::Off, "0 of 2 servers running"),
+            (&[Starting], Health::Off, "0 of 1 servers running"),
         ];
         for (states, health, text) in cases {
             let statuses: Vec<_> = states

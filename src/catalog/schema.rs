@@ -9,7 +9,10 @@
 //! 3. pass 2 (structural, through `properties.*`, object `items` and `$defs.*` only):
 //!    `type: [X, "null"]` and two-way null unions in `oneOf`/`anyOf` become `X` +
 //!    `"nullable": true`, and every `type: "object"` node gets `properties` / `required` when
-//!    missing.
+//!    missing;
+//! 4. pass 3 (`schema_strict.rs`, for the strict subsets of the major model APIs): `$schema`
+//!    is dropped everywhere, and a `format` that JSON Schema does not define (`double`,
+//!    `uint32` from schemars) moves into the node's `description` as `(format: uint32)`.
 //!
 //! Key order is preserved (`serde_json` with `preserve_order`), so the output is stable.
 
@@ -83,6 +86,7 @@ fn normalize_root(schema: &JsonObject) -> (JsonObject, Vec<SchemaWarning>) {
         }
     }
     normalize_nullable(&mut out);
+    strict::apply(&mut out);
     let warnings = unresolved
         .into_iter()
         .map(|reference| SchemaWarning::UnresolvedRef { reference })
@@ -289,6 +293,11 @@ fn nullable_union_option(options: Option<&Value>) -> Option<JsonObject> {
     }
     if saw_null { non_null.cloned() } else { None }
 }
+
+#[path = "schema_strict.rs"]
+mod strict;
+
+pub use strict::STANDARD_FORMATS;
 
 #[cfg(test)]
 #[path = "schema_tests.rs"]

@@ -285,3 +285,66 @@ fn output_keeps_key_order() {
         r#"{"type":"object","properties":{"name":{"description":"d","type":"string","nullable":true}},"required":[]}"#
     );
 }
+
+#[test]
+fn strict_pass_drops_meta_schema_and_moves_non_standard_formats_into_descriptions() {
+    let cases: Vec<(&str, Value, Value)> = vec![
+        (
+            "$schema dropped at the root and in $defs",
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                   "properties": {}, "$defs": {"d": {"$schema": "x", "type": "string"}}}),
+            json!({"type": "object", "properties": {}, "$defs": {"d": {"type": "string"}},
+                   "required": []}),
+        ),
+        (
+            "schemars number format, no description",
+            props(json!({"ratio": {"type": "number", "format": "double"}})),
+            normalized_props(
+                json!({"ratio": {"type": "number", "description": "(format: double)"}}),
+            ),
+        ),
+        (
+            "schemars integer format appended to the description",
+            props(json!({"n": {"type": "integer", "format": "uint32", "description": "Count. "}})),
+            normalized_props(
+                json!({"n": {"type": "integer", "description": "Count. (format: uint32)"}}),
+            ),
+        ),
+        (
+            "standard formats kept",
+            props(json!({"at": {"type": "string", "format": "date-time"},
+                         "id": {"type": "string", "format": "uuid"}})),
+            normalized_props(json!({"at": {"type": "string", "format": "date-time"},
+                                    "id": {"type": "string", "format": "uuid"}})),
+        ),
+        (
+            "inside items, anyOf and additionalProperties",
+            props(
+                json!({"a": {"type": "array", "items": {"type": "integer", "format": "int64"}},
+                         "b": {"anyOf": [{"type": "integer", "format": "uint8"}, {"type": "string"}]},
+                         "c": {"type": "object", "additionalProperties": {"type": "number", "format": "float"}}}),
+            ),
+            normalized_props(
+                json!({"a": {"type": "array", "items": {"type": "integer", "description": "(format: int64)"}},
+                                    "b": {"anyOf": [{"type": "integer", "description": "(format: uint8)"}, {"type": "string"}]},
+                                    "c": {"type": "object", "additionalProperties": {"type": "number", "description": "(format: float)"}, "properties": {}, "required": []}}),
+            ),
+        ),
+        (
+            "a property named format, and data keywords, are not schemas",
+            props(
+                json!({"format": {"type": "string", "enum": ["double"], "default": "double"},
+                         "$schema": {"type": "string"}}),
+            ),
+            normalized_props(
+                json!({"format": {"type": "string", "enum": ["double"], "default": "double"},
+                                    "$schema": {"type": "string"}}),
+            ),
+        ),
+    ];
+    for (what, input, want) in cases {
+        let (got, warnings) = normalize_input_schema(&obj(input));
+        assert_eq!(Value::Object(got), want, "{what}");
+        assert!(warnings.is_empty(), "{what}");
+    }
+}

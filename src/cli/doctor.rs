@@ -5,18 +5,30 @@
 //! the transport and the SSRF verdict (whitelist valid, every address the host resolves to
 //! allowed; nothing is connected to). Exit 1 when any enabled
 //! server cannot start on this machine.
+//!
+//! The environment a child gets (pass-through variables, PATH, the GUI login-shell PATH) is the
+//! running companion's, asked over the control API, when one runs; only otherwise this shell's.
+//! The caller's environment often differs from the companion's (a terminal versus the desktop
+//! session), and then a local plan would say "ok" for a server the companion cannot start.
+//! Values from the entry's own `env` are shown as hidden: they are often keys.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use mcp_companion::config::{self, ServerConfig, TransportConfig};
-use mcp_companion::launch::{LaunchError, TargetOs};
-use mcp_companion::{net, upstream};
+use mcp_companion::ipc::control::{self, ChildEnvironment, ControlRequest};
+use mcp_companion::ipc::record;
+use mcp_companion::launch::{self, LaunchError, TargetOs};
+use mcp_companion::net;
+
+/// How long `doctor` waits for a running companion to describe its environment.
+const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs `doctor` for every server, or only `only`, planning for `os` (default: this OS).
 pub async fn run(
     config_path: Option<&Path>,
+    socket: Option<&Path>,
     only: Option<&str>,
     os: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
@@ -35,6 +47,16 @@ pub async fn run(
             os.name()
         );
     }
+    let child_env = match running_companion(socket).await {
+        Some(env) => {
+            println!("environment: the running companion's (pid {})", env.pid);
+            env
+        }
+        None => {
+            println!("environment: this shell's (no companion is running)");
+            ChildEnvironment::of_this_process().await
+        }
+    };
     let mut failed = 0usize;
     let mut shown = 0usize;
     for spec in &cfg.servers {
@@ -51,7 +73,7 @@ pub async fn run(
             }
         };
         let ok = match entry.expand_from_env() {
-            Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist).await,
+            Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await,
             Err(e) => {
                 println!("{}: cannot start: {e}", spec.name);
                 false
@@ -82,11 +104,12 @@ async fn report(
     os: TargetOs,
     preview: bool,
     whitelist: &config::SsrfWhitelist,
+    child_env: &ChildEnvironment,
 ) -> bool {
     let name = &server.name;
     match &server.transport {
         TransportConfig::Stdio(stdio) => {
-            let launch = upstream::plan_for(stdio, os).await;
+            let launch = plan(stdio, os, child_env);
             let spec = &launch.spec;
             let blocking = match &launch.error {
                 Some(LaunchError::NotFound { .. } | LaunchError::Missing { .. }) if preview => None,
@@ -112,6 +135,10 @@ async fn report(
             if let Some(cwd) = &spec.cwd {
                 println!("  cwd:     {}", cwd.display());
             }
+            for (i, (k, v)) in spec.env.iter().enumerate() {
+                let label = if i == 0 { "  env:     " } else { "           " };
+                println!("{label}{k}={}", shown_value(k, v, &stdio.env));
+            }
             blocking.is_none()
         }
         TransportConfig::Sse(http) | TransportConfig::StreamableHttp(http) => {
@@ -132,6 +159,57 @@ async fn report(
             verdict.is_ok()
         }
     }
+}
+
+/// The environment of the companion listening where a bridge would look, if one answers.
+async fn running_companion(socket: Option<&Path>) -> Option<ChildEnvironment> {
+    for paths in record::candidates(socket) {
+        let ask = control::request(&paths.control, &ControlRequest::Environment);
+        if let Ok(Ok(value)) = tokio::time::timeout(ASK_TIMEOUT, ask).await
+            && let Ok(env) = serde_json::from_value(value)
+        {
+            return Some(env);
+        }
+    }
+    None
+}
+
+/// Plans `stdio` for `os` with the companion's environment `child_env`. For another OS than
+/// this one nothing is looked up ([`launch::PreviewLookup`]).
+fn plan(stdio: &config::StdioConfig, os: TargetOs, child_env: &ChildEnvironment) -> launch::Launch {
+    let base_dir = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let vars = |k: &str| launch::env::get(&child_env.vars, os, k).map(str::to_owned);
+    let host = os == TargetOs::host();
+    launch::plan(
+        stdio,
+        &launch::Host {
+            os,
+            vars: &vars,
+            gui_path: child_env.gui.as_ref().filter(|_| os != TargetOs::Windows),
+            lookup: if host {
+                &launch::SystemLookup
+            } else {
+                &launch::PreviewLookup
+            },
+            base_dir: &base_dir,
+        },
+    )
+}
+
+/// A child variable as `doctor` prints it: the entry's own values hidden (they are often
+/// keys), credentials in proxy URLs dropped, everything else as is.
+fn shown_value(
+    key: &str,
+    value: &str,
+    entry: &std::collections::BTreeMap<String, String>,
+) -> String {
+    if entry.contains_key(key) {
+        return "(set by the entry's env, hidden)".to_owned();
+    }
+    if key.to_ascii_lowercase().ends_with("_proxy") && value.contains('@') {
+        return net::redact(value);
+    }
+    value.to_owned()
 }
 
 /// The SSRF guard's verdict on `url`, resolving its host but connecting to nothing.

@@ -15,26 +15,19 @@ use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
 
-/// rmcp's streamable HTTP client logs raw request URLs (query strings may hold secrets), so its
-/// logs are always off; our own code logs those URLs redacted (DESIGN §9).
-const SECRET_LEAKING_TARGETS: &str = "rmcp::transport::streamable_http_client=off";
-
-/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`; rmcp's
-/// streamable HTTP client is always silenced (see [`SECRET_LEAKING_TARGETS`]).
+/// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`. Every line
+/// is scrubbed of URLs and secrets on its way out ([`mcp_companion::logging`]), whatever its
+/// target or level: rmcp, reqwest and hyper log request URLs at debug and trace level.
 pub fn init_tracing(level: Option<&str>, default: &str) {
     let filter = level
         .map(tracing_subscriber::EnvFilter::new)
         .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},rmcp=warn")));
-    let filter = match SECRET_LEAKING_TARGETS.parse() {
-        Ok(directive) => filter.add_directive(directive),
-        Err(_) => filter,
-    };
     // rmcp's OAuth code logs authorization codes at debug.
     let filter = mcp_companion::auth::secret_safe(filter);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr))
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
@@ -128,8 +121,11 @@ async fn wait_for_shutdown_signal() {
 
 /// `bridge`: stdio ⇄ socket.
 pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
-    mcp_companion::ipc::bridge::run_stdio(&paths.mcp).await?;
+    let candidates: Vec<_> = mcp_companion::ipc::record::candidates(socket)
+        .into_iter()
+        .map(|p| p.mcp)
+        .collect();
+    mcp_companion::ipc::bridge::run_stdio(&candidates).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -232,7 +228,11 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             s.restarts,
-            s.last_error.as_deref().unwrap_or("")
+            match &s.last_error {
+                Some(e) if s.error_is_current() => e.clone(),
+                Some(e) => format!("(earlier) {e}"),
+                None => String::new(),
+            }
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -313,7 +313,9 @@ pub async fn control(
         ControlRequest::Status
         | ControlRequest::Logs { .. }
         | ControlRequest::Login { .. }
-        | ControlRequest::Logout { .. } => {}
+        | ControlRequest::Logout { .. }
+        | ControlRequest::Show
+        | ControlRequest::Environment => {}
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -52,6 +52,7 @@ mod whitelist;
 
 // Shared with `crate::manage::import`, which converts other clients' entries into ours.
 pub(crate) use entry::KNOWN_KEYS as ENTRY_KEYS;
+pub(crate) use parse::syntax_error;
 pub(crate) use transport::{Kind as TransportKind, detect as detect_transport};
 
 use std::collections::BTreeMap;
@@ -62,13 +63,13 @@ pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use error::ConfigError;
 pub use expand::{BUILTIN_EXE_VARIABLE, builtin_variable, default_lookup};
 pub use load::{default_document, load, load_or_init};
-pub use normalize::normalize_document;
+pub use normalize::{normalize_document, normalize_entry};
 pub use oauth::OAuthConfig;
 pub use parse::parse;
 pub use path::{
     CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
 };
-pub use save::{Overwrite, save_atomic, save_atomic_with};
+pub use save::{Overwrite, save_atomic, save_atomic_with, save_text_atomic};
 pub use whitelist::SsrfWhitelist;
 
 /// A loaded config: every server entry (valid or not), the whitelist, warnings and the raw

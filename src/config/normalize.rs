@@ -16,25 +16,31 @@ pub fn normalize_document(doc: &Value) -> Value {
         return doc;
     };
     for entry in servers.values_mut().filter_map(Value::as_object_mut) {
-        let written = entry.get("type").filter(|t| !t.is_null());
-        let kind = match written {
-            Some(Value::String(t)) if t == "http" => Some(Kind::StreamableHttp),
-            Some(_) => None,
-            None => detect(
-                entry.get("command").is_some_and(|c| !c.is_null()),
-                entry.get("url").and_then(Value::as_str),
-            ),
-        };
-        let Some(kind) = kind else { continue };
-        let value = Value::String(kind.name().to_owned());
-        match entry.get_mut("type") {
-            Some(slot) => *slot = value,
-            None => {
-                entry.shift_insert(0, "type".to_owned(), value);
-            }
-        }
+        normalize_entry(entry);
     }
     doc
+}
+
+/// One server entry as it should be saved: the detected `type` inserted as the first key when
+/// absent (or `null`), `"http"` rewritten as `"streamableHttp"`; nothing else changes.
+pub fn normalize_entry(entry: &mut serde_json::Map<String, Value>) {
+    let written = entry.get("type").filter(|t| !t.is_null());
+    let kind = match written {
+        Some(Value::String(t)) if t == "http" => Some(Kind::StreamableHttp),
+        Some(_) => None,
+        None => detect(
+            entry.get("command").is_some_and(|c| !c.is_null()),
+            entry.get("url").and_then(Value::as_str),
+        ),
+    };
+    let Some(kind) = kind else { return };
+    let value = Value::String(kind.name().to_owned());
+    match entry.get_mut("type") {
+        Some(slot) => *slot = value,
+        None => {
+            entry.shift_insert(0, "type".to_owned(), value);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -64,7 +64,6 @@ pub fn save_atomic_with(path: &Path, doc: &Value, overwrite: Overwrite) -> Resul
             found: json_type(doc),
         });
     }
-    let path = &resolve_symlink(path)?;
     let mut text = serde_json::to_string_pretty(&normalize_document(doc)).map_err(|e| {
         ConfigError::io(
             path,
@@ -73,6 +72,16 @@ pub fn save_atomic_with(path: &Path, doc: &Value, overwrite: Overwrite) -> Resul
         )
     })?;
     text.push('\n');
+    save_text_atomic(path, &text, overwrite)
+}
+
+/// Writes `text` to `path` with the steps of [`save_atomic_with`], byte for byte (no
+/// normalisation). For edits that keep the user's formatting (`crate::manage::edit`).
+///
+/// # Errors
+/// As [`save_atomic_with`]; the caller vouches that `text` is the JSON it means to save.
+pub fn save_text_atomic(path: &Path, text: &str, overwrite: Overwrite) -> Result<(), ConfigError> {
+    let path = &resolve_symlink(path)?;
 
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

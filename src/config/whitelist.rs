@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! 10.0.0.0/8        a CIDR
-//! 10.1.2.3/8        host bits allowed; stored truncated, as 10.0.0.0/8
+//! 10.1.2.3/8        refused: host bits set (10.1.2.3/32 or 10.0.0.0/8 was meant?)
 //! 127.0.0.1         a bare IPv4 address = /32
 //! ::1               a bare IPv6 address = /128
 //! ```
@@ -23,7 +23,7 @@ use super::error::json_type;
 
 /// The parsed `ssrfWhitelist`: the valid networks, plus one error per invalid entry.
 ///
-/// Entries are CIDRs (`10.0.0.0/8`; host bits allowed and cleared) or bare addresses
+/// Entries are CIDRs (`10.0.0.0/8`; host bits must be zero) or bare addresses
 /// (`127.0.0.1` = /32, `::1` = /128); surrounding whitespace is ignored.
 ///
 /// A list plus errors rather than one `Result`, so the UI can show every bad entry at once and
@@ -32,8 +32,7 @@ use super::error::json_type;
 /// instead of connecting with a partial whitelist; stdio servers are unaffected.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SsrfWhitelist {
-    /// Valid entries in file order, host bits cleared (`10.1.2.3/8` → `10.0.0.0/8`), so equal
-    /// networks compare equal; the file keeps the text as written.
+    /// Valid entries in file order.
     pub nets: Vec<IpNet>,
     /// [`ConfigError::InvalidCidr`] per bad entry, or one [`ConfigError::WhitelistShape`] when
     /// `ssrfWhitelist` is not an array.
@@ -100,12 +99,23 @@ pub(crate) fn parse_cidr(text: &str) -> Result<IpNet, ConfigError> {
             .map(IpNet::from)
             .map_err(|e| e.to_string())
     };
-    parsed
-        .map(|n| n.trunc())
-        .map_err(|message| ConfigError::InvalidCidr {
+    let net = parsed.map_err(|message| ConfigError::InvalidCidr {
+        entry: text.to_owned(),
+        message: format!("not a CIDR or IP address ({message})"),
+    })?;
+    // `10.1.2.3/8` is ambiguous: one host was meant, or the network. Clearing the host bits
+    // would silently allow 16 million addresses where one was written.
+    if net.trunc() != net {
+        let host = IpNet::from(net.addr());
+        return Err(ConfigError::InvalidCidr {
             entry: text.to_owned(),
-            message: format!("not a CIDR or IP address ({message})"),
-        })
+            message: format!(
+                "host bits are set; write {host} for that address or {} for the whole network",
+                net.trunc()
+            ),
+        });
+    }
+    Ok(net)
 }
 
 #[cfg(test)]
@@ -114,14 +124,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn valid_entries_parse_with_host_bits_cleared() {
+    fn valid_entries_parse() {
         let cases = [
             ("127.0.0.1/32", "127.0.0.1/32"),
-            ("10.1.2.3/8", "10.0.0.0/8"),
+            ("10.0.0.0/8", "10.0.0.0/8"),
             ("127.0.0.1", "127.0.0.1/32"),
             (" 192.168.1.1 ", "192.168.1.1/32"),
             ("::1", "::1/128"),
-            ("fd00::1/8", "fd00::/8"),
+            ("fd00::/8", "fd00::/8"),
             ("0.0.0.0/0", "0.0.0.0/0"),
         ];
         for (input, want) in cases {
@@ -149,6 +159,24 @@ mod tests {
                 err.to_string()
                     .starts_with(&format!("ssrfWhitelist entry \"{input}\": "))
             );
+        }
+    }
+
+    #[test]
+    fn an_entry_with_host_bits_set_is_refused_never_widened() {
+        let cases = [
+            ("10.1.2.3/8", "10.1.2.3/32", "10.0.0.0/8"),
+            ("192.168.1.10/16", "192.168.1.10/32", "192.168.0.0/16"),
+            ("fd00::1/8", "fd00::1/128", "fd00::/8"),
+            ("127.0.0.1/0", "127.0.0.1/32", "0.0.0.0/0"),
+        ];
+        for (input, host, net) in cases {
+            let err = parse_cidr(input).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("host bits are set"), "{text}");
+            assert!(text.contains(host) && text.contains(net), "{text}");
+            let list = SsrfWhitelist::from_value(Some(&json!([input])));
+            assert!(list.nets.is_empty() && list.check().is_err(), "{input}");
         }
     }
 

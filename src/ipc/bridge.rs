@@ -6,7 +6,7 @@
 //! client closes stdin, the bridge half-closes the socket and still delivers the responses that
 //! are in flight.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -15,35 +15,35 @@ use super::socket;
 /// Why the bridge could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum BridgeError {
-    /// Nothing accepts connections on the socket.
+    /// Nothing accepts connections at any of the places looked at.
     #[error(
-        "nothing is listening on {path}: start the companion first (`mcp-companion serve` or the desktop app)"
+        "nothing is listening on {}: start the companion first (`mcp-companion serve` or the desktop app)",
+        .tried.iter().map(|(p, why)| format!("{} ({why})", p.display())).collect::<Vec<_>>().join(", nor on ")
     )]
     NotRunning {
-        /// The socket path or pipe name tried.
-        path: PathBuf,
-        /// What the OS said.
-        #[source]
-        source: std::io::Error,
+        /// Every socket path or pipe name tried, in order, with what the OS said.
+        tried: Vec<(PathBuf, String)>,
     },
     /// Copying failed mid-session.
     #[error("bridge i/o failed: {0}")]
     Io(#[from] std::io::Error),
 }
 
-/// Connects to the endpoint at `path` and copies the process's stdin/stdout to it until the
-/// companion hangs up.
+/// Connects to the first of `candidates` that accepts (see [`super::record::candidates`]) and
+/// copies the process's stdin/stdout to it until the companion hangs up.
 ///
 /// # Errors
-/// [`BridgeError::NotRunning`] when nothing listens (the CLI exits 1 with that message).
-pub async fn run_stdio(path: &Path) -> Result<(), BridgeError> {
-    let stream = socket::connect(path)
-        .await
-        .map_err(|source| BridgeError::NotRunning {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    pump(tokio::io::stdin(), tokio::io::stdout(), stream).await
+/// [`BridgeError::NotRunning`] naming every candidate when none accepts (the CLI exits 1 with
+/// that message).
+pub async fn run_stdio(candidates: &[PathBuf]) -> Result<(), BridgeError> {
+    let mut tried = Vec::new();
+    for path in candidates {
+        match socket::connect(path).await {
+            Ok(stream) => return pump(tokio::io::stdin(), tokio::io::stdout(), stream).await,
+            Err(e) => tried.push((path.clone(), e.to_string())),
+        }
+    }
+    Err(BridgeError::NotRunning { tried })
 }
 
 /// Copies `input` → `stream` and `stream` → `output` until `stream` reaches end of file.

@@ -13,6 +13,10 @@
 //! ← {"ok":true,"result":{"added":["git"],"removed":[],"changed":[],"unchanged":["time"]}}
 //! → {"method":"logs","server":"time","lines":50,"follow":true}
 //! ← {"ok":true,"result":{"lines":["…"]}}          (then one {"ok":true,"result":{"lines":[…]}} per batch)
+//! → {"method":"show"}                           (the desktop app shows its window; `serve` refuses)
+//! ← {"ok":true,"result":{}}
+//! → {"method":"environment"}
+//! ← {"ok":true,"result":{"pid":1234,"vars":{"PATH":"…","SSL_CERT_FILE":"…"},"gui":null}}
 //! → {"method":"stop","server":"tiem"}
 //! ← {"ok":false,"error":"no server named \"tiem\""}
 //! ```
@@ -79,6 +83,44 @@ pub enum ControlRequest {
         /// Server name.
         server: String,
     },
+    /// Bring up the desktop window (a second launch of the app without D-Bus asks this).
+    Show,
+    /// What children inherit from this companion ([`ChildEnvironment`]), so `doctor` plans
+    /// with the companion's environment instead of its caller's.
+    Environment,
+}
+
+/// The `environment` answer: the inputs of a child's environment that come from the companion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEnvironment {
+    /// Process id of the companion.
+    pub pid: u32,
+    /// The companion's values of every pass-through variable that is set
+    /// ([`crate::launch::env::passthrough`]).
+    pub vars: std::collections::BTreeMap<String, String>,
+    /// The login shell's PATH when the companion runs in GUI mode.
+    pub gui: Option<crate::launch::shell_path::LoginPath>,
+}
+
+impl ChildEnvironment {
+    /// What this process would give its children.
+    pub async fn of_this_process() -> ChildEnvironment {
+        let os = crate::launch::TargetOs::host();
+        let vars = crate::launch::env::passthrough(os)
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_owned(), v)))
+            .collect();
+        let gui = if os != crate::launch::TargetOs::Windows && crate::launch::shell_path::gui_mode()
+        {
+            Some(crate::launch::shell_path::login_path().await.clone())
+        } else {
+            None
+        };
+        ChildEnvironment {
+            pid: std::process::id(),
+            vars,
+            gui,
+        }
+    }
 }
 
 fn default_lines() -> usize {
@@ -129,6 +171,32 @@ pub enum ControlError {
     Io(String),
 }
 
+/// What `show` runs: set once by the desktop shell; `serve` has none.
+#[derive(Clone, Default)]
+pub struct ShowWindow(std::sync::Arc<std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>>);
+
+impl ShowWindow {
+    /// Installs `f` as what `show` runs; a second call is ignored.
+    pub fn set(&self, f: impl Fn() + Send + Sync + 'static) {
+        let _ = self.0.set(Box::new(f));
+    }
+
+    /// Runs the installed function; false when there is none.
+    fn run(&self) -> bool {
+        self.0.get().map(|f| f()).is_some()
+    }
+}
+
+impl std::fmt::Debug for ShowWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "ShowWindow(set)"
+        } else {
+            "ShowWindow(none)"
+        })
+    }
+}
+
 /// What the control API serves.
 #[derive(Clone, Debug)]
 pub struct ControlContext {
@@ -138,6 +206,8 @@ pub struct ControlContext {
     pub mcp_socket: PathBuf,
     /// The config file `reload` re-reads; `None` refuses reloads.
     pub config_path: Option<PathBuf>,
+    /// What `show` runs.
+    pub show_window: ShowWindow,
 }
 
 /// Serves the control API on `listener` until `shutdown`.
@@ -262,6 +332,17 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Reply {
             .await
             .map(|(first, _)| first),
         ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
+        ControlRequest::Show => {
+            if ctx.show_window.run() {
+                Ok(serde_json::json!({}))
+            } else {
+                Err("this companion has no window (it is `mcp-companion serve`)".to_owned())
+            }
+        }
+        ControlRequest::Environment => {
+            serde_json::to_value(ChildEnvironment::of_this_process().await)
+                .map_err(|e| e.to_string())
+        }
     };
     match outcome {
         Ok(result) => success(result),

@@ -9,7 +9,7 @@
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
-//! | anything else | -32601 method not found |
+//! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
 //!
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
@@ -17,6 +17,7 @@
 
 use std::borrow::Cow;
 
+use rmcp::model::ConstString;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, DiscoverRequestMethod, DiscoverResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
@@ -41,13 +42,37 @@ pub const PAGE_SIZE: usize = 1000;
 #[derive(Clone, Debug)]
 pub struct Endpoint {
     hub: Hub,
+    shutdown: CancellationToken,
 }
 
 impl Endpoint {
     /// A handler serving `hub`'s merged catalog.
     pub fn new(hub: Hub) -> Self {
-        Endpoint { hub }
+        Endpoint {
+            hub,
+            shutdown: CancellationToken::new(),
+        }
     }
+
+    /// Like [`Endpoint::new`]; calls cut short by `shutdown` say the companion is shutting
+    /// down rather than that the agent cancelled them.
+    pub fn with_shutdown(hub: Hub, shutdown: CancellationToken) -> Self {
+        Endpoint { hub, shutdown }
+    }
+}
+
+/// A -32601 answer that says what happened: `method` is not served here, and what to use.
+fn not_supported(method: &str) -> McpError {
+    let instead = if method.starts_with("resources/") || method.starts_with("prompts/") {
+        "every server's resources and prompts are served as tools named mcp_<server>_<name>: use tools/list and tools/call"
+    } else {
+        "it answers initialize, ping, tools/list and tools/call"
+    };
+    McpError::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("method \"{method}\" is not supported by MCP Companion; {instead}"),
+        Some(serde_json::json!({ "method": method })),
+    )
 }
 
 impl ServerHandler for Endpoint {
@@ -79,7 +104,63 @@ impl ServerHandler for Endpoint {
     /// Reached only by a probe without the modern `_meta` envelope (rmcp answers the others
     /// with -32022 from [`Self::supported_protocol_versions`]): -32601.
     async fn discover(&self, _cx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        Err(McpError::method_not_found::<DiscoverRequestMethod>())
+        Err(not_supported(DiscoverRequestMethod::VALUE))
+    }
+
+    async fn list_resources(
+        &self,
+        _params: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, McpError> {
+        Err(not_supported("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _params: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Err(not_supported("resources/templates/list"))
+    }
+
+    async fn read_resource(
+        &self,
+        _params: rmcp::model::ReadResourceRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
+        Err(not_supported("resources/read"))
+    }
+
+    async fn list_prompts(
+        &self,
+        _params: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Err(not_supported("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _params: rmcp::model::GetPromptRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        Err(not_supported("prompts/get"))
+    }
+
+    async fn complete(
+        &self,
+        _params: rmcp::model::CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        Err(not_supported("completion/complete"))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(not_supported(&request.method))
     }
 
     /// `logging/setLevel`: accepted; the companion sends no log notifications to agents.
@@ -129,6 +210,7 @@ impl ServerHandler for Endpoint {
             progress_token: cx.meta.get_progress_token(),
             peer: cx.peer,
             cancelled: cx.ct,
+            shutdown: self.shutdown.clone(),
         };
         let result = self
             .hub
@@ -178,7 +260,7 @@ where
 {
     let mut events = hub.subscribe();
     let running = tokio::select! {
-        r = serve_server(Endpoint::new(hub), framed(stream)) => match r {
+        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone()), framed(stream)) => match r {
             Ok(running) => running,
             Err(e) => {
                 tracing::debug!(error = %e, "agent left before initializing");

@@ -3,7 +3,9 @@
 //! | module | owns |
 //! |---|---|
 //! | [`paths`] | where the sockets live, identically for `serve` and a minimal-environment `bridge` |
+//! | [`record`] | the per-user file a companion records its socket in, for callers with another environment |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
+//! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
@@ -17,4 +19,7 @@ pub mod login;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;
+#[cfg(unix)]
+mod private_dir;
+pub mod record;
 pub mod socket;

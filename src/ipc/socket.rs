@@ -4,6 +4,11 @@
 //! directory of mode 0700, the socket itself 0600, and every accepted peer's UID checked against
 //! ours (`SO_PEERCRED` / `getpeereid`). Windows: a named pipe that rejects remote clients.
 //!
+//! The directory is checked with `lstat` and opened with `O_NOFOLLOW` before anything is changed
+//! ([`prepare_private_dir`]): a symbolic link there (to another user's directory, or to a shared
+//! sticky one like `/tmp`) is refused, the mode is tightened with `fchmod` on the opened
+//! directory itself, and a stale path is removed only when it is a socket.
+//!
 //! | side | Unix | Windows |
 //! |---|---|---|
 //! | [`LocalListener::bind`] / [`LocalListener::accept`] | `UnixListener` + peer UID check | `NamedPipeServer` instances |
@@ -46,6 +51,25 @@ pub enum SocketError {
         /// The limit in bytes.
         max: usize,
     },
+    /// The socket directory is a symbolic link: following it could chmod, lock or listen in a
+    /// directory someone else controls, so it is refused before anything is changed.
+    #[error("socket directory {path} is a symbolic link; refusing to use it (remove the link)")]
+    Symlink {
+        /// The directory (the link itself).
+        path: PathBuf,
+    },
+    /// Something other than a directory sits where the socket directory should be.
+    #[error("socket directory {path} exists but is not a directory")]
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A file that is not a socket sits at the socket path; it is never deleted.
+    #[error("{path} exists and is not a socket; refusing to replace it (move it away)")]
+    NotASocket {
+        /// The socket path.
+        path: PathBuf,
+    },
     /// Binding the socket failed.
     #[error("cannot listen on {path}: {source}")]
     Bind {
@@ -58,6 +82,8 @@ pub enum SocketError {
 }
 
 #[cfg(unix)]
+pub use super::private_dir::prepare_private_dir;
+#[cfg(unix)]
 pub use unix::{ClientStream, LocalListener, ServerStream, connect};
 #[cfg(windows)]
 pub use windows::{ClientStream, LocalListener, ServerStream, connect};
@@ -69,9 +95,10 @@ pub async fn is_listening(path: &Path) -> bool {
 
 #[cfg(unix)]
 mod unix {
+    use super::super::private_dir::{prepare_private_dir, remove_stale_socket};
     use super::SocketError;
     use std::io;
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     use std::path::{Path, PathBuf};
 
     /// Longest socket path `sockaddr_un` holds, minus the terminating NUL.
@@ -111,16 +138,7 @@ mod unix {
             if let Some(dir) = path.parent() {
                 prepare_private_dir(dir)?;
             }
-            match std::fs::remove_file(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(SocketError::Bind {
-                        path: path.to_path_buf(),
-                        source,
-                    });
-                }
-            }
+            remove_stale_socket(path)?;
             let bind_err = |source| SocketError::Bind {
                 path: path.to_path_buf(),
                 source,
@@ -172,36 +190,6 @@ mod unix {
     /// Connects to the socket at `path`.
     pub async fn connect(path: &Path) -> io::Result<ClientStream> {
         tokio::net::UnixStream::connect(path).await
-    }
-
-    /// Creates `dir` with mode 0700 (parents as needed) or checks an existing one is ours and
-    /// not open to group or others.
-    fn prepare_private_dir(dir: &Path) -> Result<(), SocketError> {
-        let dir_err = |source| SocketError::Directory {
-            path: dir.to_path_buf(),
-            source,
-        };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(dir_err)?;
-        let meta = std::fs::metadata(dir).map_err(dir_err)?;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        let mode = meta.mode() & 0o777;
-        if meta.uid() != me {
-            return Err(SocketError::NotPrivate {
-                path: dir.to_path_buf(),
-                owner: meta.uid(),
-                mode,
-            });
-        }
-        if mode & 0o077 != 0 {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(dir_err)?;
-        }
-        Ok(())
     }
 }
 

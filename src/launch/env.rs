@@ -5,8 +5,10 @@
 //! environment names are case-insensitive, so `Path` and `PATH` are the same variable.
 //!
 //! The strategy: the child gets only a fixed set of variables copied from the companion
-//! ([`base_vars`], per target OS) plus its entry's `env`, which wins. On Windows a key from the
-//! entry replaces a base key that differs only in case.
+//! ([`base_vars`], per target OS), the network settings it needs to reach the internet through
+//! the user's CA and proxy ([`NETWORK_VARS`]: without them `uvx`/`npx` fail with "invalid peer
+//! certificate: UnknownIssuer" behind a corporate CA), plus its entry's `env`, which wins. On
+//! Windows a key from the entry replaces a base key that differs only in case.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +40,31 @@ pub const WINDOWS_BASE: &[&str] = &[
     "windir",
 ];
 
+/// Certificate and proxy variables copied into every child on every OS, when set (issue #16
+/// item 3). Both cases on unix, where `https_proxy` and `HTTPS_PROXY` are different variables
+/// and tools disagree on which they read; on Windows names ignore case, so one of each counts.
+pub const NETWORK_VARS: &[&str] = &[
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+];
+
+/// Every variable name a child may inherit from the companion on `os`: [`base_vars`], then
+/// [`NETWORK_VARS`].
+pub fn passthrough(os: TargetOs) -> impl Iterator<Item = &'static str> {
+    base_vars(os).iter().chain(NETWORK_VARS).copied()
+}
+
 /// The variables copied from the companion into every child on `os`.
 pub fn base_vars(os: TargetOs) -> &'static [&'static str] {
     match os {
@@ -46,16 +73,21 @@ pub fn base_vars(os: TargetOs) -> &'static [&'static str] {
     }
 }
 
-/// The child's complete environment: the base variables found by `parent`, then `entry`.
+/// The child's complete environment: the [`passthrough`] variables found by `parent`, then
+/// `entry`.
 pub fn minimal(
     os: TargetOs,
     parent: &dyn Fn(&str) -> Option<String>,
     entry: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = base_vars(os)
-        .iter()
-        .filter_map(|k| parent(k).map(|v| ((*k).to_owned(), v)))
-        .collect();
+    let mut env = BTreeMap::new();
+    for k in passthrough(os) {
+        if let Some(v) = parent(k)
+            && get(&env, os, k).is_none()
+        {
+            env.insert(k.to_owned(), v);
+        }
+    }
     for (k, v) in entry {
         set(&mut env, os, k, v.clone());
     }
@@ -110,6 +142,8 @@ mod tests {
             "HOME" => Some("/home/u".into()),
             "AWS_SECRET_ACCESS_KEY" => Some("s3cr3t".into()),
             "COMSPEC" => Some(r"C:\Windows\System32\cmd.exe".into()),
+            "SSL_CERT_FILE" => Some("/etc/corp-ca.pem".into()),
+            "https_proxy" => Some("http://proxy:3128".into()),
             _ => None,
         }
     }
@@ -130,6 +164,34 @@ mod tests {
         assert!(minimal(TargetOs::Linux, &parent, &entry).contains_key("HOME"));
         assert!(!minimal(TargetOs::Windows, &parent, &entry).contains_key("HOME"));
         assert!(minimal(TargetOs::Windows, &parent, &entry).contains_key("COMSPEC"));
+    }
+
+    #[test]
+    fn certificate_and_proxy_settings_reach_the_child_on_every_os() {
+        for os in [TargetOs::Linux, TargetOs::Macos, TargetOs::Windows] {
+            let env = minimal(os, &parent, &BTreeMap::new());
+            assert_eq!(
+                get(&env, os, "SSL_CERT_FILE"),
+                Some("/etc/corp-ca.pem"),
+                "{os:?}"
+            );
+            assert_eq!(
+                get(&env, os, "https_proxy"),
+                Some("http://proxy:3128"),
+                "{os:?}"
+            );
+        }
+        // On Windows the upper-case lookup finds the lower-case variable, once.
+        let win = minimal(
+            TargetOs::Windows,
+            &|k| (k == "https_proxy" || k == "HTTPS_PROXY").then(|| format!("v-{k}")),
+            &BTreeMap::new(),
+        );
+        assert_eq!(win.len(), 1, "{win:?}");
+        // The entry still wins.
+        let entry = BTreeMap::from([("SSL_CERT_FILE".to_owned(), "/mine.pem".to_owned())]);
+        let env = minimal(TargetOs::Linux, &parent, &entry);
+        assert_eq!(env["SSL_CERT_FILE"], "/mine.pem");
     }
 
     #[test]

@@ -37,7 +37,7 @@ const START: &str = "__MCPC_PATH_START__";
 const END: &str = "__MCPC_PATH_END__";
 
 /// PATH entries found for a GUI launch.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LoginPath {
     /// The shell asked, when there was one.
     pub shell: Option<String>,

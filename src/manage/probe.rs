@@ -1,5 +1,10 @@
 //! "Test" in the add-server form: connect to an entry once, list its tools, disconnect.
 //!
+//! The report shows what an agent will get once the entry is saved, counted the same way as
+//! the server's page: every tool, resource, resource template and prompt wrapped as a tool
+//! through the same [`Catalog`] (names, `enabledTools`), so "Test" and the saved server show
+//! the same number.
+//!
 //! The probe uses the same validation and connect path as the supervisor (`config` parsing,
 //! `${VAR}` expansion, `upstream::connect` with its `connectTimeout`), so a passing test means
 //! the saved entry will start; nothing is registered with the hub and nothing is left running.
@@ -7,15 +12,16 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::catalog::{Catalog, CatalogInput};
 use crate::config::{self, ConfigError};
 use crate::manage::edit::{self, EditError};
 use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing, stdio};
 
-/// One tool the probed server listed.
+/// One tool an agent will get from the probed server.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeTool {
-    /// The upstream (unwrapped) name.
+    /// The wrapped name (`mcp_<server>_<name>`), what agents call.
     pub name: String,
     /// Its description, if any.
     pub description: Option<String>,
@@ -25,10 +31,9 @@ pub struct ProbeTool {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeReport {
-    /// Tools in listing order.
+    /// The wrapped tools in catalog order: tools, then resources, resource templates and
+    /// prompts, after `enabledTools`.
     pub tools: Vec<ProbeTool>,
-    /// Resources, resource templates and prompts listed (wrapped as tools too once saved).
-    pub other_capabilities: usize,
     /// The last stderr lines the server wrote.
     pub stderr: Vec<String>,
 }
@@ -74,19 +79,20 @@ pub async fn probe(
     let expanded = spec.expand_from_env().map_err(ProbeError::Expand)?;
     let log = LogRing::new();
     let session = upstream::connect(&expanded, &log, ProgressRoutes::default(), whitelist).await?;
-    let listing = &session.listing;
+    let catalog = Catalog::build(&[CatalogInput {
+        server: name,
+        enabled_tools: &expanded.enabled_tools,
+        listing: &session.listing,
+    }]);
     let report = ProbeReport {
-        tools: listing
-            .tools
+        tools: catalog
+            .tools()
             .iter()
             .map(|t| ProbeTool {
                 name: t.name.to_string(),
                 description: t.description.as_ref().map(ToString::to_string),
             })
             .collect(),
-        other_capabilities: listing.resources.len()
-            + listing.resource_templates.len()
-            + listing.prompts.len(),
         stderr: log.tail(20),
     };
     let upstream::Session { service, child, .. } = session;

@@ -1,6 +1,12 @@
 //! The `reqwest::Client` of one remote server: the [`GuardedResolver`], the config `headers` on
 //! every request (marked sensitive), and a redirect policy that re-checks every hop.
 //!
+//! Redirects to another origin (scheme, host or port differs from the request's first URL):
+//! `reqwest` would carry the config `headers` along (it strips only `Authorization`, cookies and
+//! proxy credentials) and offers no hook to drop them, so when a server has `headers` such a
+//! redirect is refused with [`CrossOriginRedirect`] and none of them is sent there. Without
+//! `headers` the redirect is followed (still SSRF-checked).
+//!
 //! Proxies: `reqwest` reads `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` itself. The
 //! proxy host is the user's choice and is exempt from the guard; the target host is still
 //! checked before connecting (see [`super::Guard::check_url`]) and on every redirect hop.
@@ -39,6 +45,19 @@ pub enum ClientError {
     },
 }
 
+/// A redirect to another origin refused because the config `headers` would have gone along.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "redirected from {from} to another origin {to}; refused because the configured headers are \
+     only sent to {from} (point the server's url at the new address if it is trusted)"
+)]
+pub struct CrossOriginRedirect {
+    /// The origin the headers are for (`scheme://host:port`).
+    pub from: String,
+    /// The redirect target, redacted.
+    pub to: String,
+}
+
 /// Builds the client for one remote server.
 ///
 /// `connect_timeout` bounds each TCP + TLS connect; whole-request limits come from the MCP
@@ -64,9 +83,21 @@ pub fn build_client(
     let hop_guard = guard.clone();
     let proxies = proxy_hosts(&|k| std::env::var(k).ok());
     let proxied = !proxies.is_empty();
+    let has_headers = !headers.is_empty();
     let redirects = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        if has_headers
+            && let Some(first) = attempt.previous().first()
+            && first.origin() != attempt.url().origin()
+        {
+            let refused = CrossOriginRedirect {
+                from: first.origin().ascii_serialization(),
+                to: redact(attempt.url().as_str()),
+            };
+            tracing::warn!(error = %refused, "redirect refused");
+            return attempt.error(refused);
         }
         // Host names are checked by the resolver when the hop connects; literals never are.
         // Through a proxy the target is never resolved here, so resolve the hop now (blocking,

@@ -5,42 +5,38 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `mod.rs` | [`Guard`]: the blocked ranges, the address check, the URL pre-check |
+//! | `mod.rs` | [`Guard`]: the address check, the URL pre-check |
+//! | `ranges.rs` | [`BLOCKED`]: the blocked ranges (IANA special-purpose registries) and embedded IPv4 |
 //! | `resolver.rs` | [`GuardedResolver`]: the `reqwest` DNS resolver that refuses blocked addresses |
 //! | `client.rs` | [`build_client`]: the `reqwest::Client` (resolver, headers, redirect re-checks) |
-//! | `redact.rs` | [`redact`]: URLs as they may appear in logs and errors |
+//! | `redact.rs` | [`redact`], [`scrub`]: URLs and secrets as they may appear in logs and errors |
 //!
 //! Check order for one address: IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is unmapped first; the
 //! whitelist is checked next (a match passes); then the blocked ranges, including the IPv4
 //! embedded in NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses.
+//!
+//! Textual forms: hosts are parsed once, by the WHATWG URL parser (`url`), the same one
+//! `reqwest` uses, so every spelling of an IPv4 address (`2130706433`, `0177.0.0.1`, `0x7f.1`,
+//! `127.1`, a trailing dot, percent-encoding, full-width digits) becomes the one address that
+//! is checked and connected to; IPv6 zone ids (`[fe80::1%25eth0]`) do not parse at all. Names
+//! (`localhost.`, `127.0.0.1.nip.io`) are checked on every address they resolve to.
 
 mod client;
+mod ranges;
 mod redact;
 mod resolver;
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
 
-pub use client::{ClientError, build_client};
-pub use redact::redact;
+pub use client::{ClientError, CrossOriginRedirect, build_client};
+pub use ranges::BLOCKED;
+pub use redact::{redact, redact_urls, remember_secrets, scrub, scrub_known};
 pub use resolver::GuardedResolver;
 
-/// Networks no remote server may reach unless whitelisted (DESIGN §9, nanobot §11.1).
-const BLOCKED: &[&str] = &[
-    "0.0.0.0/8",
-    "10.0.0.0/8",
-    "100.64.0.0/10",
-    "127.0.0.0/8",
-    "169.254.0.0/16",
-    "172.16.0.0/12",
-    "192.168.0.0/16",
-    "::/128",
-    "::1/128",
-    "fc00::/7",
-    "fe80::/10",
-];
+use ranges::{is_blocked, unmap};
 
 /// Why a URL or address was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -189,56 +185,6 @@ impl Guard {
     }
 }
 
-/// `::ffff:a.b.c.d` → `a.b.c.d`; other addresses unchanged.
-fn unmap(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
-}
-
-/// Whether an (already unmapped) address is in a blocked range, or is a NAT64 / 6to4 address
-/// whose embedded IPv4 is.
-fn is_blocked(ip: IpAddr) -> bool {
-    if in_blocked_ranges(ip) {
-        return true;
-    }
-    match ip {
-        IpAddr::V6(v6) => embedded_v4(v6).is_some_and(|v4| in_blocked_ranges(IpAddr::V4(v4))),
-        IpAddr::V4(_) => false,
-    }
-}
-
-fn in_blocked_ranges(ip: IpAddr) -> bool {
-    BLOCKED.iter().any(|net| {
-        // The table is constant and covered by tests.
-        net.parse::<IpNet>().is_ok_and(|n| n.contains(&ip))
-    })
-}
-
-/// The IPv4 inside a NAT64 (`64:ff9b::/96`, last 32 bits) or 6to4 (`2002::/16`, bits 16..48)
-/// address.
-fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
-    let s = v6.segments();
-    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return Some(Ipv4Addr::new(
-            (s[6] >> 8) as u8,
-            s[6] as u8,
-            (s[7] >> 8) as u8,
-            s[7] as u8,
-        ));
-    }
-    if s[0] == 0x2002 {
-        return Some(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ));
-    }
-    None
-}
-
 /// The subject of a refusal: "localhost resolves to" for a name, "the URL points at" for an IP
 /// literal (which needs no resolving).
 fn blocked_subject(host: &str, address: &IpAddr) -> String {
@@ -298,12 +244,10 @@ mod tests {
             "100.128.0.0",
             "172.32.0.1",
             "11.0.0.1",
-            "224.0.0.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
             "2002:808:808::",
-            "fec0::1",
         ];
         for a in allowed {
             let ip: IpAddr = a.parse().unwrap();
@@ -385,6 +329,64 @@ mod tests {
         );
         let ok = url::Url::parse("https://93.184.215.14/").unwrap();
         assert_eq!(g.check_url_literal(&ok), Ok(()));
+    }
+
+    /// Every spelling of a blocked address in a URL is the blocked address: `(url, refused)`;
+    /// `None` means the URL does not parse.
+    #[test]
+    fn every_textual_form_of_an_address_is_checked_as_that_address() {
+        let g = guard(&[]);
+        let cases: &[(&str, Option<bool>)] = &[
+            ("http://2130706433/", Some(true)),
+            ("http://0177.0.0.1/", Some(true)),
+            ("http://0x7f.1/", Some(true)),
+            ("http://0X7F000001/", Some(true)),
+            ("http://127.1/", Some(true)),
+            ("http://127.0.0.1./", Some(true)),
+            ("http://0/", Some(true)),
+            ("http://%31%32%37.0.0.1/", Some(true)),
+            ("http://\u{ff11}\u{ff12}\u{ff17}.0.0.1/", Some(true)),
+            ("http://169.254.169.254:80/latest/meta-data", Some(true)),
+            ("http://0251.0376.0251.0376/", Some(true)),
+            ("http://[::1]/", Some(true)),
+            ("http://[0:0:0:0:0:0:0:1]/", Some(true)),
+            ("http://[::127.0.0.1]/", Some(true)),
+            ("http://[::ffff:127.0.0.1]/", Some(true)),
+            ("http://[::ffff:7f00:1]/", Some(true)),
+            ("http://[64:ff9b::127.0.0.1]/", Some(true)),
+            ("http://[64:ff9b:1::a00:1]/", Some(true)),
+            ("http://[2002:7f00:1::1]/", Some(true)),
+            ("http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", Some(true)),
+            ("http://[fe80::1%25eth0]/", None),
+            ("http://[fe80::1%eth0]/", None),
+            ("http://[::1/", None),
+            ("http://134744072/", Some(false)),
+            ("http://[::ffff:8.8.8.8]/", Some(false)),
+        ];
+        for (text, want) in cases {
+            match (url::Url::parse(text), want) {
+                (Ok(url), Some(blocked)) => assert_eq!(
+                    matches!(g.check_url_literal(&url), Err(SsrfError::Blocked { .. })),
+                    *blocked,
+                    "{text} parsed as {url}"
+                ),
+                (Err(_), None) => {}
+                (parsed, _) => panic!("{text}: {parsed:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn names_with_a_trailing_dot_are_resolved_and_refused() {
+        let g = guard(&[]);
+        let url = url::Url::parse("http://localhost.:9/").unwrap();
+        assert!(
+            matches!(
+                g.check_url(&url).await,
+                Err(SsrfError::Blocked { .. }) | Err(SsrfError::Resolve { .. })
+            ),
+            "localhost. allowed"
+        );
     }
 
     #[tokio::test]

@@ -1,5 +1,28 @@
-//! URLs as they may appear in logs and errors (DESIGN §9, nanobot §11.5): scheme, host and port
-//! only; userinfo, query and fragment dropped; a non-root path shown as `/...`.
+//! URLs and secrets as they may appear in logs, statuses and errors (DESIGN §9, nanobot §11.5).
+//!
+//! | function | for |
+//! |---|---|
+//! | [`redact`] | one URL we hold: scheme, host and port only |
+//! | [`redact_urls`] | free text (an error chain, a log line): every URL in it redacted |
+//! | [`remember_secrets`] | the secret parts of a remote server's config (URL userinfo, query and fragment values, header values), recorded once per connect |
+//! | [`scrub`] | free text: [`redact_urls`] plus every remembered secret replaced by `<redacted>` |
+//! | [`scrub_known`] | free text from a server (a JSON-RPC error message): remembered secrets only, its URLs kept |
+//!
+//! Every string that leaves through a log line ([`crate::logging`]), a status field
+//! (`lastError`) or an error an agent receives goes through [`scrub`] (or [`scrub_known`] for
+//! the server's own words).
+
+use std::collections::BTreeSet;
+use std::sync::RwLock;
+
+/// Shorter remembered values are not replaced: they would mangle ordinary words in logs.
+pub const MIN_SECRET_LEN: usize = 8;
+/// At most this many secrets are remembered (reload loops must not grow the set forever).
+const MAX_SECRETS: usize = 512;
+/// What a remembered secret becomes.
+const MASK: &str = "<redacted>";
+
+static SECRETS: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
 
 /// Redacts `url` for logging: `https://user:pw@h:8443/mcp?key=x` → `https://h:8443/...`.
 ///
@@ -22,9 +45,161 @@ pub fn redact(url: &str) -> String {
     out
 }
 
+/// Redacts every URL in `text` (anything of the form `scheme://…` up to a space, quote, angle
+/// bracket, backslash or control character) with [`redact`], keeping trailing punctuation.
+/// The fields of a `Debug`-printed `url::Url` (`Url { … query: Some("…") … }`) that can hold
+/// secrets are masked too.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let scheme_start = rest[..at]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            .last()
+            .map(|(i, _)| i);
+        // A scheme starts with a letter: `3mhttp` (after an ANSI escape) is `mhttp`.
+        let start = scheme_start.and_then(|i| {
+            rest[i..at]
+                .find(|c: char| c.is_ascii_alphabetic())
+                .map(|j| i + j)
+        });
+        let Some(start) = start else {
+            out.push_str(&rest[..at + 3]);
+            rest = &rest[at + 3..];
+            continue;
+        };
+        let tail = &rest[at + 3..];
+        let len = tail
+            .find(|c: char| {
+                c.is_whitespace()
+                    || c.is_control()
+                    || matches!(c, '"' | '\'' | '<' | '>' | '`' | '\\')
+            })
+            .unwrap_or(tail.len());
+        let mut end = at + 3 + len;
+        while end > at + 3 && rest[..end].ends_with(['.', ',', ';', ':', ')', ']', '}', '!', '?']) {
+            end -= 1;
+        }
+        if end == at + 3 {
+            out.push_str(&rest[..end]);
+        } else {
+            out.push_str(&rest[..start]);
+            out.push_str(&redact(&rest[start..end]));
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    mask_debug_url_fields(&out)
+}
+
+/// Masks the secret-bearing fields of `url::Url`'s `Debug` form.
+fn mask_debug_url_fields(text: &str) -> String {
+    if !text.contains("Url {") {
+        return text.to_owned();
+    }
+    let mut out = text.to_owned();
+    for field in [
+        "username: \"",
+        "password: Some(\"",
+        "path: \"",
+        "query: Some(\"",
+        "fragment: Some(\"",
+    ] {
+        let mut from = 0;
+        while let Some(found) = out[from..].find(field) {
+            let value_start = from + found + field.len();
+            let value_len = closing_quote(&out[value_start..]);
+            if value_len == 0 {
+                from = value_start;
+                continue;
+            }
+            out.replace_range(value_start..value_start + value_len, MASK);
+            from = value_start + MASK.len();
+        }
+    }
+    out
+}
+
+/// The length of a `Debug`-escaped string body up to its unescaped closing quote.
+fn closing_quote(s: &str) -> usize {
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '"' if !escaped => return i,
+            _ => escaped = false,
+        }
+    }
+    s.len()
+}
+
+/// Remembers the secret parts of a remote server's `url` and its header `values`, so that
+/// [`scrub`] masks them wherever they turn up: the URL's username and password, its query
+/// (whole and each value), its fragment, and each header value (whole, and its last word: the
+/// token of `Bearer <token>`). Values shorter than [`MIN_SECRET_LEN`] are skipped.
+pub fn remember_secrets<'a>(url: &str, values: impl IntoIterator<Item = &'a String>) {
+    let mut found: Vec<String> = Vec::new();
+    if let Ok(parsed) = url::Url::parse(url) {
+        found.push(parsed.username().to_owned());
+        found.extend(parsed.password().map(str::to_owned));
+        found.extend(parsed.query().map(str::to_owned));
+        found.extend(parsed.fragment().map(str::to_owned));
+        for (_, v) in parsed.query_pairs() {
+            found.push(v.into_owned());
+        }
+        // The raw (percent-encoded) forms too: that is how they appear in URLs.
+        if let Some(q) = parsed.query() {
+            found.extend(
+                q.split('&')
+                    .filter_map(|p| p.split_once('='))
+                    .map(|(_, v)| v.to_owned()),
+            );
+        }
+    }
+    for v in values {
+        found.push(v.clone());
+        // The credential of `Bearer <token>` / `Basic <b64>`; never the scheme word itself.
+        if let Some(last) = v.split_whitespace().last() {
+            found.push(last.to_owned());
+        }
+    }
+    let mut set = SECRETS.write().unwrap_or_else(|p| p.into_inner());
+    for s in found {
+        if s.len() >= MIN_SECRET_LEN && set.len() < MAX_SECRETS {
+            set.insert(s);
+        }
+    }
+}
+
+/// `text` with every URL redacted ([`redact_urls`]) and every remembered secret masked.
+pub fn scrub(text: &str) -> String {
+    scrub_known(&redact_urls(text))
+}
+
+/// `text` with every remembered secret masked; URLs are left as they are (for the server's own
+/// words, whose links may matter to the reader).
+pub fn scrub_known(text: &str) -> String {
+    let set = SECRETS.read().unwrap_or_else(|p| p.into_inner());
+    if set.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = text.to_owned();
+    // Longest first, so a value containing another is masked whole.
+    let mut secrets: Vec<&String> = set.iter().collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for s in secrets {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), MASK);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::*;
 
     #[test]
     fn secrets_and_paths_are_dropped() {
@@ -38,10 +213,63 @@ mod tests {
             ("http://h", "http://h/"),
             ("http://[::1]:3000/a/b", "http://[::1]:3000/..."),
             ("https://h:443/x", "https://h/..."),
+            ("http://h/?q=1", "http://h/"),
             ("not a url", "<redacted-url>"),
         ];
         for (input, want) in cases {
             assert_eq!(redact(input), want, "{input}");
         }
+    }
+
+    #[test]
+    fn every_url_in_free_text_is_redacted() {
+        let cases = [
+            (
+                "error sending request for url (http://127.0.0.1:9/mcp?token=SEKRET)",
+                "error sending request for url (http://127.0.0.1:9/...)",
+            ),
+            (
+                "GET https://u:SEKRET@h.example/x#SEKRET failed; retry https://h.example/?a=SEKRET.",
+                "GET https://h.example/... failed; retry https://h.example/.",
+            ),
+            (
+                "uri=\"http://h/mcp?k=SEKRET\" next",
+                "uri=\"http://h/...\" next",
+            ),
+            (
+                "a\x1b[3mhttp://h/p?k=SEKRET\x1b[0m",
+                "a\x1b[3mhttp://h/...\x1b[0m",
+            ),
+            ("no urls :// here", "no urls :// here"),
+            ("relative://", "relative://"),
+            ("ws://h:1/?x=SEKRET", "ws://h:1/"),
+            ("http://[bad?x=SEKRET", "<redacted-url>"),
+            (
+                "Url { scheme: \"http\", cannot_be_a_base: false, username: \"SEKRET\", password: Some(\"SEKRET\"), host: Some(Domain(\"h\")), port: None, path: \"/SEKRET\", query: Some(\"k=SEKRET\\\"x\"), fragment: Some(\"SEKRET\") }",
+                "Url { scheme: \"http\", cannot_be_a_base: false, username: \"<redacted>\", password: Some(\"<redacted>\"), host: Some(Domain(\"h\")), port: None, path: \"<redacted>\", query: Some(\"<redacted>\"), fragment: Some(\"<redacted>\") }",
+            ),
+        ];
+        for (input, want) in cases {
+            let got = redact_urls(input);
+            assert_eq!(got, want, "{input}");
+            assert!(!got.contains("SEKRET"), "{got}");
+        }
+    }
+
+    #[test]
+    fn remembered_secrets_are_masked_anywhere() {
+        let url = "http://alice-user:pw-Xq81vZ@h/mcp?token=tok-Q9f2kd&short=ab#frag-77aa1";
+        let headers = ["Bearer hdr-91jsK2a".to_owned(), "hv-only-7741".to_owned()];
+        remember_secrets(url, &headers);
+        let text = "server said: pw-Xq81vZ tok-Q9f2kd frag-77aa1 hdr-91jsK2a hv-only-7741 ab";
+        let got = scrub_known(text);
+        assert_eq!(
+            got,
+            "server said: <redacted> <redacted> <redacted> <redacted> <redacted> ab"
+        );
+        // scrub also redacts URLs; scrub_known keeps a docs link readable.
+        let link = "see https://docs.example/errors?id=42";
+        assert_eq!(scrub_known(link), link);
+        assert_eq!(scrub(link), "see https://docs.example/...");
     }
 }

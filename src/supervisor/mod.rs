@@ -105,6 +105,15 @@ pub struct ServerStatus {
     pub tools: usize,
 }
 
+impl ServerStatus {
+    /// Whether [`ServerStatus::last_error`] concerns the current process. While a server is
+    /// `starting` or `running` again, its last error is an earlier process's, and is shown
+    /// marked as older (`status` prints `(earlier) …`, the window dims it).
+    pub fn error_is_current(&self) -> bool {
+        !matches!(self.state, ServerState::Starting | ServerState::Running)
+    }
+}
+
 /// The live session of a running server, shared with callers.
 #[derive(Debug)]
 pub struct Live {

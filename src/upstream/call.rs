@@ -38,8 +38,10 @@ pub struct Downstream {
     pub peer: Peer<RoleServer>,
     /// The agent's `_meta.progressToken`, if it asked for progress.
     pub progress_token: Option<ProgressToken>,
-    /// Cancelled when the agent cancels the request.
+    /// Cancelled when the agent cancels the request (and when its session ends).
     pub cancelled: CancellationToken,
+    /// Cancelled when the companion shuts down; tells a shutdown from an agent's cancel.
+    pub shutdown: CancellationToken,
 }
 
 /// Why a call produced no upstream result.
@@ -72,6 +74,13 @@ pub enum CallError {
     /// The agent cancelled the call.
     #[error("cancelled by the client")]
     Cancelled,
+    /// The companion began shutting down while the call was in flight.
+    #[error("the companion is shutting down")]
+    ShuttingDown,
+    /// Our session to the server was closed while the call was in flight (the server was
+    /// stopped, restarted or removed).
+    #[error("the server was stopped while the call was in flight")]
+    SessionClosed,
     /// The arguments could not be turned into an upstream request.
     #[error("invalid arguments: {reason}")]
     Arguments {
@@ -145,6 +154,7 @@ pub async fn call(
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
+        reason: "cancelled by the client",
     };
     let never = CancellationToken::new();
     let cancelled = downstream.map(|d| &d.cancelled).unwrap_or(&never);
@@ -152,6 +162,10 @@ pub async fn call(
         answer = handle.await_response() => answer,
         () = cancelled.cancelled() => {
             // The guard sends notifications/cancelled upstream as it drops.
+            if downstream.is_some_and(|d| d.shutdown.is_cancelled()) {
+                guard.reason = "the companion is shutting down";
+                return Err(CallError::ShuttingDown);
+            }
             return Err(CallError::Cancelled);
         }
     };
@@ -211,18 +225,20 @@ fn classify(e: ServiceError) -> CallError {
     if super::http::is_session_expired(&e) {
         return CallError::SessionExpired;
     }
+    // Transport errors quote reqwest, which quotes the request URL: `describe` redacts every
+    // URL and masks every remembered secret. The server's own message keeps its links.
     match e {
         ServiceError::McpError(err) => CallError::Rpc {
             code: err.code.0,
-            message: err.message.into_owned(),
+            message: crate::net::scrub_known(&err.message),
         },
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
-        ServiceError::Cancelled { .. } => CallError::Cancelled,
+        ServiceError::Cancelled { .. } => CallError::SessionClosed,
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => CallError::Transport {
-            reason: e.to_string(),
+            reason: super::error_text::describe(&e),
         },
         other => CallError::Unexpected {
-            what: other.to_string(),
+            what: super::error_text::describe(&other),
         },
     }
 }
@@ -241,10 +257,34 @@ fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolRes
         (_, ServerResult::CreateTaskResult(_)) => Err(CallError::Unexpected {
             what: "a task handle (task-augmented calls are not supported yet)".into(),
         }),
-        (_, other) => Err(CallError::Unexpected {
-            what: format!("{other:?}").chars().take(200).collect(),
+        (target, other) => Err(CallError::Unexpected {
+            what: describe_result(target, &other),
         }),
     }
+}
+
+/// "a result with fields tools, nextCursor where tools/call expects content": what arrived,
+/// by its JSON field names (never a Rust `Debug` dump).
+fn describe_result(target: &Target, result: &ServerResult) -> String {
+    let expected = match target {
+        Target::Tool { .. } => "tools/call expects content",
+        Target::Resource { .. } | Target::ResourceTemplate { .. } => {
+            "resources/read expects contents"
+        }
+        Target::Prompt { .. } => "prompts/get expects messages",
+    };
+    let value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(problem) = super::error_text::content_problem(&value) {
+        return format!("the server sent an invalid result: {problem}");
+    }
+    let fields = match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            let names: Vec<&str> = map.keys().map(String::as_str).take(8).collect();
+            format!("a result with fields {}", names.join(", "))
+        }
+        _ => "an empty result".to_owned(),
+    };
+    format!("{fields} where {expected}")
 }
 
 fn resource_result(read: ReadResourceResult) -> CallToolResult {
@@ -291,19 +331,22 @@ fn prompt_result(prompt: GetPromptResult) -> CallToolResult {
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
+    /// The `reason` of the notification.
+    reason: &'static str,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
+        let reason = self.reason;
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
         rt.spawn(async move {
             let note = CancelledNotification::new(CancelledNotificationParam::new(
                 Some(id),
-                Some("cancelled by the client".into()),
+                Some(reason.into()),
             ));
             let _ = peer.send_notification(note.into()).await;
         });

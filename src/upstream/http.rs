@@ -4,7 +4,8 @@
 //! rmcp keeps `Mcp-Session-Id`, accepts JSON and event-stream answers, opens the GET stream for
 //! server-initiated notifications, and sends `DELETE` with the session id when the transport
 //! closes. The config `headers` ride on the client as default headers, so they go out on every
-//! request, redirects included.
+//! request and same-origin redirect; a redirect to another origin is refused
+//! ([`crate::net::CrossOriginRedirect`]).
 //!
 //! Session expiry (HTTP 404 on a known session id): rmcp can silently re-initialize, but then
 //! nobody re-lists or tells agents. We switch that off and treat [`is_session_expired`] errors

@@ -12,6 +12,7 @@
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 
 pub mod call;
+pub mod error_text;
 pub mod handler;
 pub mod http;
 pub mod listing;
@@ -176,6 +177,8 @@ async fn connect_stdio(
         reason: e.to_string(),
     })?;
     tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    // The log shows where this process's lines begin (the window dims the lines above).
+    log.push(process_marker(child.pid()));
     // Errors quote this attempt's stderr only, not the lines of earlier attempts.
     let mark = log.mark();
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
@@ -242,6 +245,15 @@ async fn connect_stdio(
     })
 }
 
+/// The line put into a server's stderr log when a new process starts: `── process 1234
+/// started ──`. The window's log view dims everything above the last one.
+pub fn process_marker(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("── process {pid} started ──"),
+        None => "── process started ──".to_owned(),
+    }
+}
+
 /// Plans `stdio` for this machine: the real environment and file system, and in GUI mode the
 /// login shell's PATH (looked up once per process, see [`launch::shell_path`]).
 pub async fn plan_here(stdio: &crate::config::StdioConfig) -> launch::Launch {
@@ -291,7 +303,7 @@ async fn connect_remote(
         url: redacted.clone(),
         source: SsrfError::NoHost,
     })?;
-    let scrub = |text: String| text.replace(url.as_str(), &redacted);
+    net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx, progress);
     let handshake = async {
@@ -322,7 +334,7 @@ async fn connect_remote(
         .map_err(|e| match auth::challenge::in_initialize(&e) {
             Some(needed) => needs_sign_in(&cfg.name, needed),
             None => ConnectError::Initialize {
-                reason: scrub(sse::error_chain(&e)),
+                reason: error_text::describe(&e),
                 stderr: Vec::new(),
             },
         })?;
@@ -330,7 +342,7 @@ async fn connect_remote(
             match auth::challenge::find(&e) {
                 Some(needed) => needs_sign_in(&cfg.name, needed),
                 None => ConnectError::List {
-                    reason: scrub(sse::error_chain(&e)),
+                    reason: error_text::describe(&e),
                     stderr: Vec::new(),
                 },
             }

@@ -118,6 +118,9 @@ class WebDriver:
     def go(self, hash_):
         self.js("location.hash = arguments[0];", hash_)
 
+    def set_size(self, width, height):
+        self.req("POST", self.s("/window/rect"), {"width": width, "height": height})
+
     def screenshot(self, name):
         png = base64.b64decode(self.req("GET", self.s("/screenshot")))
         path = os.path.join(OUT, name)
@@ -220,6 +223,36 @@ def free_port():
 
 
 # --- the test ------------------------------------------------------------------------------
+
+# Every page of the window, with what must be on it before it is measured.
+PAGES = [("servers", "#/servers", "tr[data-server]"), ("server", "#/server/demo", "details[data-tool]"),
+         ("add", "#/add", "button.preset"), ("import", "#/import", ".sources"),
+         ("connect", "#/connect", "#bridge-command"), ("settings", "#/settings", "#whitelist")]
+
+
+def check_layout(wd, width, height):
+    """No page overflows horizontally at width x height (scrollWidth <= innerWidth, for the
+    document and every element wider than the window), with a screenshot of each page."""
+    wd.set_size(width, height)
+    wait_for(lambda: abs(wd.js("return window.innerWidth;") - width) <= 40, 10, f"window resized to {width}")
+    for name, hash_, ready in PAGES:
+        wd.go(hash_)
+        wait_for(lambda: wd.find(ready), 20, f"{name} page")
+        time.sleep(0.3)
+        if name == "server":
+            # Open every tool so long schemas and descriptions are measured too.
+            wd.js("document.querySelectorAll('details[data-tool]').forEach((d) => { d.open = true; });")
+        got = wd.js("""
+            const inner = window.innerWidth;
+            const wide = [...document.querySelectorAll('body *')]
+              .filter((e) => e.getBoundingClientRect().right > inner + 1 && getComputedStyle(e).position !== 'fixed')
+              .filter((e) => !e.closest('pre, .log'))
+              .slice(0, 5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));
+            return {scroll: document.documentElement.scrollWidth, inner, wide};""")
+        check(got["scroll"] <= got["inner"] and not got["wide"],
+              f"{name} page fits {width}x{height}: scrollWidth {got['scroll']} <= innerWidth {got['inner']} {got['wide']}")
+        wd.screenshot(f"layout-{width}x{height}-{name}.png")
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)
@@ -347,6 +380,19 @@ def main():
         time.sleep(1.0)
         wd.screenshot("13-servers-final.png")
         root_shot("14-desktop.png")
+
+        # 7. Layout: no page overflows horizontally at a laptop size and at a small one.
+        for width, height in ((1100, 740), (800, 600)):
+            check_layout(wd, width, height)
+        wd.go("#/servers")
+
+        # 8. A second launch without a D-Bus session cannot hand over through the single-instance
+        # plugin: it asks the running companion over the control socket to show its window.
+        env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+        second = subprocess.run([APP], env=env, capture_output=True, text=True, timeout=60)
+        check(second.returncode == 0,
+              f"second launch without D-Bus exits 0 ({second.returncode}: {second.stderr[-300:]!r})")
+        check(status()[1]["pid"] == app_pid, "the first app still serves after the second launch")
 
         # 6. Quit from the tray: every server stopped, nothing left behind.
         before = descendants(app_pid)

@@ -53,7 +53,22 @@ impl Companion {
         Self::spawn(config, true, env)
     }
 
+    /// Like [`Companion::start_with`] without `--socket`, with `XDG_RUNTIME_DIR` set to
+    /// `<temp>/<runtime>`: the socket lands in `<temp>/<runtime>/mcp-companion/`.
+    pub fn start_in_runtime_dir(config: Value, runtime: &str) -> Companion {
+        Self::spawn_at(config, Some(runtime), false, &[])
+    }
+
     fn spawn(config: Value, explicit_socket: bool, env: &[(&str, Option<&str>)]) -> Companion {
+        Self::spawn_at(config, None, explicit_socket, env)
+    }
+
+    fn spawn_at(
+        config: Value,
+        runtime: Option<&str>,
+        explicit_socket: bool,
+        env: &[(&str, Option<&str>)],
+    ) -> Companion {
         let dir = tempfile::Builder::new()
             .prefix("mcpc")
             .tempdir()
@@ -66,7 +81,10 @@ impl Companion {
             serde_json::to_vec_pretty(&config).expect("json"),
         )
         .expect("write config");
-        let socket = if explicit_socket {
+        let runtime = runtime.map(|r| dir.path().join(r));
+        let socket = if let Some(runtime) = &runtime {
+            runtime.join("mcp-companion/mcp.sock")
+        } else if explicit_socket {
             dir.path().join("run/mcp.sock")
         } else {
             default_socket_for(&home)
@@ -86,6 +104,9 @@ impl Companion {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
+        if let Some(runtime) = &runtime {
+            cmd.env("XDG_RUNTIME_DIR", runtime);
+        }
         for (k, v) in env {
             match v {
                 Some(v) => cmd.env(k, v),

@@ -118,6 +118,25 @@ async fn raw_wire_handshake_ids_unknown_methods_and_discover() {
         .request(json!(5), "resources/subscribe_everything", json!({}))
         .await;
     assert_eq!(unknown["error"]["code"], json!(-32601), "{unknown}");
+    // The message says what happened, not just the method name (issue #16 item 12).
+    let message = unknown["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("is not supported by MCP Companion"),
+        "{unknown}"
+    );
+    assert_eq!(
+        unknown["error"]["data"]["method"],
+        json!("resources/subscribe_everything")
+    );
+    let read = raw
+        .request(json!(7), "resources/read", json!({ "uri": "file:///x" }))
+        .await;
+    assert_eq!(read["error"]["code"], json!(-32601), "{read}");
+    let message = read["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"resources/read\"") && message.contains("served as tools"),
+        "{read}"
+    );
 
     let list = raw.request(json!(6), "tools/list", json!({})).await;
     let tools = list["result"]["tools"].as_array().expect("tools");

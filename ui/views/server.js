@@ -30,6 +30,9 @@ function toolCard(tool) {
         h('div', {}, h('h4', {}, 'Input schema'), h('pre', { class: 'schema' }, JSON.stringify(tool.inputSchema, null, 2))))));
 }
 
+/** Prefix of the line the core writes into a server's stderr log when a new process starts. */
+const PROCESS_MARKER = '── process ';
+
 export function render(root, [name]) {
   const head = h('header');
   const tools = h('section', { class: 'tools' });
@@ -72,7 +75,7 @@ export function render(root, [name]) {
           h('dt', {}, 'Tools'), h('dd', {}, String(d.tools.length)),
           s.pid ? [h('dt', {}, 'PID'), h('dd', {}, String(s.pid))] : null,
           h('dt', {}, 'Restarts'), h('dd', {}, String(s.restarts)),
-          s.lastError ? [h('dt', {}, 'Last error'), h('dd', { class: 'error' }, s.lastError)] : null,
+          s.lastError ? lastError(s) : null,
           h('dt', {}, 'Entry'), h('dd', {}, h('code', { class: 'entry' }, JSON.stringify(d.entry)))));
       const key = JSON.stringify(d.tools.map((t) => t.name));
       if (key !== shownTools) {
@@ -90,7 +93,7 @@ export function render(root, [name]) {
       const chunk = await api.readLog(name, since);
       since = chunk.next;
       if (chunk.lines.length) {
-        log.append(chunk.lines.join('\n') + '\n');
+        appendLog(log, chunk.lines);
         log.scrollTop = log.scrollHeight;
       }
     } catch (_) { /* the server was removed: the next load shows why */ }
@@ -104,3 +107,24 @@ export function render(root, [name]) {
   const offTools = on(CHANNELS.toolsChanged, load);
   return () => { offServers(); offTools(); clearTimeout(timer); };
 }
+
+// The last error, marked as older when the server runs again since (a new process started
+// after it failed), so a running server never shows an old error as if it were current.
+function lastError(s) {
+  const current = !['running', 'starting'].includes(s.state);
+  return current
+    ? [h('dt', {}, 'Last error'), h('dd', { class: 'error' }, s.lastError)]
+    : [h('dt', {}, 'Earlier error'), h('dd', { class: 'older', title: 'from an earlier process' }, s.lastError)];
+}
+
+// Appends stderr lines; at each "── process N started ──" marker everything shown so far is
+// dimmed as the output of an earlier process.
+function appendLog(log, lines) {
+  for (const line of lines) {
+    if (line.startsWith(PROCESS_MARKER)) {
+      for (const old of log.children) old.classList.add('older');
+    }
+    log.append(h('span', {}, line + '\n'));
+  }
+}
+

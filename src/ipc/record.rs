@@ -1,0 +1,112 @@
+//! Where a running companion says it listens (issue #16 item 11).
+//!
+//! The problem: [`super::paths`] derives the socket from `XDG_RUNTIME_DIR`, but MCP clients
+//! (the Inspector, both SDKs) spawn `bridge` with a minimal environment, so a companion started
+//! with a non-default `XDG_RUNTIME_DIR` is invisible to them. The fix: every companion writes
+//! its endpoint paths to a per-user file at a fixed place that depends only on the home
+//! directory, [`record_path`] (`~/.local/state/mcp-companion/endpoint.json`; `XDG_STATE_HOME`
+//! is deliberately ignored, since the caller may not have it), and removes it on shutdown when
+//! it still names its own paths. Clients try the paths of the usual rule first, then the
+//! record, and an error lists every place they looked ([`candidates`]).
+//!
+//! The file is `{"pid": 1234, "mcp": "/…/mcp.sock", "control": "/…/control.sock"}`, mode 0600
+//! in a 0700 directory. It is only a hint: a stale record names a socket nothing listens on,
+//! and connecting to it fails like any other candidate.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::paths::EndpointPaths;
+
+/// What a companion records about itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The companion's process id.
+    pub pid: u32,
+    /// Its MCP socket (or pipe name).
+    pub mcp: PathBuf,
+    /// Its control socket (or pipe name).
+    pub control: PathBuf,
+}
+
+/// `~/.local/state/mcp-companion/endpoint.json`, from the home directory alone (`HOME`, else
+/// the user database); `None` when there is no home directory.
+pub fn record_path() -> Option<PathBuf> {
+    Some(
+        dirs::home_dir()?
+            .join(".local")
+            .join("state")
+            .join("mcp-companion")
+            .join("endpoint.json"),
+    )
+}
+
+/// Writes the record for `paths` (atomically: temp file, then rename).
+///
+/// # Errors
+/// The I/O error of creating the directory or writing the file.
+pub fn publish(paths: &EndpointPaths) -> io::Result<()> {
+    let Some(file) = record_path() else {
+        return Ok(());
+    };
+    let record = Record {
+        pid: std::process::id(),
+        mcp: absolute(&paths.mcp),
+        control: absolute(&paths.control),
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    let temp = dir.join(format!(".endpoint.json.tmp-{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let body = serde_json::to_vec(&record).map_err(io::Error::other)?;
+    io::Write::write_all(&mut options.open(&temp)?, &body)?;
+    std::fs::rename(&temp, &file)
+}
+
+/// Removes the record if it still names `paths` (a newer companion may have replaced it).
+pub fn withdraw(paths: &EndpointPaths) {
+    let (Some(file), Some(current)) = (record_path(), read()) else {
+        return;
+    };
+    if current.mcp == absolute(&paths.mcp) && current.pid == std::process::id() {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// The record, if there is a readable one.
+pub fn read() -> Option<Record> {
+    let bytes = std::fs::read(record_path()?).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Where a client should look for the companion, in order: `explicit` alone when given, else
+/// the usual rule ([`EndpointPaths::resolve`]) followed by the record when it names other
+/// paths.
+pub fn candidates(explicit: Option<&Path>) -> Vec<EndpointPaths> {
+    let first = EndpointPaths::resolve(explicit);
+    if explicit.is_some() {
+        return vec![first];
+    }
+    let mut out = vec![first];
+    if let Some(rec) = read()
+        && out.iter().all(|p| absolute(&p.mcp) != rec.mcp)
+    {
+        let mut recorded = EndpointPaths::beside(rec.mcp);
+        recorded.control = rec.control;
+        out.push(recorded);
+    }
+    out
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}

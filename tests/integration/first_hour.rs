@@ -1,0 +1,184 @@
+//! What a new user tripped over in the first hour (issue #16): children keep the network
+//! settings they need, `doctor` reports the running companion's environment, and `bridge`
+//! finds a companion whatever environment its client passes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::{BIN, Companion, call, demo, text};
+
+#[tokio::test]
+async fn a_child_sees_the_companions_certificate_and_proxy_settings() {
+    let c = Companion::start_with_env(
+        json!({ "mcpServers": { "demo": demo(&[]) } }),
+        &[
+            ("SSL_CERT_FILE", Some("/etc/corp/ca.pem")),
+            ("https_proxy", Some("http://proxy.corp:3128")),
+            ("AWS_SECRET_ACCESS_KEY", Some("must-not-leak")),
+        ],
+    );
+    c.settled().await;
+    let client = c.client().await;
+    let get = |name: &str| {
+        let name = name.to_owned();
+        let client = &client;
+        async move { call(client, "mcp_demo_get_env", json!({ "name": name })).await }
+    };
+    assert_eq!(text(&get("SSL_CERT_FILE").await), "/etc/corp/ca.pem");
+    assert_eq!(text(&get("https_proxy").await), "http://proxy.corp:3128");
+    let secret = get("AWS_SECRET_ACCESS_KEY").await;
+    assert_eq!(secret.is_error, Some(true), "{secret:?}");
+}
+
+#[tokio::test]
+async fn doctor_shows_the_environment_of_the_running_companion() {
+    let c = Companion::start_with_env(
+        json!({ "mcpServers": { "demo": demo(&[]) } }),
+        &[("SSL_CERT_FILE", Some("/etc/corp/ca.pem"))],
+    );
+    c.settled().await;
+    let out = Command::new(BIN)
+        .args(["doctor", "--config"])
+        .arg(&c.config)
+        .arg("--socket")
+        .arg(&c.socket)
+        .env("HOME", &c.home)
+        .env_remove("SSL_CERT_FILE")
+        .env("MCP_COMPANION_GUI_PATH", "0")
+        .output()
+        .expect("run doctor");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("environment: the running companion's (pid "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("SSL_CERT_FILE=/etc/corp/ca.pem"),
+        "{stdout}"
+    );
+
+    // Without a companion, doctor says it uses its own environment.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let alone = Command::new(BIN)
+        .args(["doctor", "--config"])
+        .arg(&c.config)
+        .arg("--socket")
+        .arg(dir.path().join("mcp.sock"))
+        .env("HOME", dir.path())
+        .env("SSL_CERT_FILE", "/mine.pem")
+        .output()
+        .expect("run doctor");
+    let stdout = String::from_utf8_lossy(&alone.stdout);
+    assert!(
+        stdout.contains("environment: this shell's (no companion is running)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SSL_CERT_FILE=/mine.pem"), "{stdout}");
+}
+
+/// Runs `bridge` with only `PATH` and `HOME` (what the Inspector and the SDKs pass) and returns
+/// the `initialize` answer, or stderr when it fails.
+fn bridge_initialize(home: &std::path::Path) -> Result<Value, String> {
+    let mut bridge = Command::new(BIN)
+        .arg("bridge")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bridge");
+    let mut stdin = bridge.stdin.take().expect("stdin");
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "b", "version": "0" } } });
+    // The bridge may already have exited (nothing found): a broken pipe is the answer then.
+    let _ = writeln!(stdin, "{init}");
+    drop(stdin);
+    let out = bridge.wait_with_output().expect("bridge exit");
+    let first = BufReader::new(&out.stdout[..]).lines().next();
+    match first {
+        Some(Ok(line)) => Ok(serde_json::from_str(&line).expect("json")),
+        _ => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+#[tokio::test]
+async fn bridge_with_only_path_and_home_finds_a_companion_in_a_custom_runtime_dir() {
+    let c = Companion::start_in_runtime_dir(
+        json!({ "mcpServers": { "demo": demo(&[]) } }),
+        "custom-xdg-runtime",
+    );
+    c.settled().await;
+    let home = c.home.clone();
+    let answer = tokio::task::spawn_blocking(move || bridge_initialize(&home))
+        .await
+        .expect("join");
+    let answer = answer.unwrap_or_else(|err| panic!("bridge failed: {err}\n{}", c.log()));
+    assert_eq!(answer["id"], json!(1), "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+
+    // Once the companion is gone its record is withdrawn; a stale record (a companion that was
+    // killed) is still tried, and the error names every place the bridge looked.
+    let mut c = c;
+    let socket = c.socket.clone();
+    c.terminate(std::time::Duration::from_secs(15));
+    let record = c.home.join(".local/state/mcp-companion/endpoint.json");
+    assert!(!record.exists(), "withdrawn on shutdown");
+    let stale =
+        json!({ "pid": 1, "mcp": socket, "control": socket.with_file_name("control.sock") });
+    std::fs::write(&record, stale.to_string()).expect("write record");
+    let home = c.home.clone();
+    let err = tokio::task::spawn_blocking(move || bridge_initialize(&home))
+        .await
+        .expect("join")
+        .expect_err("nothing listens any more");
+    assert!(err.contains("nothing is listening on "), "{err}");
+    assert!(err.contains(", nor on "), "{err}");
+    assert!(err.contains(&socket.display().to_string()), "{err}");
+}
+
+#[tokio::test]
+async fn a_call_in_flight_at_shutdown_is_not_blamed_on_the_client() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let (rd, mut wr) = tokio::net::UnixStream::connect(&c.socket)
+        .await
+        .expect("connect")
+        .into_split();
+    let mut lines = tokio::io::BufReader::new(rd).lines();
+    let msgs = [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } } }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "mcp_demo_sleep", "arguments": { "seconds": 60 }, "_meta": { "progressToken": "p" } } }),
+    ];
+    for m in msgs {
+        wr.write_all(format!("{m}\n").as_bytes())
+            .await
+            .expect("send");
+    }
+    // The first progress notification proves the call is in flight upstream.
+    loop {
+        let line = lines.next_line().await.expect("read").expect("open");
+        let v: Value = serde_json::from_str(&line).expect("json");
+        if v["method"] == json!("notifications/progress") {
+            break;
+        }
+    }
+    let status = c.terminate(std::time::Duration::from_secs(15));
+    assert!(status.success(), "{status:?}");
+    let log = c.log();
+    let failed: Vec<&str> = log.lines().filter(|l| l.contains("call failed")).collect();
+    assert!(!failed.is_empty(), "the cut-short call is logged:\n{log}");
+    for line in failed {
+        assert!(!line.contains("cancelled by the client"), "{line}");
+        assert!(
+            line.contains("the companion is shutting down")
+                || line.contains("the server was stopped while the call was in flight"),
+            "{line}"
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! Proves that a remote server's refusal reaches `status` and the agent in the server's own
+//! words: the HTTP status, its body text, the `error` / `error_description` of a 401/403
+//! `WWW-Authenticate` challenge, a JSON-RPC error answering `initialize`, and an invalid content
+//! block named by index and field — never a Rust `Debug` dump or a type name (issue #10 item 4).
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::common::{Companion, call, text};
+
+/// Texts that only a Rust `Debug` dump or a type name would contain.
+const DUMPS: [&str; 6] = [
+    "ErrorData {",
+    "ErrorCode(",
+    "Transport [",
+    "rmcp::",
+    "reqwest::",
+    "Some(",
+];
+
+fn challenge(status: StatusCode, value: &'static str) -> Response {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::WWW_AUTHENTICATE, value.parse().expect("header"));
+    (status, headers, "denied").into_response()
+}
+
+/// A JSON-RPC server with hand-written answers: `initialize`, `tools/list` with one tool
+/// `bad`, and a `tools/call` result whose second content block has `"type": "blob"`.
+/// `value` as an `application/json` response.
+fn json_response(value: Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+async fn hand_written(body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let id = body.get("id").cloned();
+    let method = body.get("method").and_then(Value::as_str).unwrap_or("");
+    let result = match (method, id.as_ref()) {
+        (_, None) => return StatusCode::ACCEPTED.into_response(),
+        ("initialize", _) => json!({
+            "protocolVersion": body["params"]["protocolVersion"],
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "hand-written", "version": "1" },
+        }),
+        ("tools/list", _) => json!({ "tools": [
+            { "name": "bad", "inputSchema": { "type": "object" } },
+        ] }),
+        ("tools/call", _) => json!({ "content": [
+            { "type": "text", "text": "fine" },
+            { "type": "blob", "data": "AAAA" },
+        ] }),
+        _ => json!({}),
+    };
+    json_response(json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+}
+
+async fn refuse_initialize(body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or_default();
+    json_response(json!({
+        "jsonrpc": "2.0",
+        "id": body.get("id"),
+        "error": { "code": -32602, "message": "unsupported protocol version: try 1999-01-01" },
+    }))
+}
+
+async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
+    use axum::routing::post;
+    let app = axum::Router::new()
+        .route(
+            "/401",
+            post(|| async {
+                challenge(
+                    StatusCode::UNAUTHORIZED,
+                    r#"Bearer realm="mcp", error="invalid_token", error_description="The access token expired""#,
+                )
+            }),
+        )
+        .route(
+            "/403",
+            post(|| async {
+                challenge(
+                    StatusCode::FORBIDDEN,
+                    r#"Bearer error="insufficient_scope", scope="files:write", error_description="Writing needs the files:write scope""#,
+                )
+            }),
+        )
+        .route(
+            "/400",
+            post(|| async {
+                (
+                    StatusCode::BAD_REQUEST,
+                    "unknown session: please re-initialize",
+                )
+            }),
+        )
+        .route("/rpc-error", post(refuse_initialize))
+        .route("/blob", post(hand_written));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (port, task)
+}
+
+#[tokio::test]
+async fn remote_refusals_are_reported_in_the_servers_own_words() {
+    let (port, _server) = fixture().await;
+    let url = |path: &str| format!("http://127.0.0.1:{port}/{path}");
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "unauthorized": { "url": url("401"), "connectTimeout": 5 },
+            "forbidden": { "url": url("403"), "connectTimeout": 5 },
+            "badrequest": { "url": url("400"), "connectTimeout": 5 },
+            "refused": { "url": url("rpc-error"), "connectTimeout": 5 },
+            "blob": { "url": url("blob"), "connectTimeout": 5 },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    let servers = c.settled().await;
+    let error_of = |name: &str| {
+        let s = servers
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        assert_ne!(s.state.as_str(), "running", "{s:?}");
+        s.last_error.clone().unwrap_or_default()
+    };
+    let expected: [(&str, &[&str]); 4] = [
+        (
+            "unauthorized",
+            &["HTTP 401", "invalid_token", "The access token expired"],
+        ),
+        (
+            "forbidden",
+            &[
+                "HTTP 403",
+                "insufficient_scope",
+                "Writing needs the files:write scope",
+            ],
+        ),
+        (
+            "badrequest",
+            &["HTTP 400", "unknown session: please re-initialize"],
+        ),
+        (
+            "refused",
+            &[
+                "refused initialize",
+                "unsupported protocol version: try 1999-01-01",
+                "-32602",
+            ],
+        ),
+    ];
+    for (name, wants) in expected {
+        let err = error_of(name);
+        for want in wants {
+            assert!(err.contains(want), "{name}: {want:?} missing from {err:?}");
+        }
+        for dump in DUMPS {
+            assert!(!err.contains(dump), "{name}: {dump:?} in {err:?}");
+        }
+    }
+
+    let blob = servers.iter().find(|s| s.name == "blob").expect("blob");
+    assert_eq!(blob.state.as_str(), "running", "{blob:?}\n{}", c.log());
+    let client = c.client().await;
+    let result = call(&client, "mcp_blob_bad", json!({})).await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let said = text(&result);
+    assert!(
+        said.contains(r#"content block 1: field "type" is "blob""#),
+        "{said}"
+    );
+    for dump in DUMPS {
+        assert!(!said.contains(dump), "{dump:?} in {said:?}");
+    }
+}
