@@ -18,18 +18,30 @@ pub struct SignInNeeded {
 }
 
 impl SignInNeeded {
-    /// A sentence for `status` and the log (no secret: challenges carry none).
+    /// A sentence for `status` and the log, quoting the server's `error` and
+    /// `error_description` (challenges carry no secret), and the command that fixes it.
     pub fn describe(&self, server: &str) -> String {
-        let why = if self.insufficient_scope {
-            let scope = self
-                .challenge
-                .as_deref()
-                .and_then(|c| param(c, "scope"))
-                .map(|s| format!(" (it asks for scope \"{s}\")"))
-                .unwrap_or_default();
-            format!("the server refuses the granted access{scope}")
+        let said = |name: &str| self.challenge.as_deref().and_then(|c| param(c, name));
+        let mut quoted = if self.insufficient_scope {
+            "HTTP 403".to_owned()
         } else {
-            "the server asks for a sign-in (HTTP 401)".to_owned()
+            "HTTP 401".to_owned()
+        };
+        if let Some(error) = said("error") {
+            quoted.push_str(", ");
+            quoted.push_str(&error);
+        }
+        if let Some(description) = said("error_description") {
+            quoted.push_str(": ");
+            quoted.push_str(&description);
+        }
+        let why = if self.insufficient_scope {
+            let scope = said("scope")
+                .map(|s| format!(", asking for scope \"{s}\""))
+                .unwrap_or_default();
+            format!("the server refuses the granted access ({quoted}{scope})")
+        } else {
+            format!("the server asks for a sign-in ({quoted})")
         };
         format!("{why}; run `mcp-companion login {server}`")
     }
@@ -159,6 +171,31 @@ pub fn last(server: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_quote_the_server_and_name_the_command() {
+        let needed = SignInNeeded {
+            challenge: Some(
+                r#"Bearer error="invalid_token", error_description="The access token expired""#
+                    .to_owned(),
+            ),
+            insufficient_scope: false,
+        };
+        assert_eq!(
+            needed.describe("docs"),
+            "the server asks for a sign-in (HTTP 401, invalid_token: The access token expired); \
+             run `mcp-companion login docs`"
+        );
+        let denied = SignInNeeded {
+            challenge: Some(r#"Bearer error="insufficient_scope", scope="files:write""#.to_owned()),
+            insufficient_scope: true,
+        };
+        assert_eq!(
+            denied.describe("docs"),
+            "the server refuses the granted access (HTTP 403, insufficient_scope, asking for \
+             scope \"files:write\"); run `mcp-companion login docs`"
+        );
+    }
 
     #[test]
     fn parameters_are_read_quoted_or_not() {
