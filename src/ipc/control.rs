@@ -317,7 +317,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Reply {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             socket: ctx.mcp_socket.clone(),
             config: ctx.config_path.clone(),
-            servers: hub.statuses(),
+            servers: super::login::with_sign_in_urls(hub.statuses()),
         })
         .map_err(|e| e.to_string()),
         ControlRequest::Logs { server, lines, .. } => hub

@@ -18,7 +18,7 @@ use super::control::ControlContext;
 use crate::auth::{self, Target, pending};
 use crate::config::TransportConfig;
 use crate::net::Guard;
-use crate::supervisor::ServerHandle;
+use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 
 /// The server handle and sign-in target of `server`.
 ///
@@ -99,4 +99,20 @@ pub async fn logout(ctx: &ControlContext, server: &str) -> Result<Value, String>
     let forgotten = auth::forget(&target).await.map_err(|e| e.to_string())?;
     handle.restart().await;
     Ok(json!({ "forgotten": forgotten }))
+}
+
+/// `statuses` with the authorization URL of every sign-in still waiting for the browser put
+/// into the server's `lastError`, so `status` on a headless machine shows what to open.
+pub fn with_sign_in_urls(mut statuses: Vec<ServerStatus>) -> Vec<ServerStatus> {
+    for s in &mut statuses {
+        if s.state != ServerState::NeedsSignIn {
+            continue;
+        }
+        if let Some(pending::Phase::Waiting { url }) = pending::phase(&s.name) {
+            s.last_error = Some(format!(
+                "signing in: waiting for the browser; open {url} on this machine"
+            ));
+        }
+    }
+    statuses
 }

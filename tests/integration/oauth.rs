@@ -194,3 +194,59 @@ async fn metadata_aiming_at_unlisted_addresses_is_refused() {
         registered_before
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn headless_status_shows_the_url_and_the_sign_in_completes_from_elsewhere() {
+    let fixture = oauth_fixture::start().await;
+    // No browser can start here: the URL must reach the user through `login` and `status`.
+    let c = Companion::start_with_env(
+        config(&fixture.url(), &["127.0.0.1/32"]),
+        &[
+            ("BROWSER", Some("/nonexistent/browser")),
+            ("MCP_COMPANION_TOKEN_VAULT", Some("memory")),
+        ],
+    );
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    let login = std::process::Command::new(crate::common::BIN)
+        .args(["login", "secure", "--socket"])
+        .arg(&c.socket)
+        .env("HOME", &c.home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn login");
+
+    // `status` shows the authorization URL while the sign-in waits.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let url = loop {
+        let error = c.server("secure").await.last_error.unwrap_or_default();
+        if let Some(at) = error.find("http://127.0.0.1") {
+            break error[at..]
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no URL in status: {error}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(url.contains("/authorize?"), "{url}");
+
+    // The person opens it (here: the stand-in browser); the waiting `login` then succeeds.
+    let opened = std::process::Command::new(stand_in_browser())
+        .arg(&url)
+        .status()
+        .expect("run the stand-in browser");
+    assert!(opened.success());
+    let out = tokio::task::spawn_blocking(move || login.wait_with_output())
+        .await
+        .expect("join")
+        .expect("login output");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("Open this URL") && err.contains(&url), "{err}");
+    wait_state(&c, ServerState::Running).await;
+}
