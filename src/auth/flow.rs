@@ -156,12 +156,16 @@ pub async fn stored(
     vault: Arc<dyn TokenVault>,
 ) -> Result<Option<AuthorizationManager>, SignInError> {
     let store = target.store(vault.clone());
-    let Some(saved) = store
-        .load()
-        .await
-        .map_err(|e| SignInError::OAuth(e.to_string()))?
-    else {
-        return Ok(None);
+    // No keychain (a headless box without a Secret Service) means no stored sign-in: servers
+    // that need none still connect; one that answers 401 waits in `needs sign-in`, and `login`
+    // reports the keychain error.
+    let saved = match store.load().await {
+        Ok(Some(saved)) => saved,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            tracing::debug!(server = %target.server, error = %e, "no stored sign-in readable");
+            return Ok(None);
+        }
     };
     if saved.token_response.is_none() {
         return Ok(None);
@@ -351,5 +355,31 @@ mod tests {
         assert!(!same_origin(&server, "https://localhost:4000/oauth"));
         assert!(!same_origin(&server, "http://evil.example/oauth"));
         assert!(!same_origin(&server, "not a url"));
+    }
+
+    /// A keychain that never answers.
+    struct Broken;
+
+    impl TokenVault for Broken {
+        fn get(&self, _: &str) -> Result<Option<String>, VaultError> {
+            Err(VaultError("no OS keychain is available".to_owned()))
+        }
+        fn set(&self, _: &str, _: &str) -> Result<(), VaultError> {
+            Err(VaultError("no OS keychain is available".to_owned()))
+        }
+        fn delete(&self, _: &str) -> Result<bool, VaultError> {
+            Err(VaultError("no OS keychain is available".to_owned()))
+        }
+    }
+
+    #[tokio::test]
+    async fn without_a_keychain_servers_connect_without_a_token() {
+        let target = Target {
+            server: "s".to_owned(),
+            url: url::Url::parse("http://127.0.0.1:9/mcp").unwrap(),
+            oauth: OAuthConfig::default(),
+            guard: Guard::default(),
+        };
+        assert!(stored(&target, Arc::new(Broken)).await.unwrap().is_none());
     }
 }
