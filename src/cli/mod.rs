@@ -216,12 +216,12 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .unwrap_or(6)
         .clamp(6, NAME_COLUMN);
     println!(
-        "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  LAST ERROR",
+        "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  LAST ERROR",
         "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID", "RESTARTS"
     );
     for s in &report.servers {
         println!(
-            "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  {}",
+            "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
             ellipsize(&s.name, NAME_COLUMN),
             s.transport,
             s.state.as_str(),
