@@ -97,6 +97,41 @@ fn collect(e: &(dyn Error + 'static), parts: &mut Vec<String>) {
     }
 }
 
+/// Bytes of an error body quoted in [`http_failure`].
+const BODY_QUOTE_BYTES: usize = 512;
+
+/// What a non-success HTTP response says, for our own HTTP requests (the legacy SSE
+/// transport): `HTTP 401 Unauthorized: invalid_token: …` from a 401/403 challenge, else the
+/// status line and the start of the body, scrubbed.
+pub async fn http_failure(resp: reqwest::Response) -> String {
+    let status = resp.status().as_u16();
+    let challenge_header = resp
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let (401 | 403, Some(header)) = (status, &challenge_header) {
+        return crate::net::scrub(&challenge(status, header));
+    }
+    let mut body = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while body.len() < BODY_QUOTE_BYTES {
+        match futures::StreamExt::next(&mut stream).await {
+            Some(Ok(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(BODY_QUOTE_BYTES);
+    let text = String::from_utf8_lossy(&body);
+    let text = text.trim();
+    let line = status_line(status);
+    crate::net::scrub(&if text.is_empty() {
+        line
+    } else {
+        format!("{line}: {text}")
+    })
+}
+
 /// `invalid params (JSON-RPC error -32602)`.
 fn rpc_error(d: &ErrorData) -> String {
     format!(
@@ -369,6 +404,21 @@ mod tests {
             ),
             "{}",
             unparsable_answer(rmcp_text)
+        );
+    }
+
+    #[test]
+    fn an_unexpected_initialize_answer_is_described_not_dumped() {
+        let result = rmcp::model::ServerResult::empty(());
+        let e = ClientInitializeError::ExpectedInitResult(Some(result));
+        let text = describe(&e);
+        assert!(
+            text.starts_with("the server answered initialize with"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("EmptyResult") && !text.contains("Some("),
+            "{text}"
         );
     }
 

@@ -191,10 +191,10 @@ async fn connect_stdio(
     let handshake = async {
         let service = serve_client(handler, transport)
             .await
-            .map_err(|e| Stage::Initialize(e.to_string()))?;
+            .map_err(|e| Stage::Initialize(error_text::describe(&e)))?;
         let listing = listing::list_all(service.peer())
             .await
-            .map_err(|e| Stage::List(e.to_string()))?;
+            .map_err(|e| Stage::List(error_text::describe(&e)))?;
         Ok::<_, Stage>((service, listing))
     };
     let failed = match tokio::time::timeout(cfg.connect_timeout, handshake).await {

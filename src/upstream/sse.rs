@@ -23,7 +23,8 @@ use crate::net::redact;
 /// Why the SSE stream could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum SseError {
-    /// The GET failed (connection, SSRF refusal, HTTP status).
+    /// The GET failed (connection, SSRF refusal, or an HTTP status, quoted with the server's
+    /// text or `WWW-Authenticate` error).
     #[error("GET {url} failed: {reason}")]
     Open {
         /// The redacted URL.
@@ -70,8 +71,10 @@ impl LegacySseTransport {
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await
-            .and_then(|r| r.error_for_status())
             .map_err(|e| open_err(error_chain(&e)))?;
+        if !resp.status().is_success() {
+            return Err(open_err(super::error_text::http_failure(resp).await));
+        }
         let mut events = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream());
         let endpoint = loop {
             match events.next().await {
@@ -142,13 +145,19 @@ impl Transport<RoleClient> for LegacySseTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let (http, url) = (self.http.clone(), self.post_url.clone());
         async move {
-            http.post((*url).clone())
+            let resp = http
+                .post((*url).clone())
                 .json(&item)
                 .send()
                 .await
-                .and_then(|r| r.error_for_status())
-                .map(|_| ())
-                .map_err(|e| std::io::Error::other(error_chain(&e)))
+                .map_err(|e| std::io::Error::other(error_chain(&e)))?;
+            if resp.status().is_success() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other(
+                    super::error_text::http_failure(resp).await,
+                ))
+            }
         }
     }
 

@@ -70,7 +70,7 @@ async fn refuse_initialize(body: Bytes) -> Response {
 }
 
 async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
-    use axum::routing::post;
+    use axum::routing::{get, post};
     let app = axum::Router::new()
         .route(
             "/401",
@@ -99,6 +99,19 @@ async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
                 )
             }),
         )
+        .route(
+            "/sse401",
+            get(|| async {
+                challenge(
+                    StatusCode::UNAUTHORIZED,
+                    r#"Bearer error="invalid_token", error_description="The access token expired""#,
+                )
+            }),
+        )
+        .route(
+            "/sse400",
+            get(|| async { (StatusCode::BAD_REQUEST, "no such stream") }),
+        )
         .route("/rpc-error", post(refuse_initialize))
         .route("/blob", post(hand_written));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -122,6 +135,8 @@ async fn remote_refusals_are_reported_in_the_servers_own_words() {
             "badrequest": { "url": url("400"), "connectTimeout": 5 },
             "refused": { "url": url("rpc-error"), "connectTimeout": 5 },
             "blob": { "url": url("blob"), "connectTimeout": 5 },
+            "sseunauthorized": { "type": "sse", "url": url("sse401"), "connectTimeout": 5 },
+            "ssebadrequest": { "type": "sse", "url": url("sse400"), "connectTimeout": 5 },
         },
         "ssrfWhitelist": ["127.0.0.1/32"],
     }));
@@ -134,7 +149,12 @@ async fn remote_refusals_are_reported_in_the_servers_own_words() {
         assert_ne!(s.state.as_str(), "running", "{s:?}");
         s.last_error.clone().unwrap_or_default()
     };
-    let expected: [(&str, &[&str]); 4] = [
+    let expected: [(&str, &[&str]); 6] = [
+        (
+            "sseunauthorized",
+            &["HTTP 401", "invalid_token", "The access token expired"],
+        ),
+        ("ssebadrequest", &["HTTP 400", "no such stream"]),
         (
             "unauthorized",
             &["HTTP 401", "invalid_token", "The access token expired"],
