@@ -250,3 +250,47 @@ async fn headless_status_shows_the_url_and_the_sign_in_completes_from_elsewhere(
     assert!(err.contains("Open this URL") && err.contains(&url), "{err}");
     wait_state(&c, ServerState::Running).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_about_to_expire_is_refreshed_before_it_is_used() {
+    let fixture = oauth_fixture::start().await;
+    fixture.shared.expires_in.store(2, Ordering::SeqCst);
+    let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    let login = c.cli(&["login", "secure"]);
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    wait_state(&c, ServerState::Running).await;
+    let refused_before = fixture.shared.refusals.load(Ordering::SeqCst);
+
+    // Token lifetimes count in whole seconds: after 2.5 s at least 2 have passed, so the
+    // 2-second token is due and is refreshed before the call goes out (no 401 first).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let client = c.client().await;
+    let result = call(&client, "mcp_secure_echo", json!({"message": "fresh"})).await;
+    assert_eq!(text(&result), "fresh");
+    let _ = client.cancel().await;
+    let grants: Vec<String> = fixture
+        .shared
+        .token
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.get("grant_type").cloned())
+        .collect();
+    // A slow machine may also refresh once at connect time; every grant after the first is a
+    // refresh, and there is at least one.
+    assert_eq!(grants[0], "authorization_code", "{grants:?}");
+    assert!(
+        grants.len() >= 2 && grants[1..].iter().all(|g| g == "refresh_token"),
+        "{grants:?}"
+    );
+    assert_eq!(
+        fixture.shared.refusals.load(Ordering::SeqCst),
+        refused_before,
+        "the refresh happened before the server had to refuse"
+    );
+}

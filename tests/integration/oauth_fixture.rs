@@ -43,6 +43,10 @@ pub struct OAuthShared {
     issued: AtomicUsize,
     /// Set: the next MCP request answers 401 however good its token (a revoked token).
     pub revoke_next: AtomicBool,
+    /// `expires_in` of issued tokens, in seconds (0: 3600).
+    pub expires_in: AtomicUsize,
+    /// 401 answers of the MCP endpoint.
+    pub refusals: AtomicUsize,
     challenge: Mutex<Option<String>>,
 }
 
@@ -134,9 +138,13 @@ async fn token(State(s): State<Arc<OAuthShared>>, body: Bytes) -> Response {
         format!("{PLANTED_ACCESS}-{n}")
     };
     s.valid.lock().unwrap().push(access.clone());
+    let expires_in = match s.expires_in.load(Ordering::SeqCst) {
+        0 => 3600,
+        n => n,
+    };
     json_response(
         StatusCode::OK,
-        json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+        json!({"access_token": access, "token_type": "Bearer", "expires_in": expires_in,
                "refresh_token": PLANTED_REFRESH, "scope": "echo"}),
     )
 }
@@ -152,6 +160,7 @@ async fn bearer(State(s): State<Arc<OAuthShared>>, req: Request, next: Next) -> 
         .as_ref()
         .is_some_and(|t| s.valid.lock().unwrap().contains(t));
     if !ok || s.revoke_next.swap(false, Ordering::SeqCst) {
+        s.refusals.fetch_add(1, Ordering::SeqCst);
         if let Some(t) = presented {
             s.valid.lock().unwrap().retain(|v| *v != t);
         }
