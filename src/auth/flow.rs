@@ -328,7 +328,19 @@ pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
         }
         cur = cause.source();
     }
-    if let Some(refusal) = target.guard.take_refusal()
+    // rmcp itself skips authorization servers on link-local or cloud metadata hosts without
+    // asking our client; name the address as the guard would.
+    let refusal = target.guard.take_refusal().or_else(|| match e {
+        AuthError::AuthorizationServersUnavailable {
+            authorization_servers,
+            ..
+        } => authorization_servers.iter().find_map(|s| {
+            let url = url::Url::parse(s).ok()?;
+            target.guard.check_url_literal(&url).err()
+        }),
+        _ => None,
+    });
+    if let Some(refusal) = refusal
         && !text.contains(&refusal.to_string())
     {
         text = format!("{refusal} ({text})");

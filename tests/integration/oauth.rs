@@ -188,7 +188,10 @@ async fn metadata_aiming_at_unlisted_addresses_is_refused() {
     let login = c.cli(&["login", "secure"]);
     let err = String::from_utf8_lossy(&login.stderr).to_string();
     assert!(!login.status.success(), "{err}");
-    assert!(err.contains("169.254.169.254"), "{err}");
+    assert!(
+        err.contains("blocked") && err.contains("169.254.169.254"),
+        "the error names the blocked address: {err}"
+    );
     assert_eq!(
         fixture.shared.registrations.load(Ordering::SeqCst),
         registered_before
