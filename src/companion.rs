@@ -107,8 +107,9 @@ impl Companion {
         };
         let hub = self.hub.clone();
         let stop = self.stop.clone();
+        // Taken before returning, so an edit made right after this call is seen as a change.
+        let mut last = fingerprint(&path);
         self.tasks.push(tokio::spawn(async move {
-            let mut last = fingerprint(&path);
             loop {
                 tokio::select! {
                     () = tokio::time::sleep(interval) => {}

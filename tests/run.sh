@@ -13,6 +13,7 @@ bash tests/peers/setup.sh "$MCP_PEERS_DIR"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
+bash tests/fuzz.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 bash tests/soak.sh
 bash tests/conformance.sh

@@ -1,19 +1,27 @@
-//! RFC 6570 URI templates with string values, for resource-template tools (DESIGN §6).
+//! RFC 6570 URI templates, for resource-template tools (DESIGN §6).
 //!
 //! Owns listing a template's variables (they become the wrapped tool's arguments) and
-//! expanding it into the URI sent in `resources/read`. Levels 1–3 plus the level-4 prefix
-//! modifier; values are strings (numbers and booleans are written as JSON text), so the
-//! explode modifier `*` is accepted and changes nothing.
+//! expanding it into the URI sent in `resources/read`. Levels 1–4: every operator, the prefix
+//! modifier `:n` (strings only) and the explode modifier `*`. Values are strings (numbers and
+//! booleans are written as JSON text), lists (JSON arrays of such scalars) or associative arrays
+//! (JSON objects of such scalars).
 //!
 //! ```text
 //! {var}    unreserved only         {/var}  "/" + value, "/"-separated
 //! {+var}   reserved chars kept     {.var}  "." + value, "."-separated
 //! {#var}   "#" + value, reserved   {;var}  ";var=value"
 //! {?a,b}   "?a=..&b=.."            {&a}    "&a=.."
+//! {/list*} "/a/b/c" from ["a","b","c"]
 //! ```
 //!
-//! A variable is *optional* when it appears only in `{?…}` / `{&…}` expressions: a missing
-//! optional value is left out; any other missing value is an error naming it.
+//! Which variables an agent may leave out: RFC 6570 §3.2.1 expands an undefined variable to
+//! nothing, and every operator but the simple one then also drops its prefix (`/`, `.`, `;`,
+//! `?`, `&`, `#`) — the template author wrote those forms precisely so that the value can be
+//! absent (`{/segments*}`, `{?limit}`, `{.ext}`). The same holds for `{+var}`, whose value is
+//! inserted as is, and for any exploded variable (an empty list is undefined). A variable is
+//! therefore **optional** unless it appears at least once as a simple `{var}` or `{var:n}`;
+//! only there does leaving it out almost always produce a wrong URI (`users//posts`), so a
+//! missing simple variable is an error naming it. The server judges the rest.
 
 use serde_json::{Map, Value};
 
@@ -42,8 +50,11 @@ pub enum UriTemplateError {
         /// The variable name as written in the template.
         name: String,
     },
-    /// A value that is an array or object.
-    #[error("uri template variable {name} must be a string, number or boolean")]
+    /// A value that cannot be expanded: nested arrays or objects, or a list or object under a
+    /// prefix modifier `:n`.
+    #[error(
+        "uri template variable {name} must be a string, number, boolean, or a list or object of those (no prefix modifier on lists)"
+    )]
     UnsupportedValue {
         /// The variable name as written in the template.
         name: String,
@@ -55,8 +66,11 @@ pub enum UriTemplateError {
 pub struct Variable {
     /// The name as written in the template.
     pub name: String,
-    /// True when every use of the name is in a `{?…}` or `{&…}` expression.
+    /// True unless some use of the name is a simple `{name}` or `{name:n}` (see the module doc).
     pub optional: bool,
+    /// True when some use of the name has the explode modifier (`{/name*}`): the value is
+    /// naturally a list.
+    pub explode: bool,
 }
 
 /// The variable names of `template` in order of first use, without repeats.
@@ -77,12 +91,16 @@ pub fn variable_specs(template: &str) -> Vec<Variable> {
             continue;
         };
         for spec in &expr.specs {
-            let optional = expr.op.is_query();
+            let optional = expr.op != Operator::Simple || spec.explode;
             match out.iter_mut().find(|v| v.name == spec.name) {
-                Some(existing) => existing.optional &= optional,
+                Some(existing) => {
+                    existing.optional &= optional;
+                    existing.explode |= spec.explode;
+                }
                 None => out.push(Variable {
                     name: spec.name.to_owned(),
                     optional,
+                    explode: spec.explode,
                 }),
             }
         }
@@ -90,16 +108,17 @@ pub fn variable_specs(template: &str) -> Vec<Variable> {
     out
 }
 
-/// Expands `template` with `args` (variable name → string value).
+/// Expands `template` with `args` (variable name → value) as RFC 6570 §3.2 specifies.
 ///
 /// Values are percent-encoded as UTF-8; `{+…}` and `{#…}` keep reserved characters and
-/// existing `%XX` triplets. `null` counts as missing. Arguments not named in the template are
-/// ignored.
+/// existing `%XX` triplets. `null`, an empty list and an empty object count as missing (RFC
+/// "undefined"); a missing optional variable is left out with its operator's prefix and
+/// separator. Arguments not named in the template are ignored.
 ///
 /// # Errors
 ///
-/// [`UriTemplateError`]: a malformed template, a missing required variable, or an array/object
-/// value.
+/// [`UriTemplateError`]: a malformed template, a missing required variable, or a value that
+/// cannot be expanded (see [`UriTemplateError::UnsupportedValue`]).
 pub fn expand(template: &str, args: &Map<String, Value>) -> Result<String, UriTemplateError> {
     let mut out = String::with_capacity(template.len() + 16);
     for part in parse(template) {
@@ -137,6 +156,7 @@ impl Operator {
         })
     }
 
+    /// Whether an empty named value keeps its `=` (`?x=` but `;x`).
     fn is_query(self) -> bool {
         matches!(self, Operator::Query | Operator::QueryContinuation)
     }
@@ -159,6 +179,7 @@ impl Operator {
 struct VarSpec<'t> {
     name: &'t str,
     prefix: Option<usize>,
+    explode: bool,
 }
 
 struct Expression<'t> {
@@ -216,22 +237,69 @@ fn parse_expression(body: &str) -> Option<Part<'_>> {
 }
 
 fn parse_varspec(spec: &str) -> Option<VarSpec<'_>> {
-    let (name, prefix) = if let Some(name) = spec.strip_suffix('*') {
-        (name, None)
+    let (name, prefix, explode) = if let Some(name) = spec.strip_suffix('*') {
+        (name, None, true)
     } else if let Some((name, len)) = spec.split_once(':') {
         // max-length is 1–4 digits, not starting with 0 (RFC 6570 §2.4.1).
-        if len.is_empty() || len.len() > 4 || len.starts_with('0') {
+        if len.is_empty()
+            || len.len() > 4
+            || len.starts_with('0')
+            || !len.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
-        (name, Some(len.parse().ok()?))
+        (name, Some(len.parse().ok()?), false)
     } else {
-        (spec, None)
+        (spec, None, false)
     };
     let valid = !name.is_empty()
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'%');
-    valid.then_some(VarSpec { name, prefix })
+    valid.then_some(VarSpec {
+        name,
+        prefix,
+        explode,
+    })
+}
+
+/// A variable's value, resolved: RFC 6570 §2.3 string, list or associative array.
+enum Resolved {
+    Text(String),
+    List(Vec<String>),
+    Pairs(Vec<(String, String)>),
+}
+
+/// `None` when the value is undefined (missing, `null`, empty list or object).
+fn resolve(name: &str, value: Option<&Value>) -> Result<Option<Resolved>, UriTemplateError> {
+    let unsupported = || UriTemplateError::UnsupportedValue {
+        name: name.to_owned(),
+    };
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(_) | Value::Bool(_) => Some(v.to_string()),
+        _ => None,
+    };
+    Ok(match value {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => {
+            let items = items
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(|v| scalar(v).ok_or_else(unsupported))
+                .collect::<Result<Vec<_>, _>>()?;
+            (!items.is_empty()).then_some(Resolved::List(items))
+        }
+        Some(Value::Object(map)) => {
+            let pairs = map
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| Ok((k.clone(), scalar(v).ok_or_else(unsupported)?)))
+                .collect::<Result<Vec<_>, _>>()?;
+            (!pairs.is_empty()).then_some(Resolved::Pairs(pairs))
+        }
+        Some(v) => Some(Resolved::Text(scalar(v).ok_or_else(unsupported)?)),
+    })
 }
 
 fn expand_expression(
@@ -242,24 +310,13 @@ fn expand_expression(
     let (first, separator, named, allow_reserved) = expr.op.rules();
     let mut wrote_any = false;
     for spec in &expr.specs {
-        let value = match args.get(spec.name) {
-            None | Some(Value::Null) if expr.op.is_query() => continue,
-            None | Some(Value::Null) => {
+        let Some(value) = resolve(spec.name, args.get(spec.name))? else {
+            if expr.op == Operator::Simple && !spec.explode {
                 return Err(UriTemplateError::MissingVariable {
                     name: spec.name.to_owned(),
                 });
             }
-            Some(Value::String(s)) => s.clone(),
-            Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
-            Some(Value::Array(_) | Value::Object(_)) => {
-                return Err(UriTemplateError::UnsupportedValue {
-                    name: spec.name.to_owned(),
-                });
-            }
-        };
-        let value: String = match spec.prefix {
-            Some(len) => value.chars().take(len).collect(),
-            None => value,
+            continue;
         };
         if wrote_any {
             out.push(separator);
@@ -267,19 +324,96 @@ fn expand_expression(
             out.push_str(first);
             wrote_any = true;
         }
-        if named {
-            out.push_str(spec.name);
-            if value.is_empty() {
-                if expr.op.is_query() {
-                    out.push('=');
-                }
-                continue;
+        let mut w = Writer {
+            op: expr.op,
+            named,
+            allow_reserved,
+            out: &mut *out,
+        };
+        match (value, spec.explode) {
+            (Resolved::Text(text), _) => {
+                let text: String = match spec.prefix {
+                    Some(len) => text.chars().take(len).collect(),
+                    None => text,
+                };
+                w.named_value(spec.name, &text);
             }
-            out.push('=');
+            (_, _) if spec.prefix.is_some() => {
+                return Err(UriTemplateError::UnsupportedValue {
+                    name: spec.name.to_owned(),
+                });
+            }
+            (Resolved::List(items), false) => {
+                w.name_prefix(spec.name);
+                w.joined(items.iter().map(String::as_str));
+            }
+            (Resolved::Pairs(pairs), false) => {
+                w.name_prefix(spec.name);
+                w.joined(pairs.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
+            }
+            (Resolved::List(items), true) => {
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        w.out.push(separator);
+                    }
+                    w.named_value(spec.name, item);
+                }
+            }
+            (Resolved::Pairs(pairs), true) => {
+                for (i, (key, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        w.out.push(separator);
+                    }
+                    encode_into(key, allow_reserved, w.out);
+                    if v.is_empty() && named && !expr.op.is_query() {
+                        continue;
+                    }
+                    w.out.push('=');
+                    encode_into(v, allow_reserved, w.out);
+                }
+            }
         }
-        encode_into(&value, allow_reserved, out);
     }
     Ok(())
+}
+
+/// Writes the pieces of one expression's expansion.
+struct Writer<'o> {
+    op: Operator,
+    named: bool,
+    allow_reserved: bool,
+    out: &'o mut String,
+}
+
+impl Writer<'_> {
+    /// `value`, after `name=` for named operators (`;name` alone when the value is empty).
+    fn named_value(&mut self, name: &str, value: &str) {
+        if self.named {
+            self.out.push_str(name);
+            if value.is_empty() && !self.op.is_query() {
+                return;
+            }
+            self.out.push('=');
+        }
+        encode_into(value, self.allow_reserved, self.out);
+    }
+
+    /// `name=` for named operators, before a comma-joined composite value.
+    fn name_prefix(&mut self, name: &str) {
+        if self.named {
+            self.out.push_str(name);
+            self.out.push('=');
+        }
+    }
+
+    fn joined<'v>(&mut self, items: impl Iterator<Item = &'v str>) {
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            encode_into(item, self.allow_reserved, self.out);
+        }
+    }
 }
 
 fn encode_into(value: &str, allow_reserved: bool, out: &mut String) {
@@ -307,141 +441,4 @@ fn encode_into(value: &str, allow_reserved: bool, out: &mut String) {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn args(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            other => panic!("args must be an object, got {other}"),
-        }
-    }
-
-    #[test]
-    fn expands_each_operator() {
-        let vars = args(json!({
-            "var": "value", "hello": "Hello World!", "path": "/foo/bar", "empty": "",
-            "x": "1024", "y": "768", "n": 5, "b": true, "uni": "é",
-            "pct": "a%20b%zz"
-        }));
-        let cases = [
-            ("file:///{var}", "file:///value"),
-            ("{hello}", "Hello%20World%21"),
-            ("{+hello}", "Hello%20World!"),
-            ("{+path}/here", "/foo/bar/here"),
-            ("{path}", "%2Ffoo%2Fbar"),
-            ("here?ref={+path}", "here?ref=/foo/bar"),
-            ("X{#var}", "X#value"),
-            ("X{#hello}", "X#Hello%20World!"),
-            ("{/var,x}/here", "/value/1024/here"),
-            ("{.var}", ".value"),
-            ("{;x,y,empty}", ";x=1024;y=768;empty"),
-            ("{?x,y}", "?x=1024&y=768"),
-            ("{?x,y,empty}", "?x=1024&y=768&empty="),
-            ("?fixed=yes{&x}", "?fixed=yes&x=1024"),
-            ("{?x,missing}", "?x=1024"),
-            ("{?missing}", ""),
-            ("{&missing}", ""),
-            ("{x,y}", "1024,768"),
-            ("{var:3}", "val"),
-            ("{var*}", "value"),
-            ("n={n}&b={b}", "n=5&b=true"),
-            ("{uni}", "%C3%A9"),
-            // `%zz` is not a triplet, so its `%` is encoded even in reserved expansion.
-            ("{+pct}", "a%20b%25zz"),
-            ("no expressions", "no expressions"),
-            ("a}b", "a}b"),
-        ];
-        for (template, want) in cases {
-            assert_eq!(expand(template, &vars).as_deref(), Ok(want), "{template}");
-        }
-    }
-
-    #[test]
-    fn missing_required_variable_is_an_error_naming_it() {
-        let vars = args(json!({"a": "1", "nothing": null}));
-        for (template, name) in [
-            ("x/{b}", "b"),
-            ("{+a}{/c}", "c"),
-            ("{#d}", "d"),
-            ("{nothing}", "nothing"),
-        ] {
-            let err = expand(template, &vars).expect_err(template);
-            assert_eq!(
-                err,
-                UriTemplateError::MissingVariable {
-                    name: name.to_owned()
-                }
-            );
-            assert_eq!(
-                err.to_string(),
-                format!("missing value for uri template variable {name}")
-            );
-        }
-    }
-
-    #[test]
-    fn malformed_templates_and_values_are_errors() {
-        let vars = args(json!({"a": [1], "o": {"k": 1}}));
-        assert!(matches!(
-            expand("x{a", &vars),
-            Err(UriTemplateError::UnclosedExpression { position: 1, .. })
-        ));
-        for bad in [
-            "{}",
-            "{=a}",
-            "{a b}",
-            "{a:0}",
-            "{a:x}",
-            "{a:01}",
-            "{a:10000}",
-            "{a,}",
-        ] {
-            assert!(
-                matches!(
-                    expand(bad, &vars),
-                    Err(UriTemplateError::InvalidExpression { .. })
-                ),
-                "{bad}"
-            );
-        }
-        for (template, name) in [("{a}", "a"), ("{?o}", "o")] {
-            assert_eq!(
-                expand(template, &vars),
-                Err(UriTemplateError::UnsupportedValue {
-                    name: name.to_owned()
-                })
-            );
-        }
-    }
-
-    #[test]
-    fn variables_are_listed_in_order_without_repeats() {
-        let cases: [(&str, &[&str]); 6] = [
-            ("file:///{path}", &["path"]),
-            (
-                "db://{schema}/{table}{?limit,offset}",
-                &["schema", "table", "limit", "offset"],
-            ),
-            ("{a}{+a}{#b}{/a,c}", &["a", "b", "c"]),
-            ("{var:3}{list*}", &["var", "list"]),
-            ("plain", &[]),
-            ("{ok}{bad name}{", &["ok"]),
-        ];
-        for (template, want) in cases {
-            assert_eq!(variables(template), want, "{template}");
-        }
-    }
-
-    #[test]
-    fn query_only_variables_are_optional() {
-        let specs = variable_specs("{a}{?a,q}{&r}");
-        let got: Vec<(&str, bool)> = specs
-            .iter()
-            .map(|v| (v.name.as_str(), v.optional))
-            .collect();
-        assert_eq!(got, [("a", false), ("q", true), ("r", true)]);
-    }
-}
+mod tests;

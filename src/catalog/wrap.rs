@@ -44,10 +44,10 @@ pub fn wrap_resource(name: String, resource: &Resource) -> Tool {
     tool
 }
 
-/// Serves a resource template as a tool whose string arguments are the URI variables.
+/// Serves a resource template as a tool whose arguments are the URI variables.
 ///
-/// Variables used only in `{?…}` / `{&…}` expressions are optional; all others are required,
-/// in order of first use.
+/// Only variables used as a simple `{x}` are required (see [`uri_template`] for why); each is a
+/// string, or a list of strings when the template explodes it (`{/segments*}`).
 pub fn wrap_resource_template(name: String, template: &ResourceTemplate) -> Tool {
     let description = format!(
         "[MCP Resource Template] {}\nURI template: {}",
@@ -60,7 +60,12 @@ pub fn wrap_resource_template(name: String, template: &ResourceTemplate) -> Tool
         if !variable.optional {
             required.push(Value::String(variable.name.clone()));
         }
-        properties.insert(variable.name, json!({"type": "string"}));
+        let schema = if variable.explode {
+            json!({"type": "array", "items": {"type": "string"}})
+        } else {
+            json!({"type": "string"})
+        };
+        properties.insert(variable.name, schema);
     }
     let mut tool = read_only_tool(name, description, object_schema(properties, required));
     tool.title.clone_from(&template.title);
@@ -201,6 +206,21 @@ mod tests {
             }, "required": ["schema", "table"]})
         );
         assert_eq!(tool.annotations.and_then(|a| a.read_only_hint), Some(true));
+    }
+
+    #[test]
+    fn exploded_and_operator_variables_are_optional_and_exploded_ones_are_lists() {
+        let template = ResourceTemplate::new("repo://{owner}{/segments*}{+rest}{.ext}", "files");
+        let tool = wrap_resource_template("mcp_s_resource_files".into(), &template);
+        assert_eq!(
+            schema_of(&tool),
+            json!({"type": "object", "properties": {
+                "owner": {"type": "string"},
+                "segments": {"type": "array", "items": {"type": "string"}},
+                "rest": {"type": "string"},
+                "ext": {"type": "string"}
+            }, "required": ["owner"]})
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ mod normalize;
 mod oauth;
 mod parse;
 mod path;
+#[cfg(test)]
+mod props;
 mod save;
 mod transport;
 mod whitelist;

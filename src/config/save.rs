@@ -6,8 +6,9 @@
 //! [`Overwrite::Force`]); write a temp file in the same directory (mode 0600 on unix) and fsync
 //! it; hard-link the current file to `config.json.bak` (copy if linking fails); rename the temp
 //! file over `config.json`; fsync the directory on unix. A crash leaves either the old or the
-//! new file, plus possibly a stray `.config.json.tmp-*`. Rejected: writing in place (torn file
-//! on crash) and `tempfile::persist` (a dependency for ten lines).
+//! new file, plus possibly a stray `.config.json.tmp-*`, which the next save removes once the
+//! process that wrote it is gone (unix; the temp name carries its pid). Rejected: writing in
+//! place (torn file on crash) and `tempfile::persist` (a dependency for ten lines).
 
 use std::ffi::OsStr;
 use std::fs::{self, OpenOptions};
@@ -109,6 +110,7 @@ pub fn save_text_atomic(path: &Path, text: &str, overwrite: Overwrite) -> Result
         Err(e) => return Err(ConfigError::io(path, "read", &e)),
     };
 
+    sweep_stale_temps(dir, path);
     let temp = write_temp(dir, path, text.as_bytes())?;
     let result = (|| {
         if existed {
@@ -173,6 +175,46 @@ fn write_temp(dir: &Path, path: &Path, bytes: &[u8]) -> Result<PathBuf, ConfigEr
     Ok(temp)
 }
 
+/// Removes `.NAME.tmp-PID-N` files left by saves that were killed: those whose process is gone.
+/// Best effort; a temp file of a save still running elsewhere is never touched.
+fn sweep_stale_temps(dir: &Path, path: &Path) {
+    let Some(name) = path.file_name() else { return };
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    // No cheap check without more Windows APIs: keep every temp file.
+    true
+}
+
 /// The backup path: `config.json` → `config.json.bak`.
 fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or(OsStr::new(FILE_NAME)).to_owned();
@@ -208,6 +250,9 @@ fn sync_dir(_dir: &Path) -> Result<(), ConfigError> {
     // Windows cannot open a directory as a file; MoveFileEx with replace is durable enough.
     Ok(())
 }
+
+#[cfg(all(test, unix))]
+mod crash;
 
 #[cfg(test)]
 mod tests {

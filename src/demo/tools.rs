@@ -74,7 +74,7 @@ impl Tools {
                 .with_raw_output_schema(Arc::new(sum_schema())),
             Tool::new(
                 "sleep",
-                "Sleep, reporting progress every 0.25 s; stops when cancelled",
+                "Sleep, reporting progress at the start, every 0.25 s and at the end; stops when cancelled",
                 schema_for_type::<SleepArgs>(),
             ),
             Tool::new(
@@ -160,7 +160,8 @@ impl Tools {
     ///
     /// Tool failures are `isError` results; only `protocol_error`, bad arguments and unknown
     /// names are JSON-RPC errors. `toggle_extra` emits notifications/tools/list_changed and
-    /// `sleep` emits notifications/progress when the request carries a progressToken.
+    /// `sleep` emits notifications/progress when the request carries a progressToken: at the
+    /// start, every 0.25 s, and once more (progress = total) right before its result.
     ///
     /// # Errors
     ///
@@ -237,6 +238,20 @@ impl Tools {
         let start = tokio::time::Instant::now();
         let deadline = start + Duration::from_secs_f64(seconds);
         let token = context.meta.get_progress_token();
+        let report = |progress: f64| {
+            let token = token.clone();
+            async move {
+                let Some(token) = token else { return };
+                let note = ProgressNotificationParam::new(token, progress)
+                    .with_total(seconds)
+                    .with_message("sleeping");
+                if let Err(e) = context.peer.notify_progress(note).await {
+                    tracing::debug!(error = %e, "could not send progress");
+                }
+            }
+        };
+        // A first and a last notification whatever the timing, so a client always sees some.
+        report(0.0).await;
         let mut ticks = tokio::time::interval_at(start + PROGRESS_EVERY, PROGRESS_EVERY);
         loop {
             tokio::select! {
@@ -247,15 +262,16 @@ impl Tools {
                 }
                 () = tokio::time::sleep_until(deadline) => break,
                 _ = ticks.tick(), if token.is_some() => {
-                    let Some(token) = token.clone() else { continue };
-                    let progress = ProgressNotificationParam::new(token, start.elapsed().as_secs_f64())
-                        .with_total(seconds)
-                        .with_message("sleeping");
-                    if let Err(e) = context.peer.notify_progress(progress).await {
-                        tracing::debug!(error = %e, "could not send progress");
+                    // Progress must increase: a late tick never repeats the final value.
+                    let now = start.elapsed().as_secs_f64();
+                    if now < seconds {
+                        report(now).await;
                     }
                 }
             }
+        }
+        if seconds > 0.0 {
+            report(seconds).await;
         }
         text(format!("slept {seconds} s"))
     }

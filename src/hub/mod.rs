@@ -155,14 +155,29 @@ impl Hub {
     }
 
     /// Every server's status, in config order, with tool counts from the merged catalog.
+    ///
+    /// A server is reported `running` only once the merged catalog holds its current session's
+    /// listing (until then it is still `starting`), so a status that says `running` and a
+    /// `tools/list` that follows it always agree.
     pub fn statuses(&self) -> Vec<ServerStatus> {
+        // Folded first: the catalog read after it is at least as new.
+        let folded: Vec<bool> = self
+            .servers()
+            .iter()
+            .map(|s| self.inner.folded(s))
+            .collect();
         let catalog = self.catalog();
         self.servers()
             .iter()
-            .map(|s| {
+            .zip(folded)
+            .map(|(s, folded)| {
                 let mut status = s.snapshot().status;
                 if status.state == ServerState::Running {
-                    status.tools = catalog.tool_count_for(s.name());
+                    if folded {
+                        status.tools = catalog.tool_count_for(s.name());
+                    } else {
+                        status.state = ServerState::Starting;
+                    }
                 }
                 status
             })
@@ -214,7 +229,7 @@ impl Hub {
 
     /// Waits until no server is `starting` (or `timeout` passes) and the catalog has caught up.
     pub async fn settle(&self, timeout: Duration) {
-        settle(&self.servers(), timeout).await;
+        settle(&self.inner, &self.servers(), timeout).await;
     }
 
     /// Stops every server in parallel and waits for their processes to be gone.
@@ -230,6 +245,15 @@ impl Inner {
         self.servers.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether the merged catalog holds `server`'s current session (true when it has none).
+    fn folded(&self, server: &ServerHandle) -> bool {
+        let Some(live) = server.live() else {
+            return true;
+        };
+        let generations = self.generations.lock().unwrap_or_else(|p| p.into_inner());
+        generations.get(server.name()) == Some(&live.generation)
+    }
+
     fn announce_tools_changed(&self) {
         if self.holds.load(Ordering::SeqCst) > 0 {
             self.held_back.store(true, Ordering::SeqCst);
@@ -240,7 +264,7 @@ impl Inner {
 }
 
 /// Waits until none of `servers` is `starting`, at most `timeout`, then one coalescing period.
-async fn settle(servers: &[ServerHandle], timeout: Duration) {
+async fn settle(inner: &Inner, servers: &[ServerHandle], timeout: Duration) {
     let deadline = tokio::time::Instant::now() + timeout;
     for server in servers {
         let mut watch = server.watch();
@@ -250,6 +274,9 @@ async fn settle(servers: &[ServerHandle], timeout: Duration) {
         )
         .await;
     }
-    // Let the catalog task fold in the last change.
-    tokio::time::sleep(COALESCE + Duration::from_millis(20)).await;
+    // Until the catalog task has folded in each new session, so the reload's single
+    // `tools/list_changed` comes after every new tool is listed.
+    while !servers.iter().all(|s| inner.folded(s)) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }

@@ -99,7 +99,7 @@ impl Hub {
             "config reloaded"
         );
 
-        settle(&fresh, RELOAD_SETTLE).await;
+        settle(inner, &fresh, RELOAD_SETTLE).await;
         rebuild::rebuild(inner);
         if inner.holds.fetch_sub(1, Ordering::SeqCst) == 1
             && inner.held_back.swap(false, Ordering::SeqCst)

@@ -10,6 +10,7 @@
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
+//! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`]) |
 //!
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
@@ -23,12 +24,12 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, serve_server};
 use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
 use crate::upstream::MAX_MESSAGE_BYTES;
@@ -243,14 +244,14 @@ pub async fn serve(listener: LocalListener, hub: Hub, shutdown: CancellationToke
 }
 
 /// The newline-JSON transport of one agent connection, accepting messages up to
-/// [`MAX_MESSAGE_BYTES`] (the same limit as for upstream servers). rmcp drops a longer line
-/// without an answer, so the limit is documented in the README.
-pub fn framed<S>(stream: S) -> AsyncRwTransport<RoleServer, ReadHalf<S>, WriteHalf<S>>
+/// [`MAX_MESSAGE_BYTES`] (the same limit as for upstream servers); malformed lines get their
+/// JSON-RPC error answers ([`LineTransport`]).
+pub fn framed<S>(stream: S) -> LineTransport<ReadHalf<S>, WriteHalf<S>>
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (rd, wr) = tokio::io::split(stream);
-    AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)
+    LineTransport::new(rd, wr, MAX_MESSAGE_BYTES)
 }
 
 /// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.

@@ -7,6 +7,7 @@
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
+//! | [`line`] | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
 //! | [`login`] | the control API's `login` / `logout` (OAuth sign-in of a remote server) |
@@ -15,6 +16,7 @@
 pub mod bridge;
 pub mod control;
 pub mod endpoint;
+pub mod line;
 pub mod login;
 pub mod paths;
 #[cfg(windows)]

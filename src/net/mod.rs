@@ -33,7 +33,7 @@ use ipnet::IpNet;
 
 pub use client::{ClientError, CrossOriginRedirect, build_client};
 pub use ranges::BLOCKED;
-pub use redact::{redact, redact_urls, remember_secrets, scrub, scrub_known};
+pub use redact::{redact, redact_urls, remember_env_secrets, remember_secrets, scrub, scrub_known};
 pub use resolver::GuardedResolver;
 
 use ranges::{is_blocked, unmap};

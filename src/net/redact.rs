@@ -5,6 +5,7 @@
 //! | [`redact`] | one URL we hold: scheme, host and port only |
 //! | [`redact_urls`] | free text (an error chain, a log line): every URL in it redacted |
 //! | [`remember_secrets`] | the secret parts of a remote server's config (URL userinfo, query and fragment values, header values), recorded once per connect |
+//! | [`remember_env_secrets`] | the values of a stdio server's `env` whose names say secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASS*`…) |
 //! | [`scrub`] | free text: [`redact_urls`] plus every remembered secret replaced by `<redacted>` |
 //! | [`scrub_known`] | free text from a server (a JSON-RPC error message): remembered secrets only, its URLs kept |
 //!
@@ -16,7 +17,7 @@ use std::collections::BTreeSet;
 use std::sync::RwLock;
 
 /// Shorter remembered values are not replaced: they would mangle ordinary words in logs.
-pub const MIN_SECRET_LEN: usize = 8;
+const MIN_SECRET_LEN: usize = 8;
 /// At most this many secrets are remembered (reload loops must not grow the set forever).
 const MAX_SECRETS: usize = 512;
 /// What a remembered secret becomes.
@@ -138,7 +139,7 @@ fn closing_quote(s: &str) -> usize {
 /// Remembers the secret parts of a remote server's `url` and its header `values`, so that
 /// [`scrub`] masks them wherever they turn up: the URL's username and password, its query
 /// (whole and each value), its fragment, and each header value (whole, and its last word: the
-/// token of `Bearer <token>`). Values shorter than [`MIN_SECRET_LEN`] are skipped.
+/// token of `Bearer <token>`). Values shorter than 8 bytes are skipped.
 pub fn remember_secrets<'a>(url: &str, values: impl IntoIterator<Item = &'a String>) {
     let mut found: Vec<String> = Vec::new();
     if let Ok(parsed) = url::Url::parse(url) {
@@ -165,6 +166,30 @@ pub fn remember_secrets<'a>(url: &str, values: impl IntoIterator<Item = &'a Stri
             found.push(last.to_owned());
         }
     }
+    remember(found);
+}
+
+/// Words in an environment variable's name that mark its value as a secret.
+const SECRET_NAME_WORDS: &[&str] = &[
+    "KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CRED", "COOKIE", "SESSION",
+];
+
+/// Remembers the values of a stdio server's `env` whose names mark them as secrets
+/// (`API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`, `*_SECRET`, `*AUTH*`, `*CRED*`…), so a server
+/// echoing its environment on stderr does not put them into `logs`, errors or the log.
+pub fn remember_env_secrets<'a>(env: impl IntoIterator<Item = (&'a String, &'a String)>) {
+    let found = env
+        .into_iter()
+        .filter(|(name, _)| {
+            let upper = name.to_ascii_uppercase();
+            SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
+        })
+        .map(|(_, value)| value.clone())
+        .collect();
+    remember(found);
+}
+
+fn remember(found: Vec<String>) {
     let mut set = SECRETS.write().unwrap_or_else(|p| p.into_inner());
     for s in found {
         if s.len() >= MIN_SECRET_LEN && set.len() < MAX_SECRETS {
@@ -182,17 +207,15 @@ pub fn scrub(text: &str) -> String {
 /// words, whose links may matter to the reader).
 pub fn scrub_known(text: &str) -> String {
     let set = SECRETS.read().unwrap_or_else(|p| p.into_inner());
-    if set.is_empty() {
+    let mut hits: Vec<&String> = set.iter().filter(|s| text.contains(s.as_str())).collect();
+    if hits.is_empty() {
         return text.to_owned();
     }
-    let mut out = text.to_owned();
     // Longest first, so a value containing another is masked whole.
-    let mut secrets: Vec<&String> = set.iter().collect();
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    for s in secrets {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), MASK);
-        }
+    hits.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = text.to_owned();
+    for s in hits {
+        out = out.replace(s.as_str(), MASK);
     }
     out
 }
@@ -266,6 +289,16 @@ mod tests {
         assert_eq!(
             got,
             "server said: <redacted> <redacted> <redacted> <redacted> <redacted> ab"
+        );
+        let env = std::collections::BTreeMap::from([
+            ("GITHUB_TOKEN".to_owned(), "ghp-env-5521aa".to_owned()),
+            ("db_password".to_owned(), "env-pw-0a0a0a".to_owned()),
+            ("LOG_LEVEL".to_owned(), "verbose-debugging".to_owned()),
+        ]);
+        remember_env_secrets(&env);
+        assert_eq!(
+            scrub_known("t=ghp-env-5521aa p=env-pw-0a0a0a l=verbose-debugging"),
+            "t=<redacted> p=<redacted> l=verbose-debugging"
         );
         // scrub also redacts URLs; scrub_known keeps a docs link readable.
         let link = "see https://docs.example/errors?id=42";

@@ -19,15 +19,16 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, ContentBlock, GetPromptRequest,
-    GetPromptRequestParams, GetPromptResult, JsonObject, ProgressToken, ReadResourceRequest,
-    ReadResourceRequestParams, ReadResourceResult, RequestId, ResourceContents, Role, ServerResult,
+    CancelledNotificationParam, ClientRequest, ContentBlock, GetExtensions, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResult, JsonObject, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId,
+    ResourceContents, Role, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::handler::ProgressRoutes;
+use super::progress::{self, ProgressFeed};
 use crate::catalog::{Target, uri_template};
 
 /// The agent side of a call: who to send progress to, and the token that fires when the agent
@@ -121,7 +122,6 @@ fn fmt_secs(d: Duration) -> String {
 /// gets exactly one answer.
 pub async fn call(
     peer: &Peer<RoleClient>,
-    routes: &ProgressRoutes,
     target: &Target,
     arguments: Option<JsonObject>,
     timeout: Duration,
@@ -130,26 +130,17 @@ pub async fn call(
     let request = build_request(target, arguments)?;
     let options = PeerRequestOptions::with_timeout(timeout);
 
-    let wants_progress =
-        downstream.and_then(|d| d.progress_token.clone().map(|t| (d.peer.clone(), t)));
-    let (handle, _route) = match wants_progress {
-        Some((agent, token)) => {
-            let gate = routes.gate().await;
-            let handle = peer
-                .send_request_with_option(request, options)
-                .await
-                .map_err(classify)?;
-            let route = routes.register(handle.progress_token.clone(), agent, token);
-            drop(gate);
-            (handle, Some(route))
-        }
-        None => (
-            peer.send_request_with_option(request, options)
-                .await
-                .map_err(classify)?,
-            None,
-        ),
-    };
+    let mut request = request;
+    let mut feed = downstream.and_then(|d| {
+        let token = d.progress_token.clone()?;
+        let (sink, feed) = progress::channel(d.peer.clone(), token);
+        request.extensions_mut().insert(sink);
+        Some(feed)
+    });
+    let handle = peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(classify)?;
 
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
@@ -158,23 +149,48 @@ pub async fn call(
     };
     let never = CancellationToken::new();
     let cancelled = downstream.map(|d| &d.cancelled).unwrap_or(&never);
-    let answer = tokio::select! {
-        answer = handle.await_response() => answer,
-        () = cancelled.cancelled() => {
-            // The guard sends notifications/cancelled upstream as it drops.
-            if downstream.is_some_and(|d| d.shutdown.is_cancelled()) {
-                guard.reason = "the companion is shutting down";
-                return Err(CallError::ShuttingDown);
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let answer = loop {
+        tokio::select! {
+            biased;
+            () = cancelled.cancelled() => {
+                // The guard sends notifications/cancelled upstream as it drops.
+                if downstream.is_some_and(|d| d.shutdown.is_cancelled()) {
+                    guard.reason = "the companion is shutting down";
+                    return Err(CallError::ShuttingDown);
+                }
+                return Err(CallError::Cancelled);
             }
-            return Err(CallError::Cancelled);
+            progress = next_progress(&mut feed) => {
+                // Forwarded here, not in the branch future: a response arriving meanwhile must
+                // not cancel a forward half-way.
+                if let Some(feed) = &feed {
+                    feed.forward(progress).await;
+                }
+            }
+            answer = &mut response => break answer,
         }
     };
+    // Progress the server sent before its response is queued by now (see `progress`); it
+    // must reach the agent before the response does.
+    if let Some(feed) = &mut feed {
+        feed.flush().await;
+    }
     guard.id = None;
     let answer = answer.map_err(|e| match e {
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         other => classify(other),
     })?;
     into_tool_result(target, answer)
+}
+
+/// The next progress notification of this call, or never when the agent asked for none.
+async fn next_progress(feed: &mut Option<ProgressFeed>) -> ProgressNotificationParam {
+    match feed {
+        Some(feed) => feed.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 fn build_request(

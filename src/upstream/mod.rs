@@ -15,7 +15,9 @@ pub mod call;
 pub mod error_text;
 pub mod handler;
 pub mod http;
+pub mod initialize;
 pub mod listing;
+pub mod progress;
 pub mod reaper;
 pub mod sse;
 pub mod stderr;
@@ -171,6 +173,7 @@ async fn connect_stdio(
     log: &LogRing,
     progress: ProgressRoutes,
 ) -> Result<Session, ConnectError> {
+    net::remember_env_secrets(&stdio.env);
     let spec = plan_here(stdio).await.into_result()?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
@@ -184,14 +187,15 @@ async fn connect_stdio(
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
-    let transport =
-        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+    let handler = UpstreamHandler::new(events_tx);
+    let transport = progress.tap(
+        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES),
+    );
 
     let handshake = async {
         let service = serve_client(handler, transport)
             .await
-            .map_err(|e| Stage::Initialize(error_text::describe(&e)))?;
+            .map_err(|e| Stage::Initialize(initialize::Failure::from_rmcp(&e)))?;
         let listing = listing::list_all(service.peer())
             .await
             .map_err(|e| Stage::List(error_text::describe(&e)))?;
@@ -210,7 +214,8 @@ async fn connect_stdio(
         Err(_elapsed) => None,
     };
     // A process that exited on its own explains the failure better than the transport error
-    // rmcp saw ("broken pipe", "connection closed").
+    // rmcp saw ("broken pipe", "connection closed") — unless it answered first: then its
+    // answer is the reason, and the exit only followed from it.
     let exited = match failed {
         Some(_) => tokio::time::timeout(Duration::from_millis(300), child.wait())
             .await
@@ -234,8 +239,12 @@ async fn connect_stdio(
             timeout: cfg.connect_timeout,
             stderr,
         },
-        Some(Stage::Initialize(reason)) => ConnectError::Initialize {
-            reason: during("initialize", reason),
+        Some(Stage::Initialize(failure)) if failure.answered => ConnectError::Initialize {
+            reason: failure.reason,
+            stderr,
+        },
+        Some(Stage::Initialize(failure)) => ConnectError::Initialize {
+            reason: during("initialize", failure.reason),
             stderr,
         },
         Some(Stage::List(reason)) => ConnectError::List {
@@ -305,7 +314,7 @@ async fn connect_remote(
     })?;
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, progress);
+    let handler = UpstreamHandler::new(events_tx);
     let handshake = async {
         guard
             .check_url(&url)
@@ -318,7 +327,7 @@ async fn connect_remote(
         tracing::info!(url = %redacted, transport = transport_name(&cfg.transport), "connecting");
         let service = if legacy_sse {
             let transport = sse::LegacySseTransport::connect(client, &url).await?;
-            serve_client(handler, transport).await
+            serve_client(handler, progress.tap(transport)).await
         } else {
             let target = crate::auth::Target {
                 server: cfg.name.clone(),
@@ -327,14 +336,16 @@ async fn connect_remote(
                 guard: guard.clone(),
             };
             match crate::auth::connect_client(target, client.clone()).await? {
-                Some(signed_in) => serve_client(handler, http::transport(signed_in, &url)).await,
-                None => serve_client(handler, http::transport(client, &url)).await,
+                Some(signed_in) => {
+                    serve_client(handler, progress.tap(http::transport(signed_in, &url))).await
+                }
+                None => serve_client(handler, progress.tap(http::transport(client, &url))).await,
             }
         }
         .map_err(|e| match auth::challenge::in_initialize(&e) {
             Some(needed) => needs_sign_in(&cfg.name, needed),
             None => ConnectError::Initialize {
-                reason: error_text::describe(&e),
+                reason: initialize::Failure::from_rmcp(&e).reason,
                 stderr: Vec::new(),
             },
         })?;
@@ -382,7 +393,7 @@ fn needs_sign_in(server: &str, needed: auth::challenge::SignInNeeded) -> Connect
 }
 
 enum Stage {
-    Initialize(String),
+    Initialize(initialize::Failure),
     List(String),
 }
 

@@ -95,7 +95,9 @@ where
                 match reader.read_until(b'\n', &mut buf).await {
                     Ok(0) => break,
                     Ok(_) => {
-                        let line = clean_line(&buf);
+                        // A server echoing its environment must not put its API key into
+                        // `logs` or the errors that quote stderr.
+                        let line = crate::net::scrub_known(&clean_line(&buf));
                         tracing::info!(target: "mcp_companion::server_stderr", "{line}");
                         ring.push(line);
                     }

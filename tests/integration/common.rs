@@ -128,7 +128,7 @@ impl Companion {
     }
 
     fn wait_for_socket(&self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if self.control.exists() && self.socket.exists() {
                 return;
@@ -151,7 +151,8 @@ impl Companion {
         serde_json::from_value(v).expect("status shape")
     }
 
-    /// Waits until no server is `starting`, returning the statuses.
+    /// Waits until no server is `starting`, returning the statuses: every `running` server's
+    /// tools are then listed.
     pub async fn settled(&self) -> Vec<ServerStatus> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -161,9 +162,8 @@ impl Companion {
                 .iter()
                 .all(|s| s.state != ServerState::Starting)
             {
-                // The catalog task folds changes in within ~100 ms.
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                return self.status().await.servers;
+                // `running` means the server's tools are in the merged catalog (Hub::statuses).
+                return report.servers;
             }
             assert!(
                 Instant::now() < deadline,

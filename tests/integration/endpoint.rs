@@ -38,7 +38,7 @@ impl Raw {
     async fn response(&mut self) -> Value {
         loop {
             let line =
-                tokio::time::timeout(std::time::Duration::from_secs(10), self.rd.next_line())
+                tokio::time::timeout(std::time::Duration::from_secs(60), self.rd.next_line())
                     .await
                     .expect("answer in time")
                     .expect("read")

@@ -92,8 +92,10 @@ async fn tool_timeout_gives_is_error_quickly_and_the_server_stays_usable() {
     let c = Companion::start(json!({ "mcpServers": { "demo": entry } }));
     c.settled().await;
     let client = c.client().await;
+    // The server would sleep a minute; the answer says the 1 s timeout ended it. The time
+    // bound is only a backstop (a timing goal belongs in a benchmark).
     let started = Instant::now();
-    let slow = call(&client, "mcp_demo_sleep", json!({ "seconds": 10 })).await;
+    let slow = call(&client, "mcp_demo_sleep", json!({ "seconds": 60 })).await;
     let took = started.elapsed();
     assert_eq!(slow.is_error, Some(true));
     assert!(
@@ -101,7 +103,7 @@ async fn tool_timeout_gives_is_error_quickly_and_the_server_stays_usable() {
         "{}",
         text(&slow)
     );
-    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+    assert!(took < Duration::from_secs(30), "answered after {took:?}");
     assert_eq!(
         text(&call(&client, "mcp_demo_echo", json!({ "message": "alive" })).await),
         "alive"

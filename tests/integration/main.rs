@@ -7,11 +7,14 @@
 #![cfg(unix)]
 
 mod common;
+mod config_file;
+mod declared;
 mod endpoint;
 mod failures;
 mod first_hour;
 mod launching;
 mod lifecycle;
+mod malformed;
 mod naming;
 mod nanobot;
 mod oauth;
@@ -19,6 +22,7 @@ mod oauth_fixture;
 mod passthrough;
 mod probe;
 mod python_clients;
+mod raw;
 mod remote;
 mod remote_errors;
 mod remote_fixture;

@@ -2,11 +2,13 @@
 //! text unchanged, images, structuredContent, isError, JSON-RPC errors with code and message,
 //! resources, resource templates, prompts, large payloads, and servers that print garbage.
 
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::common::{Companion, call, demo, text, tool_names};
+use crate::raw::RawAgent;
 
 #[tokio::test]
 async fn demo_server_capabilities_are_served_and_results_pass_through() {
@@ -157,60 +159,99 @@ async fn a_non_json_line_on_stdout_is_skipped_and_large_results_arrive_whole() {
     assert_eq!(c.server("demo").await.state.as_str(), "running");
 }
 
+/// Every progress notification of a call reaches the agent, re-addressed to the agent's token,
+/// in order, and before that call's result (the spec forbids progress for a finished request).
+/// The demo `sleep` reports right before its result, the case where forwarding raced the answer.
 #[tokio::test]
-async fn progress_is_forwarded_and_cancellation_reaches_the_server() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    #[derive(Clone, Default)]
-    struct Progress(Arc<AtomicUsize>);
-    impl rmcp::ClientHandler for Progress {
-        async fn on_progress(
-            &self,
-            _p: rmcp::model::ProgressNotificationParam,
-            _cx: rmcp::service::NotificationContext<rmcp::RoleClient>,
-        ) {
-            self.0.fetch_add(1, Ordering::SeqCst);
+async fn progress_reaches_the_agent_in_order_and_before_its_result() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let mut seen: HashMap<String, Vec<f64>> = HashMap::new();
+    let mut finished = HashSet::new();
+    for round in 0..4_u64 {
+        let mut waiting = HashMap::new();
+        for i in 0..5_u64 {
+            let id = 100 + round * 10 + i;
+            let seconds = 0.05 * (i + 1) as f64;
+            agent
+                .call_with_progress(
+                    id,
+                    "mcp_demo_sleep",
+                    json!({ "seconds": seconds }),
+                    &format!("t{id}"),
+                )
+                .await;
+            waiting.insert(id, seconds);
+        }
+        while !waiting.is_empty() {
+            let msg = agent.recv().await;
+            if msg["method"] == "notifications/progress" {
+                let token = msg["params"]["progressToken"]
+                    .as_str()
+                    .expect("our token")
+                    .to_owned();
+                assert!(
+                    !finished.contains(&token),
+                    "progress after the result: {msg}"
+                );
+                seen.entry(token)
+                    .or_default()
+                    .push(msg["params"]["progress"].as_f64().expect("number"));
+                continue;
+            }
+            let id = msg["id"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("unexpected message {msg}"));
+            let seconds = waiting.remove(&id).expect("a call of this round");
+            assert_eq!(
+                msg["result"]["content"][0]["text"],
+                format!("slept {seconds} s"),
+                "{msg}"
+            );
+            let token = format!("t{id}");
+            let progress = seen.get(&token).cloned().unwrap_or_default();
+            assert_eq!(progress.first(), Some(&0.0), "{token}: {progress:?}");
+            assert_eq!(
+                progress.last(),
+                Some(&seconds),
+                "{token}: the last report came after the result: {progress:?}"
+            );
+            assert!(
+                progress.windows(2).all(|w| w[0] < w[1]),
+                "{token}: {progress:?}"
+            );
+            finished.insert(token);
         }
     }
+}
 
+/// An agent's `notifications/cancelled` reaches the upstream server. The cancellation is sent only
+/// once the server has reported that the call is running, so it cannot overtake the call.
+#[tokio::test]
+async fn cancellation_reaches_the_server() {
     let mut entry = demo(&[]);
     entry["env"] = json!({ "RUST_LOG": "info" });
     let c = Companion::start(json!({ "mcpServers": { "demo": entry } }));
     c.settled().await;
-    let seen = Progress::default();
-    let client = c.client_with(seen.clone()).await;
-    // rmcp's client attaches a progressToken to every request.
-    let slept = call(&client, "mcp_demo_sleep", json!({ "seconds": 1 })).await;
-    assert_ne!(slept.is_error, Some(true), "{slept:?}");
-    assert!(
-        seen.0.load(Ordering::SeqCst) >= 2,
-        "progress notifications forwarded: {}",
-        seen.0.load(Ordering::SeqCst)
-    );
-
-    // Abandon a long call: the companion must forward notifications/cancelled upstream.
-    let args = json!({ "seconds": 30 })
-        .as_object()
-        .cloned()
-        .expect("object");
-    let long = client
-        .call_tool(rmcp::model::CallToolRequestParams::new("mcp_demo_sleep").with_arguments(args));
-    assert!(
-        tokio::time::timeout(Duration::from_millis(500), long)
-            .await
-            .is_err()
-    );
-    let cancelled = crate::common::eventually(Duration::from_secs(5), || {
-        let out = c.cli(&["logs", "demo"]);
-        String::from_utf8_lossy(&out.stdout).contains("sleep cancelled by the client")
+    let mut agent = RawAgent::connect(&c.socket).await;
+    agent
+        .call_with_progress(7, "mcp_demo_sleep", json!({ "seconds": 30 }), "long")
+        .await;
+    let started = agent.recv().await;
+    assert_eq!(started["method"], "notifications/progress", "{started}");
+    agent
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "test"}}),
+        )
+        .await;
+    let logs = || String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout).into_owned();
+    let cancelled = crate::common::eventually(Duration::from_secs(30), || {
+        logs().contains("sleep cancelled by the client")
     })
     .await;
-    assert!(
-        cancelled,
-        "upstream saw the cancellation; logs:\n{}",
-        String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout)
-    );
+    assert!(cancelled, "upstream saw no cancellation; logs:\n{}", logs());
 }
 
 #[tokio::test]

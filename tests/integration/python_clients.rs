@@ -160,7 +160,7 @@ async fn python_sdk_agents_work_through_bridge_with_a_minimal_environment() {
         toggled["list_changed_count"].as_u64().unwrap_or(0) >= 1,
         "the agent hears tools/list_changed: {toggled:#}"
     );
-    let status = c.terminate(Duration::from_secs(10));
+    let status = c.terminate(Duration::from_secs(30));
     assert!(status.success(), "{status:?}\n{}", c.log());
 
     // Part 2: the third-party servers through the same default-socket path.
@@ -211,6 +211,6 @@ async fn python_sdk_agents_work_through_bridge_with_a_minimal_environment() {
             "{label}: {now:#}"
         );
     }
-    let status = c.terminate(Duration::from_secs(15));
+    let status = c.terminate(Duration::from_secs(30));
     assert!(status.success(), "{status:?}\n{}", c.log());
 }

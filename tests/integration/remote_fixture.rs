@@ -264,7 +264,7 @@ pub fn fastmcp_on(python: &std::path::Path, mode: &str, extra: &[&str], port: u1
         .spawn()
         .expect("spawn fastmcp_server.py");
     let peer = Peer { child, port };
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "fastmcp {mode} did not listen");
         std::thread::sleep(Duration::from_millis(100));
@@ -299,7 +299,7 @@ pub fn everything(mode: &str) -> Option<Peer> {
         .spawn()
         .expect("spawn node");
     let peer = Peer { child, port };
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
             Instant::now() < deadline,

@@ -1,7 +1,8 @@
 //! Proves that secrets planted in a remote server's URL (query, userinfo, fragment), its
-//! `headers` and the environment variables they expand never reach any output: the trace-level
-//! serve log, `status --json`, `doctor`, `logs`, or the error an agent receives; and that
-//! configured headers never follow a redirect to another origin (issue #10 items 1 and 2).
+//! `headers`, the environment variables they expand, and a stdio server's secret `env` (echoed
+//! on its stderr) never reach any output: the trace-level serve log, `status --json`,
+//! `doctor`, `logs`, or the error an agent receives; and that configured headers never follow
+//! a redirect to another origin (issue #10 items 1 and 2).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,13 +13,14 @@ use crate::common::{BIN, Companion, call, eventually, text};
 use crate::remote_fixture::{mcp_server, mcp_server_at, mcp_server_moved, redirector};
 
 /// Every planted secret; each must be absent from every captured output.
-const PLANTED: [&str; 6] = [
+const PLANTED: [&str; 7] = [
     "PLANTED-query-7f3a",
     "PLANTED-user-19c",
     "PLANTED-pass-88d",
     "PLANTED-frag-2b1",
     "PLANTED-header-5e0",
     "PLANTED-env-c4d",
+    "PLANTED-stdioenv-3e7",
 ];
 
 /// A TCP relay to `127.0.0.1:to` that can be cut: the listener closes (new connections are
@@ -95,6 +97,17 @@ async fn planted_secrets_never_reach_the_trace_log_status_doctor_logs_or_agent_e
         "mcpServers": {
             "live": { "url": url(relay.port), "headers": headers },
             "down": { "url": url(closed), "headers": headers, "connectTimeout": 5 },
+            // stdio servers that print their API key on stderr, one running, one exiting.
+            "echoer": {
+                "command": "sh",
+                "args": ["-c", "echo \"my key is $API_KEY\" >&2; exec \"$0\" demo-server", BIN],
+                "env": { "API_KEY": "PLANTED-stdioenv-3e7" },
+            },
+            "crasher": {
+                "command": "sh",
+                "args": ["-c", "echo \"bad key $API_KEY\" >&2; exit 3"],
+                "env": { "API_KEY": "PLANTED-stdioenv-3e7" },
+            },
         },
         "ssrfWhitelist": ["127.0.0.1/32"],
     });
@@ -137,9 +150,13 @@ async fn planted_secrets_never_reach_the_trace_log_status_doctor_logs_or_agent_e
     let status_text = stdout_and_stderr(&status);
     assert!(status_text.contains("lastError"), "{status_text}");
     assert_clean("status --json", &status_text);
-    for server in ["live", "down"] {
+    for server in ["live", "down", "echoer", "crasher"] {
         assert_clean("logs", &stdout_and_stderr(&c.cli(&["logs", server])));
     }
+    let echoed = stdout_and_stderr(&c.cli(&["logs", "echoer"]));
+    assert!(echoed.contains("my key is <redacted>"), "{echoed}");
+    let crasher = c.server("crasher").await.last_error.unwrap_or_default();
+    assert!(crasher.contains("bad key <redacted>"), "{crasher}");
     let doctor = std::process::Command::new(BIN)
         .arg("doctor")
         .arg("--config")

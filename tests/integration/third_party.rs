@@ -137,8 +137,8 @@ async fn everything_time_and_demo_run_side_by_side_and_pass_calls_through_unchan
     );
 
     drop(client);
-    let status = c.terminate(Duration::from_secs(15));
+    let status = c.terminate(Duration::from_secs(30));
     assert!(status.success(), "{status:?}\n{}", c.log());
-    let gone = eventually(Duration::from_secs(5), || survivors(&leaders).is_empty()).await;
+    let gone = eventually(Duration::from_secs(30), || survivors(&leaders).is_empty()).await;
     assert!(gone, "left behind: {:?}", survivors(&leaders));
 }

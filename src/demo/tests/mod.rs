@@ -2,16 +2,15 @@
 //! and checks every tool, list, read and get that can run without exiting the process
 //! (`crash` is left to the integration tests that spawn the binary).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientRequest, ErrorCode, GetPromptRequestParams,
-    JsonObject, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    Request, ResourceContents, Role, ServerResult,
+    CallToolRequestParams, CallToolResult, ErrorCode, GetPromptRequestParams, JsonObject,
+    PaginatedRequestParams, ReadResourceRequestParams, ResourceContents, Role,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt as _};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -29,23 +28,11 @@ mod tools;
 #[derive(Clone, Debug, Default)]
 struct TestClient {
     tools_changed: Arc<Notify>,
-    progress: Arc<Mutex<Vec<f64>>>,
 }
 
 impl ClientHandler for TestClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.notify_one();
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.progress
-            .lock()
-            .expect("progress lock")
-            .push(params.progress);
     }
 }
 

@@ -108,25 +108,43 @@ async fn protocol_error_reaches_the_client_with_its_code_and_message() {
     }
 }
 
+/// Checked on the wire: an rmcp client hands notifications to spawned tasks, so what it records
+/// after the response says nothing about the order they arrived in.
 #[tokio::test]
-async fn sleep_reports_progress_and_returns() {
-    let s = connect(DemoOptions::default()).await;
-    let params = CallToolRequestParams::new("sleep").with_arguments(args(json!({"seconds": 0.6})));
-    let handle = s
-        .client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .expect("request sent");
-    let response = handle.await_response().await.expect("sleep answers");
-    let ServerResult::CallToolResult(result) = response else {
-        panic!("unexpected response {response:?}");
+async fn sleep_reports_increasing_progress_before_its_result() {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(serve_on(DemoOptions::default(), server_io));
+    let (read, mut write) = tokio::io::split(client_io);
+    let mut lines = BufReader::new(read).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "sleep", "arguments": {"seconds": 0.6}, "_meta": {"progressToken": "p"}}}),
+    ];
+    for m in messages {
+        write
+            .write_all(format!("{m}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+    let mut progress = Vec::new();
+    let result = loop {
+        let line = lines.next_line().await.expect("read").expect("a line");
+        let msg: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        if msg["id"] == 2 {
+            break msg["result"].clone();
+        }
+        if msg["method"] == "notifications/progress" {
+            assert_eq!(msg["params"]["progressToken"], "p", "{msg}");
+            progress.push(msg["params"]["progress"].as_f64().expect("a number"));
+        }
     };
-    assert_eq!(first_text(&result), "slept 0.6 s");
-    let progress = s.handler.progress.lock().expect("progress lock").clone();
-    assert!(progress.len() >= 2, "progress notifications: {progress:?}");
+    assert_eq!(result["content"][0]["text"], "slept 0.6 s");
+    assert_eq!(progress.first(), Some(&0.0), "{progress:?}");
+    assert_eq!(progress.last(), Some(&0.6), "{progress:?}");
     assert!(
         progress.windows(2).all(|w| w[0] < w[1]),
         "progress increases: {progress:?}"

@@ -2,15 +2,23 @@
 //! `resources/templates/list` and `prompts/list`, each followed through every `nextCursor`
 //! (MCP "Pagination").
 //!
-//! Tools are required: a failing `tools/list` fails the connection, but one malformed tool only
-//! costs that tool ([`lenient_tools`]). Resources, templates and
-//! prompts are listed only when the server advertises the capability, and a failure there is a
-//! warning (some servers advertise more than they serve) that leaves that list empty.
+//! Only what the server declared in its `initialize` capabilities is listed (MCP
+//! "Lifecycle", capability negotiation): a server with only `prompts` or only `resources` is as
+//! valid as one with tools.
+//!
+//! | list | asked when | -32601 (method not found) | any other failure |
+//! |---|---|---|---|
+//! | tools | `tools` declared | no tools | fails the connection |
+//! | tools | nothing at all declared (a sloppy server) | no tools | warning, no tools |
+//! | resources, templates | `resources` declared | none | warning, none |
+//! | prompts | `prompts` declared | none | warning, none |
+//!
+//! One malformed tool only costs that tool ([`lenient_tools`]).
 
 use std::collections::HashSet;
 use std::future::Future;
 
-use rmcp::model::{Cursor, PaginatedRequestParams};
+use rmcp::model::{Cursor, ErrorCode, PaginatedRequestParams};
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
 
@@ -21,20 +29,29 @@ pub mod lenient_tools;
 /// Most pages followed for one list before giving up (a server looping with fresh cursors).
 pub const MAX_PAGES: usize = 10_000;
 
-/// Lists everything `peer` offers, following pagination.
+/// Lists everything `peer` declared, following pagination (see the module doc for which
+/// failures count).
 ///
 /// # Errors
-/// The `tools/list` failure, naming the list; other lists degrade to empty with a warning.
+/// The `tools/list` failure of a server that declared `tools`, unless it is -32601.
 pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceError> {
     let caps = peer
         .peer_info()
         .map(|info| info.capabilities.clone())
         .unwrap_or_default();
-    let tools = paginate("tools/list", |p| lenient_tools::list_page(peer, p)).await?;
-    let mut listing = ServerListing {
-        tools,
-        ..ServerListing::default()
-    };
+    let mut listing = ServerListing::default();
+    let tools = |p| lenient_tools::list_page(peer, p);
+    if caps.tools.is_some() {
+        listing.tools = match paginate("tools/list", tools).await {
+            Err(e) if is_method_not_found(&e) => {
+                tracing::info!("tools declared but tools/list is not served; no tools");
+                Vec::new()
+            }
+            other => other?,
+        };
+    } else if caps.resources.is_none() && caps.prompts.is_none() {
+        listing.tools = optional("tools/list", tools).await;
+    }
     if caps.resources.is_some() {
         listing.resources = optional("resources/list", |p| async move {
             peer.list_resources(p)
@@ -60,16 +77,26 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
     Ok(listing)
 }
 
-/// Lists `method` with [`paginate`]; a failure is a warning and an empty list.
+/// Lists `method` with [`paginate`]; -32601 means none, any other failure is a warning and an
+/// empty list.
 async fn optional<T, F, Fut>(method: &'static str, fetch: F) -> Vec<T>
 where
     F: FnMut(Option<PaginatedRequestParams>) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, Option<Cursor>), ServiceError>>,
 {
     paginate(method, fetch).await.unwrap_or_else(|e| {
-        tracing::warn!(method, error = %e, "listing failed; treating the list as empty");
+        if is_method_not_found(&e) {
+            tracing::debug!(method, "not served; none");
+        } else {
+            tracing::warn!(method, error = %e, "listing failed; treating the list as empty");
+        }
         Vec::new()
     })
+}
+
+/// Whether the server answered JSON-RPC -32601 "method not found".
+fn is_method_not_found(e: &ServiceError) -> bool {
+    matches!(e, ServiceError::McpError(err) if err.code == ErrorCode::METHOD_NOT_FOUND)
 }
 
 /// Calls `fetch` with each cursor in turn until a page has no `nextCursor`, a cursor repeats,

@@ -1,0 +1,312 @@
+//! Each kind of bad line gets its JSON-RPC answer and the connection goes on.
+
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+
+use super::*;
+
+const MAX_LINE: usize = 4096;
+
+struct Wire {
+    transport: LineTransport<ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>,
+    agent_out: WriteHalf<DuplexStream>,
+    agent_in: Lines<BufReader<ReadHalf<DuplexStream>>>,
+}
+
+fn wire() -> Wire {
+    let (agent, server) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server);
+    let (agent_read, agent_out) = tokio::io::split(agent);
+    Wire {
+        transport: LineTransport::new(server_read, server_write, MAX_LINE),
+        agent_out,
+        agent_in: BufReader::new(agent_read).lines(),
+    }
+}
+
+impl Wire {
+    async fn send(&mut self, line: &str) {
+        self.agent_out
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+
+    async fn answer(&mut self) -> Value {
+        let line = self
+            .agent_in
+            .next_line()
+            .await
+            .expect("read")
+            .expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    }
+
+    /// Sends a ping with `id` and returns what rmcp would receive for it.
+    async fn ping_passes(&mut self, id: u64) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string())
+            .await;
+        let message = self.transport.receive().await.expect("a message");
+        let JsonRpcMessage::Request(request) = message else {
+            panic!("not a request: {message:?}");
+        };
+        assert!(
+            matches!(request.request, ClientRequest::PingRequest(_)),
+            "{request:?}"
+        );
+        assert_eq!(serde_json::to_value(&request.id).expect("id"), json!(id));
+    }
+}
+
+#[tokio::test]
+async fn each_bad_line_gets_its_answer_and_the_connection_goes_on() {
+    let oversized = format!("{{\"x\": \"{}\"}}", "a".repeat(MAX_LINE * 3));
+    let cases: Vec<(String, Value, i32, &str)> = vec![
+        ("not json".into(), Value::Null, -32700, "parse error"),
+        ("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"".into(), Value::Null, -32700, "parse error"),
+        (oversized, Value::Null, -32700, "longer than 4096 bytes"),
+        ("[1, 2]".into(), Value::Null, -32600, "invalid request"),
+        ("42".into(), Value::Null, -32600, "invalid request"),
+        (r#"{"jsonrpc": "2.0", "id": {"no": 1}, "method": "ping"}"#.into(), Value::Null, -32600, "invalid request"),
+        (r#"{"jsonrpc": "1.0", "id": 4, "method": "ping"}"#.into(), json!(4), -32600, "invalid request"),
+        (r#"{"jsonrpc": "2.0", "id": 5, "method": "tools/call"}"#.into(), json!(5), -32602, "invalid params for tools/call: params are missing"),
+        (r#"{"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {"name": 5}}"#.into(), json!("s"), -32602, "invalid params for tools/call"),
+        (r#"{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "arguments": "text"}}"#.into(), json!(7), -32602, "invalid params for tools/call"),
+        (r#"{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": []}"#.into(), json!(8), -32602, "invalid params for tools/call"),
+        (r#"{"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"cursor": 3}}"#.into(), json!(9), -32602, "invalid params for tools/list"),
+        (r#"{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": 1}"#.into(), json!(10), -32602, "invalid params for ping"),
+    ];
+    let mut w = wire();
+    for (n, (line, id, code, message)) in cases.into_iter().enumerate() {
+        w.send(&line).await;
+        // The answer is written before the next line is read, so the ping below comes after it.
+        let ping = 1000 + n as u64;
+        w.ping_passes(ping).await;
+        let answer = w.answer().await;
+        assert_eq!(answer["jsonrpc"], "2.0", "{line}: {answer}");
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+        assert!(
+            answer.as_object().expect("object").contains_key("id"),
+            "{answer}"
+        );
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        let text = answer["error"]["message"].as_str().expect("message");
+        assert!(text.contains(message), "{line}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_notifications_and_blank_lines_get_no_answer() {
+    let mut w = wire();
+    for line in [
+        "",
+        "   ",
+        "\r",
+        r#"{"jsonrpc": "1.0", "method": "notifications/initialized"}"#,
+    ] {
+        w.send(line).await;
+    }
+    w.ping_passes(1).await;
+    // Nothing was answered: the only line the server writes next is its own.
+    w.transport
+        .send(ServerJsonRpcMessage::error(
+            ErrorData::internal_error("marker", None),
+            None,
+        ))
+        .await
+        .expect("send");
+    let next = w.answer().await;
+    assert_eq!(next["error"]["message"], "marker", "{next}");
+}
+
+#[tokio::test]
+async fn a_good_request_passes_unchanged() {
+    let mut w = wire();
+    w.send(r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mcp_x_y", "arguments": {"a": 1}}}"#)
+        .await;
+    let message = w.transport.receive().await.expect("a message");
+    let JsonRpcMessage::Request(request) = message else {
+        panic!("not a request: {message:?}");
+    };
+    let ClientRequest::CallToolRequest(call) = request.request else {
+        panic!("not tools/call: {:?}", request.request);
+    };
+    assert_eq!(call.params.name, "mcp_x_y");
+    assert_eq!(
+        call.params.arguments,
+        Some(json!({"a": 1}).as_object().cloned().expect("object"))
+    );
+}
+
+#[tokio::test]
+async fn end_of_input_ends_the_stream() {
+    let mut w = wire();
+    w.agent_out
+        .write_all(b"{\"partial\": ")
+        .await
+        .expect("write");
+    w.agent_out.shutdown().await.expect("shutdown");
+    // An unterminated tail is not a message: the stream just ends.
+    assert!(w.transport.receive().await.is_none());
+}
+
+#[test]
+fn params_of_methods_we_do_not_serve_are_not_judged() {
+    for (method, params) in [("resources/read", json!(5)), ("x/y", json!("z"))] {
+        assert_eq!(params_problem(method, Some(&params)), None, "{method}");
+    }
+    assert_eq!(params_problem("tools/list", None), None);
+    assert_eq!(params_problem("ping", Some(&json!({}))), None);
+}
+
+/// Property tests and the corpus replay over [`judge`], the same entry point as the `endpoint`
+/// fuzz target (`fuzz/fuzz_targets/endpoint.rs`). Run longer with `PROPTEST_CASES=…` (see
+/// `tests/fuzz.sh`).
+mod props {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::super::{Verdict, judge};
+    use rmcp::model::{ClientRequest, JsonRpcMessage};
+
+    /// Methods the endpoint serves, whose params it judges.
+    const SERVED: [&str; 5] = [
+        "tools/call",
+        "tools/list",
+        "initialize",
+        "logging/setLevel",
+        "ping",
+    ];
+
+    /// What must hold for any line: no panic; an answer is a JSON-RPC error with a standard
+    /// code and a usable id; an object without `id` is never answered; a valid id is echoed;
+    /// a delivered request for a served method is typed, never a custom request.
+    fn check(line: &[u8]) {
+        let verdict = judge(line);
+        let parsed: Option<Value> = serde_json::from_slice(line).ok();
+        match &verdict {
+            Verdict::Answer { id, error } => {
+                assert!(
+                    matches!(error.code.0, -32700 | -32600 | -32602),
+                    "{error:?}"
+                );
+                assert!(
+                    id.is_null() || id.is_string() || id.is_i64() || id.is_u64() || id.is_f64(),
+                    "{id}"
+                );
+                let wire = json!({"jsonrpc": "2.0", "id": id, "error": error});
+                assert!(wire["error"]["message"].is_string());
+                if let Some(Value::Object(fields)) = &parsed {
+                    assert!(
+                        fields.contains_key("id"),
+                        "a notification was answered: {fields:?}"
+                    );
+                    if let Some(sent @ (Value::String(_) | Value::Number(_))) = fields.get("id") {
+                        assert_eq!(id, sent);
+                    }
+                }
+            }
+            Verdict::Deliver(message) => {
+                if let JsonRpcMessage::Request(request) = message.as_ref()
+                    && let ClientRequest::CustomRequest(custom) = &request.request
+                {
+                    assert!(
+                        !SERVED.contains(&custom.method.as_str())
+                            || custom.params.as_ref().is_none_or(Value::is_null),
+                        "a served method with bad params went to rmcp: {custom:?}"
+                    );
+                }
+            }
+            Verdict::Ignore => {}
+        }
+    }
+
+    fn json_leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,12}".prop_map(Value::from),
+        ]
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        json_leaf().prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z_]{1,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    /// Objects shaped like JSON-RPC messages, each member possibly missing or wrong.
+    fn message() -> impl Strategy<Value = Value> {
+        let method = prop_oneof![
+            prop::sample::select(SERVED.to_vec()).prop_map(str::to_owned),
+            Just("notifications/initialized".to_owned()),
+            Just("notifications/cancelled".to_owned()),
+            "[a-z/]{1,12}",
+        ];
+        (
+            prop::option::of(prop_oneof![Just(json!("2.0")), json_leaf()]),
+            prop::option::of(prop_oneof![
+                any::<u32>().prop_map(Value::from),
+                "[a-z0-9]{1,6}".prop_map(Value::from),
+                json_value()
+            ]),
+            prop::option::of(method),
+            prop::option::of(json_value()),
+        )
+            .prop_map(|(jsonrpc, id, method, params)| {
+                let mut m = Map::new();
+                for (k, v) in [
+                    ("jsonrpc", jsonrpc),
+                    ("id", id),
+                    ("method", method.map(Value::from)),
+                    ("params", params),
+                ] {
+                    if let Some(v) = v {
+                        m.insert(k.to_owned(), v);
+                    }
+                }
+                Value::Object(m)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_are_judged_without_panicking(line in prop::collection::vec(any::<u8>(), 0..256)) {
+            check(&line);
+        }
+
+        #[test]
+        fn any_json_text_is_judged_by_the_rules(value in json_value()) {
+            check(value.to_string().as_bytes());
+        }
+
+        #[test]
+        fn message_shaped_objects_are_judged_by_the_rules(value in message()) {
+            check(value.to_string().as_bytes());
+        }
+    }
+
+    /// Replays `fuzz/corpus/endpoint`: one input per file, as the fuzz target sees it.
+    #[test]
+    fn the_endpoint_corpus_is_judged_by_the_rules() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/endpoint");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("fuzz/corpus/endpoint") {
+            let bytes = std::fs::read(entry.expect("entry").path()).expect("read");
+            for line in bytes.split(|b| *b == b'\n') {
+                check(line);
+            }
+            seen += 1;
+        }
+        assert!(seen >= 10, "corpus has only {seen} inputs");
+    }
+}

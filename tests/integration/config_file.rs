@@ -1,0 +1,97 @@
+//! Proves that a hand-edited config with a syntax error is reported with its line and column
+//! wherever it is read (`serve` at start, `reload`, `serve --watch`), and changes nothing that
+//! runs.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::{BIN, Companion, demo, eventually};
+
+/// A config as a person edits it: the comma after the last entry is not JSON.
+const BROKEN: &str = r#"{
+  "mcpServers": {
+    "demo": { "command": "x" },
+    "other": { "command": "y" },
+  }
+}
+"#;
+/// Where serde_json reports the trailing comma in [`BROKEN`].
+const WHERE: &str = "line 5, column 3";
+
+#[test]
+fn serve_refuses_a_config_with_a_syntax_error_naming_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, BROKEN).expect("write");
+    let out = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(dir.path().join("mcp.sock"))
+        .env("HOME", dir.path())
+        .output()
+        .expect("run serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(WHERE) && err.contains("config.json"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("read"),
+        BROKEN,
+        "file untouched"
+    );
+}
+
+#[tokio::test]
+async fn reload_and_watch_report_a_syntax_error_with_line_and_column_and_keep_servers() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let before = c.settled().await;
+    assert_eq!(before[0].state.as_str(), "running", "{before:?}");
+    std::fs::write(&c.config, BROKEN).expect("write");
+    let out = c.cli(&["reload"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not reloaded") && err.contains(WHERE), "{err}");
+    let after = c.status().await.servers;
+    assert_eq!(after[0].state.as_str(), "running", "{after:?}");
+    assert_eq!(after[0].pid, before[0].pid, "the server was not touched");
+    assert_eq!(std::fs::read_to_string(&c.config).expect("read"), BROKEN);
+}
+
+#[tokio::test]
+async fn serve_watch_logs_a_syntax_error_with_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.json");
+    let good = serde_json::to_vec(&json!({ "mcpServers": { "one": demo(&[]) } })).expect("json");
+    std::fs::write(&config, good).expect("write");
+    let log = dir.path().join("serve.log");
+    let mut serve = Command::new(BIN)
+        .args(["serve", "--watch", "--config"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(dir.path().join("mcp.sock"))
+        .env("HOME", dir.path())
+        .env("RUST_LOG", "info")
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("serve");
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        eventually(Duration::from_secs(60), || read_log()
+            .contains("watching the config"))
+        .await,
+        "{}",
+        read_log()
+    );
+    std::fs::write(&config, BROKEN).expect("write");
+    let reported = eventually(Duration::from_secs(60), || {
+        let log = read_log();
+        log.contains("does not load") && log.contains(WHERE)
+    })
+    .await;
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    let _ = serve.wait();
+    assert!(reported, "{}", read_log());
+}

@@ -1,0 +1,118 @@
+//! A line-level agent on the companion's socket, for claims an rmcp client cannot check: the
+//! order messages arrive in (rmcp hands notifications to spawned tasks), and answers to lines
+//! rmcp would never send.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, ReadHalf, WriteHalf};
+
+/// Longest wait for one line; only a hung companion reaches it.
+const LINE_TIMEOUT: Duration = Duration::from_secs(60);
+
+type Stream = mcp_companion::ipc::socket::ClientStream;
+
+/// One raw agent connection.
+pub struct RawAgent {
+    lines: Lines<BufReader<ReadHalf<Stream>>>,
+    write: WriteHalf<Stream>,
+}
+
+impl RawAgent {
+    /// Connects and completes `initialize` + `notifications/initialized`.
+    pub async fn connect(socket: &Path) -> RawAgent {
+        let mut agent = Self::connect_only(socket).await;
+        agent.handshake().await;
+        agent
+    }
+
+    /// `initialize` (id 0) + `notifications/initialized`.
+    pub async fn handshake(&mut self) {
+        let agent = self;
+        agent
+            .send(
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw-agent", "version": "0"}}}),
+            )
+            .await;
+        let reply = agent.recv().await;
+        assert_eq!(reply["id"], 0, "{reply}");
+        assert!(reply["result"]["serverInfo"].is_object(), "{reply}");
+        agent
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+
+    /// Connects without any handshake.
+    pub async fn connect_only(socket: &Path) -> RawAgent {
+        let stream = mcp_companion::ipc::socket::connect(socket)
+            .await
+            .expect("connect socket");
+        let (read, write) = tokio::io::split(stream);
+        RawAgent {
+            lines: BufReader::new(read).lines(),
+            write,
+        }
+    }
+
+    /// Writes `message` as one line.
+    pub async fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string()).await;
+    }
+
+    /// Writes `line` plus a newline, as is.
+    pub async fn send_line(&mut self, line: &str) {
+        self.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write to the socket");
+    }
+
+    /// The next line, parsed.
+    pub async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(LINE_TIMEOUT, self.lines.next_line())
+            .await
+            .expect("a line within the timeout")
+            .expect("read from the socket")
+            .expect("the companion closed the connection");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Reads until the response with `id`; returns it and the messages that came before it.
+    pub async fn until_response(&mut self, id: &Value) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let msg = self.recv().await;
+            if &msg["id"] == id && msg.get("method").is_none() {
+                return (msg, before);
+            }
+            before.push(msg);
+        }
+    }
+
+    /// `tools/call` of `name` with `arguments`, asking for progress as `token`.
+    pub async fn call_with_progress(&mut self, id: u64, name: &str, arguments: Value, token: &str) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": arguments, "_meta": {"progressToken": token}}}),
+        )
+        .await;
+    }
+}
+
+/// The `progress` values of the `notifications/progress` for `token` among `messages`, in order.
+pub fn progress_for(messages: &[Value], token: &str) -> Vec<f64> {
+    messages
+        .iter()
+        .filter(|m| {
+            m["method"] == "notifications/progress" && m["params"]["progressToken"] == token
+        })
+        .map(|m| {
+            m["params"]["progress"]
+                .as_f64()
+                .expect("progress is a number")
+        })
+        .collect()
+}
