@@ -1,22 +1,29 @@
 //! One running companion: the single-instance lock, the hub, the MCP endpoint and the control
-//! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one.
+//! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one
+//! (each binary also starts the [`crate::reaper`] first: it re-executes the binary itself).
+//!
+//! Every agent and control session is a task on one [`TaskTracker`]; shutdown stops accepting,
+//! tells the sessions (a cancellation token), stops the servers, and waits for the sessions to
+//! be gone.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::{self, Config};
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlContext, ControlRequest, ShowWindow, StatusReport};
+use crate::ipc::control::{self, ControlContext, ShowWindow};
 use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
-use crate::upstream::reaper;
 
 /// How long shutdown waits for every server to stop, in total.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
+/// How long shutdown waits for agent and control sessions to end once told to.
+pub const SESSIONS_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a companion could not start.
 #[derive(Debug, thiserror::Error)]
@@ -51,13 +58,16 @@ pub struct Companion {
     config_path: Option<PathBuf>,
     show_window: ShowWindow,
     stop: CancellationToken,
+    /// The accept loops and the config watcher.
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Every agent and control session.
+    sessions: TaskTracker,
     _lock: File,
 }
 
 impl Companion {
-    /// Takes the per-user lock, binds both sockets, starts the reaper and every server of
-    /// `config`. `config_path` is what the control API's `reload` re-reads.
+    /// Takes the per-user lock, binds both sockets and starts every server of `config`.
+    /// `config_path` is what the control API's `reload` re-reads.
     ///
     /// # Errors
     /// [`StartError::AlreadyRunning`] when another instance holds the lock.
@@ -69,9 +79,6 @@ impl Companion {
         let lock = take_lock(&paths).await?;
         let mcp = LocalListener::bind(&paths.mcp)?;
         let ctl = LocalListener::bind(&paths.control)?;
-        if let Err(e) = reaper::start() {
-            tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
-        }
         if let Err(e) = crate::ipc::record::publish(&paths) {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
@@ -84,9 +91,15 @@ impl Companion {
             config_path: config_path.clone(),
             show_window: show_window.clone(),
         };
+        let sessions = TaskTracker::new();
         let tasks = vec![
-            tokio::spawn(endpoint::serve(mcp, hub.clone(), stop.clone())),
-            tokio::spawn(control::serve(ctl, ctx, stop.clone())),
+            tokio::spawn(endpoint::serve(
+                mcp,
+                hub.clone(),
+                sessions.clone(),
+                stop.clone(),
+            )),
+            tokio::spawn(control::serve(ctl, ctx, sessions.clone(), stop.clone())),
         ];
         Ok(Companion {
             hub,
@@ -95,6 +108,7 @@ impl Companion {
             show_window,
             stop,
             tasks,
+            sessions,
             _lock: lock,
         })
     }
@@ -147,11 +161,13 @@ impl Companion {
         &self.paths
     }
 
-    /// Closes the sockets, ends agent sessions and stops every server in parallel, within
-    /// [`SHUTDOWN_BUDGET`].
+    /// Closes the sockets, ends agent and control sessions, and stops every server in parallel
+    /// within [`SHUTDOWN_BUDGET`]; returns once the sessions are gone too (at most
+    /// [`SESSIONS_GRACE`] more).
     pub async fn shutdown(self) {
         crate::ipc::record::withdraw(&self.paths);
         self.stop.cancel();
+        self.sessions.close();
         if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown())
             .await
             .is_err()
@@ -164,6 +180,16 @@ impl Companion {
         for task in self.tasks {
             // Each task drops its listener, which removes its socket file.
             let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
+        }
+        if tokio::time::timeout(SESSIONS_GRACE, self.sessions.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                sessions = self.sessions.len(),
+                "sessions did not end within {} s",
+                SESSIONS_GRACE.as_secs()
+            );
         }
     }
 }
@@ -187,12 +213,7 @@ async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
-            let pid = match control::request(&paths.control, &ControlRequest::Status).await {
-                Ok(v) => serde_json::from_value::<StatusReport>(v)
-                    .ok()
-                    .map(|r| r.pid),
-                Err(_) => None,
-            };
+            let pid = control::status(&paths.control).await.ok().map(|r| r.pid);
             Err(StartError::AlreadyRunning {
                 pid,
                 socket: paths.mcp.display().to_string(),

@@ -16,6 +16,8 @@
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
 //! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
+//! | [`companion`] | one running companion: lock, hub, endpoint and control API started and stopped together |
+//! | [`reaper`] | the guardian process that kills every server's process group if the companion dies |
 //! | [`manage`] | the install side: presets, import, validated edits, probe (used by window and CLI) |
 
 pub mod auth;
@@ -29,5 +31,6 @@ pub mod launch;
 pub mod logging;
 pub mod manage;
 pub mod net;
+pub mod reaper;
 pub mod supervisor;
 pub mod upstream;

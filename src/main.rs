@@ -156,7 +156,7 @@ enum Command {
 
 fn main() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
-    mcp_companion::upstream::reaper::run_if_reaper();
+    mcp_companion::reaper::run_if_reaper();
     let args = Args::parse();
     #[cfg(unix)]
     if !matches!(

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use mcp_companion::ipc::control::{ControlRequest, StatusReport, request};
+use mcp_companion::ipc::control::{StatusReport, status};
 use mcp_companion::supervisor::ServerState;
 use serde_json::{Map, Value, json};
 use tokio::process::{Child, Command};
@@ -101,8 +101,7 @@ impl Companion {
 
     /// The control API's `status`.
     pub async fn status(&self) -> Result<StatusReport> {
-        let v = request(&self.control, &ControlRequest::Status).await?;
-        Ok(serde_json::from_value(v)?)
+        Ok(status(&self.control).await?)
     }
 
     /// (VmRSS, VmHWM) of the companion process alone, in KiB.

@@ -26,6 +26,8 @@ pub enum ErrorKind {
     Import,
     /// The OS integration (autostart, logging) failed.
     System,
+    /// The companion is quitting and takes no more commands.
+    ShuttingDown,
 }
 
 /// What a failed command returns to the window.
@@ -58,6 +60,7 @@ impl From<HubError> for CommandError {
         let kind = match e {
             HubError::UnknownServer { .. } => ErrorKind::UnknownServer,
             HubError::InvalidEntry { .. } => ErrorKind::Invalid,
+            HubError::ShuttingDown => ErrorKind::ShuttingDown,
         };
         CommandError::new(kind, e.to_string())
     }

@@ -9,7 +9,6 @@
 
 use mcp_companion::hub::{Hub, HubEvent};
 use tauri::{AppHandle, Emitter, Runtime};
-use tokio::sync::broadcast::error::RecvError;
 
 /// Channel carrying `Vec<ServerStatus>`.
 pub const SERVERS_CHANGED: &str = "servers-changed";
@@ -20,23 +19,11 @@ pub const TOOLS_CHANGED: &str = "tools-changed";
 pub fn forward<R: Runtime>(app: AppHandle<R>, hub: Hub) {
     let mut events = hub.subscribe();
     tauri::async_runtime::spawn(async move {
-        loop {
-            let event = match events.recv().await {
-                Ok(e) => Some(e),
-                // Missed some: a full refresh covers whatever they were.
-                Err(RecvError::Lagged(_)) => None,
-                Err(RecvError::Closed) => return,
-            };
+        while let Some(event) = events.recv().await {
             match event {
-                Some(HubEvent::ServerChanged(_) | HubEvent::ServersChanged) => {
-                    emit_servers(&app, &hub)
-                }
-                Some(HubEvent::ToolsChanged) => {
+                HubEvent::ServersChanged => emit_servers(&app, &hub),
+                HubEvent::ToolsChanged => {
                     // Tool counts are part of the statuses.
-                    emit(&app, TOOLS_CHANGED, ());
-                    emit_servers(&app, &hub);
-                }
-                None => {
                     emit(&app, TOOLS_CHANGED, ());
                     emit_servers(&app, &hub);
                 }

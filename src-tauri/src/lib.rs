@@ -20,10 +20,11 @@ pub mod state;
 pub mod subcommand;
 pub mod tray;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_companion::companion::{Companion, StartError};
-use mcp_companion::config;
+use mcp_companion::config::{self, Config};
 use mcp_companion::ipc::control::ControlRequest;
 use mcp_companion::ipc::paths::EndpointPaths;
 use tauri::{Builder, Manager, RunEvent, Runtime, WindowEvent};
@@ -64,7 +65,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
 /// Runs the desktop app; returns only on a start-up failure (Tauri exits the process itself).
 pub fn run() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
-    mcp_companion::upstream::reaper::run_if_reaper();
+    mcp_companion::reaper::run_if_reaper();
     if let Some(code) = subcommand::run_if_subcommand() {
         return code;
     }
@@ -86,7 +87,13 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         tracing::info!(path = %config_path.display(), "created default config");
     }
     let socket = std::env::var_os("MCP_COMPANION_SOCKET").map(std::path::PathBuf::from);
-    let paths = EndpointPaths::resolve(socket.as_deref());
+    let launch = Launch {
+        config: cfg,
+        config_path,
+        paths: EndpointPaths::resolve(socket.as_deref()),
+        set_log_level: Some(set_log_level),
+        tray: true,
+    };
 
     // Plugin order matters: single-instance first, so a second launch hands over to the first
     // (which shows its window) and exits before anything else starts.
@@ -101,50 +108,27 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         ));
     let app = with_commands(builder)
         .setup(move |app| {
-            // The same lock, sockets and hub as `mcp-companion serve`: a running `serve` (or
-            // another desktop app under another session) makes this fail with who is running.
-            let started = tauri::async_runtime::block_on(Companion::start(
-                &cfg,
-                paths.clone(),
-                Some(config_path.clone()),
-            ));
-            let companion = match started {
-                Ok(c) => c,
-                Err(StartError::AlreadyRunning { .. }) if show_running(&paths) => {
+            // Before any server starts, so every process group is registered with it. Not in
+            // `setup`: the reaper re-executes this binary, which a test binary must not do.
+            if let Err(e) = mcp_companion::reaper::start() {
+                tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+            }
+            let paths = launch.paths.clone();
+            if let Err(e) = setup(app, launch) {
+                if matches!(e.downcast_ref::<StartError>(), Some(StartError::AlreadyRunning { .. }))
+                    && show_running(&paths)
+                {
                     // No D-Bus session, so the single-instance plugin could not hand over: the
                     // running companion was asked over its control socket instead.
                     tracing::info!("another companion is running: asked it to show its window");
                     std::process::exit(0);
                 }
-                Err(e) => {
-                    // Tauri panics on a setup error; nothing runs yet, so exit plainly with
-                    // the reason (e.g. which companion holds the socket).
-                    eprintln!("error: {e}");
-                    tracing::error!(error = %e, "mcp-companion-desktop cannot start");
-                    std::process::exit(2);
-                }
-            };
-            tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
-            let handle = app.handle().clone();
-            companion.on_show_window(move || tray::show_window(&handle));
-            let hub = companion.hub().clone();
-            let desktop = Desktop {
-                hub: hub.clone(),
-                config_path,
-                paths,
-                companion: std::sync::Mutex::new(Some(companion)),
-                set_log_level: Some(set_log_level),
-            };
-            app.manage(desktop);
-            if std::env::var_os("RUST_LOG").is_none()
-                && let Some(level) = commands::settings::stored_log_level(app.handle())
-                && let Some(set) = &app.desktop().set_log_level
-                && let Err(e) = set(&level)
-            {
-                tracing::warn!(error = %e, "stored log level ignored");
+                // Tauri panics on a setup error; exit plainly with the reason instead (e.g.
+                // which companion holds the socket).
+                eprintln!("error: {e}");
+                tracing::error!(error = %e, "mcp-companion-desktop cannot start");
+                std::process::exit(2);
             }
-            tray::build(app.handle())?;
-            events::forward(app.handle().clone(), hub);
             exit_on_signal(app.handle().clone());
             Ok(())
         })
@@ -181,8 +165,73 @@ fn show_running(paths: &EndpointPaths) -> bool {
     }
 }
 
-/// Stops every server and closes the sockets, within the core's shutdown budget.
-fn shutdown<R: Runtime>(app: &tauri::AppHandle<R>) {
+/// What [`setup`] starts: the loaded config and where to serve it.
+pub struct Launch {
+    /// The config as loaded.
+    pub config: Config,
+    /// Its file, which `reload` and the window's edits use.
+    pub config_path: PathBuf,
+    /// The sockets to serve.
+    pub paths: EndpointPaths,
+    /// Changes the log level at run time; `None` when logging is not ours (tests).
+    pub set_log_level: Option<state::SetLogLevel>,
+    /// Build the tray icon. Its menu needs a desktop session (GTK on Linux), which the
+    /// mock-runtime tests do not have.
+    pub tray: bool,
+}
+
+/// Starts the companion inside `app` — the same lock, sockets and hub as
+/// `mcp-companion serve` — and wires the shell around it: the [`Desktop`] state, the stored log
+/// level, the tray and the hub-event forwarding. Generic over the runtime, so the mock-runtime
+/// tests run exactly what the app runs. Process-wide effects (the reaper, signal handlers) stay
+/// with the caller.
+///
+/// # Errors
+/// The companion's start error (e.g. another companion is running, naming it), or the tray's.
+pub fn setup<R: Runtime>(
+    app: &mut tauri::App<R>,
+    launch: Launch,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let Launch {
+        config,
+        config_path,
+        paths,
+        set_log_level,
+        tray,
+    } = launch;
+    let companion = tauri::async_runtime::block_on(Companion::start(
+        &config,
+        paths.clone(),
+        Some(config_path.clone()),
+    ))?;
+    tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
+    let handle = app.handle().clone();
+    companion.on_show_window(move || tray::show_window(&handle));
+    let hub = companion.hub().clone();
+    app.manage(Desktop {
+        hub: hub.clone(),
+        config_path,
+        paths,
+        companion: std::sync::Mutex::new(Some(companion)),
+        set_log_level,
+    });
+    if std::env::var_os("RUST_LOG").is_none()
+        && let Some(level) = commands::settings::stored_log_level(app.handle())
+        && let Some(set) = &app.desktop().set_log_level
+        && let Err(e) = set(&level)
+    {
+        tracing::warn!(error = %e, "stored log level ignored");
+    }
+    if tray {
+        tray::build(app.handle())?;
+    }
+    events::forward(app.handle().clone(), hub);
+    Ok(())
+}
+
+/// Stops every server and closes the sockets, within the core's shutdown budget (the app's
+/// exit handler; also after [`setup`] in tests).
+pub fn shutdown<R: Runtime>(app: &tauri::AppHandle<R>) {
     let Some(desktop) = app.try_state::<Desktop>() else {
         return;
     };

@@ -288,3 +288,36 @@ fn a_real_server_is_listed_called_and_stopped_through_commands() {
         .unwrap();
     assert!(log["next"].as_u64().is_some());
 }
+
+#[test]
+fn the_app_setup_runs_on_the_mock_runtime_and_serves_the_sockets() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("config.json");
+    config::save_atomic(&config_path, &json!({"mcpServers": {}})).unwrap();
+    let paths = EndpointPaths::beside(dir.path().join("run/mcp.sock"));
+    let mut app = with_commands(mock_builder())
+        .plugin(tauri_plugin_store::Builder::new().build())
+        .build(tauri::generate_context!())
+        .unwrap();
+    let launch = crate::Launch {
+        config: config::load(&config_path).unwrap(),
+        config_path: config_path.clone(),
+        paths: paths.clone(),
+        set_log_level: None,
+        // The tray menu needs GTK, which needs a display; tray.rs has its own tests.
+        tray: false,
+    };
+    crate::setup(&mut app, launch).unwrap();
+
+    let status =
+        tauri::async_runtime::block_on(mcp_companion::ipc::control::status(&paths.control))
+            .unwrap();
+    assert_eq!(status.pid, std::process::id(), "this process serves");
+    assert_eq!(status.config.as_deref(), Some(config_path.as_path()));
+
+    crate::shutdown(app.handle());
+    assert!(
+        !paths.mcp.exists() && !paths.control.exists(),
+        "sockets removed"
+    );
+}

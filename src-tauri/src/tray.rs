@@ -4,7 +4,6 @@
 //! Linux note: the AppIndicator protocol has no tooltips, so the summary (`N of M servers
 //! running`) is also the menu's first, disabled item.
 
-use mcp_companion::hub::Hub;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
@@ -207,20 +206,6 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Starts every server that is not active (invalid entries are skipped with a log line).
-pub async fn start_all(hub: &Hub) {
-    let starts = hub
-        .statuses()
-        .into_iter()
-        .filter(|s| !is_active(s.state))
-        .map(|s| async move {
-            if let Err(e) = hub.start_server(&s.name).await {
-                tracing::warn!(server = %s.name, error = %e, "cannot start");
-            }
-        });
-    futures::future::join_all(starts).await;
-}
-
 /// Shows, unminimises and focuses the main window.
 pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window("main") else {
@@ -269,10 +254,10 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             });
         }
         TrayAction::StartAll => {
-            tauri::async_runtime::spawn(async move { start_all(&hub).await });
+            tauri::async_runtime::spawn(async move { hub.start_all().await });
         }
         TrayAction::StopAll => {
-            tauri::async_runtime::spawn(async move { hub.shutdown().await });
+            tauri::async_runtime::spawn(async move { hub.stop_all().await });
         }
         TrayAction::Open => show_window(app),
         // Servers are stopped in the exit handler (`RunEvent::Exit`), whoever asked to exit.

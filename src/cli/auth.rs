@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcp_companion::auth::{self, Target, browser, flow};
 use mcp_companion::config::{self, TransportConfig};
-use mcp_companion::ipc::control::{ControlClient, ControlError, ControlRequest};
+use mcp_companion::ipc::control::{ControlClient, ControlError, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::net::Guard;
 
@@ -32,25 +32,19 @@ pub async fn login(
             server: server.to_owned(),
         })
         .await?;
-    let first = client
-        .next()
-        .await?
-        .context("the companion closed the connection without answering")?;
-    let url = first
-        .get("url")
-        .and_then(|u| u.as_str())
-        .unwrap_or_default();
-    if first.get("browserOpened").and_then(|b| b.as_bool()) == Some(true) {
+    let Some(ControlResponse::SignIn(first)) = client.next().await? else {
+        bail!("the companion did not start the sign-in");
+    };
+    if first.browser_opened {
         eprintln!("Opened the browser to sign in to \"{server}\". If it did not open, visit:");
     } else {
         eprintln!("Open this URL in a browser on this machine to sign in to \"{server}\":");
     }
-    eprintln!("  {url}");
+    eprintln!("  {}", first.url);
     eprintln!("Waiting for the sign-in to finish…");
-    client
-        .next()
-        .await?
-        .context("the companion closed the connection before the sign-in finished")?;
+    let Some(ControlResponse::SignedIn(_)) = client.next().await? else {
+        bail!("the companion closed the connection before the sign-in finished");
+    };
     println!("Signed in to \"{server}\"; it is restarting with the new token.");
     Ok(ExitCode::SUCCESS)
 }
@@ -84,7 +78,8 @@ pub async fn logout(
         server: server.to_owned(),
     };
     let forgotten = match mcp_companion::ipc::control::request(&paths.control, &req).await {
-        Ok(answer) => answer.get("forgotten").and_then(|f| f.as_bool()) == Some(true),
+        Ok(ControlResponse::LoggedOut(answer)) => answer.forgotten,
+        Ok(_) => bail!("unexpected answer to logout"),
         Err(ControlError::NotRunning { .. }) => {
             auth::forget(&target_from_config(config_path, server)?).await?
         }

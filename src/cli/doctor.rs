@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mcp_companion::config::{self, ServerConfig, TransportConfig};
-use mcp_companion::ipc::control::{self, ChildEnvironment, ControlRequest};
+use mcp_companion::ipc::control::{self, ChildEnvironment, ControlRequest, ControlResponse};
 use mcp_companion::ipc::record;
 use mcp_companion::launch::{self, LaunchError, TargetOs};
 use mcp_companion::net;
@@ -165,8 +165,8 @@ async fn report(
 async fn running_companion(socket: Option<&Path>) -> Option<ChildEnvironment> {
     for paths in record::candidates(socket) {
         let ask = control::request(&paths.control, &ControlRequest::Environment);
-        if let Ok(Ok(value)) = tokio::time::timeout(ASK_TIMEOUT, ask).await
-            && let Ok(env) = serde_json::from_value(value)
+        if let Ok(Ok(ControlResponse::Environment(env))) =
+            tokio::time::timeout(ASK_TIMEOUT, ask).await
         {
             return Some(env);
         }

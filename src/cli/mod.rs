@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use mcp_companion::companion::Companion;
 use mcp_companion::config;
-use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
 
@@ -47,6 +47,10 @@ pub async fn serve(
         tracing::info!(path = %path.display(), "config loaded");
     }
     let paths = EndpointPaths::resolve(socket);
+    // Before any server starts, so every process group is registered with it.
+    if let Err(e) = mcp_companion::reaper::start() {
+        tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
+    }
     let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;
     if watch {
         companion.watch_config(Duration::from_secs(1));
@@ -196,12 +200,11 @@ pub async fn call(
 /// `status`: every server's state.
 pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let paths = EndpointPaths::resolve(socket);
-    let value = control::request(&paths.control, &ControlRequest::Status).await?;
+    let report = control::status(&paths.control).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let report: StatusReport = serde_json::from_value(value).context("malformed status answer")?;
     println!(
         "companion pid {} (v{}), socket {}",
         report.pid,
@@ -267,9 +270,9 @@ pub async fn logs(
         })
         .await?;
     while let Some(batch) = client.next().await? {
-        if let Some(lines) = batch.get("lines").and_then(|l| l.as_array()) {
-            for line in lines {
-                println!("{}", line.as_str().unwrap_or_default());
+        if let ControlResponse::Logs(batch) = batch {
+            for line in batch.lines {
+                println!("{line}");
             }
         }
         if !follow {
@@ -291,10 +294,8 @@ pub async fn control(
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
-    match req {
-        ControlRequest::Reload => {
-            let report: mcp_companion::hub::ReloadReport =
-                serde_json::from_value(answer).context("malformed reload answer")?;
+    match (req, answer) {
+        (_, ControlResponse::Reloaded(report)) => {
             let list = |names: &[String]| {
                 if names.is_empty() {
                     "-".to_owned()
@@ -307,15 +308,10 @@ pub async fn control(
             println!("changed:   {}", list(&report.changed));
             println!("unchanged: {}", list(&report.unchanged));
         }
-        ControlRequest::Start { server } => println!("started {server}"),
-        ControlRequest::Stop { server } => println!("stopped {server}"),
-        ControlRequest::Restart { server } => println!("restarted {server}"),
-        ControlRequest::Status
-        | ControlRequest::Logs { .. }
-        | ControlRequest::Login { .. }
-        | ControlRequest::Logout { .. }
-        | ControlRequest::Show
-        | ControlRequest::Environment => {}
+        (ControlRequest::Start { server }, _) => println!("started {server}"),
+        (ControlRequest::Stop { server }, _) => println!("stopped {server}"),
+        (ControlRequest::Restart { server }, _) => println!("restarted {server}"),
+        _ => {}
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -181,10 +181,11 @@ impl ServerConfig {
 impl TransportConfig {
     /// The transport's name as written in the file: `"stdio"`, `"sse"` or `"streamableHttp"`.
     pub fn name(&self) -> &'static str {
-        match self {
-            TransportConfig::Stdio(_) => "stdio",
-            TransportConfig::Sse(_) => "sse",
-            TransportConfig::StreamableHttp(_) => "streamableHttp",
-        }
+        let kind = match self {
+            TransportConfig::Stdio(_) => transport::Kind::Stdio,
+            TransportConfig::Sse(_) => transport::Kind::Sse,
+            TransportConfig::StreamableHttp(_) => transport::Kind::StreamableHttp,
+        };
+        kind.name()
     }
 }

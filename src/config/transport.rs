@@ -11,22 +11,27 @@ pub(crate) enum Kind {
     StreamableHttp,
 }
 
+/// Every transport, in one table: its kind, the name written in `type` (and shown by
+/// `status`), and the other spellings `type` accepts. Adding a transport adds a row here.
+const TABLE: &[(Kind, &str, &[&str])] = &[
+    (Kind::Stdio, "stdio", &[]),
+    (Kind::Sse, "sse", &[]),
+    (Kind::StreamableHttp, "streamableHttp", &["http"]),
+];
+
 impl Kind {
     pub(crate) fn from_type(text: &str) -> Option<Kind> {
-        match text {
-            "stdio" => Some(Kind::Stdio),
-            "sse" => Some(Kind::Sse),
-            "streamableHttp" | "http" => Some(Kind::StreamableHttp),
-            _ => None,
-        }
+        TABLE
+            .iter()
+            .find(|(_, name, aliases)| *name == text || aliases.contains(&text))
+            .map(|(kind, _, _)| *kind)
     }
 
     pub(crate) fn name(self) -> &'static str {
-        match self {
-            Kind::Stdio => "stdio",
-            Kind::Sse => "sse",
-            Kind::StreamableHttp => "streamableHttp",
-        }
+        TABLE
+            .iter()
+            .find(|(kind, _, _)| *kind == self)
+            .map_or("unknown", |(_, name, _)| name)
     }
 }
 
@@ -77,6 +82,15 @@ pub(crate) fn check_url(server: &str, url: &str) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_has_one_name_that_reads_back() {
+        for kind in [Kind::Stdio, Kind::Sse, Kind::StreamableHttp] {
+            assert_eq!(Kind::from_type(kind.name()), Some(kind));
+        }
+        assert_eq!(Kind::from_type("http"), Some(Kind::StreamableHttp));
+        assert_eq!(Kind::from_type("websocket"), None);
+    }
 
     #[test]
     fn detection_reads_the_url_path_textually() {

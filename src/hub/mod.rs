@@ -1,50 +1,57 @@
 //! The hub: every server's supervisor, the merged catalog, change events and call routing.
 //!
-//! The CLI's `serve` and the desktop shell each own one [`Hub`]; the local endpoint, the control
-//! API and the tray read from it. Supervisors report changes by name on one channel; a single
-//! catalog task coalesces them (at most one rebuild per [`COALESCE`]), rebuilds the merged
-//! [`Catalog`] from every running server's listing, and emits [`HubEvent`]s.
+//! One task, the *owner* (`owner.rs`), holds the hub's state: the server set, the merged
+//! [`Catalog`], each server's session generation at the last rebuild, and the hold-back state of
+//! `tools/list_changed` during a reload. Everyone else holds a [`Hub`], a cheap handle with two
+//! channels — the only two synchronisation primitives in this module:
 //!
-//! Events emitted: [`HubEvent::ServerChanged`] on every state change, and
-//! [`HubEvent::ToolsChanged`] when the set of wrapped tools (names or definitions) changed,
-//! which the endpoint turns into `notifications/tools/list_changed`. A reload holds
-//! announcements back until it is done, so agents hear one `list_changed` per reload.
+//! - an **inbox** (`mpsc`): reload, start/stop/restart, stop-all, shutdown, settle requests, and
+//!   the change reports of the supervisors, all handled one at a time by the owner;
+//! - a **view** (`watch`): what the owner last published (server set, catalog, change counters),
+//!   read without waiting by calls, `status`, `tools/list` and the tray.
+//!
+//! Supervisors report every state change by name; the owner folds reports into a rebuilt
+//! catalog at most once per [`COALESCE`]. A rebuild that changes the wrapped tools (or sees a
+//! server come back on a new session) announces [`HubEvent::ToolsChanged`], which the endpoint
+//! turns into `notifications/tools/list_changed` — unless a reload is running: then the
+//! announcement is held back and made once when the reload is done, so agents hear one
+//! `list_changed` per reload and never miss the last one.
 //!
 //! | file | owns |
 //! |---|---|
-//! | `mod.rs` | the server set, status, start/stop/restart, shutdown |
-//! | `route.rs` | [`Hub::call`]: routing, the retry-once-after-reconnect rule, error results |
+//! | `mod.rs` | the handle: its requests, the published view, [`HubEvents`] |
+//! | `owner.rs` | the owner task: the inbox loop, coalescing, hold-back |
+//! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
-//! | `rebuild.rs` | the catalog task |
+//! | `route.rs` | [`Hub::call`]: routing, the retry-once-after-reconnect rule, error results |
 
+mod owner;
 mod rebuild;
 mod reload;
 mod route;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::supervisor::{self, ServerHandle, ServerState, ServerStatus};
+use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
 pub const COALESCE: Duration = Duration::from_millis(100);
 
-/// Something that changed in the hub.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Something that changed in the hub, as seen by a [`HubEvents`] subscriber.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HubEvent {
-    /// A server's status changed (state, error, pid, restarts or tool count).
-    ServerChanged(Arc<str>),
-    /// The set of servers changed (a reload added or removed some).
+    /// A server's status changed (state, error, pid, restarts or tool count), or a reload added
+    /// or removed servers. Re-read [`Hub::statuses`].
     ServersChanged,
-    /// The merged tool list changed.
+    /// The merged tool list changed: agents should re-list (`tools/list_changed`).
     ToolsChanged,
 }
 
@@ -65,16 +72,22 @@ pub enum HubError {
         /// The validation error.
         reason: String,
     },
+    /// The hub is shutting down (or gone) and takes no more commands.
+    #[error("the companion is shutting down")]
+    ShuttingDown,
 }
 
-/// A cheap, cloneable handle on the hub.
+/// A cheap, cloneable handle on the hub. The owner task ends (stopping every server) when the
+/// last handle is dropped.
 #[derive(Clone, Debug)]
 pub struct Hub {
-    inner: Arc<Inner>,
+    inbox: mpsc::UnboundedSender<owner::Msg>,
+    view: watch::Receiver<Arc<View>>,
 }
 
+/// The server set in config order, with a by-name index.
 #[derive(Debug, Default)]
-struct Servers {
+pub(crate) struct Servers {
     order: Vec<ServerHandle>,
     by_name: HashMap<Arc<str>, ServerHandle>,
 }
@@ -89,69 +102,91 @@ impl Servers {
     }
 }
 
+/// What the owner task last published. Replaced whole on every change, never edited.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    servers: Arc<Servers>,
+    catalog: Arc<Catalog>,
+    /// Each running server's session generation the catalog was last built from.
+    generations: Arc<HashMap<Arc<str>, u64>>,
+    /// Counts announced tool-list changes (one per `tools/list_changed`).
+    tools_epoch: u64,
+    /// Counts rebuilds that followed a server report, and server-set changes.
+    servers_epoch: u64,
+}
+
+impl View {
+    /// Whether the catalog holds `server`'s current session (true when it has none).
+    fn folded(&self, server: &ServerHandle) -> bool {
+        server
+            .live()
+            .is_none_or(|live| self.generations.get(server.name()) == Some(&live.generation))
+    }
+}
+
+/// A subscription to the hub's changes. Changes that happen while the subscriber is busy are
+/// folded: it sees at most one pending [`HubEvent`] of each kind, never a backlog.
 #[derive(Debug)]
-struct Inner {
-    servers: RwLock<Servers>,
-    catalog: RwLock<Arc<Catalog>>,
-    events: broadcast::Sender<HubEvent>,
-    changed: mpsc::UnboundedSender<Arc<str>>,
-    /// Reloads in progress; while non-zero, `ToolsChanged` is held back.
-    holds: AtomicUsize,
-    /// A `ToolsChanged` was held back and must be sent when the last hold ends.
-    held_back: AtomicBool,
-    /// Serialises reloads.
-    reload_lock: tokio::sync::Mutex<()>,
-    /// The [`supervisor::Live::generation`] each running server had at the last rebuild.
-    generations: std::sync::Mutex<HashMap<Arc<str>, u64>>,
+pub struct HubEvents {
+    view: watch::Receiver<Arc<View>>,
+    tools_seen: u64,
+    servers_seen: u64,
+}
+
+impl HubEvents {
+    /// Waits for the next change. `None` once the hub is gone.
+    pub async fn recv(&mut self) -> Option<HubEvent> {
+        loop {
+            let view = self.view.borrow_and_update().clone();
+            if view.tools_epoch != self.tools_seen {
+                self.tools_seen = view.tools_epoch;
+                return Some(HubEvent::ToolsChanged);
+            }
+            if view.servers_epoch != self.servers_seen {
+                self.servers_seen = view.servers_epoch;
+                return Some(HubEvent::ServersChanged);
+            }
+            self.view.changed().await.ok()?;
+        }
+    }
 }
 
 impl Hub {
     /// Starts a supervisor for every server in `config` (all connecting concurrently) and the
-    /// catalog task. Must be called inside a Tokio runtime.
+    /// owner task. Must be called inside a Tokio runtime.
     pub fn start(config: &Config) -> Hub {
-        let (changed, changed_rx) = mpsc::unbounded_channel();
-        let order = config
-            .servers
-            .iter()
-            .map(|spec| supervisor::spawn(spec, &config.ssrf_whitelist, changed.clone()))
-            .collect();
-        let (events, _) = broadcast::channel(256);
-        let inner = Arc::new(Inner {
-            servers: RwLock::new(Servers::from_handles(order)),
-            catalog: RwLock::new(Arc::new(Catalog::default())),
-            events,
-            changed,
-            holds: AtomicUsize::new(0),
-            held_back: AtomicBool::new(false),
-            reload_lock: tokio::sync::Mutex::new(()),
-            generations: std::sync::Mutex::new(HashMap::new()),
-        });
-        tokio::spawn(rebuild::catalog_task(Arc::downgrade(&inner), changed_rx));
-        Hub { inner }
+        let (inbox, view) = owner::spawn(config);
+        Hub { inbox, view }
     }
 
-    /// Subscribes to [`HubEvent`]s.
-    pub fn subscribe(&self) -> broadcast::Receiver<HubEvent> {
-        self.inner.events.subscribe()
+    /// Subscribes to [`HubEvent`]s from now on.
+    pub fn subscribe(&self) -> HubEvents {
+        let mut view = self.view.clone();
+        let now = view.borrow_and_update().clone();
+        HubEvents {
+            view,
+            tools_seen: now.tools_epoch,
+            servers_seen: now.servers_epoch,
+        }
+    }
+
+    fn view(&self) -> Arc<View> {
+        self.view.borrow().clone()
     }
 
     /// The merged catalog as of now (cheap: an `Arc` clone).
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.inner
-            .catalog
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.view().catalog.clone()
     }
 
     /// Every server's handle, in config order.
     pub fn servers(&self) -> Vec<ServerHandle> {
-        self.inner.read_servers().order.clone()
+        self.view().servers.order.clone()
     }
 
     /// The handle of the server called `name`.
     pub fn server(&self, name: &str) -> Option<ServerHandle> {
-        self.inner.read_servers().by_name.get(name).cloned()
+        self.view().servers.by_name.get(name).cloned()
     }
 
     /// Every server's status, in config order, with tool counts from the merged catalog.
@@ -160,21 +195,15 @@ impl Hub {
     /// listing (until then it is still `starting`), so a status that says `running` and a
     /// `tools/list` that follows it always agree.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        // Folded first: the catalog read after it is at least as new.
-        let folded: Vec<bool> = self
-            .servers()
+        let view = self.view();
+        view.servers
+            .order
             .iter()
-            .map(|s| self.inner.folded(s))
-            .collect();
-        let catalog = self.catalog();
-        self.servers()
-            .iter()
-            .zip(folded)
-            .map(|(s, folded)| {
+            .map(|s| {
                 let mut status = s.snapshot().status;
                 if status.state == ServerState::Running {
-                    if folded {
-                        status.tools = catalog.tool_count_for(s.name());
+                    if view.folded(s) {
+                        status.tools = view.catalog.tool_count_for(s.name());
                     } else {
                         status.state = ServerState::Starting;
                     }
@@ -184,99 +213,67 @@ impl Hub {
             .collect()
     }
 
+    /// Sends `msg` built around a fresh reply channel and waits for the answer; `None` when the
+    /// owner is gone.
+    async fn ask<T>(&self, msg: impl FnOnce(oneshot::Sender<T>) -> owner::Msg) -> Option<T> {
+        let (reply, answer) = oneshot::channel();
+        self.inbox.send(msg(reply)).ok()?;
+        answer.await.ok()
+    }
+
+    async fn server_command(&self, name: &str, op: owner::ServerOp) -> Result<(), HubError> {
+        let name = name.to_owned();
+        self.ask(|reply| owner::Msg::Server { name, op, reply })
+            .await
+            .unwrap_or(Err(HubError::ShuttingDown))
+    }
+
     /// Starts `name` (forgetting past failures).
     ///
     /// # Errors
-    /// [`HubError`] for an unknown server or an invalid entry.
+    /// [`HubError`] for an unknown server, an invalid entry, or a hub shutting down.
     pub async fn start_server(&self, name: &str) -> Result<(), HubError> {
-        self.runnable(name)?.start().await;
-        Ok(())
+        self.server_command(name, owner::ServerOp::Start).await
     }
 
     /// Stops `name` and waits until its processes are gone.
     ///
     /// # Errors
-    /// [`HubError::UnknownServer`].
+    /// [`HubError::UnknownServer`], or [`HubError::ShuttingDown`].
     pub async fn stop_server(&self, name: &str) -> Result<(), HubError> {
-        let server = self.server(name).ok_or_else(|| HubError::UnknownServer {
-            name: name.to_owned(),
-        })?;
-        server.stop().await;
-        Ok(())
+        self.server_command(name, owner::ServerOp::Stop).await
     }
 
     /// Stops `name` and starts it again.
     ///
     /// # Errors
-    /// [`HubError`] for an unknown server or an invalid entry.
+    /// [`HubError`] for an unknown server, an invalid entry, or a hub shutting down.
     pub async fn restart_server(&self, name: &str) -> Result<(), HubError> {
-        self.runnable(name)?.restart().await;
-        Ok(())
+        self.server_command(name, owner::ServerOp::Restart).await
     }
 
-    fn runnable(&self, name: &str) -> Result<ServerHandle, HubError> {
-        let server = self.server(name).ok_or_else(|| HubError::UnknownServer {
-            name: name.to_owned(),
-        })?;
-        if server.config().is_none() {
-            return Err(HubError::InvalidEntry {
-                name: name.to_owned(),
-                reason: server.snapshot().status.last_error.unwrap_or_default(),
-            });
-        }
-        Ok(server)
+    /// Starts every server that is stopped or failed and whose entry is valid
+    /// (the tray's and window's "Start all"). Returns once every start began.
+    pub async fn start_all(&self) {
+        let _ = self.ask(owner::Msg::StartAll).await;
     }
 
-    /// Waits until no server is `starting` (or `timeout` passes) and the catalog has caught up.
+    /// Stops every server and waits until their processes are gone (the tray's and window's
+    /// "Stop all"). The hub keeps running: servers can be started again.
+    pub async fn stop_all(&self) {
+        let _ = self.ask(owner::Msg::StopAll).await;
+    }
+
+    /// Waits until no server is `starting` (or `timeout` passes) and the catalog has caught up
+    /// with every change reported so far.
     pub async fn settle(&self, timeout: Duration) {
-        settle(&self.inner, &self.servers(), timeout).await;
+        owner::wait_started(&self.servers(), timeout).await;
+        let _ = self.ask(owner::Msg::Flush).await;
     }
 
-    /// Stops every server in parallel and waits for their processes to be gone.
+    /// Stops every server in parallel and waits for their processes to be gone. From then on
+    /// the hub refuses starts and reloads ([`HubError::ShuttingDown`]).
     pub async fn shutdown(&self) {
-        let servers = self.servers();
-        futures::future::join_all(servers.iter().map(|s| s.stop())).await;
-    }
-}
-
-impl Inner {
-    fn read_servers(&self) -> std::sync::RwLockReadGuard<'_, Servers> {
-        // Writers replace the whole set in one assignment; a poisoned lock still holds a valid set.
-        self.servers.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether the merged catalog holds `server`'s current session (true when it has none).
-    fn folded(&self, server: &ServerHandle) -> bool {
-        let Some(live) = server.live() else {
-            return true;
-        };
-        let generations = self.generations.lock().unwrap_or_else(|p| p.into_inner());
-        generations.get(server.name()) == Some(&live.generation)
-    }
-
-    fn announce_tools_changed(&self) {
-        if self.holds.load(Ordering::SeqCst) > 0 {
-            self.held_back.store(true, Ordering::SeqCst);
-        } else {
-            let _ = self.events.send(HubEvent::ToolsChanged);
-        }
-    }
-}
-
-/// Waits until none of `servers` is `starting`, at most `timeout`, then one coalescing period.
-async fn settle(inner: &Inner, servers: &[ServerHandle], timeout: Duration) {
-    let deadline = tokio::time::Instant::now() + timeout;
-    for server in servers {
-        let mut watch = server.watch();
-        let _ = tokio::time::timeout_at(
-            deadline,
-            watch.wait_for(|s| s.status.state != ServerState::Starting),
-        )
-        .await;
-    }
-    // Until the catalog task has folded in each new session, so the reload's single
-    // `tools/list_changed` comes after every new tool is listed.
-    while !servers.iter().all(|s| inner.folded(s)) && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        let _ = self.ask(owner::Msg::Shutdown).await;
     }
 }

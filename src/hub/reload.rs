@@ -8,17 +8,18 @@
 //! | in both, different | stopped, then started with the new entry |
 //! | in both, identical | untouched: same process, same session |
 //!
-//! Agents stay connected throughout and hear one `tools/list_changed` at the end (announcements
-//! are held while the reload runs and until the new servers have left `starting`).
+//! Agents stay connected throughout and hear one `tools/list_changed` at the end (the owner
+//! holds announcements back while the reload runs and until the new servers have left
+//! `starting`). Reloads run one at a time, in the order they were asked for.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Hub, HubEvent, Servers, rebuild, settle};
+use super::Hub;
+use super::owner::Msg;
 use crate::config::{Config, ServerSpec, TransportConfig};
-use crate::supervisor::{self, ServerHandle};
+use crate::supervisor::ServerHandle;
 
 /// The longest a reload waits for added or changed servers to finish starting, in seconds.
 pub const RELOAD_SETTLE: Duration = Duration::from_secs(60);
@@ -38,75 +39,58 @@ pub struct ReloadReport {
 
 impl Hub {
     /// Applies `config` to the running set (see the module docs) and returns once the new and
-    /// changed servers have started (or failed), at most [`RELOAD_SETTLE`] (60 s).
+    /// changed servers have started (or failed), at most [`RELOAD_SETTLE`] (60 s). A hub that
+    /// is shutting down changes nothing and reports nothing.
     pub async fn reload(&self, config: &Config) -> ReloadReport {
-        let inner = &self.inner;
-        let _serial = inner.reload_lock.lock().await;
-        inner.holds.fetch_add(1, Ordering::SeqCst);
+        let config = Box::new(config.clone());
+        self.ask(|reply| Msg::Reload { config, reply })
+            .await
+            .unwrap_or_default()
+    }
+}
 
-        let current = self.servers();
-        let mut report = ReloadReport::default();
-        let mut to_stop: Vec<ServerHandle> = Vec::new();
-        // `None`: to be spawned once the stops are done.
-        let mut order: Vec<Option<ServerHandle>> = Vec::new();
-        for spec in &config.servers {
-            match current.iter().find(|s| **s.name() == *spec.name) {
-                Some(old) if same_entry(old, spec, config) => {
-                    report.unchanged.push(spec.name.clone());
-                    order.push(Some(old.clone()));
-                }
-                Some(old) => {
-                    report.changed.push(spec.name.clone());
-                    to_stop.push(old.clone());
-                    order.push(None);
-                }
-                None => {
-                    report.added.push(spec.name.clone());
-                    order.push(None);
-                }
+/// What a reload will do, decided against the running set before anything is stopped.
+pub(super) struct Plan {
+    pub(super) report: ReloadReport,
+    /// Servers to stop before the new set is spawned (changed and removed ones).
+    pub(super) to_stop: Vec<ServerHandle>,
+    /// One slot per server of the new config, in its order: the running server to keep, or
+    /// `None` for one to spawn.
+    pub(super) keep: Vec<Option<ServerHandle>>,
+}
+
+/// Diffs `config` against `current`.
+pub(super) fn plan(current: &[ServerHandle], config: &Config) -> Plan {
+    let mut report = ReloadReport::default();
+    let mut to_stop = Vec::new();
+    let mut keep = Vec::new();
+    for spec in &config.servers {
+        match current.iter().find(|s| **s.name() == *spec.name) {
+            Some(old) if same_entry(old, spec, config) => {
+                report.unchanged.push(spec.name.clone());
+                keep.push(Some(old.clone()));
             }
-        }
-        for old in &current {
-            if !config.servers.iter().any(|s| *s.name == **old.name()) {
-                report.removed.push(old.name().to_string());
+            Some(old) => {
+                report.changed.push(spec.name.clone());
                 to_stop.push(old.clone());
+                keep.push(None);
+            }
+            None => {
+                report.added.push(spec.name.clone());
+                keep.push(None);
             }
         }
-
-        // Stop first, so a changed server never runs twice at once.
-        futures::future::join_all(to_stop.iter().map(|s| s.stop())).await;
-        let mut fresh = Vec::new();
-        let order: Vec<ServerHandle> = order
-            .into_iter()
-            .zip(&config.servers)
-            .map(|(slot, spec)| {
-                slot.unwrap_or_else(|| {
-                    let handle =
-                        supervisor::spawn(spec, &config.ssrf_whitelist, inner.changed.clone());
-                    fresh.push(handle.clone());
-                    handle
-                })
-            })
-            .collect();
-        *inner.servers.write().unwrap_or_else(|p| p.into_inner()) = Servers::from_handles(order);
-        let _ = inner.events.send(HubEvent::ServersChanged);
-        drop(to_stop);
-        tracing::info!(
-            added = report.added.len(),
-            removed = report.removed.len(),
-            changed = report.changed.len(),
-            unchanged = report.unchanged.len(),
-            "config reloaded"
-        );
-
-        settle(inner, &fresh, RELOAD_SETTLE).await;
-        rebuild::rebuild(inner);
-        if inner.holds.fetch_sub(1, Ordering::SeqCst) == 1
-            && inner.held_back.swap(false, Ordering::SeqCst)
-        {
-            let _ = inner.events.send(HubEvent::ToolsChanged);
+    }
+    for old in current {
+        if !config.servers.iter().any(|s| *s.name == **old.name()) {
+            report.removed.push(old.name().to_string());
+            to_stop.push(old.clone());
         }
-        report
+    }
+    Plan {
+        report,
+        to_stop,
+        keep,
     }
 }
 
@@ -118,9 +102,8 @@ fn same_entry(old: &ServerHandle, spec: &ServerSpec, config: &Config) -> bool {
             let remote = !matches!(new.transport, TransportConfig::Stdio(_));
             **cfg == *new && (!remote || *old.whitelist() == config.ssrf_whitelist)
         }
-        (None, Err(new_err)) => {
-            old.snapshot().status.last_error.as_deref() == Some(new_err.to_string().as_str())
-        }
+        // An entry that is still invalid in the same way: nothing to restart.
+        (None, Err(new_err)) => old.entry_error() == Some(new_err),
         _ => false,
     }
 }

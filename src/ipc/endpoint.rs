@@ -27,8 +27,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, serve_server};
 use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
+use tokio_util::task::TaskTracker;
 
+use super::accept::accept_loop;
 use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
@@ -222,25 +223,18 @@ impl ServerHandler for Endpoint {
 }
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task. Sessions end when their agent hangs up or at shutdown.
-pub async fn serve(listener: LocalListener, hub: Hub, shutdown: CancellationToken) {
-    let mut next_id: u64 = 0;
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(stream) => stream,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = shutdown.cancelled() => break,
-        };
-        next_id += 1;
-        let span = tracing::info_span!("agent", session = next_id);
-        tokio::spawn(serve_session(stream, hub.clone(), shutdown.clone()).instrument(span));
-    }
+/// task on `sessions`. Sessions end when their agent hangs up or at shutdown.
+pub async fn serve(
+    listener: LocalListener,
+    hub: Hub,
+    sessions: TaskTracker,
+    shutdown: CancellationToken,
+) {
+    let stop = shutdown.clone();
+    accept_loop(listener, "agent", sessions, shutdown, move |stream, _| {
+        serve_session(stream, hub.clone(), stop.clone())
+    })
+    .await;
 }
 
 /// The newline-JSON transport of one agent connection, accepting messages up to
@@ -283,13 +277,13 @@ where
                 break;
             }
             event = events.recv() => match event {
-                Ok(HubEvent::ToolsChanged) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                Some(HubEvent::ToolsChanged) => {
                     if let Err(e) = peer.notify_tool_list_changed().await {
                         tracing::debug!(error = %e, "could not send tools/list_changed");
                     }
                 }
-                Ok(HubEvent::ServerChanged(_) | HubEvent::ServersChanged) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                Some(HubEvent::ServersChanged) => {}
+                None => {
                     let _ = (&mut done).await;
                     break;
                 }

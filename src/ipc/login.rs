@@ -11,20 +11,20 @@
 //! ```
 
 use futures::FutureExt;
-use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::control::ControlContext;
+use super::control::{
+    ControlContext, ControlResponse, ErrorKind, LoggedOut, Refusal, SignInStarted, SignedIn,
+};
 use crate::auth::{self, Target, pending};
 use crate::config::TransportConfig;
 use crate::net::Guard;
 use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 
-/// The server handle and sign-in target of `server`.
+/// The sign-in target of `handle`'s server.
 ///
 /// # Errors
-/// The reason as a sentence: unknown server, invalid entry, not streamable HTTP, bad URL or
-/// whitelist.
+/// The reason as a sentence: invalid entry, not streamable HTTP, bad URL or whitelist.
 pub fn target_of(handle: &ServerHandle) -> Result<Target, String> {
     let server = handle.name().to_string();
     let cfg = handle
@@ -48,10 +48,13 @@ pub fn target_of(handle: &ServerHandle) -> Result<Target, String> {
     })
 }
 
-fn handle(ctx: &ControlContext, server: &str) -> Result<ServerHandle, String> {
-    ctx.hub
-        .server(server)
-        .ok_or_else(|| format!("no server named \"{server}\""))
+fn handle(ctx: &ControlContext, server: &str) -> Result<ServerHandle, Refusal> {
+    ctx.hub.server(server).ok_or_else(|| {
+        Refusal::new(
+            ErrorKind::UnknownServer,
+            format!("no server named \"{server}\""),
+        )
+    })
 }
 
 /// Starts signing `handle`'s server in (the control API, the window's **Sign in** button and
@@ -77,28 +80,54 @@ pub async fn sign_in(handle: ServerHandle) -> Result<pending::Started, String> {
 /// and a receiver that sees the outcome.
 ///
 /// # Errors
-/// The reason as a sentence.
+/// [`Refusal`]: unknown server, or [`ErrorKind::SignIn`] with the reason.
 pub async fn start(
     ctx: &ControlContext,
     server: &str,
-) -> Result<(Value, watch::Receiver<pending::Phase>), String> {
-    let started = sign_in(handle(ctx, server)?).await?;
+) -> Result<(ControlResponse, watch::Receiver<pending::Phase>), Refusal> {
+    let started = sign_in(handle(ctx, server)?)
+        .await
+        .map_err(|e| Refusal::new(ErrorKind::SignIn, e))?;
     Ok((
-        json!({"url": started.url, "browserOpened": started.browser_opened}),
+        ControlResponse::SignIn(SignInStarted {
+            url: started.url,
+            browser_opened: started.browser_opened,
+        }),
         started.phase,
     ))
+}
+
+/// The second `login` answer, once `phase` settles.
+///
+/// # Errors
+/// [`ErrorKind::SignIn`] with why the sign-in failed.
+pub async fn outcome(
+    server: &str,
+    phase: watch::Receiver<pending::Phase>,
+) -> Result<ControlResponse, Refusal> {
+    pending::outcome(phase)
+        .await
+        .map(|()| ControlResponse::SignedIn(SignedIn { signed_in: true }))
+        .map_err(|e| {
+            Refusal::new(
+                ErrorKind::SignIn,
+                format!("sign-in to \"{server}\" failed: {e}"),
+            )
+        })
 }
 
 /// Forgets `server`'s tokens and client registration and restarts it without them.
 ///
 /// # Errors
-/// The reason as a sentence.
-pub async fn logout(ctx: &ControlContext, server: &str) -> Result<Value, String> {
+/// [`Refusal`]: unknown server, or [`ErrorKind::SignIn`] with the reason.
+pub async fn logout(ctx: &ControlContext, server: &str) -> Result<ControlResponse, Refusal> {
     let handle = handle(ctx, server)?;
-    let target = target_of(&handle)?;
-    let forgotten = auth::forget(&target).await.map_err(|e| e.to_string())?;
+    let target = target_of(&handle).map_err(|e| Refusal::new(ErrorKind::SignIn, e))?;
+    let forgotten = auth::forget(&target)
+        .await
+        .map_err(|e| Refusal::new(ErrorKind::SignIn, e.to_string()))?;
     handle.restart().await;
-    Ok(json!({ "forgotten": forgotten }))
+    Ok(ControlResponse::LoggedOut(LoggedOut { forgotten }))
 }
 
 /// `statuses` with the authorization URL of every sign-in still waiting for the browser put

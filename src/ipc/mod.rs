@@ -6,6 +6,7 @@
 //! | [`record`] | the per-user file a companion records its socket in, for callers with another environment |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
+//! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
 //! | [`line`] | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
@@ -13,6 +14,7 @@
 //! | [`login`] | the control API's `login` / `logout` (OAuth sign-in of a remote server) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
+pub mod accept;
 pub mod bridge;
 pub mod control;
 pub mod endpoint;

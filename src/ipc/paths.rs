@@ -76,8 +76,7 @@ impl EndpointPaths {
 
     #[cfg(not(windows))]
     fn default_for_user() -> EndpointPaths {
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::getuid() };
+        let uid = rustix::process::getuid().as_raw();
         let dir = runtime_dir(
             std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
             uid,

@@ -156,8 +156,7 @@ mod unix {
         ///
         /// Connections from other UIDs are closed at once and logged; they never see a byte.
         pub async fn accept(&self) -> io::Result<ServerStream> {
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            let me = unsafe { libc::geteuid() };
+            let me = rustix::process::geteuid().as_raw();
             loop {
                 let (stream, _) = self.inner.accept().await?;
                 match stream.peer_cred() {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::catalog::{Catalog, CatalogInput};
 use crate::config::{self, ConfigError};
 use crate::manage::edit::{self, EditError};
-use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing, stdio};
+use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing};
 
 /// One tool an agent will get from the probed server.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -82,7 +82,7 @@ pub async fn probe(
     let catalog = Catalog::build(&[CatalogInput {
         server: name,
         enabled_tools: &expanded.enabled_tools,
-        listing: &session.listing,
+        listing: session.listing(),
     }]);
     let report = ProbeReport {
         tools: catalog
@@ -95,11 +95,7 @@ pub async fn probe(
             .collect(),
         stderr: log.tail(20),
     };
-    let upstream::Session { service, child, .. } = session;
-    let _ = service.cancel().await;
-    if let Some(mut child) = child {
-        child.terminate(stdio::STOP_GRACE).await;
-    }
+    session.shutdown().await;
     Ok(report)
 }
 

@@ -10,6 +10,7 @@
 //! | `resolver.rs` | [`GuardedResolver`]: the `reqwest` DNS resolver that refuses blocked addresses |
 //! | `client.rs` | [`build_client`]: the `reqwest::Client` (resolver, headers, redirect re-checks) |
 //! | `redact.rs` | [`redact`], [`scrub`]: URLs and secrets as they may appear in logs and errors |
+//! | `error_chain.rs` | [`error_chain`]: an HTTP error and its sources as one redacted line |
 //!
 //! Check order for one address: IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is unmapped first; the
 //! whitelist is checked next (a match passes); then the blocked ranges, including the IPv4
@@ -22,6 +23,7 @@
 //! (`localhost.`, `127.0.0.1.nip.io`) are checked on every address they resolve to.
 
 mod client;
+mod error_chain;
 mod ranges;
 mod redact;
 mod resolver;
@@ -32,6 +34,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 
 pub use client::{ClientError, CrossOriginRedirect, build_client};
+pub use error_chain::error_chain;
 pub use ranges::BLOCKED;
 pub use redact::{redact, redact_urls, remember_env_secrets, remember_secrets, scrub, scrub_known};
 pub use resolver::GuardedResolver;

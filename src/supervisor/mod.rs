@@ -22,11 +22,14 @@
 //!
 //! A configuration problem (command not found, missing `${VAR}`, bad `cwd`) goes straight to
 //! `failed`: retrying cannot fix it. Every state change is published on the snapshot `watch`
-//! and announced to the hub through the `changed` channel (the server's name).
+//! and then reported to the owner (the hub) through a [`Reporter`].
 
 mod backoff;
+mod connector;
 mod running;
 mod task;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -43,6 +46,7 @@ use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
+pub use connector::{Connect, ConnectArgs, StartFailure, upstream_connect};
 
 /// Lifecycle state of one server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,13 +141,18 @@ pub struct Snapshot {
     pub live: Option<Arc<Live>>,
 }
 
+/// How a supervisor tells its owner that a snapshot changed: called with the server's name
+/// after every change, from the supervisor task; it must return at once (post a message, do
+/// not wait).
+pub type Reporter = Arc<dyn Fn(&Arc<str>) + Send + Sync>;
+
 /// Why [`ServerHandle::reconnect`] has no session to offer.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ReconnectError(pub String);
 
 enum Command {
-    Start,
+    Start(oneshot::Sender<()>),
     Stop(oneshot::Sender<()>),
     Restart(oneshot::Sender<()>),
     Reconnect {
@@ -157,6 +166,8 @@ enum Command {
 pub struct ServerHandle {
     name: Arc<str>,
     config: Option<Arc<ServerConfig>>,
+    /// Why the entry is invalid, when it is (then `config` is `None` and there is no task).
+    invalid: Option<ConfigError>,
     commands: mpsc::Sender<Command>,
     snapshot: watch::Receiver<Snapshot>,
     log: LogRing,
@@ -179,6 +190,11 @@ impl ServerHandle {
         self.config.as_ref()
     }
 
+    /// The validation error of an invalid entry (`None` for a valid one).
+    pub fn entry_error(&self) -> Option<&ConfigError> {
+        self.invalid.as_ref()
+    }
+
     /// The latest snapshot.
     pub fn snapshot(&self) -> Snapshot {
         self.snapshot.borrow().clone()
@@ -199,9 +215,13 @@ impl ServerHandle {
         &self.log
     }
 
-    /// Starts the server (no-op while starting or running) and forgets past failures.
+    /// Starts the server (no-op while starting or running) and forgets past failures; returns
+    /// once the server is `starting` (or already was starting or running).
     pub async fn start(&self) {
-        let _ = self.commands.send(Command::Start).await;
+        let (done, wait) = oneshot::channel();
+        if self.commands.send(Command::Start(done)).await.is_ok() {
+            let _ = wait.await;
+        }
     }
 
     /// Stops the server and waits until its process tree is gone (at most about 2 × 2 s).
@@ -212,7 +232,7 @@ impl ServerHandle {
         }
     }
 
-    /// Stops the server (if running) and starts it again; returns once the new start began.
+    /// Stops the server (if running) and starts it again; returns once it is `starting`.
     pub async fn restart(&self) {
         let (done, wait) = oneshot::channel();
         if self.commands.send(Command::Restart(done)).await.is_ok() {
@@ -237,13 +257,19 @@ impl ServerHandle {
     }
 }
 
-/// Starts the supervisor task of `spec`. The server connects at once unless it is `disabled` or
-/// its entry is invalid. The task ends when every [`ServerHandle`] is dropped, stopping the
-/// server first.
-pub fn spawn(
+/// Starts the supervisor task of `spec`, connecting with [`upstream_connect`]. The server
+/// connects at once unless it is `disabled` or its entry is invalid. The task ends when every
+/// [`ServerHandle`] is dropped, stopping the server first.
+pub fn spawn(spec: &ServerSpec, whitelist: &SsrfWhitelist, report: Reporter) -> ServerHandle {
+    spawn_with(spec, whitelist, report, upstream_connect())
+}
+
+/// Like [`spawn`], connecting with `connect` (tests drive the restart policy with a fake).
+pub fn spawn_with(
     spec: &ServerSpec,
     whitelist: &SsrfWhitelist,
-    changed: mpsc::UnboundedSender<Arc<str>>,
+    report: Reporter,
+    connect: Connect,
 ) -> ServerHandle {
     let name: Arc<str> = Arc::from(spec.name.as_str());
     let (config, initial) = match &spec.entry {
@@ -262,6 +288,7 @@ pub fn spawn(
     let handle = ServerHandle {
         name: name.clone(),
         config: config.clone(),
+        invalid: spec.entry.as_ref().err().cloned(),
         commands,
         snapshot,
         log: log.clone(),
@@ -271,13 +298,13 @@ pub fn spawn(
         Some(cfg) => {
             let autostart = !cfg.disabled;
             let span = tracing::info_span!("server", name = %name);
-            let task = task::Task::new(name, cfg, publish, changed, log, whitelist.clone());
+            let task = task::Task::new(name, cfg, publish, report, log, whitelist.clone(), connect);
             tokio::spawn(task.run(inbox, autostart).instrument(span));
         }
         None => {
             // An invalid entry has no task; its snapshot stays `failed` with the config error,
             // and commands other than status get "invalid entry" from the hub.
-            let _ = changed.send(name);
+            report(&name);
         }
     }
     handle

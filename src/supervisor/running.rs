@@ -11,51 +11,29 @@ use tokio::sync::mpsc;
 use super::task::{Ended, Task};
 use super::{Command, Live};
 use crate::upstream::handler::UpstreamEvent;
-use crate::upstream::{self, Session, stdio};
-
-/// How long a stop waits for the rmcp service to wind down after the process is gone.
-const SERVICE_CLOSE_GRACE: Duration = Duration::from_millis(500);
+use crate::upstream::{self, Closed, Session};
 
 impl Task {
     /// Runs until the session ends; re-lists on upstream `list_changed`.
     pub(super) async fn serve(
         &mut self,
-        session: Session,
+        mut session: Session,
         inbox: &mut mpsc::Receiver<Command>,
     ) -> Ended {
-        let Session {
-            service,
-            mut child,
-            mut events,
-            ..
-        } = session;
-        let peer = service.peer().clone();
-        let stop_service = service.cancellation_token();
-        let mut quit = tokio::spawn(service.waiting());
-        let mut quit_done = false;
+        let peer = session.peer().clone();
+        let mut list_changes = session.take_list_changes();
         let ended = loop {
             tokio::select! {
-                status = wait_child(&mut child) => {
-                    let why = self.exit_reason(Some(stdio::describe_exit(&status))).await;
+                closed = session.closed() => {
+                    let why = self.exit_reason(closed).await;
                     break Ended::Lost { why, reported: false };
                 }
-                _ = &mut quit, if !quit_done => {
-                    quit_done = true;
-                    // For stdio the process is what matters: the session closing means it is
-                    // exiting, so let its exit status speak when it comes soon.
-                    let status = match child.as_mut() {
-                        Some(c) => tokio::time::timeout(Duration::from_secs(1), c.wait()).await.ok().and_then(Result::ok),
-                        None => None,
-                    };
-                    let why = self.exit_reason(status.as_ref().map(stdio::describe_exit)).await;
-                    break Ended::Lost { why, reported: false };
-                }
-                Some(UpstreamEvent::ListChanged) = events.recv() => {
-                    while events.try_recv().is_ok() {}
+                Some(UpstreamEvent::ListChanged) = list_changes.recv() => {
+                    while list_changes.try_recv().is_ok() {}
                     self.relist(&peer).await;
                 }
                 cmd = inbox.recv() => match cmd {
-                    Some(Command::Start) => {}
+                    Some(Command::Start(done)) => { let _ = done.send(()); }
                     Some(Command::Stop(done)) => break Ended::Stopped(done),
                     Some(Command::Restart(done)) => break Ended::Restart(done),
                     Some(Command::Reconnect { generation, reply }) => {
@@ -77,13 +55,7 @@ impl Task {
             snap.live = None;
             snap.status.pid = None;
         });
-        if let Some(child) = child.as_mut() {
-            child.terminate(stdio::STOP_GRACE).await;
-        }
-        stop_service.cancel();
-        if !quit_done {
-            let _ = tokio::time::timeout(SERVICE_CLOSE_GRACE, quit).await;
-        }
+        session.shutdown().await;
         ended
     }
 
@@ -105,30 +77,14 @@ impl Task {
     }
 
     /// "process exited (exit code 3); last stderr: …", after giving the stderr drain a moment.
-    async fn exit_reason(&self, status: Option<String>) -> String {
+    async fn exit_reason(&self, closed: Closed) -> String {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let mut why = match status {
-            Some(s) => format!("process exited ({s})"),
-            None => "the session closed".to_owned(),
-        };
+        let mut why = closed.to_string();
         let tail = self.log.tail(upstream::STDERR_LINES_IN_ERRORS);
         if !tail.is_empty() {
             why.push_str("; last stderr: ");
             why.push_str(&tail.join(" | "));
         }
         why
-    }
-}
-
-async fn wait_child(child: &mut Option<stdio::StdioChild>) -> std::process::ExitStatus {
-    match child {
-        Some(c) => match c.wait().await {
-            Ok(status) => status,
-            Err(e) => {
-                tracing::debug!(error = %e, "waiting for the child failed");
-                std::future::pending().await
-            }
-        },
-        None => std::future::pending().await,
     }
 }

@@ -11,11 +11,11 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::backoff::{Backoff, Verdict};
-use super::{Command, Live, ReconnectError, ServerState, Snapshot, now_ms};
+use super::connector::{Connect, ConnectArgs, StartFailure};
+use super::{Command, Live, ReconnectError, Reporter, ServerState, Snapshot, now_ms};
 use crate::config::{ServerConfig, SsrfWhitelist};
 use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::stderr::LogRing;
-use crate::upstream::{self, Session};
 
 type Waiter = oneshot::Sender<Result<Arc<Live>, ReconnectError>>;
 
@@ -44,26 +44,20 @@ pub(super) enum Ended {
     },
 }
 
-/// Why a start failed.
-struct StartFailure {
-    message: String,
-    /// Retrying cannot help (command not found, missing variable, bad cwd…).
-    permanent: bool,
-    /// The server wants an OAuth sign-in: wait for `login` instead of retrying.
-    sign_in: bool,
-}
-
 pub(super) struct Task {
     pub(super) name: Arc<str>,
     pub(super) cfg: Arc<ServerConfig>,
     pub(super) publish: watch::Sender<Snapshot>,
-    pub(super) changed: mpsc::UnboundedSender<Arc<str>>,
+    pub(super) report: Reporter,
     pub(super) log: LogRing,
     /// `ssrfWhitelist` as loaded with this entry; used by remote servers only.
     pub(super) whitelist: SsrfWhitelist,
+    pub(super) connect: Connect,
     pub(super) backoff: Backoff,
     pub(super) generation: u64,
     pub(super) waiters: Vec<Waiter>,
+    /// Start and restart requests to answer once `starting` is published.
+    pub(super) started_acks: Vec<oneshot::Sender<()>>,
 }
 
 impl Task {
@@ -71,20 +65,23 @@ impl Task {
         name: Arc<str>,
         cfg: Arc<ServerConfig>,
         publish: watch::Sender<Snapshot>,
-        changed: mpsc::UnboundedSender<Arc<str>>,
+        report: Reporter,
         log: LogRing,
         whitelist: SsrfWhitelist,
+        connect: Connect,
     ) -> Task {
         Task {
             name,
             cfg,
             publish,
-            changed,
+            report,
             log,
             whitelist,
+            connect,
             backoff: Backoff::default(),
             generation: 0,
             waiters: Vec::new(),
+            started_acks: Vec::new(),
         }
     }
 
@@ -109,13 +106,9 @@ impl Task {
         loop {
             match inbox.recv().await {
                 None => return Next::Exit,
-                Some(Command::Start) => {
+                Some(Command::Start(done) | Command::Restart(done)) => {
                     self.fresh_start();
-                    return Next::StartNow;
-                }
-                Some(Command::Restart(done)) => {
-                    self.fresh_start();
-                    let _ = done.send(());
+                    self.started_acks.push(done);
                     return Next::StartNow;
                 }
                 Some(Command::Stop(done)) => {
@@ -149,13 +142,9 @@ impl Task {
             () = tokio::time::sleep(delay) => Next::StartNow,
             cmd = inbox.recv() => match cmd {
                 None => Next::Exit,
-                Some(Command::Start) => {
+                Some(Command::Start(done) | Command::Restart(done)) => {
                     self.fresh_start();
-                    Next::StartNow
-                }
-                Some(Command::Restart(done)) => {
-                    self.fresh_start();
-                    let _ = done.send(());
+                    self.started_acks.push(done);
                     Next::StartNow
                 }
                 Some(Command::Stop(done)) => {
@@ -176,8 +165,18 @@ impl Task {
             snap.status.state = ServerState::Starting;
             snap.status.retry_at_ms = None;
         });
+        // Whoever asked for this start learns of it once `starting` is published.
+        for done in self.started_acks.drain(..) {
+            let _ = done.send(());
+        }
+        let progress = ProgressRoutes::default();
         let started = {
-            let connect = connect(self.cfg.clone(), self.log.clone(), self.whitelist.clone());
+            let connect = (self.connect)(ConnectArgs {
+                cfg: self.cfg.clone(),
+                log: self.log.clone(),
+                whitelist: self.whitelist.clone(),
+                progress: progress.clone(),
+            });
             tokio::pin!(connect);
             loop {
                 tokio::select! {
@@ -191,23 +190,23 @@ impl Task {
                             let _ = done.send(());
                             return Next::Idle;
                         }
-                        Some(Command::Start) => {}
-                        Some(Command::Restart(done)) => { let _ = done.send(()); }
+                        // Already starting.
+                        Some(Command::Start(done) | Command::Restart(done)) => { let _ = done.send(()); }
                         Some(Command::Reconnect { reply, .. }) => self.waiters.push(reply),
                     },
                 }
             }
         };
-        let Connected { session, progress } = match started {
-            Ok(connected) => connected,
+        let session = match started {
+            Ok(session) => session,
             Err(failure) => return self.after_start_failure(failure),
         };
 
         self.generation += 1;
-        let pid = session.child.as_ref().and_then(|c| c.pid());
+        let pid = session.pid();
         let live = Arc::new(Live {
-            peer: session.service.peer().clone(),
-            listing: Arc::new(session.listing.clone()),
+            peer: session.peer().clone(),
+            listing: Arc::new(session.listing().clone()),
             progress,
             generation: self.generation,
         });
@@ -238,7 +237,7 @@ impl Task {
             }
             Ended::Restart(done) => {
                 self.fresh_start();
-                let _ = done.send(());
+                self.started_acks.push(done);
                 Next::StartNow
             }
             Ended::Orphaned => Next::Exit,
@@ -360,34 +359,6 @@ impl Task {
                 snap.status.since_ms = now_ms();
             }
         });
-        let _ = self.changed.send(self.name.clone());
+        (self.report)(&self.name);
     }
-}
-
-/// A connected session plus the progress routes its handler forwards through.
-struct Connected {
-    session: Session,
-    progress: ProgressRoutes,
-}
-
-/// Expands the entry and connects it.
-async fn connect(
-    cfg: Arc<ServerConfig>,
-    log: LogRing,
-    whitelist: SsrfWhitelist,
-) -> Result<Connected, StartFailure> {
-    let cfg = cfg.expand_from_env().map_err(|e| StartFailure {
-        message: e.to_string(),
-        permanent: true,
-        sign_in: false,
-    })?;
-    let progress = ProgressRoutes::default();
-    let session = upstream::connect(&cfg, &log, progress.clone(), &whitelist)
-        .await
-        .map_err(|e| StartFailure {
-            permanent: e.is_permanent(),
-            sign_in: matches!(e, upstream::ConnectError::NeedsSignIn { .. }),
-            message: e.to_string(),
-        })?;
-    Ok(Connected { session, progress })
 }

@@ -18,7 +18,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
-use crate::net::redact;
+use crate::net::{error_chain, redact};
 
 /// Why the SSE stream could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -169,24 +169,4 @@ impl Transport<RoleClient> for LegacySseTransport {
         self.reader.abort();
         std::future::ready(Ok(()))
     }
-}
-
-/// A reqwest error with its sources (where the SSRF refusal is), URL redacted.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        let text = match err.downcast_ref::<reqwest::Error>() {
-            Some(r) => match r.url() {
-                Some(u) => r.to_string().replace(u.as_str(), &redact(u.as_str())),
-                None => r.to_string(),
-            },
-            None => err.to_string(),
-        };
-        if !parts.iter().any(|p: &String| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = err.source();
-    }
-    parts.join(": ")
 }

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::sync::watch;
 use tracing::Instrument;
 
 /// Lines kept per server.
@@ -17,9 +18,20 @@ pub const LOG_CAPACITY: usize = 1000;
 pub const MAX_LINE_BYTES: usize = 8 * 1024;
 
 /// A cheap, cloneable handle on one server's last [`LOG_CAPACITY`] stderr lines.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LogRing {
     inner: Arc<Mutex<Ring>>,
+    /// The count of lines ever pushed, for followers to wait on ([`LogRing::subscribe`]).
+    pushed: Arc<watch::Sender<u64>>,
+}
+
+impl Default for LogRing {
+    fn default() -> LogRing {
+        LogRing {
+            inner: Arc::default(),
+            pushed: Arc::new(watch::Sender::new(0)),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -43,6 +55,15 @@ impl LogRing {
         }
         ring.lines.push_back(line);
         ring.pushed += 1;
+        let pushed = ring.pushed;
+        drop(ring);
+        self.pushed.send_replace(pushed);
+    }
+
+    /// A receiver that is marked changed whenever lines are pushed (its value: how many were
+    /// ever pushed, as [`LogRing::mark`]). Followers wait on it instead of polling.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.pushed.subscribe()
     }
 
     /// The last `n` lines, oldest first.

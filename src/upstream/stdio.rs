@@ -62,14 +62,12 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
         cmd.current_dir(dir);
     }
     #[cfg(target_os = "linux")]
-    // SAFETY: the closure runs between fork and exec and only calls the async-signal-safe
-    // prctl(2); it allocates nothing and touches no locks.
+    // SAFETY: the closure runs between fork and exec and only makes the prctl(2) system call
+    // (rustix calls it directly); it allocates nothing and touches no locks.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
         });
     }
 
@@ -95,7 +93,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     let pid = child.id();
     #[cfg(unix)]
     if let Some(pgid) = pid {
-        super::reaper::register(pgid);
+        crate::reaper::register(pgid);
     }
     Ok((
         StdioChild {
@@ -177,7 +175,7 @@ impl Drop for StdioChild {
         }
         #[cfg(unix)]
         if let Some(pgid) = self.pid {
-            super::reaper::unregister(pgid);
+            crate::reaper::unregister(pgid);
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{self, ControlRequest, StatusReport};
+use mcp_companion::ipc::control::{self, StatusReport};
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
@@ -145,10 +145,7 @@ impl Companion {
 
     /// `status` through the control API.
     pub async fn status(&self) -> StatusReport {
-        let v = control::request(&self.control, &ControlRequest::Status)
-            .await
-            .expect("status");
-        serde_json::from_value(v).expect("status shape")
+        control::status(&self.control).await.expect("status")
     }
 
     /// Waits until no server is `starting`, returning the statuses: every `running` server's
@@ -213,8 +210,7 @@ impl Companion {
     /// SIGTERM, then waits for exit (at most `timeout`).
     pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
         let mut child = self.child.take().expect("still running");
-        // SAFETY: plain kill(2) on a pid we spawned and have not reaped.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        sigterm(child.id());
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = child.try_wait().expect("wait") {
@@ -235,8 +231,7 @@ impl Companion {
 impl Drop for Companion {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            // SAFETY: plain kill(2) on a pid we spawned.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            sigterm(child.id());
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -253,14 +248,28 @@ impl Drop for Companion {
 /// Where `serve` puts its socket for a given HOME when no override is set (mirrors
 /// `EndpointPaths` rules 3 and 4, with XDG_RUNTIME_DIR removed).
 pub fn default_socket_for(home: &Path) -> PathBuf {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     let run_user = PathBuf::from(format!("/run/user/{uid}"));
     if run_user.is_dir() {
         run_user.join("mcp-companion/mcp.sock")
     } else {
         home.join(".config/mcp-companion/run/mcp.sock")
     }
+}
+
+/// Sends `signal` to the process `pid` (one we spawned and have not reaped).
+pub fn signal(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// SIGTERM to the process `pid`.
+pub fn sigterm(pid: u32) {
+    signal(pid, rustix::process::Signal::TERM);
 }
 
 /// The client identity tests use.

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{ControlClient, ControlRequest};
+use mcp_companion::ipc::control::{ControlClient, ControlRequest, ControlResponse};
 use serde_json::json;
 
 use crate::common::{BIN, Companion, call, demo, eventually, survivors, text, tool_names};
@@ -132,8 +132,7 @@ async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn() {
         .collect();
     // Let all 20 reach the server, then kill it under them.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // SAFETY: kill(2) on a pid our companion reported.
-    unsafe { libc::kill(old as i32, libc::SIGKILL) };
+    crate::common::signal(old, rustix::process::Signal::KILL);
     let mut ok = 0;
     for handle in calls {
         let result = handle.await.expect("join");
@@ -307,18 +306,15 @@ async fn serve_watch_reloads_when_the_file_changes() {
         .spawn()
         .expect("serve");
     let control = dir.path().join("control.sock");
-    let status = || async {
-        mcp_companion::ipc::control::request(&control, &ControlRequest::Status)
-            .await
-            .ok()
-    };
-    // Generous bounds: each loop ends as soon as the state is reached.
+    let status = || async { mcp_companion::ipc::control::status(&control).await.ok() };
     let mut ready = false;
+    // Generous bounds: each loop ends as soon as the state is reached.
     for _ in 0..2400 {
-        if status()
-            .await
-            .is_some_and(|s| s["servers"][0]["state"] == "running")
-        {
+        if status().await.is_some_and(|s| {
+            s.servers
+                .first()
+                .is_some_and(|s| s.state.as_str() == "running")
+        }) {
             ready = true;
             break;
         }
@@ -333,17 +329,17 @@ async fn serve_watch_reloads_when_the_file_changes() {
     .expect("write");
     let mut two_running = false;
     for _ in 0..1200 {
-        if status()
-            .await
-            .is_some_and(|s| s["servers"][1]["state"] == "running")
-        {
+        if status().await.is_some_and(|s| {
+            s.servers
+                .get(1)
+                .is_some_and(|s| s.state.as_str() == "running")
+        }) {
             two_running = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    crate::common::sigterm(serve.id());
     let _ = serve.wait();
     assert!(
         two_running,
@@ -364,8 +360,12 @@ async fn restart_gives_a_new_process_and_logs_follow_streams_new_lines() {
         })
         .await
         .expect("send");
-    let first = follow.next().await.expect("answer").expect("open");
-    assert!(first["lines"].to_string().contains("ready"), "{first}");
+    let lines = |answer: Option<ControlResponse>| match answer {
+        Some(ControlResponse::Logs(batch)) => batch.lines.join("\n"),
+        other => panic!("expected a batch of log lines, got {other:?}"),
+    };
+    let first = lines(follow.next().await.expect("answer"));
+    assert!(first.contains("ready"), "{first}");
 
     let out = c.cli(&["restart", "demo"]);
     assert!(
@@ -374,15 +374,15 @@ async fn restart_gives_a_new_process_and_logs_follow_streams_new_lines() {
         String::from_utf8_lossy(&out.stderr)
     );
     let new_pid = wait_running_with_new_pid(&c, "demo", old, Duration::from_secs(60)).await;
-    let next = tokio::time::timeout(Duration::from_secs(60), follow.next())
-        .await
-        .expect("a new batch")
-        .expect("ok")
-        .expect("open");
-    assert!(
-        next["lines"]
-            .to_string()
-            .contains(&format!("ready (pid {new_pid})")),
-        "{next}"
-    );
+    // Batches are pushed as lines are written; the new process's "ready" line comes soon.
+    let mut seen = String::new();
+    let want = format!("ready (pid {new_pid})");
+    while !seen.contains(&want) {
+        let batch = tokio::time::timeout(Duration::from_secs(60), follow.next())
+            .await
+            .unwrap_or_else(|_| panic!("no batch with {want:?}; so far: {seen}"))
+            .expect("ok");
+        seen.push_str(&lines(batch));
+        seen.push('\n');
+    }
 }

@@ -38,14 +38,14 @@ pub async fn restart_server(state: State<'_, Desktop>, name: String) -> Result<(
 /// Starts every server that is not running (invalid entries are skipped).
 #[tauri::command]
 pub async fn start_all(state: State<'_, Desktop>) -> Result<(), CommandError> {
-    crate::tray::start_all(&state.hub).await;
+    state.hub.start_all().await;
     Ok(())
 }
 
-/// Stops every server.
+/// Stops every server; they can be started again (this is not the companion's shutdown).
 #[tauri::command]
 pub async fn stop_all(state: State<'_, Desktop>) -> Result<(), CommandError> {
-    state.hub.shutdown().await;
+    state.hub.stop_all().await;
     Ok(())
 }
 

@@ -90,6 +90,8 @@ mod unix {
     use std::io::BufRead;
     use std::time::Duration;
 
+    use rustix::process::{Pid, Signal, kill_process_group};
+
     /// Grace between SIGTERM and SIGKILL.
     const GRACE: Duration = Duration::from_millis(500);
 
@@ -117,14 +119,13 @@ mod unix {
         if groups.is_empty() {
             return;
         }
+        let groups: Vec<Pid> = groups.into_iter().filter_map(Pid::from_raw).collect();
         for pgid in &groups {
-            // SAFETY: killpg(2) with a positive group id has no memory-safety preconditions.
-            unsafe { libc::killpg(*pgid, libc::SIGTERM) };
+            let _ = kill_process_group(*pgid, Signal::TERM);
         }
         std::thread::sleep(GRACE);
         for pgid in &groups {
-            // SAFETY: as above.
-            unsafe { libc::killpg(*pgid, libc::SIGKILL) };
+            let _ = kill_process_group(*pgid, Signal::KILL);
         }
     }
 }

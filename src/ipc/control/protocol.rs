@@ -1,0 +1,379 @@
+//! The control API's messages, shared by the server ([`super::serve`]) and every client
+//! ([`super::ControlClient`], the CLI, the tests): one [`ControlRequest`] per line in, one
+//! [`Reply`] per line out.
+//!
+//! ```text
+//! reply   = {"ok":true,"result":RESULT} | {"ok":false,"kind":KIND,"error":MESSAGE}
+//! RESULT  = StatusReport | LogLines | ReloadReport | {}       (which one follows from the request)
+//! KIND    = badRequest | tooLong | unknownServer | invalidEntry | shuttingDown | noConfigFile
+//!         | invalidConfig | noWindow | internal
+//! ```
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hub::{HubError, ReloadReport};
+use crate::supervisor::ServerStatus;
+
+/// A control request. Adding a verb: a variant here, its [`ControlResponse`] variant in
+/// [`ControlRequest::parse_result`], and its arm in the server's `handle`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "lowercase")]
+pub enum ControlRequest {
+    /// Every server's status plus the companion's pid and version → [`ControlResponse::Status`].
+    Status,
+    /// The last `lines` stderr lines of `server`; with `follow`, then every new line as it is
+    /// written → [`ControlResponse::Logs`], once or (following) once per batch.
+    Logs {
+        /// Server name.
+        server: String,
+        /// How many lines (default 100).
+        #[serde(default = "default_lines")]
+        lines: usize,
+        /// Keep streaming new lines.
+        #[serde(default)]
+        follow: bool,
+    },
+    /// Start `server` (forgetting past failures) → [`ControlResponse::Done`].
+    Start {
+        /// Server name.
+        server: String,
+    },
+    /// Stop `server` and wait until its processes are gone → [`ControlResponse::Done`].
+    Stop {
+        /// Server name.
+        server: String,
+    },
+    /// Stop and start `server` → [`ControlResponse::Done`].
+    Restart {
+        /// Server name.
+        server: String,
+    },
+    /// Re-read the config file and apply the differences → [`ControlResponse::Reloaded`].
+    Reload,
+    /// Bring up the desktop window (a second launch of the app without D-Bus asks this)
+    /// → [`ControlResponse::Done`]; `serve` refuses it.
+    Show,
+    /// What children inherit from this companion → [`ControlResponse::Environment`], so
+    /// `doctor` plans with the companion's environment instead of its caller's.
+    Environment,
+    /// Sign `server` in with OAuth → [`ControlResponse::SignIn`] at once (the authorization
+    /// URL), then, on the same connection, [`ControlResponse::SignedIn`] or a refusal when it
+    /// finished (see `ipc::login`).
+    Login {
+        /// Server name.
+        server: String,
+    },
+    /// Forget `server`'s OAuth tokens and client registration → [`ControlResponse::LoggedOut`].
+    Logout {
+        /// Server name.
+        server: String,
+    },
+}
+
+/// The first `login` answer: where the browser was sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInStarted {
+    /// The authorization URL (no secret in it).
+    pub url: String,
+    /// Whether a browser was started on it; if not, the user opens the URL.
+    pub browser_opened: bool,
+}
+
+/// The second `login` answer: the tokens are stored and the server restarts with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedIn {
+    /// Always `true`.
+    pub signed_in: bool,
+}
+
+/// The `logout` answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoggedOut {
+    /// Whether there was a stored sign-in to forget.
+    pub forgotten: bool,
+}
+
+/// The `environment` answer: the inputs of a child's environment that come from the companion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEnvironment {
+    /// Process id of the companion.
+    pub pid: u32,
+    /// The companion's values of every pass-through variable that is set
+    /// ([`crate::launch::env::passthrough`]).
+    pub vars: std::collections::BTreeMap<String, String>,
+    /// The login shell's PATH when the companion runs in GUI mode.
+    pub gui: Option<crate::launch::shell_path::LoginPath>,
+}
+
+impl ChildEnvironment {
+    /// What this process would give its children.
+    pub async fn of_this_process() -> ChildEnvironment {
+        let os = crate::launch::TargetOs::host();
+        let vars = crate::launch::env::passthrough(os)
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_owned(), v)))
+            .collect();
+        let gui = if os != crate::launch::TargetOs::Windows && crate::launch::shell_path::gui_mode()
+        {
+            Some(crate::launch::shell_path::login_path().await.clone())
+        } else {
+            None
+        };
+        ChildEnvironment {
+            pid: std::process::id(),
+            vars,
+            gui,
+        }
+    }
+}
+
+fn default_lines() -> usize {
+    100
+}
+
+/// The `status` answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatusReport {
+    /// Process id of the companion.
+    pub pid: u32,
+    /// Companion version.
+    pub version: String,
+    /// The MCP socket agents connect to.
+    pub socket: PathBuf,
+    /// The config file in use, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<PathBuf>,
+    /// Every server, in config order.
+    pub servers: Vec<ServerStatus>,
+}
+
+/// The `logs` answer: stderr lines, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLines {
+    /// The lines, without their newline.
+    pub lines: Vec<String>,
+}
+
+/// The answer of a command that has nothing to report (`{}` on the wire).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Done {}
+
+/// A successful control answer, one variant per kind of request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ControlResponse {
+    /// Answer to `status`.
+    Status(StatusReport),
+    /// Answer to `logs` (one per batch when following).
+    Logs(LogLines),
+    /// Answer to `reload`.
+    Reloaded(ReloadReport),
+    /// Answer to `environment`.
+    Environment(ChildEnvironment),
+    /// Answer to `start`, `stop`, `restart`, `show`.
+    Done(Done),
+    /// First answer to `login`.
+    SignIn(SignInStarted),
+    /// Second answer to `login`.
+    SignedIn(SignedIn),
+    /// Answer to `logout`.
+    LoggedOut(LoggedOut),
+}
+
+impl ControlRequest {
+    /// Reads the `result` of a successful answer to this request.
+    ///
+    /// # Errors
+    /// The serde error when `result` does not have this request's answer shape.
+    pub fn parse_result(
+        &self,
+        result: serde_json::Value,
+    ) -> Result<ControlResponse, serde_json::Error> {
+        Ok(match self {
+            ControlRequest::Status => ControlResponse::Status(serde_json::from_value(result)?),
+            ControlRequest::Logs { .. } => ControlResponse::Logs(serde_json::from_value(result)?),
+            ControlRequest::Reload => ControlResponse::Reloaded(serde_json::from_value(result)?),
+            ControlRequest::Environment => {
+                ControlResponse::Environment(serde_json::from_value(result)?)
+            }
+            // `login` answers twice: the URL, then `{"signedIn":true}`.
+            ControlRequest::Login { .. } => match serde_json::from_value(result.clone()) {
+                Ok(done) => ControlResponse::SignedIn(done),
+                Err(_) => ControlResponse::SignIn(serde_json::from_value(result)?),
+            },
+            ControlRequest::Logout { .. } => {
+                ControlResponse::LoggedOut(serde_json::from_value(result)?)
+            }
+            ControlRequest::Start { .. }
+            | ControlRequest::Stop { .. }
+            | ControlRequest::Restart { .. }
+            | ControlRequest::Show => ControlResponse::Done(Done {}),
+        })
+    }
+}
+
+/// Why the companion refused a request: a stable, machine-readable kind (scripts match on it;
+/// it never changes for a given cause) next to the human message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// The line was not a JSON request this companion knows.
+    BadRequest,
+    /// The line was longer than the request limit (64 KiB).
+    TooLong,
+    /// No server has that name.
+    UnknownServer,
+    /// The server's config entry is invalid, so it cannot run.
+    InvalidEntry,
+    /// The companion is shutting down.
+    ShuttingDown,
+    /// `reload` on a companion started without a config file.
+    NoConfigFile,
+    /// `reload`: the config file does not load; nothing was changed.
+    InvalidConfig,
+    /// `show` on a companion that has no window (`mcp-companion serve`).
+    NoWindow,
+    /// `login`/`logout`: the server does not sign in with OAuth (not streamable HTTP), or the
+    /// sign-in could not start or finish; the message quotes the authorization server.
+    SignIn,
+    /// Anything else (a bug): the message says what.
+    Internal,
+}
+
+/// A refused request, as it travels on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    /// The stable kind.
+    pub kind: ErrorKind,
+    /// The human message, e.g. `no server named "tiem"`.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal of `kind` saying `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Refusal {
+        Refusal {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<HubError> for Refusal {
+    fn from(e: HubError) -> Refusal {
+        let kind = match e {
+            HubError::UnknownServer { .. } => ErrorKind::UnknownServer,
+            HubError::InvalidEntry { .. } => ErrorKind::InvalidEntry,
+            HubError::ShuttingDown => ErrorKind::ShuttingDown,
+        };
+        Refusal::new(kind, e.to_string())
+    }
+}
+
+/// One answer line.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Reply {
+    pub(super) ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) kind: Option<ErrorKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) error: Option<String>,
+}
+
+impl Reply {
+    pub(super) fn from_outcome(outcome: Result<ControlResponse, Refusal>) -> Reply {
+        let outcome = outcome.and_then(|r| {
+            serde_json::to_value(r).map_err(|e| Refusal::new(ErrorKind::Internal, e.to_string()))
+        });
+        match outcome {
+            Ok(result) => Reply {
+                ok: true,
+                result: Some(result),
+                kind: None,
+                error: None,
+            },
+            Err(refusal) => Reply {
+                ok: false,
+                result: None,
+                kind: Some(refusal.kind),
+                error: Some(refusal.message),
+            },
+        }
+    }
+
+    /// The answer as the client sees it: the raw result, or the refusal.
+    pub(super) fn into_outcome(self) -> Result<serde_json::Value, Refusal> {
+        match self {
+            Reply {
+                ok: true, result, ..
+            } => Ok(result.unwrap_or(serde_json::Value::Null)),
+            Reply { kind, error, .. } => Err(Refusal {
+                kind: kind.unwrap_or(ErrorKind::Internal),
+                message: error.unwrap_or_else(|| "unknown error".into()),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_refusals_keep_their_wire_shape() {
+        let cases = [
+            (ControlRequest::Status, r#"{"method":"status"}"#),
+            (ControlRequest::Reload, r#"{"method":"reload"}"#),
+            (
+                ControlRequest::Stop { server: "t".into() },
+                r#"{"method":"stop","server":"t"}"#,
+            ),
+        ];
+        for (req, wire) in cases {
+            assert_eq!(serde_json::to_string(&req).unwrap(), wire);
+            assert_eq!(serde_json::from_str::<ControlRequest>(wire).unwrap(), req);
+        }
+        let logs: ControlRequest =
+            serde_json::from_str(r#"{"method":"logs","server":"t"}"#).unwrap();
+        assert_eq!(
+            logs,
+            ControlRequest::Logs {
+                server: "t".into(),
+                lines: 100,
+                follow: false
+            }
+        );
+        let refused = Reply::from_outcome(Err(HubError::UnknownServer { name: "x".into() }.into()));
+        assert_eq!(
+            serde_json::to_string(&refused).unwrap(),
+            r#"{"ok":false,"kind":"unknownServer","error":"no server named \"x\""}"#
+        );
+    }
+
+    #[test]
+    fn a_result_is_read_in_the_shape_its_request_asks_for() {
+        let logs = ControlRequest::Logs {
+            server: "t".into(),
+            lines: 1,
+            follow: false,
+        };
+        assert_eq!(
+            logs.parse_result(serde_json::json!({"lines": ["a"]}))
+                .unwrap(),
+            ControlResponse::Logs(LogLines {
+                lines: vec!["a".into()]
+            })
+        );
+        assert!(
+            ControlRequest::Status
+                .parse_result(serde_json::json!({"lines": []}))
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! The control API's server side: one task per connection, each request answered by
+//! [`handle`] with exactly one [`Reply`] line (a followed `logs` keeps sending).
+
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::lines::{self, Line};
+use super::protocol::{
+    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply,
+    StatusReport,
+};
+use super::{ControlContext, MAX_REQUEST_BYTES};
+use crate::config;
+use crate::ipc::accept::accept_loop;
+use crate::ipc::socket::LocalListener;
+
+/// Serves the control API on `listener` until `shutdown`; each connection is a task on
+/// `sessions` that ends when its client hangs up or at shutdown.
+pub async fn serve(
+    listener: LocalListener,
+    ctx: ControlContext,
+    sessions: TaskTracker,
+    shutdown: CancellationToken,
+) {
+    let stop = shutdown.clone();
+    accept_loop(listener, "control", sessions, shutdown, move |stream, _| {
+        let (ctx, stop) = (ctx.clone(), stop.clone());
+        async move {
+            tokio::select! {
+                r = session(stream, &ctx) => if let Err(e) = r {
+                    tracing::debug!(error = %e, "control session ended");
+                },
+                () = stop.cancelled() => {}
+            }
+        }
+    })
+    .await;
+}
+
+/// Answers requests on one connection until the client hangs up.
+pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    ctx: &ControlContext,
+) -> std::io::Result<()> {
+    let (rd, mut wr) = tokio::io::split(stream);
+    let mut rd = BufReader::new(rd);
+    while let Some(line) = lines::read_line(&mut rd, MAX_REQUEST_BYTES).await? {
+        let req = match line {
+            Line::Text(text) => serde_json::from_str::<ControlRequest>(&text)
+                .map_err(|e| Refusal::new(ErrorKind::BadRequest, format!("bad request: {e}"))),
+            Line::TooLong => Err(Refusal::new(
+                ErrorKind::TooLong,
+                format!("request longer than {MAX_REQUEST_BYTES} bytes"),
+            )),
+            Line::NotUtf8 => Err(Refusal::new(
+                ErrorKind::BadRequest,
+                "bad request: not UTF-8",
+            )),
+        };
+        match req {
+            Ok(ControlRequest::Logs {
+                server,
+                lines: n,
+                follow: true,
+            }) => return follow_logs(&mut rd, &mut wr, ctx, &server, n).await,
+            Ok(ControlRequest::Login { server }) => {
+                // Two answers: the URL at once, the outcome when the browser came back.
+                match crate::ipc::login::start(ctx, &server).await {
+                    Ok((first, phase)) => {
+                        send(&mut wr, Reply::from_outcome(Ok(first))).await?;
+                        let last = crate::ipc::login::outcome(&server, phase).await;
+                        send(&mut wr, Reply::from_outcome(last)).await?;
+                    }
+                    Err(refusal) => send(&mut wr, Reply::from_outcome(Err(refusal))).await?,
+                }
+            }
+            Ok(req) => send(&mut wr, Reply::from_outcome(handle(req, ctx).await)).await?,
+            Err(refusal) => send(&mut wr, Reply::from_outcome(Err(refusal))).await?,
+        }
+    }
+    Ok(())
+}
+
+async fn send<W: AsyncWrite + Unpin>(wr: &mut W, reply: Reply) -> std::io::Result<()> {
+    let mut out = serde_json::to_vec(&reply).map_err(std::io::Error::other)?;
+    out.push(b'\n');
+    wr.write_all(&out).await?;
+    wr.flush().await
+}
+
+/// Streams `server`'s stderr: the last `n` lines, then each new batch as soon as it is written,
+/// until the client hangs up (end of its input, or a failed write).
+async fn follow_logs<R, W>(
+    rd: &mut R,
+    wr: &mut W,
+    ctx: &ControlContext,
+    name: &str,
+    n: usize,
+) -> std::io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let Some(server) = ctx.hub.server(name) else {
+        let refusal = Refusal::new(
+            ErrorKind::UnknownServer,
+            format!("no server named \"{name}\""),
+        );
+        return send(wr, Reply::from_outcome(Err(refusal))).await;
+    };
+    let log = server.log().clone();
+    let mut pushed = log.subscribe();
+    let mut seen = *pushed.borrow_and_update();
+    let first = LogLines { lines: log.tail(n) };
+    send(wr, Reply::from_outcome(Ok(ControlResponse::Logs(first)))).await?;
+    loop {
+        tokio::select! {
+            changed = pushed.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+                let (lines, total) = log.since(seen);
+                seen = total;
+                if !lines.is_empty() {
+                    send(wr, Reply::from_outcome(Ok(ControlResponse::Logs(LogLines { lines })))).await?;
+                }
+            }
+            // Nothing more is expected from a follower; its end of input means it left.
+            more = lines::read_line(rd, MAX_REQUEST_BYTES) => match more {
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => return Ok(()),
+            },
+        }
+    }
+}
+
+/// Answers one request (every verb but a followed `logs`).
+async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResponse, Refusal> {
+    let hub = &ctx.hub;
+    let done = |r: Result<(), crate::hub::HubError>| {
+        r.map(|()| ControlResponse::Done(Done {}))
+            .map_err(Refusal::from)
+    };
+    match req {
+        ControlRequest::Status => Ok(ControlResponse::Status(StatusReport {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            socket: ctx.mcp_socket.clone(),
+            config: ctx.config_path.clone(),
+            servers: crate::ipc::login::with_sign_in_urls(hub.statuses()),
+        })),
+        ControlRequest::Logs { server, lines, .. } => hub
+            .server(&server)
+            .map(|s| {
+                ControlResponse::Logs(LogLines {
+                    lines: s.log().tail(lines),
+                })
+            })
+            .ok_or_else(|| {
+                Refusal::new(
+                    ErrorKind::UnknownServer,
+                    format!("no server named \"{server}\""),
+                )
+            }),
+        ControlRequest::Start { server } => done(hub.start_server(&server).await),
+        ControlRequest::Stop { server } => done(hub.stop_server(&server).await),
+        ControlRequest::Restart { server } => done(hub.restart_server(&server).await),
+        ControlRequest::Reload => reload(ctx).await,
+        ControlRequest::Show => {
+            if ctx.show_window.run() {
+                Ok(ControlResponse::Done(Done {}))
+            } else {
+                Err(Refusal::new(
+                    ErrorKind::NoWindow,
+                    "this companion has no window (it is `mcp-companion serve`)",
+                ))
+            }
+        }
+        ControlRequest::Environment => Ok(ControlResponse::Environment(
+            ChildEnvironment::of_this_process().await,
+        )),
+        // Without waiting for the outcome (a session waits: see `session`).
+        ControlRequest::Login { server } => crate::ipc::login::start(ctx, &server)
+            .await
+            .map(|(first, _)| first),
+        ControlRequest::Logout { server } => crate::ipc::login::logout(ctx, &server).await,
+    }
+}
+
+/// Re-reads the config file; a file that fails to load is rejected and nothing changes.
+async fn reload(ctx: &ControlContext) -> Result<ControlResponse, Refusal> {
+    let path = ctx.config_path.as_deref().ok_or_else(|| {
+        Refusal::new(
+            ErrorKind::NoConfigFile,
+            "this companion has no config file to reload",
+        )
+    })?;
+    let config = config::load(path).map_err(|e| {
+        Refusal::new(
+            ErrorKind::InvalidConfig,
+            format!("config not reloaded, the running servers are untouched: {e}"),
+        )
+    })?;
+    Ok(ControlResponse::Reloaded(ctx.hub.reload(&config).await))
+}

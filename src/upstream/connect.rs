@@ -1,0 +1,329 @@
+//! [`connect`]: open the transport a config entry names, then the one MCP handshake every
+//! transport shares (`initialize` + the first full listing), all within `connectTimeout`.
+//!
+//! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
+//! the same way for all of them, and every failure becomes one [`ConnectError`] shape:
+//! [`ConnectError::Initialize`], [`ConnectError::List`] or [`ConnectError::Timeout`], with the
+//! server's last stderr lines when it has a stderr.
+
+use std::time::Duration;
+
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleClient, serve_client};
+use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::mpsc;
+
+use super::handler::UpstreamHandler;
+use super::initialize::Failure;
+use super::progress::{ProgressRoutes, ProgressTap};
+use super::session::Session;
+use super::sse::LegacySseTransport;
+use super::stderr::{self, LogRing};
+use super::{
+    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing, stdio,
+};
+use crate::auth::challenge::{self, SignInNeeded};
+use crate::auth::transport::SignedInClient;
+use crate::catalog::ServerListing;
+use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
+use crate::net::{self, Guard, SsrfError};
+
+/// A connection opened by one transport, ready for the MCP handshake.
+pub enum Opened {
+    /// Newline-delimited JSON-RPC on a child's stdout/stdin.
+    Stdio(ProgressTap<AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>>),
+    /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
+    StreamableHttp(ProgressTap<StreamableHttpClientTransport<reqwest::Client>>),
+    /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, step-up), see
+    /// [`crate::auth`].
+    SignedIn(ProgressTap<StreamableHttpClientTransport<SignedInClient>>),
+    /// Legacy HTTP+SSE (MCP 2024-11-05), see [`super::sse`].
+    Sse(ProgressTap<LegacySseTransport>),
+    /// Newline-delimited JSON-RPC on an already-open byte stream ([`connect_stream`]).
+    Stream(
+        ProgressTap<AsyncRwTransport<RoleClient, ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>>,
+    ),
+}
+
+/// The handshake step that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// `initialize` (including opening an SSE stream).
+    Initialize,
+    /// The first `tools/list` (and the other lists).
+    List,
+}
+
+/// A failed handshake: which step, and what the other side (or the transport) said.
+#[derive(Debug)]
+pub struct HandshakeError {
+    /// Which step failed.
+    pub stage: Stage,
+    /// The error and its sources, one line, in the server's own words where it answered
+    /// ([`error_text::describe`]); scrubbed of URLs and known secrets.
+    pub reason: String,
+    /// Whether the server answered `initialize` (with an error or an unusable result): then
+    /// its answer is the reason, even if the process exited right after.
+    pub answered: bool,
+    /// The server refused with HTTP 401 (or an `insufficient_scope` 403 step-ups could not
+    /// fix): it waits for a sign-in.
+    pub sign_in: Option<SignInNeeded>,
+}
+
+type Service = RunningService<RoleClient, UpstreamHandler>;
+
+/// `initialize` then the first full listing on `opened`.
+///
+/// # Errors
+/// [`HandshakeError`] naming the step that failed.
+pub async fn handshake(
+    handler: UpstreamHandler,
+    opened: Opened,
+) -> Result<(Service, ServerListing), HandshakeError> {
+    let service = match opened {
+        Opened::Stdio(t) => serve_client(handler, t).await,
+        Opened::StreamableHttp(t) => serve_client(handler, t).await,
+        Opened::SignedIn(t) => serve_client(handler, t).await,
+        Opened::Sse(t) => serve_client(handler, t).await,
+        Opened::Stream(t) => serve_client(handler, t).await,
+    }
+    .map_err(|e| {
+        let Failure { reason, answered } = Failure::from_rmcp(&e);
+        HandshakeError {
+            stage: Stage::Initialize,
+            reason,
+            answered,
+            sign_in: challenge::in_initialize(&e),
+        }
+    })?;
+    let listing = listing::list_all(service.peer())
+        .await
+        .map_err(|e| HandshakeError {
+            stage: Stage::List,
+            reason: error_text::describe(&e),
+            answered: false,
+            sign_in: challenge::find(&e),
+        })?;
+    Ok((service, listing))
+}
+
+/// Connects `cfg` (already `${VAR}`-expanded): open the transport, `initialize`, full listing,
+/// all within `cfg.connect_timeout`. A stdio server's stderr goes to `log` from the first byte.
+///
+/// # Errors
+/// [`ConnectError`], with the server's last stderr lines when it wrote any. Nothing is left
+/// running on error.
+pub async fn connect(
+    cfg: &ServerConfig,
+    log: &LogRing,
+    progress: ProgressRoutes,
+    whitelist: &SsrfWhitelist,
+) -> Result<Session, ConnectError> {
+    match &cfg.transport {
+        TransportConfig::Stdio(stdio) => connect_stdio(cfg, stdio, log, progress).await,
+        TransportConfig::StreamableHttp(http) => {
+            connect_remote(cfg, http, Remote::StreamableHttp, progress, whitelist).await
+        }
+        TransportConfig::Sse(http) => {
+            connect_remote(cfg, http, Remote::Sse, progress, whitelist).await
+        }
+    }
+}
+
+/// A session with a server at the other end of an in-process stream (an embedded server, or a
+/// test's fake): the same handshake as every transport, within `timeout`, no process.
+///
+/// # Errors
+/// [`ConnectError::Initialize`], [`ConnectError::List`] or [`ConnectError::Timeout`].
+pub async fn connect_stream(
+    stream: DuplexStream,
+    progress: ProgressRoutes,
+    timeout: Duration,
+) -> Result<Session, ConnectError> {
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let handler = UpstreamHandler::new(events_tx);
+    let (rd, wr) = tokio::io::split(stream);
+    let opened = Opened::Stream(
+        progress.tap(AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)),
+    );
+    let (service, listing) = tokio::time::timeout(timeout, handshake(handler, opened))
+        .await
+        .map_err(|_| ConnectError::Timeout {
+            timeout,
+            stderr: Vec::new(),
+        })?
+        .map_err(|e| failed(e.stage, e.reason, Vec::new()))?;
+    Ok(Session::new(service, listing, None, events))
+}
+
+fn failed(stage: Stage, reason: String, stderr: Vec<String>) -> ConnectError {
+    match stage {
+        Stage::Initialize => ConnectError::Initialize { reason, stderr },
+        Stage::List => ConnectError::List { reason, stderr },
+    }
+}
+
+async fn connect_stdio(
+    cfg: &ServerConfig,
+    stdio: &StdioConfig,
+    log: &LogRing,
+    progress: ProgressRoutes,
+) -> Result<Session, ConnectError> {
+    net::remember_env_secrets(&stdio.env);
+    let spec = super::plan_here(stdio).await.into_result()?;
+    let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
+        program: spec.program.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
+    // The log shows where this process's lines begin (the window dims the lines above).
+    log.push(super::process_marker(child.pid()));
+    // Errors quote this attempt's stderr only, not the lines of earlier attempts.
+    let mark = log.mark();
+    let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
+
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let handler = UpstreamHandler::new(events_tx);
+    let opened = Opened::Stdio(progress.tap(
+        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES),
+    ));
+    let failure = match tokio::time::timeout(cfg.connect_timeout, handshake(handler, opened)).await
+    {
+        Ok(Ok((service, listing))) => {
+            return Ok(Session::new(service, listing, Some(child), events));
+        }
+        Ok(Err(e)) => Some(e),
+        Err(_elapsed) => None,
+    };
+    // A process that exited on its own explains the failure better than the transport error
+    // rmcp saw ("broken pipe", "connection closed") — unless it answered first: then its
+    // answer is the reason, and the exit only followed from it.
+    let exited = match failure {
+        Some(_) => tokio::time::timeout(Duration::from_millis(300), child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok),
+        None => None,
+    };
+    child.terminate(stdio::STOP_GRACE).await;
+    // The pipe closes with the process; give the drain a moment to log the last lines.
+    let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+    let stderr = log.tail_since(mark, STDERR_LINES_IN_ERRORS);
+    Err(match failure {
+        None => ConnectError::Timeout {
+            timeout: cfg.connect_timeout,
+            stderr,
+        },
+        Some(HandshakeError {
+            stage,
+            reason,
+            answered,
+            ..
+        }) => {
+            let reason = match &exited {
+                Some(status) if !answered => format!(
+                    "the process exited ({}) before answering {}",
+                    stdio::describe_exit(status),
+                    match stage {
+                        Stage::Initialize => "initialize",
+                        Stage::List => "tools/list",
+                    }
+                ),
+                _ => reason,
+            };
+            failed(stage, reason, stderr)
+        }
+    })
+}
+
+/// The remote transports, which share the SSRF guard and the guarded HTTP client.
+#[derive(Clone, Copy, Debug)]
+enum Remote {
+    StreamableHttp,
+    Sse,
+}
+
+/// Connects a remote server: whitelist validity, SSRF pre-check (no TCP connection to a refused
+/// address), then the transport and the handshake within `connectTimeout`.
+async fn connect_remote(
+    cfg: &ServerConfig,
+    http: &HttpConfig,
+    remote: Remote,
+    progress: ProgressRoutes,
+    whitelist: &SsrfWhitelist,
+) -> Result<Session, ConnectError> {
+    let nets = whitelist.check().map_err(ConnectError::Whitelist)?;
+    let guard = Guard::new(nets);
+    let redacted = net::redact(&http.url);
+    let url = reqwest::Url::parse(&http.url).map_err(|_| ConnectError::Ssrf {
+        url: redacted.clone(),
+        source: SsrfError::NoHost,
+    })?;
+    net::remember_secrets(&http.url, http.headers.values());
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let handler = UpstreamHandler::new(events_tx);
+    let attempt = async {
+        guard
+            .check_url(&url)
+            .await
+            .map_err(|source| ConnectError::Ssrf {
+                url: redacted.clone(),
+                source,
+            })?;
+        let client = net::build_client(&guard, &http.headers, cfg.connect_timeout)?;
+        tracing::info!(url = %redacted, transport = super::transport_name(&cfg.transport), "connecting");
+        let opened = match remote {
+            Remote::StreamableHttp => {
+                let target = crate::auth::Target {
+                    server: cfg.name.clone(),
+                    url: url.clone(),
+                    oauth: http.oauth.clone(),
+                    guard: guard.clone(),
+                };
+                match crate::auth::connect_client(target, client.clone()).await? {
+                    Some(signed_in) => {
+                        Opened::SignedIn(progress.tap(http::transport(signed_in, &url)))
+                    }
+                    None => Opened::StreamableHttp(progress.tap(http::transport(client, &url))),
+                }
+            }
+            Remote::Sse => {
+                Opened::Sse(progress.tap(LegacySseTransport::connect(client, &url).await?))
+            }
+        };
+        handshake(handler, opened)
+            .await
+            .map_err(|e| match e.sign_in {
+                Some(needed) => needs_sign_in(&cfg.name, needed),
+                None => failed(e.stage, e.reason, Vec::new()),
+            })
+    };
+    let outcome = tokio::time::timeout(cfg.connect_timeout, attempt)
+        .await
+        .map_err(|_| ConnectError::Timeout {
+            timeout: cfg.connect_timeout,
+            stderr: Vec::new(),
+        })
+        .and_then(|inner| inner);
+    // A refusal deep in the HTTP stack (a redirect hop, a resolver answer) is the real reason.
+    let (service, listing) = outcome.map_err(|e| match (e, guard.take_refusal()) {
+        (e @ ConnectError::NeedsSignIn { .. }, _) => e,
+        (_, Some(source)) => ConnectError::Ssrf {
+            url: redacted.clone(),
+            source,
+        },
+        (e, None) => e,
+    })?;
+    Ok(Session::new(service, listing, None, events))
+}
+
+/// Records the challenge for the next `login` and says what to do.
+fn needs_sign_in(server: &str, needed: SignInNeeded) -> ConnectError {
+    challenge::remember(server, needed.challenge.as_deref());
+    ConnectError::NeedsSignIn {
+        message: needed.describe(server),
+    }
+}

@@ -1,0 +1,158 @@
+//! [`Session`]: a connected upstream server as its owner (the supervisor, or a one-off probe)
+//! sees it, whatever the transport: a peer to send requests on, what the server listed, a way
+//! to learn that it ended ([`Session::closed`]) and a way to end it ([`Session::shutdown`]).
+
+use std::time::Duration;
+
+use rmcp::service::{QuitReason, RunningService, RunningServiceCancellationToken};
+use rmcp::{Peer, RoleClient};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::handler::{UpstreamEvent, UpstreamHandler};
+use super::stdio::{self, StdioChild};
+use crate::catalog::ServerListing;
+
+/// How long [`Session::shutdown`] waits for the rmcp service to wind down after the process is
+/// gone.
+const SERVICE_CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// How long [`Session::closed`] waits for a stdio process's exit status once its session closed.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
+
+/// How a session ended on its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Closed {
+    /// The server's process exited; the text describes how (`exit code 3`,
+    /// `signal 9 (SIGKILL)`).
+    Exited(String),
+    /// The connection closed (remote servers, or a process whose exit status is not known).
+    Disconnected,
+}
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Closed::Exited(how) => write!(f, "process exited ({how})"),
+            Closed::Disconnected => f.write_str("the session closed"),
+        }
+    }
+}
+
+/// A live upstream session and, for stdio servers, the process tree behind it. Dropping it
+/// kills the process tree at once; [`Session::shutdown`] is the orderly way.
+pub struct Session {
+    peer: Peer<RoleClient>,
+    listing: ServerListing,
+    child: Option<StdioChild>,
+    events: Option<mpsc::UnboundedReceiver<UpstreamEvent>>,
+    stop: Option<RunningServiceCancellationToken>,
+    quit: JoinHandle<Result<QuitReason, tokio::task::JoinError>>,
+    quit_done: bool,
+}
+
+impl Session {
+    /// Wraps a session whose handshake and first listing succeeded.
+    pub(super) fn new(
+        service: RunningService<RoleClient, UpstreamHandler>,
+        listing: ServerListing,
+        child: Option<StdioChild>,
+        events: mpsc::UnboundedReceiver<UpstreamEvent>,
+    ) -> Session {
+        let peer = service.peer().clone();
+        let stop = Some(service.cancellation_token());
+        Session {
+            peer,
+            listing,
+            child,
+            events: Some(events),
+            stop,
+            quit: tokio::spawn(service.waiting()),
+            quit_done: false,
+        }
+    }
+
+    /// Sends requests to the server.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// Everything the server listed when it connected.
+    pub fn listing(&self) -> &ServerListing {
+        &self.listing
+    }
+
+    /// The process id of a stdio server (the leader of its process group).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(StdioChild::pid)
+    }
+
+    /// The server's `list_changed` notifications, for the owner to re-list on. The first call
+    /// takes the receiver; later calls get one that is already closed.
+    pub fn take_list_changes(&mut self) -> mpsc::UnboundedReceiver<UpstreamEvent> {
+        self.events
+            .take()
+            .unwrap_or_else(|| mpsc::unbounded_channel().1)
+    }
+
+    /// Resolves when the session ended on its own: the process exited, or the connection
+    /// closed. For a stdio server whose connection closed first, the exit status is awaited
+    /// for up to a second, since it explains more. Cancel-safe: call it again after a
+    /// `select!` dropped it.
+    pub async fn closed(&mut self) -> Closed {
+        if !self.quit_done {
+            let exited = match self.child.as_mut() {
+                Some(child) => {
+                    tokio::select! {
+                        status = child.wait() => status.ok(),
+                        _ = &mut self.quit => { self.quit_done = true; None }
+                    }
+                }
+                None => {
+                    let _ = (&mut self.quit).await;
+                    self.quit_done = true;
+                    None
+                }
+            };
+            if let Some(status) = exited {
+                return Closed::Exited(stdio::describe_exit(&status));
+            }
+        }
+        // The connection closed; for stdio, the process is what matters: it is exiting, so
+        // let its exit status speak when it comes soon.
+        let status = match self.child.as_mut() {
+            Some(c) => tokio::time::timeout(EXIT_STATUS_WAIT, c.wait())
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => None,
+        };
+        match status {
+            Some(status) => Closed::Exited(stdio::describe_exit(&status)),
+            None => Closed::Disconnected,
+        }
+    }
+
+    /// Ends the session: stops the process tree (SIGTERM, [`stdio::STOP_GRACE`], SIGKILL),
+    /// closes the connection (a streamable HTTP session sends its `DELETE`), and waits briefly
+    /// for the client to wind down.
+    pub async fn shutdown(mut self) {
+        if let Some(child) = self.child.as_mut() {
+            child.terminate(stdio::STOP_GRACE).await;
+        }
+        if let Some(stop) = self.stop.take() {
+            stop.cancel();
+        }
+        if !self.quit_done {
+            let _ = tokio::time::timeout(SERVICE_CLOSE_GRACE, &mut self.quit).await;
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // The child kills its tree on drop; the service must not linger either.
+        if let Some(stop) = self.stop.take() {
+            stop.cancel();
+        }
+    }
+}
