@@ -98,6 +98,7 @@ impl Companion {
                 hub.clone(),
                 sessions.clone(),
                 stop.clone(),
+                config.first_list_timeout,
             )),
             tokio::spawn(control::serve(ctl, ctx, sessions.clone(), stop.clone())),
         ];

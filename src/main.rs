@@ -151,6 +151,13 @@ enum Command {
         /// Paginate lists with this many items per page.
         #[arg(long)]
         page_size: Option<usize>,
+        /// Further arguments: ignored, but the `argv` test tool reports them (launch-quoting tests).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARG"
+        )]
+        extra_args: Vec<std::ffi::OsString>,
     },
 }
 
@@ -165,6 +172,7 @@ fn main() -> ExitCode {
     ) {
         // Commands that print end quietly when their reader goes away (`status | head`), as Unix
         // tools do. Long-running ones keep Rust's default (EPIPE as an error, never a signal).
+        // Elsewhere (Windows) `cli::out` ends them quietly on the write error.
         // SAFETY: restoring a signal's default disposition before any thread is started.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -190,6 +198,8 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match outcome {
         Ok(code) => code,
+        // The reader of our output went away (`status | head`): nothing to report to anyone.
+        Err(e) if e.root_cause().is::<cli::out::StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -245,6 +255,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             fail_start,
             extra_tools,
             page_size,
+            extra_args: _,
         } => {
             let opts = mcp_companion::demo::DemoOptions {
                 test_tools,

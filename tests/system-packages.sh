@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the test command needs, only those that are missing:
 # Node.js + npm (third-party MCP servers), a C toolchain, Python venv support, the MinGW
-# compiler for the Windows cross-check, and the desktop shell's libraries and test tools.
+# compiler and Wine for the Windows build and its end-to-end test, and the desktop shell's
+# libraries and test tools (desktop-file-validate for the package test).
 # Needs root (or sudo) only when something is missing.
 set -euo pipefail
 need_apt=()
@@ -16,10 +17,13 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# Debian keeps wine64 out of PATH, in /usr/lib/wine/.
+command -v wine64 >/dev/null 2>&1 || [ -x /usr/lib/wine/wine64 ] || need_apt+=(wine64)
 # The desktop shell (Tauri: WebKitGTK, GTK, the tray library) and its e2e test (Xvfb, a tray
 # host, WebDriver, screenshots).
 for p in libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev \
-  libsoup-3.0-dev libxdo-dev xvfb xauth dbus-x11 imagemagick xdotool trayer webkit2gtk-driver; do
+  libsoup-3.0-dev libxdo-dev xvfb xauth dbus-x11 imagemagick xdotool trayer webkit2gtk-driver \
+  desktop-file-utils; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$p")
 done
 [ ${#need_apt[@]} -eq 0 ] && exit 0

@@ -25,6 +25,8 @@ use mcp_companion::net;
 /// How long `doctor` waits for a running companion to describe its environment.
 const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
+use super::out::outln;
+
 /// Runs `doctor` for every server, or only `only`, planning for `os` (default: this OS).
 pub async fn run(
     config_path: Option<&Path>,
@@ -40,9 +42,9 @@ pub async fn run(
     let path = config::resolve_config_path(config_path)?;
     let cfg =
         config::load(&path).with_context(|| format!("cannot load config {}", path.display()))?;
-    println!("config {}", path.display());
+    outln!("config {}", path.display());
     if preview {
-        println!(
+        outln!(
             "preview for {}: commands are not looked up on this machine",
             os.name()
         );
@@ -67,20 +69,20 @@ pub async fn run(
         let entry = match &spec.entry {
             Ok(entry) => entry,
             Err(e) => {
-                println!("{}: cannot start: {e}", spec.name);
+                outln!("{}: cannot start: {e}", spec.name);
                 failed += 1;
                 continue;
             }
         };
         let ok = match entry.expand_from_env() {
-            Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await,
+            Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await?,
             Err(e) => {
-                println!("{}: cannot start: {e}", spec.name);
+                outln!("{}: cannot start: {e}", spec.name);
                 false
             }
         };
         if entry.disabled {
-            println!("  disabled: yes (not started by serve)");
+            outln!("  disabled: yes (not started by serve)");
         } else if !ok {
             failed += 1;
         }
@@ -99,13 +101,16 @@ pub async fn run(
 
 /// Prints one server's diagnosis; true when it can start (or, in a preview, when nothing but
 /// the lookup is in doubt).
+///
+/// # Errors
+/// Only when stdout cannot be written (see [`super::out`]).
 async fn report(
     server: &ServerConfig,
     os: TargetOs,
     preview: bool,
     whitelist: &config::SsrfWhitelist,
     child_env: &ChildEnvironment,
-) -> bool {
+) -> anyhow::Result<bool> {
     let name = &server.name;
     match &server.transport {
         TransportConfig::Stdio(stdio) => {
@@ -116,47 +121,47 @@ async fn report(
                 other => other.as_ref(),
             };
             match blocking {
-                None => println!("{name} (stdio): ok"),
-                Some(e) => println!("{name} (stdio): cannot start: {e}"),
+                None => outln!("{name} (stdio): ok"),
+                Some(e) => outln!("{name} (stdio): cannot start: {e}"),
             }
             let program = match &spec.resolved {
                 Some(p) => p.display().to_string(),
                 None if preview => format!("{} (not looked up)", stdio.command),
                 None => format!("{} (not found)", stdio.command),
             };
-            println!("  program: {program}");
-            println!(
+            outln!("  program: {program}");
+            outln!(
                 "  exists:  {}",
                 if spec.resolved.is_some() { "yes" } else { "no" }
             );
-            println!("  launch:  {}", spec.display_line());
-            println!("  PATH:    {}", spec.path(os));
-            println!("  from:    {}", spec.path_source);
+            outln!("  launch:  {}", spec.display_line());
+            outln!("  PATH:    {}", spec.path(os));
+            outln!("  from:    {}", spec.path_source);
             if let Some(cwd) = &spec.cwd {
-                println!("  cwd:     {}", cwd.display());
+                outln!("  cwd:     {}", cwd.display());
             }
             for (i, (k, v)) in spec.env.iter().enumerate() {
                 let label = if i == 0 { "  env:     " } else { "           " };
-                println!("{label}{k}={}", shown_value(k, v, &stdio.env));
+                outln!("{label}{k}={}", shown_value(k, v, &stdio.env));
             }
-            blocking.is_none()
+            Ok(blocking.is_none())
         }
         TransportConfig::Sse(http) | TransportConfig::StreamableHttp(http) => {
             let transport = server.transport_name();
             let verdict = ssrf_verdict(&http.url, whitelist).await;
             match &verdict {
-                Ok(()) => println!("{name} ({transport}): ok"),
-                Err(why) => println!("{name} ({transport}): cannot start: {why}"),
+                Ok(()) => outln!("{name} ({transport}): ok"),
+                Err(why) => outln!("{name} ({transport}): cannot start: {why}"),
             }
-            println!("  url:     {}", net::redact(&http.url));
-            println!(
+            outln!("  url:     {}", net::redact(&http.url));
+            outln!(
                 "  SSRF:    {}",
                 match &verdict {
                     Ok(()) => "allowed".to_owned(),
                     Err(_) => "refused (see above)".to_owned(),
                 }
             );
-            verdict.is_ok()
+            Ok(verdict.is_ok())
         }
     }
 }

@@ -3,6 +3,7 @@
 pub mod auth;
 mod client;
 pub mod doctor;
+pub mod out;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ use mcp_companion::config;
 use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
+use out::outln;
 
 /// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`. Every line
 /// is scrubbed of URLs and secrets on its way out ([`mcp_companion::logging`]), whatever its
@@ -138,12 +140,12 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
     let paths = EndpointPaths::resolve(socket);
     let tools = client::list_tools(&paths.mcp).await?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))?
         );
     } else if tools.is_empty() {
-        println!("no tools (is every server stopped or failed? see `mcp-companion status`)");
+        outln!("no tools (is every server stopped or failed? see `mcp-companion status`)");
     } else {
         let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
         for t in &tools {
@@ -154,7 +156,7 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
                 .lines()
                 .next()
                 .unwrap_or("");
-            println!("{:width$}  {desc}", t.name);
+            outln!("{:width$}  {desc}", t.name);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -175,19 +177,19 @@ pub async fn call(
     let paths = EndpointPaths::resolve(socket);
     let result = client::call_tool(&paths.mcp, name, args).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        outln!("{}", serde_json::to_string_pretty(&result)?);
     } else {
         for block in &result.content {
             match block {
-                rmcp::model::ContentBlock::Text(t) => println!("{}", t.text),
+                rmcp::model::ContentBlock::Text(t) => outln!("{}", t.text),
                 rmcp::model::ContentBlock::Image(i) => {
-                    println!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
+                    outln!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
                 }
-                other => println!("{}", serde_json::to_string(other)?),
+                other => outln!("{}", serde_json::to_string(other)?),
             }
         }
         if let Some(structured) = &result.structured_content {
-            println!("structuredContent: {structured}");
+            outln!("structuredContent: {structured}");
         }
     }
     Ok(if result.is_error == Some(true) {
@@ -202,10 +204,10 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     let paths = EndpointPaths::resolve(socket);
     let report = control::status(&paths.control).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "companion pid {} (v{}), socket {}",
         report.pid,
         report.version,
@@ -218,12 +220,17 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .max()
         .unwrap_or(6)
         .clamp(6, NAME_COLUMN);
-    println!(
+    outln!(
         "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  LAST ERROR",
-        "SERVER", "TRANSPORT", "STATE", "TOOLS", "PID", "RESTARTS"
+        "SERVER",
+        "TRANSPORT",
+        "STATE",
+        "TOOLS",
+        "PID",
+        "RESTARTS"
     );
     for s in &report.servers {
-        println!(
+        outln!(
             "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
             ellipsize(&s.name, NAME_COLUMN),
             s.transport,
@@ -272,7 +279,7 @@ pub async fn logs(
     while let Some(batch) = client.next().await? {
         if let ControlResponse::Logs(batch) = batch {
             for line in batch.lines {
-                println!("{line}");
+                outln!("{line}");
             }
         }
         if !follow {
@@ -291,7 +298,7 @@ pub async fn control(
     let paths = EndpointPaths::resolve(socket);
     let answer = control::request(&paths.control, &req).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        outln!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     match (req, answer) {
@@ -303,14 +310,14 @@ pub async fn control(
                     names.join(", ")
                 }
             };
-            println!("added:     {}", list(&report.added));
-            println!("removed:   {}", list(&report.removed));
-            println!("changed:   {}", list(&report.changed));
-            println!("unchanged: {}", list(&report.unchanged));
+            outln!("added:     {}", list(&report.added));
+            outln!("removed:   {}", list(&report.removed));
+            outln!("changed:   {}", list(&report.changed));
+            outln!("unchanged: {}", list(&report.unchanged));
         }
-        (ControlRequest::Start { server }, _) => println!("started {server}"),
-        (ControlRequest::Stop { server }, _) => println!("stopped {server}"),
-        (ControlRequest::Restart { server }, _) => println!("restarted {server}"),
+        (ControlRequest::Start { server }, _) => outln!("started {server}"),
+        (ControlRequest::Stop { server }, _) => outln!("stopped {server}"),
+        (ControlRequest::Restart { server }, _) => outln!("restarted {server}"),
         _ => {}
     }
     Ok(ExitCode::SUCCESS)

@@ -74,6 +74,10 @@ pub use path::{
 pub use save::{Overwrite, save_atomic, save_atomic_with, save_text_atomic};
 pub use whitelist::SsrfWhitelist;
 
+/// Default of `firstListTimeout`: an agent that connects while servers are still starting gets
+/// its first `tools/list` answer once all have settled, or after this long.
+pub const DEFAULT_FIRST_LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A loaded config: every server entry (valid or not), the whitelist, warnings and the raw
 /// document.
 #[derive(Debug, Clone)]
@@ -82,6 +86,10 @@ pub struct Config {
     pub servers: Vec<ServerSpec>,
     /// The parsed `ssrfWhitelist`; its errors concern remote servers only.
     pub ssrf_whitelist: SsrfWhitelist,
+    /// `firstListTimeout` (seconds in the file, 0 to 3600, default
+    /// [`DEFAULT_FIRST_LIST_TIMEOUT`]): how long an agent's first `tools/list` waits for every
+    /// enabled server to settle. Read when the companion starts.
+    pub first_list_timeout: Duration,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
     pub warnings: Vec<String>,
     /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit

@@ -2,14 +2,15 @@
 //! each server entry is handed to `entry.rs` and the whitelist to `whitelist.rs`.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::entry::parse_entry;
 use super::error::json_type;
-use super::{Config, ConfigError, ServerSpec, SsrfWhitelist};
+use super::{Config, ConfigError, DEFAULT_FIRST_LIST_TIMEOUT, ServerSpec, SsrfWhitelist};
 
-const KNOWN_KEYS: &[&str] = &["mcpServers", "ssrfWhitelist"];
+const KNOWN_KEYS: &[&str] = &["mcpServers", "ssrfWhitelist", "firstListTimeout"];
 
 /// Parses and validates the text of a config file; `origin` is only used in errors.
 ///
@@ -55,6 +56,23 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         }
     };
     let ssrf_whitelist = SsrfWhitelist::from_value(top.get("ssrfWhitelist"));
+    let first_list_timeout = match top.get("firstListTimeout") {
+        None | Some(Value::Null) => DEFAULT_FIRST_LIST_TIMEOUT,
+        Some(v) => match v
+            .as_f64()
+            .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 3600.0)
+        {
+            Some(secs) => Duration::from_secs_f64(secs),
+            None => {
+                warnings.push(format!(
+                    "\"firstListTimeout\" must be a number of seconds from 0 to 3600, found {}; using {} s",
+                    json_type(v),
+                    DEFAULT_FIRST_LIST_TIMEOUT.as_secs()
+                ));
+                DEFAULT_FIRST_LIST_TIMEOUT
+            }
+        },
+    };
     for name in duplicate_server_names(text) {
         warnings.push(format!(
             "server \"{name}\" appears more than once in mcpServers; only the last entry is used"
@@ -67,6 +85,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
     Ok(Config {
         servers,
         ssrf_whitelist,
+        first_list_timeout,
         warnings,
         raw,
     })
@@ -138,6 +157,27 @@ pub(crate) fn syntax_error(e: &serde_json::Error, path: &Path) -> ConfigError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn first_list_timeout_defaults_and_rejects_bad_values() {
+        let cases = [
+            ("{}", 10.0, false),
+            (r#"{"firstListTimeout": 2.5}"#, 2.5, false),
+            (r#"{"firstListTimeout": 0}"#, 0.0, false),
+            (r#"{"firstListTimeout": -1}"#, 10.0, true),
+            (r#"{"firstListTimeout": "5"}"#, 10.0, true),
+        ];
+        for (text, secs, warned) in cases {
+            let cfg = parse(text, Path::new("c.json")).unwrap();
+            assert_eq!(cfg.first_list_timeout.as_secs_f64(), secs, "{text}");
+            assert_eq!(
+                !cfg.warnings.is_empty(),
+                warned,
+                "{text}: {:?}",
+                cfg.warnings
+            );
+        }
+    }
 
     fn load(text: &str) -> Config {
         parse(text, Path::new("config.json")).unwrap_or_else(|e| panic!("{e}"))

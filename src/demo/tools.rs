@@ -7,7 +7,7 @@
 //! | group | when | tools |
 //! |---|---|---|
 //! | default | always | `echo`, `add`, `sleep`, `image` |
-//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `toggle_extra` (+ `extra` while toggled on) |
+//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `argv`, `toggle_extra` (+ `extra` while toggled on) |
 //! | generated | `--extra-tools N` | `gen_0` … `gen_{N-1}` |
 
 use std::sync::Arc;
@@ -122,6 +122,11 @@ impl Tools {
                 ),
                 Tool::new("pid", "Return the server's process id", empty.clone()),
                 Tool::new(
+                    "argv",
+                    "Return the server's command-line arguments (after the program) as a JSON array",
+                    empty.clone(),
+                ),
+                Tool::new(
                     "toggle_extra",
                     "Add or remove the `extra` tool and send notifications/tools/list_changed",
                     empty.clone(),
@@ -210,6 +215,7 @@ impl Tools {
             ODD_TOOL => text("odd ok"),
             "get_env" => get_env(parse(args)?),
             "pid" => text(std::process::id().to_string()),
+            "argv" => argv(),
             "toggle_extra" => self.toggle_extra(context).await,
             EXTRA_TOOL if self.extra_enabled.load(Ordering::SeqCst) => text("extra ok"),
             _ => self.call_generated(name)?,
@@ -332,6 +338,16 @@ fn big(BigArgs { bytes }: BigArgs) -> CallToolResult {
         .map(|i| char::from(b'a' + (i % 26) as u8))
         .collect();
     text(body)
+}
+
+/// The process's arguments after the program, exactly as the OS split them (a launch-quoting
+/// test compares them byte for byte); an argument that is not Unicode is shown lossily.
+fn argv() -> CallToolResult {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    text(serde_json::Value::from(args).to_string())
 }
 
 fn get_env(GetEnvArgs { name }: GetEnvArgs) -> CallToolResult {

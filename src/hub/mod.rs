@@ -24,11 +24,13 @@
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `route.rs` | [`Hub::call`]: routing, the retry-once-after-reconnect rule, error results |
+//! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 
 mod owner;
 mod rebuild;
 mod reload;
 mod route;
+mod settled;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,14 +1,22 @@
 //! `mcp-companion bridge`: stdio ⇄ local socket, for MCP clients that can only spawn a command
 //! (DESIGN §10).
 //!
-//! Bytes are copied unchanged in both directions; the framing (one JSON-RPC message per line) is
-//! the same on both sides. The bridge ends when the companion closes the connection; when the
-//! client closes stdin, the bridge half-closes the socket and still delivers the responses that
-//! are in flight.
+//! Bytes are copied unchanged in both directions, a line at a time; the framing (one JSON-RPC
+//! message per line) is the same on both sides. The bridge ends when the companion closes the
+//! connection, or when the client has closed stdin and every request it sent has its response.
+//! The second rule matters on Windows: a named pipe has no half-close, so the companion never
+//! sees end of file there and the session would last forever; the bridge ends it by closing the
+//! pipe. On Unix the socket is also half-closed when stdin ends, as before.
 
 use std::path::PathBuf;
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::socket;
 
@@ -46,21 +54,50 @@ pub async fn run_stdio(candidates: &[PathBuf]) -> Result<(), BridgeError> {
     Err(BridgeError::NotRunning { tried })
 }
 
-/// Copies `input` → `stream` and `stream` → `output` until `stream` reaches end of file.
-pub async fn pump<I, O, S>(mut input: I, mut output: O, stream: S) -> Result<(), BridgeError>
+/// Copies `input` → `stream` and `stream` → `output`, a line at a time, until `stream` reaches end
+/// of file, or until `input` has ended and every JSON-RPC request read from it has its response
+/// (then `stream` is dropped, which closes the connection).
+///
+/// # Errors
+/// [`BridgeError::Io`] when reading the companion or writing `output` fails; a failing `input`
+/// only ends the upward direction.
+pub async fn pump<I, O, S>(input: I, mut output: O, stream: S) -> Result<(), BridgeError>
 where
     I: AsyncRead + Unpin,
     O: AsyncWrite + Unpin,
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let (mut sock_rd, mut sock_wr) = tokio::io::split(stream);
+    let (sock_rd, mut sock_wr) = tokio::io::split(stream);
+    let in_flight = InFlight::default();
     let upward = async {
-        tokio::io::copy(&mut input, &mut sock_wr).await?;
-        // The client closed stdin: let the companion see end of file, keep reading answers.
+        let mut input = BufReader::new(input);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if input.read_until(b'\n', &mut line).await? == 0 {
+                break;
+            }
+            in_flight.sent(&line);
+            sock_wr.write_all(&line).await?;
+            sock_wr.flush().await?;
+        }
+        // The client closed stdin: on Unix the companion sees end of file; answers still come.
         sock_wr.shutdown().await
     };
     let downward = async {
-        tokio::io::copy(&mut sock_rd, &mut output).await?;
+        let mut sock_rd = BufReader::new(sock_rd);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if sock_rd.read_until(b'\n', &mut line).await? == 0 {
+                break;
+            }
+            output.write_all(&line).await?;
+            output.flush().await?;
+            if in_flight.answered(&line) {
+                break;
+            }
+        }
         output.flush().await
     };
     tokio::pin!(upward, downward);
@@ -73,7 +110,79 @@ where
                 if let Err(e) = r {
                     tracing::debug!(error = %e, "stdin side of the bridge ended with an error");
                 }
+                if in_flight.input_ended() {
+                    return Ok(());
+                }
             }
         }
     }
 }
+
+/// The ids of the client's requests that have no response yet, and whether its input ended.
+#[derive(Debug, Default)]
+struct InFlight {
+    /// Each id as JSON text, so `1` and `"1"` stay distinct (JSON-RPC 2.0 §4).
+    ids: Mutex<HashSet<String>>,
+    input_ended: AtomicBool,
+}
+
+/// The two members of a JSON-RPC message the bridge looks at; the rest is skipped unparsed.
+#[derive(Deserialize)]
+struct Peek {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+}
+
+impl InFlight {
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.ids.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes the requests (with `method` and `id`) in a line sent to the companion.
+    fn sent(&self, line: &[u8]) {
+        for m in peek(line) {
+            if let (Some(id), Some(_)) = (m.id, m.method) {
+                self.ids().insert(id.to_string());
+            }
+        }
+    }
+
+    /// Notes the responses (`id` without `method`) in a line from the companion; true when the
+    /// input has ended and nothing is in flight any more.
+    fn answered(&self, line: &[u8]) -> bool {
+        let mut ids = self.ids();
+        if !ids.is_empty() {
+            for m in peek(line) {
+                if let (Some(id), None) = (m.id, m.method) {
+                    ids.remove(&id.to_string());
+                }
+            }
+        }
+        ids.is_empty() && self.input_ended.load(Ordering::SeqCst)
+    }
+
+    /// Marks the input as ended; true when nothing is in flight.
+    fn input_ended(&self) -> bool {
+        let ids = self.ids();
+        self.input_ended.store(true, Ordering::SeqCst);
+        ids.is_empty()
+    }
+}
+
+/// The messages of one line: an object, or each object of a batch array; nothing when the line
+/// is not JSON-RPC (the companion answers that itself).
+fn peek(line: &[u8]) -> Vec<Peek> {
+    let trimmed = line.trim_ascii_start();
+    if trimmed.first() == Some(&b'[') {
+        serde_json::from_slice(trimmed).unwrap_or_default()
+    } else {
+        serde_json::from_slice(trimmed)
+            .map(|m| vec![m])
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

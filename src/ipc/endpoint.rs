@@ -6,7 +6,7 @@
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
 //! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
 //! | `ping`, `logging/setLevel` | empty result |
-//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset |
+//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
@@ -17,6 +17,8 @@
 //! every session gets `notifications/tools/list_changed`.
 
 use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::ConstString;
 use rmcp::model::{
@@ -45,21 +47,28 @@ pub const PAGE_SIZE: usize = 1000;
 pub struct Endpoint {
     hub: Hub,
     shutdown: CancellationToken,
+    /// How long the session's first `tools/list` waits for the servers to settle.
+    first_list_wait: Duration,
+    /// Done once the first `tools/list` has waited.
+    first_list: Arc<tokio::sync::OnceCell<()>>,
 }
 
 impl Endpoint {
     /// A handler serving `hub`'s merged catalog.
     pub fn new(hub: Hub) -> Self {
-        Endpoint {
-            hub,
-            shutdown: CancellationToken::new(),
-        }
+        Self::with_shutdown(hub, CancellationToken::new(), Duration::ZERO)
     }
 
     /// Like [`Endpoint::new`]; calls cut short by `shutdown` say the companion is shutting
-    /// down rather than that the agent cancelled them.
-    pub fn with_shutdown(hub: Hub, shutdown: CancellationToken) -> Self {
-        Endpoint { hub, shutdown }
+    /// down rather than that the agent cancelled them, and the first `tools/list` waits up to
+    /// `first_list_wait` for every server to settle.
+    pub fn with_shutdown(hub: Hub, shutdown: CancellationToken, first_list_wait: Duration) -> Self {
+        Endpoint {
+            hub,
+            shutdown,
+            first_list_wait,
+            first_list: Arc::default(),
+        }
     }
 }
 
@@ -183,6 +192,16 @@ impl ServerHandler for Endpoint {
         params: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.first_list
+            .get_or_init(|| async {
+                if !self.hub.wait_settled(self.first_list_wait).await {
+                    tracing::info!(
+                        "first tools/list answered after {} s with servers still starting",
+                        self.first_list_wait.as_secs_f64()
+                    );
+                }
+            })
+            .await;
         let catalog = self.hub.catalog();
         let tools = catalog.tools();
         let start = match params.and_then(|p| p.cursor) {
@@ -224,15 +243,18 @@ impl ServerHandler for Endpoint {
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
 /// task on `sessions`. Sessions end when their agent hangs up or at shutdown.
+///
+/// `first_list_wait` is the config's `firstListTimeout`.
 pub async fn serve(
     listener: LocalListener,
     hub: Hub,
     sessions: TaskTracker,
     shutdown: CancellationToken,
+    first_list_wait: Duration,
 ) {
     let stop = shutdown.clone();
     accept_loop(listener, "agent", sessions, shutdown, move |stream, _| {
-        serve_session(stream, hub.clone(), stop.clone())
+        serve_session(stream, hub.clone(), stop.clone(), first_list_wait)
     })
     .await;
 }
@@ -249,13 +271,17 @@ where
 }
 
 /// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
-pub async fn serve_session<S>(stream: S, hub: Hub, shutdown: CancellationToken)
-where
+pub async fn serve_session<S>(
+    stream: S,
+    hub: Hub,
+    shutdown: CancellationToken,
+    first_list_wait: Duration,
+) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let mut events = hub.subscribe();
     let running = tokio::select! {
-        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone()), framed(stream)) => match r {
+        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait), framed(stream)) => match r {
             Ok(running) => running,
             Err(e) => {
                 tracing::debug!(error = %e, "agent left before initializing");

@@ -12,7 +12,7 @@
 //! | file | rule |
 //! |---|---|
 //! | [`env`](mod@env) | minimal child environment plus the entry's `env` |
-//! | [`windows`] | which commands run under `cmd.exe /d /c`, and quoting that survives cmd.exe |
+//! | [`windows`] | which commands run under `cmd.exe /d /v:off /s /c`, and quoting that survives cmd.exe |
 //! | [`shell_path`] | PATH from the login shell for GUI launches on macOS and Linux |
 //!
 //! PATH, for both the lookup and the child, is the entry's own `env.PATH` when set; else, in GUI

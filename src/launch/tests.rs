@@ -145,17 +145,17 @@ fn windows_launch_lines_follow_design_8() {
     let cases: &[(StdioConfig, Option<&str>, Option<&str>)] = &[
         (
             entry("npx", &["-y", "pkg@latest"], &[]),
-            Some(r"C:\Windows\System32\cmd.exe /d /c npx -y pkg@latest"),
+            Some(r#"C:\Windows\System32\cmd.exe /d /v:off /s /c ""npx" -y pkg@latest""#),
             None,
         ),
         (
             entry("custom-launcher", &["serve"], &[("PATH", r"C:\Tools")]),
-            Some(r"C:\Windows\System32\cmd.exe /d /c custom-launcher serve"),
+            Some(r#"C:\Windows\System32\cmd.exe /d /v:off /s /c ""custom-launcher" serve""#),
             None,
         ),
         (
             entry(r"C:\tools\run.BAT", &[], &[]),
-            Some(r"C:\Windows\System32\cmd.exe /d /c C:\tools\run.BAT"),
+            Some(r#"C:\Windows\System32\cmd.exe /d /v:off /s /c ""C:\tools\run.BAT"""#),
             None,
         ),
         (
@@ -205,7 +205,7 @@ fn windows_argument_with_cmd_metacharacters_is_escaped_exactly() {
     // npx.cmd is a batch file: escaped twice (cmd /c, then the batch file's %* line).
     assert_eq!(
         spec.raw_args.as_deref(),
-        Some(r#"/d /c npx -y pkg ^^^"a^^^&b^^^ \^^^"c^^^ d\^^^"^^^""#)
+        Some(r#"/d /v:off /s /c ""npx" -y pkg ^^^"a^^^&b^^^ \^^^"c^^^ d\^^^"^^^"""#)
     );
     let cfg = entry(r"C:\Python\python.exe", &["a&b \"c d\""], &[]);
     let spec = plan_on(TargetOs::Windows, &cfg, None).spec;

@@ -7,16 +7,31 @@
 //!
 //! The strategy: explicit shells (`cmd`, `powershell`, `pwsh`, with or without `.exe`) and real
 //! binaries (`.exe`, `.com`) run as they are. The known shims, and any command whose given or
-//! resolved name ends in `.cmd`/`.bat`, run as `%COMSPEC% /d /c <command> <args…>` (COMSPEC from
-//! the entry's env, then the companion's, then `cmd.exe`). The tail after the program is built
-//! here, byte for byte, and spawned with `raw_arg`, so no second quoting layer applies:
+//! resolved name ends in `.cmd`/`.bat`, run as `%COMSPEC% /d /v:off /s /c ""<command>" <args…>"`
+//! (COMSPEC from the entry's env, then the companion's, then `cmd.exe`). The tail after the
+//! program is built here, byte for byte, and spawned with `raw_arg`, so no second quoting layer
+//! applies:
 //!
+//! - `/s` makes cmd.exe's rule unconditional: it strips the first and the last quote of the line
+//!   and runs the rest (`cmd /?`, "processing quote characters"). Without `/s`, a line with exactly
+//!   two quotes around an existing program keeps them, any other line loses them, so the result
+//!   would depend on the arguments;
+//! - the command is written in quotes, so a folder with spaces, `&`, `(` or `^` in its name stays
+//!   one token. A caret cannot do that: carets are removed before cmd.exe splits off the command
+//!   name, so `C:\dir^ with^ space\x.cmd` runs `C:\dir` (the bug found under Wine, issue #18).
+//!   Rust's standard library (`cmd.exe /e:ON /v:OFF /d /c ""script" args"`, since
+//!   CVE-2024-24576 "BatBadBut") writes batch paths the same way;
+//! - `/v:off` turns delayed expansion off even when the registry turns it on, so `!` is literal;
 //! - an argument made only of safe characters is written as is (`-y`, `pkg@latest`);
 //! - any other argument is quoted for the child's `CommandLineToArgvW` rules (backslashes doubled
 //!   before a quote, `"` as `\"`), then every cmd.exe metacharacter, the quotes included, is
-//!   escaped with `^`, so cmd.exe never enters quote mode and removes exactly one caret each;
+//!   escaped with `^`, so cmd.exe never enters quote mode and removes exactly one caret each; `%`
+//!   is escaped too, which leaves every `%name^%` undefined, so nothing expands;
 //! - when the target is a batch file, the escaping is applied twice, because the batch file's
 //!   `%*` line is parsed by cmd.exe a second time (the approach of node's `cross-spawn`).
+//!
+//! Limits: `%NAME%` inside the command path itself is expanded by cmd.exe (quotes do not stop it;
+//! Windows file names rarely hold `%`); a `"` cannot occur in a Windows file name.
 //!
 //! Fallback: a shim name that cannot be resolved is still wrapped and assumed to be a batch file.
 
@@ -24,6 +39,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{TargetOs, env};
+
+/// cmd.exe's switches before the command line: no AutoRun, no delayed expansion, strip the outer
+/// quotes (`/s`), run and exit (`/c`).
+pub const SWITCHES: &str = "/d /v:off /s /c";
 
 /// Programs that are batch-file shims on Windows and must run under cmd.exe.
 const SHIMS: &[&str] = &["npx", "npm", "pnpm", "yarn", "bunx"];
@@ -43,7 +62,7 @@ const SHELLS: &[&str] = &[
 pub struct Wrapped {
     /// The cmd.exe to run (`COMSPEC`).
     pub comspec: String,
-    /// The arguments as cmd.exe will see them, for display: `/d`, `/c`, the command, its args.
+    /// The arguments as cmd.exe will see them, for display: the switches, the command, its args.
     pub args: Vec<String>,
     /// The exact command-line tail after the program, for `raw_arg`.
     pub raw: String,
@@ -92,12 +111,14 @@ pub fn wrap(
         .or_else(|| parent("COMSPEC"))
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| "cmd.exe".to_owned());
-    let mut raw = format!("/d /c {}", escape_command(command));
+    let mut raw = format!("{SWITCHES} \"{}", quote_command(command));
     for arg in args {
         raw.push(' ');
         raw.push_str(&escape_arg(arg, batch));
     }
-    let mut shown = vec!["/d".to_owned(), "/c".to_owned(), command.to_owned()];
+    raw.push('"');
+    let mut shown: Vec<String> = SWITCHES.split(' ').map(str::to_owned).collect();
+    shown.push(command.to_owned());
     shown.extend(args.iter().cloned());
     Some(Wrapped {
         comspec,
@@ -141,9 +162,11 @@ fn caret_escape(s: &str) -> String {
     out
 }
 
-/// The command token for `cmd /c`: metacharacters (spaces included) escaped with `^`.
-pub fn escape_command(command: &str) -> String {
-    caret_escape(command)
+/// The command token for `cmd /s /c "…"`: in quotes, so spaces and `&()^` stay in the name.
+///
+/// A Windows file name holds no `"`; one in `command` is dropped rather than ending the quotes.
+pub fn quote_command(command: &str) -> String {
+    format!("\"{}\"", command.replace('"', ""))
 }
 
 /// One argument for `cmd /c`, surviving cmd.exe (twice when `batch`) and `CommandLineToArgvW`.
@@ -344,11 +367,93 @@ mod tests {
         );
     }
 
+    /// cmd.exe's phase 2 on one line: outside quotes `^x` becomes `x` and `&|<>` are operators
+    /// (an error here); quotes toggle quote mode and stay. Returns the line as it is executed.
+    fn cmd_phase2(line: &str) -> Result<String, String> {
+        let mut out = String::new();
+        let mut quoted = false;
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => {
+                    quoted = !quoted;
+                    out.push(c);
+                }
+                '^' if !quoted => out.extend(chars.next()),
+                '&' | '|' | '<' | '>' if !quoted => return Err(format!("live {c} in {line}")),
+                _ => out.push(c),
+            }
+        }
+        Ok(out)
+    }
+
+    /// What `cmd.exe /s /c <tail>` runs: the command and the argument string it passes on
+    /// (`cmd /?`: with `/s`, the first and the last quote of the line are removed).
+    fn cmd_s_c(tail: &str) -> Result<(String, String), String> {
+        let inner = tail.strip_prefix('"').ok_or("no opening quote")?;
+        let last = inner.rfind('"').ok_or("no closing quote")?;
+        let line = cmd_phase2(&format!("{}{}", &inner[..last], &inner[last + 1..]))?;
+        // The command token: a quoted name up to its closing quote, else up to a delimiter.
+        let (command, rest) = match line.strip_prefix('"') {
+            Some(q) => q.split_once('"').ok_or("unterminated command")?,
+            None => line.split_once([' ', '\t']).unwrap_or((&line, "")),
+        };
+        Ok((command.to_owned(), rest.to_owned()))
+    }
+
+    fn wrapped(command: &str, args: &[&str]) -> Wrapped {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        wrap(command, &args, None, &BTreeMap::new(), &|_| None).expect("a batch file is wrapped")
+    }
+
     #[test]
-    fn a_command_path_with_spaces_is_escaped_for_cmd() {
+    fn a_batch_file_in_a_folder_with_spaces_and_ampersand_runs_with_every_argument_intact() {
+        let command = r"C:\Users\Zoë\my tools & (more)\run^it.cmd";
+        let mut args = NASTY.to_vec();
+        args.extend(["100%", "%PATH%", "!x!", "naïve 日本"]);
+        let w = wrapped(command, &args);
+        let tail = w
+            .raw
+            .strip_prefix(SWITCHES)
+            .expect("switches first")
+            .trim_start();
+        let (ran, rest) = cmd_s_c(tail).expect("cmd.exe parses the line");
+        assert_eq!(ran, command);
+        // The batch file's `%*` line goes through phase 2 once more.
+        let rest = cmd_phase2(&rest).expect("the batch line parses");
+        assert_eq!(argv_parse(&rest), args, "{}", w.raw);
+    }
+
+    #[test]
+    fn the_launch_line_quotes_the_command_inside_outer_quotes() {
+        let w = wrapped(r"C:\Program Files\x\run.bat", &["-y", "a b"]);
         assert_eq!(
-            escape_command(r"C:\Program Files\x\run.bat"),
-            r"C:\Program^ Files\x\run.bat"
+            w.raw,
+            r#"/d /v:off /s /c ""C:\Program Files\x\run.bat" -y ^^^"a^^^ b^^^"""#
+        );
+        assert_eq!(
+            w.args,
+            [
+                "/d",
+                "/v:off",
+                "/s",
+                "/c",
+                r"C:\Program Files\x\run.bat",
+                "-y",
+                "a b"
+            ]
+        );
+    }
+
+    /// The old form `/d /c C:\dir^ with^ space\x.cmd` ran `C:\dir`: carets are removed before the
+    /// command name is split off.
+    #[test]
+    fn a_caret_escaped_command_name_would_split_at_the_space() {
+        let line = cmd_phase2(r"C:\dir^ with^ space\x.cmd").expect("parses");
+        assert_eq!(line.split(' ').next(), Some(r"C:\dir"));
+        assert_eq!(
+            quote_command(r"C:\dir with space\x.cmd"),
+            r#""C:\dir with space\x.cmd""#
         );
     }
 }

@@ -4,7 +4,7 @@
 //! `npx`'s grandchildren too. On Linux the child also gets `PR_SET_PDEATHSIG`, so it dies if the
 //! companion is killed with SIGKILL. Stop is SIGTERM to the group, a grace period, then SIGKILL;
 //! dropping a [`StdioChild`] that is still running kills the group at once. On Windows no console
-//! window opens (`CREATE_NO_WINDOW`), and a command `launch` wrapped in `cmd.exe /d /c` gets its
+//! window opens (`CREATE_NO_WINDOW`), and a command `launch` wrapped in `cmd.exe /d /v:off /s /c` gets its
 //! pre-quoted command line verbatim (`raw_arg`), so std's quoting cannot double-quote it.
 
 use std::process::{ExitStatus, Stdio};
@@ -109,7 +109,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     ))
 }
 
-/// Passes the arguments: on Windows a planned raw command line (`cmd.exe /d /c …`, already quoted
+/// Passes the arguments: on Windows a planned raw command line (`cmd.exe /d /v:off /s /c "…"`, already quoted
 /// for cmd.exe) goes verbatim through `raw_arg`; everything else gets the standard quoting.
 fn apply_args(cmd: &mut tokio::process::Command, spec: &LaunchSpec) {
     #[cfg(windows)]

@@ -182,3 +182,99 @@ async fn a_call_in_flight_at_shutdown_is_not_blamed_on_the_client() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_agent_connecting_during_start_up_lists_every_tool_of_a_slow_server() {
+    // `slow` takes 3 s to answer initialize; the agent connects at once and lists once, as
+    // nanobot does. The limit is generous so a loaded machine cannot make the test flaky.
+    let c = Companion::start(json!({
+        "firstListTimeout": 120,
+        "mcpServers": {
+            "fast": demo(&[]),
+            "slow": demo(&["--start-delay-ms", "3000"]),
+        }
+    }));
+    let client = c.client().await;
+    let names = crate::common::tool_names(&client).await;
+    assert!(names.contains(&"mcp_fast_echo".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"mcp_slow_echo".to_owned()),
+        "the first tools/list waited for the slow server: {names:?}"
+    );
+    // Every tool of the slow server, not just some.
+    let slow = names.iter().filter(|n| n.starts_with("mcp_slow_")).count();
+    let fast = names.iter().filter(|n| n.starts_with("mcp_fast_")).count();
+    assert_eq!(slow, fast, "{names:?}");
+}
+
+#[tokio::test]
+async fn the_first_list_wait_is_bounded() {
+    // A server that takes 10 minutes to start cannot hold the list longer than the limit.
+    let c = Companion::start(json!({
+        "firstListTimeout": 1,
+        "mcpServers": {
+            "fast": demo(&[]),
+            "stuck": demo(&["--start-delay-ms", "600000"]),
+        }
+    }));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while c.server("fast").await.state.as_str() != "running" {
+        assert!(std::time::Instant::now() < deadline, "{}", c.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let client = c.client().await;
+    let names = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        crate::common::tool_names(&client),
+    )
+    .await
+    .expect("answered although a server is still starting");
+    assert!(names.contains(&"mcp_fast_echo".to_owned()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp_stuck_")),
+        "{names:?}"
+    );
+}
+
+#[tokio::test]
+async fn status_marks_an_error_of_an_earlier_process_and_logs_mark_each_process() {
+    let c = Companion::start(json!({ "mcpServers": { "crashy": demo(&[]) } }));
+    c.settled().await;
+    let old = c.server("crashy").await.pid;
+    let client = c.client().await;
+    let _ = call(&client, "mcp_crashy_crash", json!({ "exit_code": 7 })).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let s = c.server("crashy").await;
+        if s.state.as_str() == "running" && s.pid != old {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{s:?}\n{}", c.log());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let status = String::from_utf8_lossy(&c.cli(&["status"]).stdout).into_owned();
+    let row = status
+        .lines()
+        .find(|l| l.starts_with("crashy"))
+        .unwrap_or_default();
+    assert!(
+        row.contains("running") && row.contains("(earlier) ") && row.contains("exit code 7"),
+        "a running server shows its old error as older: {status}"
+    );
+    let logs = String::from_utf8_lossy(&c.cli(&["logs", "crashy"]).stdout).into_owned();
+    let markers: Vec<usize> = logs
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("── process ") && l.ends_with(" started ──"))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(markers.len() >= 2, "one marker per process: {logs}");
+    let crash_line = logs
+        .lines()
+        .position(|l| l.contains("crashing with exit code 7"))
+        .unwrap_or(usize::MAX);
+    assert!(
+        crash_line < *markers.last().unwrap_or(&0),
+        "the crash belongs to an earlier process: {logs}"
+    );
+}

@@ -100,7 +100,12 @@ async fn a_reload_storm_with_stop_and_start_keeps_the_agent_in_step() {
 
     let (agent_side, hub_side) = tokio::io::duplex(1 << 20);
     let stop = CancellationToken::new();
-    let session = tokio::spawn(endpoint::serve_session(hub_side, hub.clone(), stop.clone()));
+    let session = tokio::spawn(endpoint::serve_session(
+        hub_side,
+        hub.clone(),
+        stop.clone(),
+        Duration::ZERO,
+    ));
     let (heard, mut notifications) = mpsc::unbounded_channel();
     let agent = Agent(heard).serve(agent_side).await.expect("handshake");
     let list = || async {

@@ -82,6 +82,13 @@ async fn test_tools_fail_big_odd_env_and_pid() {
 
     let pid = call(&s, "pid", json!({})).await;
     assert_eq!(first_text(&pid), std::process::id().to_string());
+
+    let argv = call(&s, "argv", json!({})).await;
+    let expected: Vec<String> = std::env::args().skip(1).collect();
+    assert_eq!(
+        first_text(&argv),
+        serde_json::Value::from(expected).to_string()
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,105 @@
+//! The bridge over an in-memory stream that, like a Windows named pipe, never reports end of file
+//! to the companion: the bridge itself must end the session once its input is done.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+use super::pump;
+
+/// Generous: only a hang (the bug) can exceed it.
+const HANG: Duration = Duration::from_secs(20);
+
+/// A companion that answers every request line with `{"id":…,"result":{}}` (after `delay`), and
+/// then keeps its end open until the test is over, as a named pipe server does.
+async fn companion(stream: DuplexStream, delay: Duration) {
+    let (rd, mut wr) = tokio::io::split(stream);
+    let mut lines = BufReader::new(rd).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let msg: serde_json::Value = serde_json::from_str(&line).expect("json from the bridge");
+        let requests = match msg {
+            serde_json::Value::Array(batch) => batch,
+            one => vec![one],
+        };
+        for m in requests {
+            if let (Some(id), Some(_)) = (m.get("id"), m.get("method")) {
+                tokio::time::sleep(delay).await;
+                let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}});
+                wr.write_all(format!("{answer}\n").as_bytes())
+                    .await
+                    .expect("answer");
+            }
+        }
+    }
+    // The bridge's input ended (Unix half-close); a named pipe would never get here. Stay open.
+    std::future::pending::<()>().await;
+}
+
+/// Runs the bridge on `input`; returns what it wrote to its stdout.
+async fn bridge(input: &'static str, delay: Duration) -> String {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let server = tokio::spawn(companion(theirs, delay));
+    let mut output = Vec::new();
+    tokio::time::timeout(HANG, pump(input.as_bytes(), &mut output, ours))
+        .await
+        .expect("the bridge ends once its input is done and answered")
+        .expect("no i/o error");
+    server.abort();
+    String::from_utf8(output).expect("utf-8")
+}
+
+#[tokio::test]
+async fn ends_after_closed_input_once_every_request_is_answered() {
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":"1","method":"tools/list"}"#,
+        "\n",
+    );
+    // The answers come well after the input ended: they are still delivered.
+    let out = bridge(input, Duration::from_millis(50)).await;
+    let ids: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json")["id"].clone())
+        .collect();
+    assert_eq!(ids, [serde_json::json!(1), serde_json::json!("1")]);
+}
+
+#[tokio::test]
+async fn ends_at_once_when_nothing_is_in_flight() {
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        // A response to a server→client request is not a request of ours.
+        r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+        "\n",
+        "not json at all\n",
+    );
+    assert_eq!(bridge(input, Duration::ZERO).await, "");
+}
+
+#[tokio::test]
+async fn a_batch_is_answered_in_full_before_the_end() {
+    let input = concat!(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        "\n",
+        // The last line may lack its newline.
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    );
+    let out = bridge(input, Duration::from_millis(10)).await;
+    assert_eq!(out.lines().count(), 3, "{out}");
+}
+
+#[tokio::test]
+async fn ends_when_the_companion_hangs_up_while_input_is_open() {
+    let (ours, theirs) = tokio::io::duplex(1024);
+    let (_keep_open, input) = tokio::io::duplex(1024);
+    drop(theirs);
+    let mut output = Vec::new();
+    tokio::time::timeout(HANG, pump(input, &mut output, ours))
+        .await
+        .expect("the bridge ends when the companion closes")
+        .expect("no i/o error");
+}
