@@ -134,6 +134,9 @@ enum Command {
         #[arg(long, value_parser = ["windows", "macos", "linux"])]
         os: Option<String>,
     },
+    /// Secrets in the OS keychain, used in the config as ${secret:NAME}.
+    #[command(subcommand)]
+    Secret(cli::secret::SecretCommand),
     /// Run the built-in demo MCP server on stdio (what the default config starts).
     DemoServer {
         /// Also expose the test tools (fail, crash, garbage, big, toggle_extra…).
@@ -249,6 +252,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
             .await
         }
+        Command::Secret(cmd) => cli::secret::run(args.config.as_deref(), cmd),
         Command::DemoServer {
             test_tools,
             start_delay_ms,

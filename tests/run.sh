@@ -14,6 +14,8 @@ bash tests/peers/setup.sh "$MCP_PEERS_DIR"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
+# The keychain tests again, against a real Secret Service (a private gnome-keyring).
+bash tests/keychain.sh
 bash tests/fuzz.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 bash tests/soak.sh

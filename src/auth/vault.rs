@@ -2,7 +2,8 @@
 //! [`crate::auth::store`] for what goes in it).
 //!
 //! [`TokenVault`] is the narrow face the OAuth code needs (get, set, delete a string by name).
-//! The companion uses the OS keychain through [`crate::secret`]; tests and the conformance run
+//! The companion uses the OS keychain through [`crate::secret`] (service `mcp-companion-oauth`);
+//! tests and the conformance run
 //! may pick an in-process [`MemoryVault`] with [`VAULT_ENV`]` = memory`, which keeps tokens for
 //! the life of one `serve` process only.
 
@@ -77,9 +78,31 @@ fn default_vault() -> Arc<dyn TokenVault> {
     }
 }
 
-/// The OS keychain (see [`crate::secret`]); until that module lands, an in-process vault.
+/// The OS keychain (see [`crate::secret`]) under the service `<service>-oauth`, so sign-ins
+/// stay out of `secret list` and a test's `MCP_COMPANION_KEYCHAIN_SERVICE` applies to them too.
 fn os_vault() -> Arc<dyn TokenVault> {
-    Arc::new(MemoryVault::default())
+    let service = format!("{}-oauth", crate::secret::os_keychain().service());
+    Arc::new(KeychainVault(crate::secret::Keychain::new(service)))
+}
+
+/// [`TokenVault`] on the OS keychain.
+struct KeychainVault(crate::secret::Keychain);
+
+impl TokenVault for KeychainVault {
+    fn get(&self, name: &str) -> Result<Option<String>, VaultError> {
+        use crate::secret::SecretStore;
+        self.0.get(name).map_err(|e| VaultError(e.to_string()))
+    }
+    fn set(&self, name: &str, value: &str) -> Result<(), VaultError> {
+        use crate::secret::SecretStore;
+        self.0
+            .set(name, value)
+            .map_err(|e| VaultError(e.to_string()))
+    }
+    fn delete(&self, name: &str) -> Result<bool, VaultError> {
+        use crate::secret::SecretStore;
+        self.0.delete(name).map_err(|e| VaultError(e.to_string()))
+    }
 }
 
 #[cfg(test)]

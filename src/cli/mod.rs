@@ -4,6 +4,7 @@ pub mod auth;
 mod client;
 pub mod doctor;
 pub mod out;
+pub mod secret;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -12,8 +12,10 @@
 //! | [`import`] | reading other clients' config files: added / skipped / renamed |
 //! | [`edit`] | validated, atomically saved edits of `config.json` |
 //! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
+//! | [`secrets`] | moving plain-text secret values into the keychain (`secret migrate`, import) |
 
 pub mod edit;
 pub mod import;
 pub mod presets;
 pub mod probe;
+pub mod secrets;

@@ -47,11 +47,14 @@ pub fn upstream_connect() -> Connect {
 }
 
 async fn connect(args: ConnectArgs) -> Result<Session, StartFailure> {
-    let cfg = args.cfg.expand_from_env().map_err(|e| StartFailure {
-        message: e.to_string(),
-        permanent: true,
-        sign_in: false,
-    })?;
+    // Keychain reads for `${secret:…}` run on the blocking pool.
+    let cfg = crate::config::expand_for_start(args.cfg.clone())
+        .await
+        .map_err(|e| StartFailure {
+            message: e.to_string(),
+            permanent: true,
+            sign_in: false,
+        })?;
     upstream::connect(&cfg, &args.log, args.progress, &args.whitelist)
         .await
         .map_err(|e| StartFailure {
