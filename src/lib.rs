@@ -21,6 +21,7 @@
 //! | [`reaper`] | the guardian process that kills every server's process group if the companion dies |
 //! | [`manage`] | the install side: presets, import, validated edits, probe (used by window and CLI) |
 
+pub mod auth;
 pub mod catalog;
 pub mod companion;
 pub mod config;

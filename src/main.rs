@@ -101,6 +101,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to a remote server that asks for OAuth (state `needs sign-in`).
+    ///
+    /// With a companion running, it opens the browser and restarts the server once signed in;
+    /// this command prints the URL and waits. Tokens are kept in the OS keychain.
+    Login {
+        /// Server name.
+        server: String,
+    },
+    /// Forget a server's OAuth tokens and client registration.
+    Logout {
+        /// Server name.
+        server: String,
+    },
     /// Re-read the config file and apply the changes: added servers start, removed ones stop,
     /// changed ones restart, the rest keep running. A config that does not load changes nothing.
     Reload {
@@ -243,6 +256,12 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             cli::control(socket, ControlRequest::Restart { server }, json).await
         }
         Command::Reload { json } => cli::control(socket, ControlRequest::Reload, json).await,
+        Command::Login { server } => {
+            cli::auth::login(args.config.as_deref(), socket, &server).await
+        }
+        Command::Logout { server } => {
+            cli::auth::logout(args.config.as_deref(), socket, &server).await
+        }
         Command::Doctor { server, os } => {
             cli::doctor::run(
                 args.config.as_deref(),

@@ -19,6 +19,7 @@ bash tests/fuzz.sh
 bash tests/keychain.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 bash tests/soak.sh
+bash tests/conformance.sh
 bash tests/windows.sh
 
 # The desktop shell (src-tauri/): built and tested only where its system packages are installed

@@ -15,6 +15,11 @@ command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x8
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # Debian keeps wine64 out of PATH, in /usr/lib/wine/.
 command -v wine64 >/dev/null 2>&1 || [ -x /usr/lib/wine/wine64 ] || need_apt+=(wine64)
+# The conformance client suite: a private network namespace (unshare, ip) and the stand-in
+# browser (curl).
+command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # A real Secret Service for the keychain tests (tests/keychain.sh): gnome-keyring on a private
 # D-Bus session bus.
 command -v gnome-keyring-daemon >/dev/null 2>&1 || need_apt+=(gnome-keyring)

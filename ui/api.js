@@ -7,6 +7,7 @@ export const listServers = () => invoke('list_servers');
 export const startServer = (name) => invoke('start_server', { name });
 export const stopServer = (name) => invoke('stop_server', { name });
 export const restartServer = (name) => invoke('restart_server', { name });
+export const signInServer = (name) => invoke('sign_in_server', { name });
 export const startAll = () => invoke('start_all');
 export const stopAll = () => invoke('stop_all');
 export const removeServer = (name) => invoke('remove_server', { name });

@@ -4,6 +4,7 @@ export const STATES = Object.freeze({
   starting: { label: 'starting', tone: 'busy' },
   backoff: { label: 'retrying', tone: 'warn' },
   failed: { label: 'failed', tone: 'bad' },
+  'needs sign-in': { label: 'needs sign-in', tone: 'warn' },
   stopped: { label: 'stopped', tone: 'off' },
 });
 

@@ -36,7 +36,7 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, import, registry, servers, settings};
+    use commands::{add, import, registry, servers, settings, sign_in};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
         servers::start_server,
@@ -48,6 +48,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         servers::get_server,
         servers::read_log,
         servers::call_tool,
+        sign_in::sign_in_server,
         add::list_presets,
         add::instantiate_preset,
         add::test_server,

@@ -28,6 +28,8 @@ pub fn init(level: &str) -> SetLogLevel {
         .and_then(|l| filter_for(&l).ok())
         .or_else(|| filter_for(level).ok())
         .unwrap_or_else(|| EnvFilter::new("info,rmcp=warn"));
+    // rmcp's OAuth code logs authorization codes at debug.
+    let filter = mcp_companion::auth::secret_safe(filter);
     let (filter, handle) = reload::Layer::new(filter);
     let installed = tracing_subscriber::registry()
         .with(filter)
@@ -43,6 +45,7 @@ pub fn init(level: &str) -> SetLogLevel {
     Box::new(move |level: &str| {
         let filter =
             filter_for(level).map_err(|e| format!("invalid log level \"{level}\": {e}"))?;
+        let filter = mcp_companion::auth::secret_safe(filter);
         handle.reload(filter).map_err(|e| e.to_string())
     })
 }

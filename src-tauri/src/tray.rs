@@ -74,9 +74,12 @@ pub enum Health {
 impl Health {
     /// Health of a set of servers.
     pub fn of(statuses: &[ServerStatus]) -> Health {
-        let failing = statuses
-            .iter()
-            .any(|s| matches!(s.state, ServerState::Failed | ServerState::Backoff));
+        let failing = statuses.iter().any(|s| {
+            matches!(
+                s.state,
+                ServerState::Failed | ServerState::Backoff | ServerState::NeedsSignIn
+            )
+        });
         let running = statuses.iter().any(|s| s.state == ServerState::Running);
         match (failing, running) {
             (true, _) => Health::Degraded,
@@ -121,7 +124,11 @@ fn menu<R: Runtime>(app: &AppHandle<R>, statuses: &[ServerStatus]) -> tauri::Res
     )?));
     items.push(Box::new(PredefinedMenuItem::separator(app)?));
     for s in statuses {
-        let label = format!("{} — {}", s.name, s.state.as_str());
+        let label = if s.state == ServerState::NeedsSignIn {
+            format!("{} — sign in", s.name)
+        } else {
+            format!("{} — {}", s.name, s.state.as_str())
+        };
         let id = TrayAction::Toggle(s.name.clone()).id();
         items.push(Box::new(CheckMenuItem::with_id(
             app,
@@ -220,6 +227,18 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
     let hub = app.desktop().hub.clone();
     match action {
         TrayAction::Toggle(name) => {
+            if let Some(handle) = hub
+                .server(&name)
+                .filter(|s| s.snapshot().status.state == ServerState::NeedsSignIn)
+            {
+                // "name — sign in": the browser opens; the server restarts once signed in.
+                tauri::async_runtime::spawn(async move {
+                    if let Err(e) = mcp_companion::ipc::login::sign_in(handle).await {
+                        tracing::warn!(server = %name, error = %e, "tray sign-in failed");
+                    }
+                });
+                return;
+            }
             let active = hub
                 .server(&name)
                 .is_some_and(|s| is_active(s.snapshot().status.state));

@@ -1,5 +1,6 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
+pub mod auth;
 mod client;
 pub mod connect;
 pub mod doctor;
@@ -27,6 +28,8 @@ pub fn init_tracing(level: Option<&str>, default: &str) {
         .map(tracing_subscriber::EnvFilter::new)
         .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},rmcp=warn")));
+    // rmcp's OAuth code logs authorization codes at debug.
+    let filter = mcp_companion::auth::secret_safe(filter);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr))
@@ -221,7 +224,7 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .unwrap_or(6)
         .clamp(6, NAME_COLUMN);
     outln!(
-        "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  LAST ERROR",
+        "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  LAST ERROR",
         "SERVER",
         "TRANSPORT",
         "STATE",
@@ -231,7 +234,7 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     );
     for s in &report.servers {
         outln!(
-            "{:width$}  {:14}  {:8}  {:>5}  {:>7}  {:>8}  {}",
+            "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
             ellipsize(&s.name, NAME_COLUMN),
             s.transport,
             s.state.as_str(),

@@ -35,6 +35,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "disabled",
     "connectTimeout",
     "source",
+    "oauth",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
@@ -115,6 +116,7 @@ pub(crate) fn parse_entry(
             let http = HttpConfig {
                 url: url.to_owned(),
                 headers: f.string_map("headers")?,
+                oauth: super::oauth::parse_oauth(name, obj.get("oauth"), warnings)?,
             };
             if kind == Kind::Sse {
                 TransportConfig::Sse(http)
@@ -219,6 +221,7 @@ mod tests {
             TransportConfig::StreamableHttp(HttpConfig {
                 url: "http://h/mcp".into(),
                 headers: BTreeMap::new(),
+                oauth: Default::default(),
             })
         );
         assert_eq!(

@@ -293,7 +293,22 @@ fn expand_http(server: &str, h: &HttpConfig, src: &Sources) -> Result<HttpConfig
             ))
         })
         .collect::<Result<_, ConfigError>>()?;
-    Ok(HttpConfig { url, headers })
+    let text = |field: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|v| expand_text(server, &format!("oauth.{field}"), v, src))
+            .transpose()
+    };
+    let oauth = crate::config::OAuthConfig {
+        client_id: text("clientId", &h.oauth.client_id)?,
+        client_secret: text("clientSecret", &h.oauth.client_secret)?,
+        client_metadata_url: text("clientMetadataUrl", &h.oauth.client_metadata_url)?,
+        scopes: h.oauth.scopes.clone(),
+    };
+    Ok(HttpConfig {
+        url,
+        headers,
+        oauth,
+    })
 }
 
 /// Checks the reference syntax of `text` (secret names included) without looking anything up

@@ -93,6 +93,7 @@ fn http(url: &str, headers: &[(&str, &str)], sse: bool) -> ServerConfig {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        oauth: Default::default(),
     };
     ServerConfig {
         name: "docs".into(),

@@ -24,6 +24,7 @@
 //! | `fields.rs` | typed access to an entry's fields, errors naming server and field |
 //! | `transport.rs` | transport kinds, detection when `type` is absent, URL checks |
 //! | `normalize.rs` | [`normalize_document`]: the explicit `type` written on save |
+//! | `oauth.rs` | the `oauth` object of a remote entry: [`OAuthConfig`] |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
@@ -42,6 +43,7 @@ mod expand;
 mod fields;
 mod load;
 mod normalize;
+mod oauth;
 mod parse;
 mod path;
 #[cfg(test)]
@@ -67,6 +69,7 @@ pub use expand::{
 };
 pub use load::{default_document, load, load_or_init};
 pub use normalize::{normalize_document, normalize_entry};
+pub use oauth::OAuthConfig;
 pub use parse::parse;
 pub use path::{
     CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
@@ -175,6 +178,8 @@ pub struct HttpConfig {
     pub url: String,
     /// Headers sent on every request. Values may be secrets: never log them.
     pub headers: BTreeMap<String, String>,
+    /// How to sign in when the server asks for OAuth (the entry's `oauth` object).
+    pub oauth: OAuthConfig,
 }
 
 impl ServerConfig {

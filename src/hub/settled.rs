@@ -21,7 +21,10 @@ impl Hub {
             .all(|s| match s.snapshot().status.state {
                 ServerState::Starting => false,
                 ServerState::Running => view.folded(s),
-                ServerState::Stopped | ServerState::Backoff | ServerState::Failed => true,
+                ServerState::Stopped
+                | ServerState::Backoff
+                | ServerState::Failed
+                | ServerState::NeedsSignIn => true,
             })
     }
 

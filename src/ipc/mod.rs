@@ -11,6 +11,7 @@
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
 //! | [`control`] | the control API the CLI drives a running companion with |
+//! | [`login`] | the control API's `login` / `logout` (OAuth sign-in of a remote server) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
@@ -18,6 +19,7 @@ pub mod bridge;
 pub mod control;
 pub mod endpoint;
 pub mod line;
+pub mod login;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

@@ -32,6 +32,9 @@ pub struct StartFailure {
     /// Retrying cannot help (command not found, missing variable, bad cwd…): go to `failed`
     /// at once instead of backing off.
     pub permanent: bool,
+    /// The server wants an OAuth sign-in (HTTP 401): go to `needs sign-in` and wait for
+    /// `login` instead of retrying.
+    pub sign_in: bool,
 }
 
 /// A connect function: one attempt per call.
@@ -50,11 +53,13 @@ async fn connect(args: ConnectArgs) -> Result<Session, StartFailure> {
         .map_err(|e| StartFailure {
             message: e.to_string(),
             permanent: true,
+            sign_in: false,
         })?;
     upstream::connect(&cfg, &args.log, args.progress, &args.whitelist)
         .await
         .map_err(|e| StartFailure {
             permanent: e.is_permanent(),
+            sign_in: matches!(e, upstream::ConnectError::NeedsSignIn { .. }),
             message: e.to_string(),
         })
 }

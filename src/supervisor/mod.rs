@@ -16,6 +16,8 @@
 //!                        │ 5th failure in a row
 //!                        ▼
 //!                      failed ──start──▶ starting
+//!
+//! starting ── HTTP 401 ──▶ needs sign-in ──login / start──▶ starting
 //! ```
 //!
 //! A configuration problem (command not found, missing `${VAR}`, bad `cwd`) goes straight to
@@ -60,6 +62,9 @@ pub enum ServerState {
     Backoff,
     /// Gave up: configuration error or too many failures in a row. `last_error` says why.
     Failed,
+    /// The remote server answered 401: it waits for `mcp-companion login` (no retries).
+    #[serde(rename = "needs sign-in")]
+    NeedsSignIn,
 }
 
 impl ServerState {
@@ -71,6 +76,7 @@ impl ServerState {
             ServerState::Running => "running",
             ServerState::Backoff => "backoff",
             ServerState::Failed => "failed",
+            ServerState::NeedsSignIn => "needs sign-in",
         }
     }
 }

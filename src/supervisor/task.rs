@@ -112,7 +112,7 @@ impl Task {
                     return Next::StartNow;
                 }
                 Some(Command::Stop(done)) => {
-                    if self.state() != ServerState::Failed {
+                    if !matches!(self.state(), ServerState::Failed | ServerState::NeedsSignIn) {
                         self.set_idle(ServerState::Stopped, None);
                     }
                     let _ = done.send(());
@@ -251,6 +251,10 @@ impl Task {
     fn after_start_failure(&mut self, failure: StartFailure) -> Next {
         tracing::warn!(error = %failure.message, permanent = failure.permanent, "start failed");
         self.fail_waiters(&failure.message);
+        if failure.sign_in {
+            self.set_idle(ServerState::NeedsSignIn, Some(failure.message));
+            return Next::Idle;
+        }
         if failure.permanent {
             self.set_idle(ServerState::Failed, Some(failure.message));
             return Next::Idle;

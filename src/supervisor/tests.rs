@@ -15,6 +15,8 @@ use crate::upstream::connect::connect_stream;
 enum Attempt {
     /// Fails with a transient error.
     Fail,
+    /// The server answers 401: it wants a sign-in.
+    NeedsSignIn,
     /// Connects to an in-process demo server that hangs up after this long.
     RunFor(Duration),
 }
@@ -34,6 +36,12 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                 Attempt::Fail => Err(StartFailure {
                     message: "boom".into(),
                     permanent: false,
+                    sign_in: false,
+                }),
+                Attempt::NeedsSignIn => Err(StartFailure {
+                    message: "the server asks for a sign-in (HTTP 401)".into(),
+                    permanent: false,
+                    sign_in: true,
                 }),
                 Attempt::RunFor(lifetime) => {
                     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -48,6 +56,7 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                         .map_err(|e| StartFailure {
                             message: e.to_string(),
                             permanent: false,
+                            sign_in: false,
                         })
                 }
             }
@@ -106,6 +115,24 @@ async fn failed_starts_back_off_1_2_4_8_s_and_give_up_after_five() {
     // Nothing more happens by itself.
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(times.lock().unwrap().len(), 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_wants_a_sign_in_waits_without_retrying_until_started_again() {
+    use Attempt::*;
+    let (connect, times) = scripted(vec![NeedsSignIn, RunFor(Duration::from_secs(3600))]);
+    let server = start(connect);
+    let status = wait_for(&server, ServerState::NeedsSignIn).await;
+    assert_eq!(status.restarts, 0);
+    assert!(status.last_error.unwrap().contains("sign-in"));
+    // No restart loop: an hour later it has still tried once.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(times.lock().unwrap().len(), 1);
+    assert_eq!(server.snapshot().status.state, ServerState::NeedsSignIn);
+    // What `login` does once the tokens are stored: a restart, which now connects.
+    server.restart().await;
+    wait_for(&server, ServerState::Running).await;
+    assert_eq!(times.lock().unwrap().len(), 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -25,6 +25,8 @@ use super::stderr::{self, LogRing};
 use super::{
     ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing, stdio,
 };
+use crate::auth::challenge::{self, SignInNeeded};
+use crate::auth::transport::SignedInClient;
 use crate::catalog::ServerListing;
 use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
 use crate::net::{self, Guard, SsrfError};
@@ -35,6 +37,9 @@ pub enum Opened {
     Stdio(ProgressTap<AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
     StreamableHttp(ProgressTap<StreamableHttpClientTransport<reqwest::Client>>),
+    /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, step-up), see
+    /// [`crate::auth`].
+    SignedIn(ProgressTap<StreamableHttpClientTransport<SignedInClient>>),
     /// Legacy HTTP+SSE (MCP 2024-11-05), see [`super::sse`].
     Sse(ProgressTap<LegacySseTransport>),
     /// Newline-delimited JSON-RPC on an already-open byte stream ([`connect_stream`]).
@@ -63,6 +68,9 @@ pub struct HandshakeError {
     /// Whether the server answered `initialize` (with an error or an unusable result): then
     /// its answer is the reason, even if the process exited right after.
     pub answered: bool,
+    /// The server refused with HTTP 401 (or an `insufficient_scope` 403 step-ups could not
+    /// fix): it waits for a sign-in.
+    pub sign_in: Option<SignInNeeded>,
 }
 
 type Service = RunningService<RoleClient, UpstreamHandler>;
@@ -78,6 +86,7 @@ pub async fn handshake(
     let service = match opened {
         Opened::Stdio(t) => serve_client(handler, t).await,
         Opened::StreamableHttp(t) => serve_client(handler, t).await,
+        Opened::SignedIn(t) => serve_client(handler, t).await,
         Opened::Sse(t) => serve_client(handler, t).await,
         Opened::Stream(t) => serve_client(handler, t).await,
     }
@@ -87,6 +96,7 @@ pub async fn handshake(
             stage: Stage::Initialize,
             reason,
             answered,
+            sign_in: challenge::in_initialize(&e),
         }
     })?;
     let listing = listing::list_all(service.peer())
@@ -95,6 +105,7 @@ pub async fn handshake(
             stage: Stage::List,
             reason: error_text::describe(&e),
             answered: false,
+            sign_in: challenge::find(&e),
         })?;
     Ok((service, listing))
 }
@@ -210,6 +221,7 @@ async fn connect_stdio(
             stage,
             reason,
             answered,
+            ..
         }) => {
             let reason = match &exited {
                 Some(status) if !answered => format!(
@@ -265,7 +277,18 @@ async fn connect_remote(
         tracing::info!(url = %redacted, transport = super::transport_name(&cfg.transport), "connecting");
         let opened = match remote {
             Remote::StreamableHttp => {
-                Opened::StreamableHttp(progress.tap(http::transport(client, &url)))
+                let target = crate::auth::Target {
+                    server: cfg.name.clone(),
+                    url: url.clone(),
+                    oauth: http.oauth.clone(),
+                    guard: guard.clone(),
+                };
+                match crate::auth::connect_client(target, client.clone()).await? {
+                    Some(signed_in) => {
+                        Opened::SignedIn(progress.tap(http::transport(signed_in, &url)))
+                    }
+                    None => Opened::StreamableHttp(progress.tap(http::transport(client, &url))),
+                }
             }
             Remote::Sse => {
                 Opened::Sse(progress.tap(LegacySseTransport::connect(client, &url).await?))
@@ -273,7 +296,10 @@ async fn connect_remote(
         };
         handshake(handler, opened)
             .await
-            .map_err(|e| failed(e.stage, e.reason, Vec::new()))
+            .map_err(|e| match e.sign_in {
+                Some(needed) => needs_sign_in(&cfg.name, needed),
+                None => failed(e.stage, e.reason, Vec::new()),
+            })
     };
     let outcome = tokio::time::timeout(cfg.connect_timeout, attempt)
         .await
@@ -283,12 +309,21 @@ async fn connect_remote(
         })
         .and_then(|inner| inner);
     // A refusal deep in the HTTP stack (a redirect hop, a resolver answer) is the real reason.
-    let (service, listing) = outcome.map_err(|e| match guard.take_refusal() {
-        Some(source) => ConnectError::Ssrf {
+    let (service, listing) = outcome.map_err(|e| match (e, guard.take_refusal()) {
+        (e @ ConnectError::NeedsSignIn { .. }, _) => e,
+        (_, Some(source)) => ConnectError::Ssrf {
             url: redacted.clone(),
             source,
         },
-        None => e,
+        (e, None) => e,
     })?;
     Ok(Session::new(service, listing, None, events))
+}
+
+/// Records the challenge for the next `login` and says what to do.
+fn needs_sign_in(server: &str, needed: SignInNeeded) -> ConnectError {
+    challenge::remember(server, needed.challenge.as_deref());
+    ConnectError::NeedsSignIn {
+        message: needed.describe(server),
+    }
 }

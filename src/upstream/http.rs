@@ -15,14 +15,15 @@
 use rmcp::service::ServiceError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
-/// The transport for `url` on `client`.
-pub fn transport(
-    client: reqwest::Client,
+/// The transport for `url` on `client` (the guarded `reqwest::Client`, or
+/// [`crate::auth::transport::SignedInClient`] on top of it for a signed-in server).
+pub fn transport<C: StreamableHttpClient>(
+    client: C,
     url: &reqwest::Url,
-) -> StreamableHttpClientTransport<reqwest::Client> {
+) -> StreamableHttpClientTransport<C> {
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
         .reinit_on_expired_session(false);
     StreamableHttpClientTransport::with_client(client, config)

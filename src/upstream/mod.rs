@@ -101,6 +101,16 @@ pub enum ConnectError {
     /// The legacy SSE stream could not be opened.
     #[error(transparent)]
     Sse(#[from] sse::SseError),
+    /// The server answered 401 (or kept answering 403 `insufficient_scope`): it waits for
+    /// `mcp-companion login`, in the `needs sign-in` state.
+    #[error("{message}")]
+    NeedsSignIn {
+        /// What happened and the command that fixes it.
+        message: String,
+    },
+    /// The stored sign-in could not be loaded (keychain, authorization server metadata).
+    #[error("sign-in: {0}")]
+    SignIn(#[from] crate::auth::SignInError),
 }
 
 impl ConnectError {

@@ -27,7 +27,7 @@ use crate::common::{everything_js, peers_root, python_sdk2};
 
 /// A one-tool (`echo`) MCP server.
 #[derive(Clone)]
-struct EchoServer;
+pub struct EchoServer;
 
 impl ServerHandler for EchoServer {
     fn get_info(&self) -> ServerConfig {
@@ -158,7 +158,8 @@ pub async fn mcp_server_moved() -> HttpFixture {
     serve(app, shared).await
 }
 
-fn echo_service() -> StreamableHttpService<EchoServer, LocalSessionManager> {
+/// The echo MCP server as a streamable-HTTP service (to nest under a path).
+pub fn echo_service() -> StreamableHttpService<EchoServer, LocalSessionManager> {
     StreamableHttpService::new(
         || Ok(EchoServer),
         Arc::new(LocalSessionManager::default()),

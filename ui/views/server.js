@@ -37,20 +37,39 @@ export function render(root, [name]) {
   const head = h('header');
   const tools = h('section', { class: 'tools' });
   const log = h('pre', { class: 'log', id: 'log' });
+  const signInNote = h('p', { class: 'note', id: 'sign-in-note' });
   let since = 0;
   let shownTools = '';
   let timer = null;
+
+  // OAuth: the browser opens; the server restarts by itself once signed in. Without a browser
+  // the URL is shown to open by hand.
+  async function signIn() {
+    try {
+      const started = await api.signInServer(name);
+      if (!started.browserOpened) {
+        clear(signInNote, 'Open this address in a browser to sign in: ', h('code', {}, started.url));
+      } else {
+        clear(signInNote, 'Finish the sign-in in your browser.');
+      }
+    } catch (e) {
+      clear(signInNote, h('span', { class: 'error' }, errorText(e)));
+    }
+  }
 
   async function load() {
     try {
       const d = await api.getServer(name);
       const s = d.status;
-      const toggle = isActive(s.state)
-        ? h('button', { onclick: () => api.stopServer(name).then(load) }, 'Stop')
-        : h('button', { class: 'primary', onclick: () => api.startServer(name).then(load) }, 'Start');
+      const toggle = s.state === 'needs sign-in'
+        ? h('button', { class: 'primary', id: 'sign-in', onclick: () => signIn() }, 'Sign in')
+        : isActive(s.state)
+          ? h('button', { onclick: () => api.stopServer(name).then(load) }, 'Stop')
+          : h('button', { class: 'primary', onclick: () => api.startServer(name).then(load) }, 'Start');
       clear(head,
         h('h1', {}, h('a', { href: '#/servers', class: 'crumb' }, 'Servers'), ' / ', name, ' ', badge(h, s.state)),
         h('div', { class: 'toolbar' }, toggle, h('button', { onclick: () => api.restartServer(name).then(load) }, 'Restart')),
+        s.state === 'needs sign-in' ? signInNote : null,
         h('dl', { class: 'facts' },
           h('dt', {}, 'Transport'), h('dd', {}, s.transport),
           h('dt', {}, 'Tools'), h('dd', {}, String(d.tools.length)),

@@ -14,6 +14,7 @@ pub mod import;
 pub mod registry;
 pub mod servers;
 pub mod settings;
+pub mod sign_in;
 
 use mcp_companion::config;
 use mcp_companion::hub::ReloadReport;

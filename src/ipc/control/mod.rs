@@ -19,6 +19,9 @@
 //! ← {"ok":true,"result":{}}
 //! → {"method":"environment"}
 //! ← {"ok":true,"result":{"pid":1234,"vars":{"PATH":"…","SSL_CERT_FILE":"…"},"gui":null}}
+//! → {"method":"login","server":"linear"}      (see `ipc::login`: two answers)
+//! ← {"ok":true,"result":{"url":"https://…/authorize?…","browserOpened":true}}
+//! ← {"ok":true,"result":{"signedIn":true}}
 //! → {"method":"stop","server":"tiem"}
 //! ← {"ok":false,"kind":"unknownServer","error":"no server named \"tiem\""}
 //! ```
@@ -41,8 +44,8 @@ use crate::hub::Hub;
 
 pub use client::{ControlClient, ControlError, request, status};
 pub use protocol::{
-    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal,
-    StatusReport,
+    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, LoggedOut,
+    Refusal, SignInStarted, SignedIn, StatusReport,
 };
 pub use server::{serve, session};
 

@@ -58,6 +58,43 @@ pub enum ControlRequest {
     /// What children inherit from this companion → [`ControlResponse::Environment`], so
     /// `doctor` plans with the companion's environment instead of its caller's.
     Environment,
+    /// Sign `server` in with OAuth → [`ControlResponse::SignIn`] at once (the authorization
+    /// URL), then, on the same connection, [`ControlResponse::SignedIn`] or a refusal when it
+    /// finished (see `ipc::login`).
+    Login {
+        /// Server name.
+        server: String,
+    },
+    /// Forget `server`'s OAuth tokens and client registration → [`ControlResponse::LoggedOut`].
+    Logout {
+        /// Server name.
+        server: String,
+    },
+}
+
+/// The first `login` answer: where the browser was sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInStarted {
+    /// The authorization URL (no secret in it).
+    pub url: String,
+    /// Whether a browser was started on it; if not, the user opens the URL.
+    pub browser_opened: bool,
+}
+
+/// The second `login` answer: the tokens are stored and the server restarts with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedIn {
+    /// Always `true`.
+    pub signed_in: bool,
+}
+
+/// The `logout` answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoggedOut {
+    /// Whether there was a stored sign-in to forget.
+    pub forgotten: bool,
 }
 
 /// The `environment` answer: the inputs of a child's environment that come from the companion.
@@ -138,6 +175,12 @@ pub enum ControlResponse {
     Environment(ChildEnvironment),
     /// Answer to `start`, `stop`, `restart`, `show`.
     Done(Done),
+    /// First answer to `login`.
+    SignIn(SignInStarted),
+    /// Second answer to `login`.
+    SignedIn(SignedIn),
+    /// Answer to `logout`.
+    LoggedOut(LoggedOut),
 }
 
 impl ControlRequest {
@@ -155,6 +198,14 @@ impl ControlRequest {
             ControlRequest::Reload => ControlResponse::Reloaded(serde_json::from_value(result)?),
             ControlRequest::Environment => {
                 ControlResponse::Environment(serde_json::from_value(result)?)
+            }
+            // `login` answers twice: the URL, then `{"signedIn":true}`.
+            ControlRequest::Login { .. } => match serde_json::from_value(result.clone()) {
+                Ok(done) => ControlResponse::SignedIn(done),
+                Err(_) => ControlResponse::SignIn(serde_json::from_value(result)?),
+            },
+            ControlRequest::Logout { .. } => {
+                ControlResponse::LoggedOut(serde_json::from_value(result)?)
             }
             ControlRequest::Start { .. }
             | ControlRequest::Stop { .. }
@@ -185,6 +236,9 @@ pub enum ErrorKind {
     InvalidConfig,
     /// `show` on a companion that has no window (`mcp-companion serve`).
     NoWindow,
+    /// `login`/`logout`: the server does not sign in with OAuth (not streamable HTTP), or the
+    /// sign-in could not start or finish; the message quotes the authorization server.
+    SignIn,
     /// Anything else (a bug): the message says what.
     Internal,
 }

@@ -64,6 +64,17 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
                 lines: n,
                 follow: true,
             }) => return follow_logs(&mut rd, &mut wr, ctx, &server, n).await,
+            Ok(ControlRequest::Login { server }) => {
+                // Two answers: the URL at once, the outcome when the browser came back.
+                match crate::ipc::login::start(ctx, &server).await {
+                    Ok((first, phase)) => {
+                        send(&mut wr, Reply::from_outcome(Ok(first))).await?;
+                        let last = crate::ipc::login::outcome(&server, phase).await;
+                        send(&mut wr, Reply::from_outcome(last)).await?;
+                    }
+                    Err(refusal) => send(&mut wr, Reply::from_outcome(Err(refusal))).await?,
+                }
+            }
             Ok(req) => send(&mut wr, Reply::from_outcome(handle(req, ctx).await)).await?,
             Err(refusal) => send(&mut wr, Reply::from_outcome(Err(refusal))).await?,
         }
@@ -137,7 +148,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             version: env!("CARGO_PKG_VERSION").to_owned(),
             socket: ctx.mcp_socket.clone(),
             config: ctx.config_path.clone(),
-            servers: hub.statuses(),
+            servers: crate::ipc::login::with_sign_in_urls(hub.statuses()),
         })),
         ControlRequest::Logs { server, lines, .. } => hub
             .server(&server)
@@ -169,6 +180,11 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
         ControlRequest::Environment => Ok(ControlResponse::Environment(
             ChildEnvironment::of_this_process().await,
         )),
+        // Without waiting for the outcome (a session waits: see `session`).
+        ControlRequest::Login { server } => crate::ipc::login::start(ctx, &server)
+            .await
+            .map(|(first, _)| first),
+        ControlRequest::Logout { server } => crate::ipc::login::logout(ctx, &server).await,
     }
 }
 

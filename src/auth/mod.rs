@@ -1,0 +1,81 @@
+//! OAuth sign-in for remote servers (MCP authorization, 2025-11-25 with 2025-03-26
+//! compatibility), built on rmcp's `auth` feature.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `flow.rs` | [`flow::begin`] / [`flow::PendingSignIn::finish`]: discovery, client identity, PKCE, the code exchange |
+//! | `http.rs` | [`http::GuardedOAuthHttp`]: every OAuth HTTP request through the SSRF guard |
+//! | `store.rs` | [`store::VaultCredentialStore`]: tokens and registration in the keychain, per server and resource |
+//! | `vault.rs` | [`vault::TokenVault`]: the keychain face the store uses; [`vault::vault`] picks it |
+//! | `callback.rs` | [`callback::CallbackListener`]: the one-shot loopback redirect listener |
+//! | `browser.rs` | [`browser::open`]: `$BROWSER`, else the system's URL opener |
+//! | `transport.rs` | [`transport::SignedInClient`]: bearer tokens, refresh, scope step-up on the MCP transport |
+//! | `challenge.rs` | recognising a 401 / `insufficient_scope` in transport errors; the last challenge per server |
+//! | `pending.rs` | sign-ins in progress inside a running companion (for `login` and `status`) |
+//!
+//! Lifecycle of a protected server: the first connect gets a 401 → the server enters
+//! `needs sign-in` (no restart loop) → `mcp-companion login SERVER` (or the window's button)
+//! asks the running companion to sign in: it opens the browser, the listener takes the
+//! redirect, the tokens go to the keychain and the server restarts with them. Later connects
+//! load the tokens ([`connect_client`]); rmcp refreshes them before expiry and once on a 401.
+
+pub mod browser;
+pub mod callback;
+pub mod challenge;
+pub mod flow;
+pub mod http;
+pub mod pending;
+pub mod store;
+pub mod transport;
+pub mod vault;
+
+use std::sync::Arc;
+
+pub use flow::{SignInError, Target};
+
+/// Log directives that keep secrets out of logs at any level: rmcp's OAuth code logs the
+/// authorization code (and token responses) at `debug`, so it is capped at `info`.
+pub const SECRET_SAFE_LOG_DIRECTIVES: &[&str] = &["rmcp::transport::auth=info", "oauth2=info"];
+
+/// `filter` with [`SECRET_SAFE_LOG_DIRECTIVES`] added (they win over broader directives such
+/// as `trace`).
+pub fn secret_safe(mut filter: tracing_subscriber::EnvFilter) -> tracing_subscriber::EnvFilter {
+    for d in SECRET_SAFE_LOG_DIRECTIVES {
+        if let Ok(d) = d.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
+    filter
+}
+
+/// The client for a streamable HTTP server: [`transport::SignedInClient`] when the keychain
+/// holds a sign-in for this server and resource, else `None` (connect without a token; a 401
+/// then leads to `needs sign-in`).
+///
+/// # Errors
+/// [`SignInError`] when the keychain or the authorization server metadata cannot be read.
+pub async fn connect_client(
+    target: Target,
+    http: reqwest::Client,
+) -> Result<Option<transport::SignedInClient>, SignInError> {
+    let vault = vault::vault();
+    let Some(manager) = flow::stored(&target, vault.clone()).await? else {
+        return Ok(None);
+    };
+    tracing::debug!(server = %target.server, "using the stored sign-in");
+    Ok(Some(transport::SignedInClient::new(
+        http,
+        manager,
+        target,
+        Arc::clone(&vault),
+    )))
+}
+
+/// Forgets `target`'s tokens and client registration. `true` when there was a sign-in.
+///
+/// # Errors
+/// [`vault::VaultError`] when the keychain refuses.
+pub async fn forget(target: &Target) -> Result<bool, vault::VaultError> {
+    challenge::remember(&target.server, None);
+    target.store(vault::vault()).forget().await
+}
