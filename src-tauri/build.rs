@@ -19,6 +19,7 @@ const COMMANDS: &[&str] = &[
     "scan_imports",
     "preview_import",
     "apply_import",
+    "preview_import_secrets",
     "get_connect_info",
     "get_settings",
     "save_whitelist",

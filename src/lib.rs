@@ -12,6 +12,7 @@
 //! | [`upstream`] | one MCP client session per server (stdio child processes, streamable HTTP, legacy SSE) |
 //! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL and secret redaction |
 //! | [`logging`] | the log writer that scrubs URLs and secrets from every line |
+//! | [`secret`] | secrets in the OS keychain behind `${secret:NAME}` references |
 //! | [`supervisor`] | one task per server: state, connect, stop, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing |
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
@@ -31,5 +32,6 @@ pub mod logging;
 pub mod manage;
 pub mod net;
 pub mod reaper;
+pub mod secret;
 pub mod supervisor;
 pub mod upstream;

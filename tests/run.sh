@@ -15,6 +15,8 @@ cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
 bash tests/fuzz.sh
+# The keychain tests again, against a real Secret Service (a private gnome-keyring).
+bash tests/keychain.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 bash tests/soak.sh
 bash tests/windows.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the test command needs, only those that are missing:
 # Node.js + npm (third-party MCP servers), a C toolchain, Python venv support, the MinGW
-# compiler and Wine for the Windows build and its end-to-end test, and the desktop shell's
-# libraries and test tools (desktop-file-validate for the package test).
+# compiler and Wine for the Windows build and its end-to-end test, gnome-keyring (a real Secret
+# Service), and the desktop shell's libraries and test tools (desktop-file-validate for the
+# package test).
 # Needs root (or sudo) only when something is missing.
 set -euo pipefail
 need_apt=()
@@ -14,6 +15,10 @@ command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x8
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # Debian keeps wine64 out of PATH, in /usr/lib/wine/.
 command -v wine64 >/dev/null 2>&1 || [ -x /usr/lib/wine/wine64 ] || need_apt+=(wine64)
+# A real Secret Service for the keychain tests (tests/keychain.sh): gnome-keyring on a private
+# D-Bus session bus.
+command -v gnome-keyring-daemon >/dev/null 2>&1 || need_apt+=(gnome-keyring)
+command -v dbus-run-session >/dev/null 2>&1 || need_apt+=(dbus)
 # The desktop shell (Tauri: WebKitGTK, GTK, the tray library) and its e2e test (Xvfb, a tray
 # host, WebDriver, screenshots).
 for p in libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev \

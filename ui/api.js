@@ -17,11 +17,12 @@ export const callTool = (name, args) => invoke('call_tool', { name, arguments: a
 export const listPresets = () => invoke('list_presets');
 export const instantiatePreset = (id, inputs) => invoke('instantiate_preset', { id, inputs });
 export const testServer = (name, entry) => invoke('test_server', { name, entry });
-export const saveServer = (name, entry, replace = false) => invoke('save_server', { name, entry, replace });
+export const saveServer = (name, entry, replace = false, secretFields = []) => invoke('save_server', { name, entry, replace, secretFields });
 
 export const scanImports = () => invoke('scan_imports');
 export const previewImport = (paths) => invoke('preview_import', { paths });
-export const applyImport = (paths) => invoke('apply_import', { paths });
+export const applyImport = (paths, moveSecrets = false) => invoke('apply_import', { paths, moveSecrets });
+export const previewImportSecrets = (paths) => invoke('preview_import_secrets', { paths });
 
 export const getConnectInfo = () => invoke('get_connect_info');
 export const getSettings = () => invoke('get_settings');

@@ -6,6 +6,7 @@ use mcp_companion::hub::HubError;
 use mcp_companion::manage::edit::EditError;
 use mcp_companion::manage::presets::PresetError;
 use mcp_companion::manage::probe::ProbeError;
+use mcp_companion::secret::SecretError;
 use serde::Serialize;
 
 /// Stable error kinds the front end switches on (never on message text).
@@ -28,6 +29,8 @@ pub enum ErrorKind {
     System,
     /// The companion is quitting and takes no more commands.
     ShuttingDown,
+    /// The OS keychain is unavailable or refused a secret.
+    Keychain,
 }
 
 /// What a failed command returns to the window.
@@ -68,9 +71,10 @@ impl From<HubError> for CommandError {
 
 fn config_field(e: &ConfigError) -> Option<String> {
     match e {
-        ConfigError::Field { field, .. } | ConfigError::MissingVariable { field, .. } => {
-            Some(field.clone())
-        }
+        ConfigError::Field { field, .. }
+        | ConfigError::MissingVariable { field, .. }
+        | ConfigError::MissingSecret { field, .. }
+        | ConfigError::Secret { field, .. } => Some(field.clone()),
         _ => None,
     }
 }
@@ -114,6 +118,12 @@ impl From<PresetError> for CommandError {
             message: e.to_string(),
             field,
         }
+    }
+}
+
+impl From<SecretError> for CommandError {
+    fn from(e: SecretError) -> CommandError {
+        CommandError::new(ErrorKind::Keychain, e.to_string())
     }
 }
 

@@ -53,6 +53,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         import::scan_imports,
         import::preview_import,
         import::apply_import,
+        import::preview_import_secrets,
         settings::get_connect_info,
         settings::get_settings,
         settings::save_whitelist,
@@ -222,6 +223,7 @@ pub fn setup<R: Runtime>(
         paths,
         companion: std::sync::Mutex::new(Some(companion)),
         set_log_level,
+        secrets: std::sync::Arc::new(mcp_companion::secret::os_keychain()),
     });
     if std::env::var_os("RUST_LOG").is_none()
         && let Some(level) = commands::settings::stored_log_level(app.handle())

@@ -1,11 +1,12 @@
 //! What the shell keeps in Tauri's managed state, and the typed accessor commands use.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mcp_companion::companion::Companion;
 use mcp_companion::hub::Hub;
 use mcp_companion::ipc::paths::EndpointPaths;
+use mcp_companion::secret::{self, SecretStore};
 use tauri::{Manager, Runtime};
 
 /// Changes the log filter of the running process (a `tracing_subscriber` reload handle).
@@ -23,6 +24,8 @@ pub struct Desktop {
     pub companion: Mutex<Option<Companion>>,
     /// Runtime log level changes; `None` when logging is not ours (tests).
     pub set_log_level: Option<SetLogLevel>,
+    /// Where the window puts secret values (the OS keychain; an in-memory store in tests).
+    pub secrets: Arc<dyn SecretStore>,
 }
 
 impl Desktop {
@@ -34,6 +37,15 @@ impl Desktop {
             paths,
             companion: Mutex::new(None),
             set_log_level: None,
+            secrets: Arc::new(secret::os_keychain()),
+        }
+    }
+
+    /// The same state with `store` for secrets (tests pass a `MemoryStore`).
+    pub fn with_secrets(self, store: Arc<dyn SecretStore>) -> Desktop {
+        Desktop {
+            secrets: store,
+            ..self
         }
     }
 

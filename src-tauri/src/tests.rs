@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use mcp_companion::config;
 use mcp_companion::hub::Hub;
 use mcp_companion::ipc::paths::EndpointPaths;
+use mcp_companion::secret::{MemoryStore, NoKeychain, SecretStore};
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
 use tauri::webview::InvokeRequest;
@@ -24,6 +26,11 @@ struct Harness {
 
 impl Harness {
     fn new(doc: Value) -> Harness {
+        Harness::with_secrets(doc, Arc::new(MemoryStore::new()))
+    }
+
+    /// A harness whose window keeps secrets in `store` instead of the OS keychain.
+    fn with_secrets(doc: Value, store: Arc<dyn SecretStore>) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let config_path = dir.path().join("config.json");
         config::save_atomic(&config_path, &doc).unwrap();
@@ -32,7 +39,7 @@ impl Harness {
         let paths = EndpointPaths::beside(dir.path().join("mcp.sock"));
         let app = with_commands(mock_builder())
             .plugin(tauri_plugin_store::Builder::new().build())
-            .manage(Desktop::detached(hub, config_path.clone(), paths))
+            .manage(Desktop::detached(hub, config_path.clone(), paths).with_secrets(store))
             // The real context: the capability file must grant every command the window uses.
             .build(tauri::generate_context!())
             .unwrap();
@@ -319,5 +326,89 @@ fn the_app_setup_runs_on_the_mock_runtime_and_serves_the_sockets() {
     assert!(
         !paths.mcp.exists() && !paths.control.exists(),
         "sockets removed"
+    );
+}
+
+#[test]
+fn secret_fields_go_to_the_keychain_and_the_file_gets_references() {
+    let store = Arc::new(MemoryStore::new());
+    let h = Harness::with_secrets(json!({"mcpServers": {}}), store.clone());
+    let entry = json!({"type": "streamableHttp", "url": "https://mcp.example.com/mcp", "disabled": true,
+                       "headers": {"Authorization": "Bearer tok-7c1d", "X-Team": "core"}});
+    h.invoke(
+        "save_server",
+        json!({"name": "docs", "entry": entry, "replace": false,
+               "secretFields": ["headers.Authorization"]}),
+    )
+    .unwrap();
+    let file = std::fs::read_to_string(&h.config_path).unwrap();
+    assert!(!file.contains("tok-7c1d"), "{file}");
+    let saved = &h.file()["mcpServers"]["docs"]["headers"];
+    assert_eq!(
+        saved["Authorization"],
+        "Bearer ${secret:docs.Authorization}"
+    );
+    assert_eq!(saved["X-Team"], "core");
+    assert_eq!(store.get("docs.Authorization"), Ok(Some("tok-7c1d".into())));
+}
+
+#[test]
+fn without_a_keychain_a_secret_save_fails_and_writes_nothing() {
+    let store = Arc::new(NoKeychain {
+        detail: "no session bus".into(),
+    });
+    let h = Harness::with_secrets(json!({"mcpServers": {}}), store);
+    let entry = json!({"command": "/nonexistent/x", "disabled": true, "env": {"API_KEY": "k-91"}});
+    let err = h
+        .invoke(
+            "save_server",
+            json!({"name": "x", "entry": entry, "replace": false, "secretFields": ["env.API_KEY"]}),
+        )
+        .unwrap_err();
+    assert_eq!(err["kind"], "keychain");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("no OS keychain is available") && message.contains("${VAR}"),
+        "{message}"
+    );
+    assert!(!message.contains("k-91"));
+    assert!(h.file()["mcpServers"].get("x").is_none(), "nothing saved");
+}
+
+#[test]
+fn import_previews_and_moves_plain_secrets_of_the_added_servers() {
+    let store = Arc::new(MemoryStore::new());
+    let h = Harness::with_secrets(json!({"mcpServers": {}}), store.clone());
+    let source = h.config_path.with_file_name("claude_desktop_config.json");
+    std::fs::write(
+        &source,
+        json!({"mcpServers": {"gh": {"command": "/nonexistent/gh-server",
+                                     "env": {"GITHUB_TOKEN": "ghp_imported", "LOG": "1"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let paths = json!([source]);
+    let preview = h
+        .invoke("preview_import_secrets", json!({"paths": paths}))
+        .unwrap();
+    assert_eq!(
+        preview["moves"],
+        json!([{"server": "gh", "field": "env.GITHUB_TOKEN", "secret": "gh.GITHUB_TOKEN",
+                "reference": "${secret:gh.GITHUB_TOKEN}", "alreadyStored": false}])
+    );
+    assert_eq!(store.names(), Ok(vec![]), "the preview stores nothing");
+    let outcome = h
+        .invoke("apply_import", json!({"paths": paths, "moveSecrets": true}))
+        .unwrap();
+    assert_eq!(outcome["secrets"].as_array().unwrap().len(), 1);
+    let file = std::fs::read_to_string(&h.config_path).unwrap();
+    assert!(!file.contains("ghp_imported"), "{file}");
+    assert_eq!(
+        h.file()["mcpServers"]["gh"]["env"],
+        json!({"GITHUB_TOKEN": "${secret:gh.GITHUB_TOKEN}", "LOG": "1"})
+    );
+    assert_eq!(
+        store.get("gh.GITHUB_TOKEN"),
+        Ok(Some("ghp_imported".into()))
     );
 }

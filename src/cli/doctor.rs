@@ -74,7 +74,10 @@ pub async fn run(
                 continue;
             }
         };
-        let ok = match entry.expand_from_env() {
+        // Secrets are checked for presence but never printed: `<secret:NAME>` stands in.
+        let keychain = mcp_companion::secret::os_keychain();
+        let masked = mcp_companion::secret::Masked::new(&keychain);
+        let ok = match entry.expand(&config::default_lookup, &masked) {
             Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await?,
             Err(e) => {
                 outln!("{}: cannot start: {e}", spec.name);

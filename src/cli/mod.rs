@@ -5,6 +5,7 @@ pub mod connect;
 pub mod doctor;
 pub mod out;
 pub mod registry;
+pub mod secret;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -86,6 +86,32 @@ pub enum ConfigError {
         variable: String,
     },
 
+    /// A `${secret:NAME}` reference names a secret the keychain does not hold.
+    #[error(
+        "server \"{server}\": field \"{field}\": secret \"{secret}\" is not in the keychain; store it with `mcp-companion secret set {secret}`"
+    )]
+    MissingSecret {
+        /// The key of the entry under `mcpServers`.
+        server: String,
+        /// The field holding the reference, as in [`ConfigError::Field`].
+        field: String,
+        /// The secret's name (after `secret:`).
+        secret: String,
+    },
+
+    /// Reading a `${secret:NAME}` failed: no keychain, or the keychain refused.
+    #[error("server \"{server}\": field \"{field}\": cannot read secret \"{secret}\": {message}")]
+    Secret {
+        /// The key of the entry under `mcpServers`.
+        server: String,
+        /// The field holding the reference.
+        field: String,
+        /// The secret's name.
+        secret: String,
+        /// The [`crate::secret::SecretError`] text (never a value).
+        message: String,
+    },
+
     /// An `ssrfWhitelist` entry is not a CIDR or IP address.
     #[error("ssrfWhitelist entry \"{entry}\": {message}")]
     InvalidCidr {
@@ -130,6 +156,8 @@ impl ConfigError {
             ConfigError::Entry { .. } => "entry",
             ConfigError::Field { .. } => "field",
             ConfigError::MissingVariable { .. } => "missing_variable",
+            ConfigError::MissingSecret { .. } => "missing_secret",
+            ConfigError::Secret { .. } => "secret",
             ConfigError::InvalidCidr { .. } => "invalid_cidr",
             ConfigError::WhitelistShape { .. } => "whitelist_shape",
             ConfigError::NoConfigDir => "no_config_dir",

@@ -1,4 +1,5 @@
-//! `${VAR}` expansion (DESIGN §3): done in memory at connect time, never written back.
+//! `${VAR}` and `${secret:NAME}` expansion (DESIGN §3): done in memory at connect time, never
+//! written back.
 //!
 //! Expanded fields: `command`, each of `args`, each value of `env`, `cwd`, `url`, each value of
 //! `headers`. Keys and every other field are taken literally.
@@ -6,7 +7,9 @@
 //! Syntax, scanned left to right:
 //!
 //! ```text
-//! ${NAME}   the value of variable NAME (NAME: non-empty, no whitespace, `$`, `{` or `}`)
+//! ${NAME}         the value of variable NAME (NAME: non-empty, no whitespace, `$`, `{` or `}`)
+//! ${secret:NAME}  the secret NAME from the OS keychain (see crate::secret; NAME as in
+//!                 crate::secret::validate_name)
 //! $${       a literal `${` (the text after it is not a reference)
 //! $         any other `$` stays literal: `$HOME`, `$$`, a trailing `$`
 //! ${        without a closing `}` is an error, as is `${}`
@@ -14,12 +17,20 @@
 //!
 //! Lookup order of [`default_lookup`]: built-in variables first (see [`builtin_variable`]; the
 //! environment cannot override them), then the process environment. Values are inserted as-is
-//! and are not rescanned.
+//! and are not rescanned. Secrets are read through a [`SecretStore`] (the OS keychain in
+//! [`ServerConfig::expand_from_env`]) only for references that are actually present; a missing
+//! secret is [`ConfigError::MissingSecret`], which names the secret and the command that sets
+//! it, and fails that server only.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::transport::check_url;
 use super::{ConfigError, HttpConfig, ServerConfig, StdioConfig, TransportConfig};
+use crate::secret::{self, SecretError, SecretStore};
+
+/// What a reference starts with when it names a keychain secret: `${secret:NAME}`.
+pub const SECRET_PREFIX: &str = "secret:";
 
 /// The built-in variable holding the absolute path of the running `mcp-companion` executable,
 /// so the config can launch our own subcommands (the default `demo` server does).
@@ -46,13 +57,15 @@ pub fn default_lookup(name: &str) -> Option<String> {
 }
 
 impl ServerConfig {
-    /// A copy with every `${VAR}` in the expandable fields replaced through `lookup`.
+    /// A copy with every `${VAR}` in the expandable fields replaced through `lookup` and every
+    /// `${secret:NAME}` through `secrets`.
     ///
     /// Expanded: `command`, each arg, each `env` value, `cwd`, `url`, each `headers` value (keys
     /// and other fields are literal). Syntax, scanned left to right; values are not rescanned:
     ///
     /// ```text
-    /// ${NAME}   the value of NAME (non-empty, no whitespace, `$`, `{` or `}`)
+    /// ${NAME}          the value of NAME (non-empty, no whitespace, `$`, `{` or `}`)
+    /// ${secret:NAME}   the secret NAME from `secrets`
     /// $${       a literal `${`
     /// $         any other `$` stays literal: `$HOME`, `$$`, a trailing `$`
     /// ```
@@ -62,14 +75,18 @@ impl ServerConfig {
     ///
     /// # Errors
     /// [`ConfigError::MissingVariable`] naming server, field (`env.KEY`, `args[1]`, ...) and
-    /// variable; [`ConfigError::Field`] for a malformed reference, a command that expands to
+    /// variable; [`ConfigError::MissingSecret`] naming server, field and secret when `secrets`
+    /// has no such secret; [`ConfigError::Secret`] when the store fails (no keychain, …);
+    /// [`ConfigError::Field`] for a malformed reference (including an invalid secret name), a command that expands to
     /// `""`, or an expanded URL that is invalid. Errors never contain values.
     pub fn expand(
         &self,
         lookup: &dyn Fn(&str) -> Option<String>,
+        secrets: &dyn SecretStore,
     ) -> Result<ServerConfig, ConfigError> {
         let name = self.name.as_str();
-        let x = |field: &str, text: &str| expand_text(name, field, text, lookup);
+        let src = Sources { lookup, secrets };
+        let x = |field: &str, text: &str| expand_text(name, field, text, &src);
         let transport = match &self.transport {
             TransportConfig::Stdio(c) => {
                 let command = x("command", &c.command)?;
@@ -108,9 +125,9 @@ impl ServerConfig {
                     cwd,
                 })
             }
-            TransportConfig::Sse(h) => TransportConfig::Sse(expand_http(name, h, lookup)?),
+            TransportConfig::Sse(h) => TransportConfig::Sse(expand_http(name, h, &src)?),
             TransportConfig::StreamableHttp(h) => {
-                TransportConfig::StreamableHttp(expand_http(name, h, lookup)?)
+                TransportConfig::StreamableHttp(expand_http(name, h, &src)?)
             }
         };
         Ok(ServerConfig {
@@ -120,21 +137,151 @@ impl ServerConfig {
     }
 
     /// [`ServerConfig::expand`] with [`default_lookup`] (built-ins, then the process
-    /// environment).
+    /// environment) and the OS keychain ([`secret::os_keychain`]), which is contacted only
+    /// when the entry has a `${secret:…}` reference. May block for a keychain round trip: async
+    /// code calls [`expand_for_start`].
     ///
     /// # Errors
     /// As [`ServerConfig::expand`].
     pub fn expand_from_env(&self) -> Result<ServerConfig, ConfigError> {
-        self.expand(&default_lookup)
+        let keychain = secret::os_keychain();
+        self.expand(&default_lookup, &Remembered(&keychain))
+    }
+
+    /// Every `${secret:NAME}` reference in the expandable fields, as (field, name) pairs in
+    /// field order (`env.API_KEY`, `headers.Authorization`, `args[2]`…). Malformed text is
+    /// skipped (loading reports it).
+    pub fn secret_references(&self) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        let mut scan = |field: String, text: &str| {
+            for name in secret_names_in(text) {
+                found.push((field.clone(), name));
+            }
+        };
+        match &self.transport {
+            TransportConfig::Stdio(c) => {
+                scan("command".into(), &c.command);
+                for (i, a) in c.args.iter().enumerate() {
+                    scan(format!("args[{i}]"), a);
+                }
+                for (k, v) in &c.env {
+                    scan(format!("env.{k}"), v);
+                }
+                if let Some(cwd) = c.cwd.as_ref().and_then(|p| p.to_str()) {
+                    scan("cwd".into(), cwd);
+                }
+            }
+            TransportConfig::Sse(h) | TransportConfig::StreamableHttp(h) => {
+                scan("url".into(), &h.url);
+                for (k, v) in &h.headers {
+                    scan(format!("headers.{k}"), v);
+                }
+            }
+        }
+        found
     }
 }
 
-fn expand_http(
-    server: &str,
-    h: &HttpConfig,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<HttpConfig, ConfigError> {
-    let url = expand_text(server, "url", &h.url, lookup)?;
+/// [`ServerConfig::expand_from_env`] for async callers: when the entry reads secrets, the
+/// keychain round trips run on the blocking pool, so a slow keychain (a D-Bus activation, an
+/// unlock prompt) never stalls the runtime's workers.
+///
+/// # Errors
+/// As [`ServerConfig::expand`].
+pub async fn expand_for_start(cfg: Arc<ServerConfig>) -> Result<ServerConfig, ConfigError> {
+    if cfg.secret_references().is_empty() {
+        return cfg.expand_from_env();
+    }
+    let name = cfg.name.clone();
+    tokio::task::spawn_blocking(move || cfg.expand_from_env())
+        .await
+        .unwrap_or_else(|e| {
+            Err(ConfigError::field(
+                &name,
+                "env",
+                format!("expansion stopped: {e}"),
+            ))
+        })
+}
+
+/// The names of the well-formed `${secret:NAME}` references in `text`, in order.
+pub fn secret_names_in(text: &str) -> Vec<String> {
+    let recorder = Recorder::default();
+    let lookup = |_: &str| Some(String::new());
+    let src = Sources {
+        lookup: &lookup,
+        secrets: &recorder,
+    };
+    // Malformed text stops the scan; the names found before it are still returned.
+    let _ = expand_text("", "", text, &src);
+    recorder.take()
+}
+
+/// Where references are resolved: variables through `lookup`, secrets through `secrets`.
+pub(crate) struct Sources<'a> {
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    secrets: &'a dyn SecretStore,
+}
+
+/// A view of a store that hands each value it reads to the log scrubber
+/// ([`crate::net::remember_secrets`]), so a secret that turns up in any log line anyway (a
+/// server echoing its environment to stderr) is masked there.
+struct Remembered<'a>(&'a dyn SecretStore);
+
+impl SecretStore for Remembered<'_> {
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        let value = self.0.get(name)?;
+        if let Some(v) = &value {
+            crate::net::remember_secrets("", std::iter::once(v));
+        }
+        Ok(value)
+    }
+    fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        self.0.set(name, value)
+    }
+    fn delete(&self, name: &str) -> Result<bool, SecretError> {
+        self.0.delete(name)
+    }
+    fn names(&self) -> Result<Vec<String>, SecretError> {
+        self.0.names()
+    }
+}
+
+/// A store that has every secret (as `""`) and remembers the names asked for: used to scan
+/// and check references without touching a keychain.
+#[derive(Default)]
+struct Recorder {
+    names: std::sync::Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.names.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl SecretStore for Recorder {
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        secret::validate_name(name)?;
+        self.names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(name.to_owned());
+        Ok(Some(String::new()))
+    }
+    fn set(&self, _: &str, _: &str) -> Result<(), SecretError> {
+        Ok(())
+    }
+    fn delete(&self, _: &str) -> Result<bool, SecretError> {
+        Ok(false)
+    }
+    fn names(&self) -> Result<Vec<String>, SecretError> {
+        Ok(Vec::new())
+    }
+}
+
+fn expand_http(server: &str, h: &HttpConfig, src: &Sources) -> Result<HttpConfig, ConfigError> {
+    let url = expand_text(server, "url", &h.url, src)?;
     check_url(server, &url)?;
     let headers = h
         .headers
@@ -142,17 +289,22 @@ fn expand_http(
         .map(|(k, v)| {
             Ok((
                 k.clone(),
-                expand_text(server, &format!("headers.{k}"), v, lookup)?,
+                expand_text(server, &format!("headers.{k}"), v, src)?,
             ))
         })
         .collect::<Result<_, ConfigError>>()?;
     Ok(HttpConfig { url, headers })
 }
 
-/// Checks the reference syntax of `text` without looking anything up (used at load time, so a
-/// malformed `${` fails the entry early rather than at connect time).
+/// Checks the reference syntax of `text` (secret names included) without looking anything up
+/// (used at load time, so a malformed `${` fails the entry early rather than at connect time).
 pub(crate) fn check_references(server: &str, field: &str, text: &str) -> Result<(), ConfigError> {
-    expand_text(server, field, text, &|_| Some(String::new())).map(|_| ())
+    let lookup = |_: &str| Some(String::new());
+    let src = Sources {
+        lookup: &lookup,
+        secrets: &Recorder::default(),
+    };
+    expand_text(server, field, text, &src).map(|_| ())
 }
 
 /// Expands `text` (the value of `field` of `server`) by the rules in the module doc.
@@ -160,7 +312,7 @@ pub(crate) fn expand_text(
     server: &str,
     field: &str,
     text: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
+    src: &Sources,
 ) -> Result<String, ConfigError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -193,7 +345,12 @@ pub(crate) fn expand_text(
                     format!("invalid variable name \"{variable}\""),
                 ));
             }
-            match lookup(variable) {
+            if let Some(secret_name) = variable.strip_prefix(SECRET_PREFIX) {
+                out.push_str(&expand_secret(server, field, secret_name, src.secrets)?);
+                rest = &tail[end + 1..];
+                continue;
+            }
+            match (src.lookup)(variable) {
                 Some(value) => out.push_str(&value),
                 None => {
                     return Err(ConfigError::MissingVariable {
@@ -213,240 +370,32 @@ pub(crate) fn expand_text(
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn lookup(name: &str) -> Option<String> {
-        match name {
-            "A" => Some("alpha".into()),
-            "EMPTY" => Some(String::new()),
-            "REF" => Some("${A}".into()),
-            "HOST" => Some("example.com".into()),
-            "SECRET" => Some("s3cr3t-value".into()),
-            _ => None,
+/// The value of `${secret:NAME}` in `field` of `server`.
+fn expand_secret(
+    server: &str,
+    field: &str,
+    name: &str,
+    secrets: &dyn SecretStore,
+) -> Result<String, ConfigError> {
+    match secrets.get(name) {
+        Ok(Some(value)) => Ok(value),
+        Ok(None) => Err(ConfigError::MissingSecret {
+            server: server.to_owned(),
+            field: field.to_owned(),
+            secret: name.to_owned(),
+        }),
+        Err(e @ SecretError::InvalidName { .. }) => {
+            Err(ConfigError::field(server, field, e.to_string()))
         }
-    }
-
-    #[test]
-    fn expand_text_follows_the_documented_syntax() {
-        let cases = [
-            ("plain", "plain"),
-            ("${A}", "alpha"),
-            ("x${A}y${A}", "xalphayalpha"),
-            ("${EMPTY}", ""),
-            ("$HOME", "$HOME"),
-            ("$$", "$$"),
-            ("cost $5", "cost $5"),
-            ("trailing $", "trailing $"),
-            ("$${A}", "${A}"),
-            ("$$${A}", "$${A}"),
-            ("${REF}", "${A}"),
-            ("é${A}ü", "éalphaü"),
-        ];
-        for (input, want) in cases {
-            assert_eq!(
-                expand_text("s", "f", input, &lookup).as_ref(),
-                Ok(&want.to_owned()),
-                "input {input:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn malformed_references_are_field_errors() {
-        for input in ["${A", "x${", "${}", "${A B}", "${a${A}}"] {
-            let err = expand_text("srv", "args[0]", input, &lookup).unwrap_err();
-            assert!(
-                matches!(&err, ConfigError::Field { server, field, .. } if server == "srv" && field == "args[0]"),
-                "input {input:?}: {err:?}"
-            );
-            assert!(
-                check_references("srv", "args[0]", input).is_err(),
-                "{input:?}"
-            );
-        }
-        assert!(check_references("srv", "url", "${UNSET_ANYTHING}").is_ok());
-    }
-
-    fn stdio(
-        command: &str,
-        args: &[&str],
-        env: &[(&str, &str)],
-        cwd: Option<&str>,
-    ) -> ServerConfig {
-        ServerConfig {
-            name: "files".into(),
-            transport: TransportConfig::Stdio(StdioConfig {
-                command: command.into(),
-                args: args.iter().map(|s| s.to_string()).collect(),
-                env: env
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-                cwd: cwd.map(PathBuf::from),
-            }),
-            tool_timeout: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(30),
-            enabled_tools: vec!["*".into()],
-            disabled: false,
-        }
-    }
-
-    fn http(url: &str, headers: &[(&str, &str)], sse: bool) -> ServerConfig {
-        let h = HttpConfig {
-            url: url.into(),
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
-        ServerConfig {
-            name: "docs".into(),
-            transport: if sse {
-                TransportConfig::Sse(h)
-            } else {
-                TransportConfig::StreamableHttp(h)
-            },
-            ..stdio("x", &[], &[], None)
-        }
-    }
-
-    #[test]
-    fn every_expandable_stdio_field_is_expanded() {
-        let cfg = stdio(
-            "${A}/bin",
-            &["-x", "${A}"],
-            &[("K", "v-${A}")],
-            Some("/home/${A}"),
-        );
-        let got = cfg.expand(&lookup).unwrap();
-        assert_eq!(
-            got,
-            stdio(
-                "alpha/bin",
-                &["-x", "alpha"],
-                &[("K", "v-alpha")],
-                Some("/home/alpha")
-            )
-        );
-        // The original keeps its references.
-        assert_eq!(
-            cfg,
-            stdio(
-                "${A}/bin",
-                &["-x", "${A}"],
-                &[("K", "v-${A}")],
-                Some("/home/${A}")
-            )
-        );
-    }
-
-    #[test]
-    fn every_expandable_http_field_is_expanded() {
-        for sse in [false, true] {
-            let cfg = http(
-                "https://${HOST}/mcp",
-                &[("Authorization", "Bearer ${SECRET}")],
-                sse,
-            );
-            let got = cfg.expand(&lookup).unwrap();
-            assert_eq!(
-                got,
-                http(
-                    "https://example.com/mcp",
-                    &[("Authorization", "Bearer s3cr3t-value")],
-                    sse
-                )
-            );
-        }
-    }
-
-    #[test]
-    fn cwd_expanding_to_empty_means_none() {
-        let got = stdio("c", &[], &[], Some("${EMPTY}"))
-            .expand(&lookup)
-            .unwrap();
-        assert_eq!(got, stdio("c", &[], &[], None));
-    }
-
-    #[test]
-    fn missing_variable_names_server_field_and_variable_but_no_value() {
-        let cases: [(ServerConfig, &str, &str); 6] = [
-            (stdio("${NOPE}", &[], &[], None), "command", "files"),
-            (stdio("c", &["a", "${NOPE}"], &[], None), "args[1]", "files"),
-            (
-                stdio("c", &[], &[("API_KEY", "${SECRET}${NOPE}")], None),
-                "env.API_KEY",
-                "files",
-            ),
-            (stdio("c", &[], &[], Some("${NOPE}")), "cwd", "files"),
-            (http("https://h/${NOPE}", &[], false), "url", "docs"),
-            (
-                http("https://h/", &[("X-Key", "${SECRET}-${NOPE}")], true),
-                "headers.X-Key",
-                "docs",
-            ),
-        ];
-        for (cfg, want_field, want_server) in cases {
-            let err = cfg.expand(&lookup).unwrap_err();
-            assert_eq!(
-                err,
-                ConfigError::MissingVariable {
-                    server: want_server.into(),
-                    field: want_field.into(),
-                    variable: "NOPE".into(),
-                }
-            );
-            let text = err.to_string();
-            assert_eq!(
-                text,
-                format!(
-                    "server \"{want_server}\": field \"{want_field}\": variable \"NOPE\" is not set"
-                )
-            );
-            assert!(!text.contains("s3cr3t"), "{text}");
-        }
-    }
-
-    #[test]
-    fn expanded_url_is_validated_again_without_showing_it() {
-        let err = http("${SECRET}", &[], false).expand(&lookup).unwrap_err();
-        assert!(
-            matches!(&err, ConfigError::Field { field, .. } if field == "url"),
-            "{err:?}"
-        );
-        assert!(!err.to_string().contains("s3cr3t"), "{err}");
-    }
-
-    #[test]
-    fn command_expanding_to_empty_is_an_error() {
-        let err = stdio("${EMPTY}", &[], &[], None)
-            .expand(&lookup)
-            .unwrap_err();
-        assert!(
-            matches!(&err, ConfigError::Field { field, .. } if field == "command"),
-            "{err:?}"
-        );
-    }
-
-    #[test]
-    fn builtin_exe_variable_is_the_current_executable_and_wins_over_env() {
-        let exe = std::env::current_exe().unwrap();
-        let exe = exe.to_str().unwrap();
-        assert_eq!(builtin_variable(BUILTIN_EXE_VARIABLE).as_deref(), Some(exe));
-        assert_eq!(default_lookup(BUILTIN_EXE_VARIABLE).as_deref(), Some(exe));
-        assert_eq!(builtin_variable("PATH"), None);
-        let got = stdio("${MCP_COMPANION_EXE}", &["demo-server"], &[], None)
-            .expand_from_env()
-            .unwrap();
-        assert_eq!(got, stdio(exe, &["demo-server"], &[], None));
-    }
-
-    #[test]
-    fn default_lookup_falls_back_to_the_process_environment() {
-        // PATH is set in any test environment; read-only, so parallel tests are unaffected.
-        assert_eq!(default_lookup("PATH"), std::env::var("PATH").ok());
+        Err(e) => Err(ConfigError::Secret {
+            server: server.to_owned(),
+            field: field.to_owned(),
+            secret: name.to_owned(),
+            message: e.to_string(),
+        }),
     }
 }
+
+#[cfg(test)]
+#[path = "expand_tests.rs"]
+mod tests;

@@ -25,7 +25,7 @@
 //! | `transport.rs` | transport kinds, detection when `type` is absent, URL checks |
 //! | `normalize.rs` | [`normalize_document`]: the explicit `type` written on save |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
-//! | `expand.rs` | `${VAR}` expansion at connect time, built-in variables |
+//! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
 //! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
 //! | `save.rs` | [`save_atomic`]: temp file, fsync, `.bak`, rename, modes |
@@ -61,7 +61,10 @@ use std::time::Duration;
 
 pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use error::ConfigError;
-pub use expand::{BUILTIN_EXE_VARIABLE, builtin_variable, default_lookup};
+pub use expand::{
+    BUILTIN_EXE_VARIABLE, SECRET_PREFIX, builtin_variable, default_lookup, expand_for_start,
+    secret_names_in,
+};
 pub use load::{default_document, load, load_or_init};
 pub use normalize::{normalize_document, normalize_entry};
 pub use parse::parse;

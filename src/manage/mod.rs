@@ -14,6 +14,7 @@
 //! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
 //! | [`registry`] | installing from an MCP registry: search, map `server.json` → entry, update |
 //! | [`connect`] | writing our `bridge` entry into other clients' config files |
+//! | [`secrets`] | moving plain-text secret values into the keychain (`secret migrate`, import) |
 
 pub mod connect;
 pub mod edit;
@@ -21,3 +22,4 @@ pub mod import;
 pub mod presets;
 pub mod probe;
 pub mod registry;
+pub mod secrets;

@@ -76,7 +76,9 @@ pub async fn probe(
                 name: name.to_owned(),
             })
         })?;
-    let expanded = spec.expand_from_env().map_err(ProbeError::Expand)?;
+    let expanded = config::expand_for_start(std::sync::Arc::new(spec))
+        .await
+        .map_err(ProbeError::Expand)?;
     let log = LogRing::new();
     let session = upstream::connect(&expanded, &log, ProgressRoutes::default(), whitelist).await?;
     let catalog = Catalog::build(&[CatalogInput {

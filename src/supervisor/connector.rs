@@ -44,10 +44,13 @@ pub fn upstream_connect() -> Connect {
 }
 
 async fn connect(args: ConnectArgs) -> Result<Session, StartFailure> {
-    let cfg = args.cfg.expand_from_env().map_err(|e| StartFailure {
-        message: e.to_string(),
-        permanent: true,
-    })?;
+    // `${secret:…}` reads may wait on the keychain: they run off the runtime's workers.
+    let cfg = crate::config::expand_for_start(args.cfg.clone())
+        .await
+        .map_err(|e| StartFailure {
+            message: e.to_string(),
+            permanent: true,
+        })?;
     upstream::connect(&cfg, &args.log, args.progress, &args.whitelist)
         .await
         .map_err(|e| StartFailure {

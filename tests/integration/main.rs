@@ -14,6 +14,7 @@ mod failures;
 mod first_hour;
 mod hub_commands;
 mod hub_race;
+mod keychain;
 mod launching;
 mod lifecycle;
 mod malformed;

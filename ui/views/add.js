@@ -16,6 +16,25 @@ function pairs(text, sep) {
   return out;
 }
 
+// Keys whose values go to the OS keychain by default (mirrors src/manage/secrets.rs).
+const looksSecret = (k) => /TOKEN|KEY|SECRET|PASSWORD|PASSWD/i.test(k) || /^(proxy-)?authorization$/i.test(k);
+
+// A "keep in keychain" keys input that follows the secret-looking keys of `source` (a KEY=value
+// textarea) until the user edits it by hand.
+function secretKeys(source, sep) {
+  const el = h('input', { type: 'text', 'data-field': 'secretKeys', placeholder: 'keys whose values go to the OS keychain' });
+  let touched = false;
+  el.addEventListener('input', () => { touched = true; });
+  source.addEventListener('input', () => {
+    if (touched) return;
+    const keys = lines(source.value).map((l) => l.slice(0, Math.max(0, l.indexOf(sep))).trim()).filter(looksSecret);
+    el.value = keys.join(', ');
+  });
+  return el;
+}
+
+const keyList = (text) => text.split(/[,\s]+/).map((k) => k.trim()).filter(Boolean);
+
 function field(label, input, help) {
   return h('div', { class: 'field' }, h('label', {}, label), input, help ? h('div', { class: 'help' }, help) : null);
 }
@@ -32,8 +51,8 @@ function actions(form, build) {
     clear(note);
     busy(true, test, save);
     try {
-      const { name, entry } = await build();
-      await fn(name, entry);
+      const { name, entry, secretFields } = await build();
+      await fn(name, entry, secretFields || []);
     } catch (e) {
       showFieldErrors(form, e, note);
     } finally {
@@ -51,8 +70,8 @@ function actions(form, build) {
       throw e;
     }
   }));
-  save.addEventListener('click', () => attempt(async (name, entry) => {
-    const report = await api.saveServer(name, entry);
+  save.addEventListener('click', () => attempt(async (name, entry, secretFields) => {
+    const report = await api.saveServer(name, entry, false, secretFields);
     location.hash = `#/server/${encodeURIComponent(name)}`;
     return report;
   }));
@@ -69,7 +88,11 @@ function presetForm(preset, host) {
   const build = async () => {
     const values = Object.fromEntries(inputs.map(({ spec, el }) => [spec.key, el.value]));
     const entry = await api.instantiatePreset(preset.id, values);
-    return { name: name.value, entry };
+    // Secret inputs are kept in the OS keychain on Save; the config gets ${secret:…}.
+    const secretFields = inputs.filter(({ spec, el }) => spec.secret && el.value.trim())
+      .map(({ spec }) => (spec.target.kind === 'env' ? `env.${spec.target.name}` : spec.target.kind === 'header' ? `headers.${spec.target.name}` : null))
+      .filter(Boolean);
+    return { name: name.value, entry, secretFields };
   };
   clear(host, clear(form,
     h('h2', {}, preset.title),
@@ -78,7 +101,8 @@ function presetForm(preset, host) {
       ? h('code', {}, [preset.launcher.command, ...preset.launcher.args].join(' '))
       : h('code', {}, preset.launcher.url)),
     field('Name', name),
-    inputs.map(({ spec, el }) => field(`${spec.label}${spec.secret ? ' (secret)' : ''}`, el, spec.help)),
+    inputs.map(({ spec, el }) => field(`${spec.label}${spec.secret ? ' (secret)' : ''}`, el,
+      spec.secret && spec.target.kind !== 'arg' ? `${spec.help} Kept in the OS keychain, not in the config file.` : spec.help)),
     actions(form, build)));
   name.focus();
 }
@@ -92,16 +116,19 @@ function stdioForm(host) {
     env: h('textarea', { rows: 3, 'data-field': 'env', placeholder: 'KEY=value (values may be ${VAR})' }),
     cwd: h('input', { type: 'text', 'data-field': 'cwd', placeholder: 'optional working directory' }),
   };
+  el.secretKeys = secretKeys(el.env, '=');
   const build = async () => {
     const entry = { type: 'stdio', command: el.command.value.trim(), args: lines(el.args.value) };
     const env = pairs(el.env.value, '=');
     if (Object.keys(env).length) entry.env = env;
     if (el.cwd.value.trim()) entry.cwd = el.cwd.value.trim();
-    return { name: el.name.value, entry };
+    return { name: el.name.value, entry, secretFields: keyList(el.secretKeys.value).map((k) => `env.${k}`) };
   };
   clear(host, clear(form, h('h2', {}, 'Custom command (stdio)'),
     field('Name', el.name), field('Command', el.command), field('Arguments', el.args),
-    field('Environment', el.env), field('Working directory', el.cwd), actions(form, build)));
+    field('Environment', el.env),
+    field('Keep in keychain', el.secretKeys, 'Values of these keys go to the OS keychain on Save; the config gets ${secret:NAME}.'),
+    field('Working directory', el.cwd), actions(form, build)));
 }
 
 function urlForm(host) {
@@ -112,14 +139,17 @@ function urlForm(host) {
     url: h('input', { type: 'url', 'data-field': 'url', placeholder: 'https://mcp.example.com/mcp' }),
     headers: h('textarea', { rows: 3, 'data-field': 'headers', placeholder: 'Authorization: Bearer ${TOKEN}' }),
   };
+  el.secretKeys = secretKeys(el.headers, ':');
   const build = async () => {
     const entry = { type: el.type.value, url: el.url.value.trim() };
     const headers = pairs(el.headers.value, ':');
     if (Object.keys(headers).length) entry.headers = headers;
-    return { name: el.name.value, entry };
+    return { name: el.name.value, entry, secretFields: keyList(el.secretKeys.value).map((k) => `headers.${k}`) };
   };
   clear(host, clear(form, h('h2', {}, 'Remote server (URL)'),
-    field('Name', el.name), field('Transport', el.type), field('URL', el.url), field('Headers', el.headers), actions(form, build)));
+    field('Name', el.name), field('Transport', el.type), field('URL', el.url), field('Headers', el.headers),
+    field('Keep in keychain', el.secretKeys, 'Values of these headers go to the OS keychain on Save; the config gets ${secret:NAME}.'),
+    actions(form, build)));
 }
 
 export function render(root) {

@@ -16,6 +16,22 @@ function planTable(items) {
           : [h('span', { class: 'badge off' }, 'skip'), ` ${i.reason}`])))));
 }
 
+// The plain-text secrets the import would bring in, with a "move to keychain" box (checked).
+function secretsBlock(preview) {
+  if (preview.error) {
+    return { el: h('div', { class: 'help', id: 'import-secrets' }, `Secret values stay as they are in the config: ${preview.error}`), move: () => false };
+  }
+  if (!preview.moves.length) return { el: null, move: () => false };
+  const box = h('input', { type: 'checkbox', id: 'move-secrets', checked: true });
+  const el = h('div', { class: 'import-secrets', id: 'import-secrets' },
+    h('label', {}, box, ` Move ${preview.moves.length} plain-text secret value${preview.moves.length === 1 ? '' : 's'} into the OS keychain (the config keeps only a reference)`),
+    h('table', { class: 'plan' },
+      h('thead', {}, h('tr', {}, ['Server', 'Field', 'Config gets'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, preview.moves.map((m) => h('tr', {},
+        h('td', {}, h('code', {}, m.server)), h('td', {}, h('code', {}, m.field)), h('td', {}, h('code', {}, m.reference)))))));
+  return { el, move: () => box.checked };
+}
+
 function counts(items) {
   const n = (a) => items.filter((i) => i.action === a).length;
   return `${n('added') + n('renamed')} to add (${n('renamed')} renamed), ${n('skipped')} skipped`;
@@ -37,13 +53,15 @@ export function render(root) {
     if (!paths.length) return clear(preview, h('p', { class: 'help' }, 'Choose at least one file.'));
     try {
       const plan = await api.previewImport(paths);
+      const secrets = secretsBlock(await api.previewImportSecrets(paths));
       const go = h('button', { class: 'primary', 'data-action': 'import' }, 'Import');
       go.addEventListener('click', async () => {
         go.disabled = true;
         try {
-          const outcome = await api.applyImport(paths);
+          const outcome = await api.applyImport(paths, secrets.move());
           const added = outcome.reload.added;
-          clear(preview, h('div', { class: 'ok-note', id: 'import-report' }, `Imported ${added.length} server${added.length === 1 ? '' : 's'}: ${added.join(', ') || 'none'}. ${counts(outcome.plan.items)}.`),
+          const moved = outcome.secrets.length ? ` ${outcome.secrets.length} secret value${outcome.secrets.length === 1 ? '' : 's'} moved to the keychain.` : '';
+          clear(preview, h('div', { class: 'ok-note', id: 'import-report' }, `Imported ${added.length} server${added.length === 1 ? '' : 's'}: ${added.join(', ') || 'none'}. ${counts(outcome.plan.items)}.${moved}`),
             planTable(outcome.plan.items), h('a', { class: 'button', href: '#/servers' }, 'See servers'));
         } catch (e) {
           go.disabled = false;
@@ -51,7 +69,7 @@ export function render(root) {
         }
       });
       clear(preview, h('h2', {}, 'Preview'), h('p', {}, counts(plan.items),
-        plan.whitelist.length ? `; whitelist adds ${plan.whitelist.join(', ')}` : ''), planTable(plan.items), go);
+        plan.whitelist.length ? `; whitelist adds ${plan.whitelist.join(', ')}` : ''), planTable(plan.items), secrets.el, go);
     } catch (e) {
       clear(preview, h('div', { class: 'error' }, errorText(e)));
     }

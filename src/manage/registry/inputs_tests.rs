@@ -31,7 +31,14 @@ fn templates_substitute_known_variables_and_escape_the_rest() {
     let doc = serde_json::json!({"mcpServers": {"s": {"command": "x", "args": [got]}}});
     let cfg = crate::config::parse(&doc.to_string(), std::path::Path::new("t")).unwrap();
     let entry = cfg.servers[0].entry.as_ref().unwrap();
-    let expanded = entry.expand(&|_| Some("LEAK".into())).unwrap();
+    let expanded = entry
+        .expand(
+            &|_| Some("LEAK".into()),
+            &crate::secret::NoKeychain {
+                detail: "none".into(),
+            },
+        )
+        .unwrap();
     match expanded.transport {
         crate::config::TransportConfig::Stdio(s) => assert_eq!(s.args, ["${PATH}"]),
         other => panic!("{other:?}"),

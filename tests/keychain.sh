@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the keychain-dependent tests against a real Secret Service: a private D-Bus session bus
+# (dbus-run-session) with gnome-keyring-daemon started unlocked on a throwaway keyring in a temp
+# dir, so the user's own keychain is never touched. MCP_REQUIRE_KEYCHAIN=1 makes those tests
+# fail, not skip, when no keychain answers. Extra arguments go to `cargo test` (after the filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${MCP_KEYCHAIN_BUS:-}" ]; then
+  exec dbus-run-session -- env MCP_KEYCHAIN_BUS=1 bash "$0" "$@"
+fi
+tmp=$(mktemp -d)
+keyring_pid=""
+cleanup() {
+  if [ -n "$keyring_pid" ]; then kill "$keyring_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export XDG_DATA_HOME="$tmp/data" XDG_RUNTIME_DIR="$tmp/run"
+mkdir -p "$XDG_DATA_HOME"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+# --unlock reads the password from stdin: it creates the login keyring and leaves it unlocked.
+printf 'keychain-test' | gnome-keyring-daemon --foreground --unlock --components=secrets \
+  >"$tmp/keyring.log" 2>&1 &
+keyring_pid=$!
+for _ in $(seq 1 100); do
+  if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null |
+    grep -q 'boolean true'; then
+    break
+  fi
+  sleep 0.1
+done
+export MCP_REQUIRE_KEYCHAIN=1
+cargo test --locked --test integration keychain:: "$@"
+cargo test --locked --lib secret:: "$@"
