@@ -134,9 +134,6 @@ enum Command {
         #[arg(long, value_parser = ["windows", "macos", "linux"])]
         os: Option<String>,
     },
-    /// Secrets in the OS keychain, used in the config as ${secret:NAME}.
-    #[command(subcommand)]
-    Secret(cli::secret::SecretCommand),
     /// Search and inspect MCP registries (the official one and those in `registries`).
     Registry {
         #[command(subcommand)]
@@ -156,6 +153,9 @@ enum Command {
     Connect(cli::connect::ConnectArgs),
     /// Remove our `bridge` entry from an MCP client's config (and nothing else).
     Disconnect(cli::connect::ConnectArgs),
+    /// Secrets in the OS keychain, used in the config as ${secret:NAME}.
+    #[command(subcommand)]
+    Secret(cli::secret::SecretCommand),
     /// Run the built-in demo MCP server on stdio (what the default config starts).
     DemoServer {
         /// Also expose the test tools (fail, crash, garbage, big, toggle_extra…).
@@ -271,7 +271,6 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
             .await
         }
-        Command::Secret(cmd) => cli::secret::run(args.config.as_deref(), cmd),
         Command::Registry { command } => {
             cli::registry::registry(args.config.as_deref(), command).await
         }
@@ -280,6 +279,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Update(a) => cli::registry::update(args.config.as_deref(), a).await,
         Command::Connect(a) => cli::connect::run(args.config.as_deref(), a, true),
         Command::Disconnect(a) => cli::connect::run(args.config.as_deref(), a, false),
+        Command::Secret(cmd) => cli::secret::run(args.config.as_deref(), cmd),
         Command::DemoServer {
             test_tools,
             start_delay_ms,

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcp_companion::config::{self, ConfigError};
 use mcp_companion::manage::registry::{
-    self, Choice, EnvSecrets, RegistryClient, Values, install, sources,
+    self, Choice, EnvSecrets, RegistryClient, Values, install, keychain, sources,
     update::{self, UpdatePlan},
 };
 
@@ -107,7 +107,7 @@ fn load(config_path: Option<&Path>) -> anyhow::Result<(PathBuf, config::Config)>
 fn client(cfg: &config::Config, wanted: Option<&str>) -> anyhow::Result<(String, RegistryClient)> {
     let list = sources::registries(&cfg.raw)?;
     let chosen = sources::pick(&list, wanted)?;
-    let client = chosen.client(&cfg.ssrf_whitelist, &config::default_lookup)?;
+    let client = chosen.client(&cfg.ssrf_whitelist, &keychain::token_lookup)?;
     Ok((chosen.url.clone(), client))
 }
 
@@ -275,13 +275,14 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
         plain: parse_sets(&args.set)?,
         stored: BTreeMap::new(),
     };
+    let (secrets, _) = keychain::machine_secrets();
     let planned = install::plan(
         &registry_url,
         detail,
         choice,
         &server,
         &values,
-        &EnvSecrets,
+        secrets.as_ref(),
         &cfg.ssrf_whitelist,
         &install::on_path,
     )
@@ -337,7 +338,7 @@ fn finish(
 /// `outdated`.
 pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let (_, cfg) = load(config_path)?;
-    let report = install::outdated(&cfg, &config::default_lookup).await;
+    let report = install::outdated(&cfg, &keychain::token_lookup).await;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
@@ -363,12 +364,13 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
 pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let (path, cfg) = load(config_path)?;
     let changes = parse_sets(&args.set)?;
+    let (secrets, _) = keychain::machine_secrets();
     match update::plan_update(
         &cfg,
         &args.server,
         changes,
-        &EnvSecrets,
-        &config::default_lookup,
+        secrets.as_ref(),
+        &keychain::token_lookup,
     )
     .await?
     {

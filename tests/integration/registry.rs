@@ -52,6 +52,8 @@ pub async fn cli(config: &Path, path_env: &str, args: &[&str]) -> Output {
         .args(args)
         .env("PATH", path_env)
         .env_remove("MCP_COMPANION_CONFIG")
+        // No keychain: secret inputs become `${VAR}` (the keychain path is unit-tested).
+        .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
         .output()
         .await
         .unwrap()

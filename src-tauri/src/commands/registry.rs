@@ -7,7 +7,7 @@ use mcp_companion::config;
 use mcp_companion::manage::connect::{self, Client, ClientStatus, Os, Outcome, Roots};
 use mcp_companion::manage::registry::{
     self, Choice, EnvSecrets, Field, InstallOption, RegistryClient, RegistryError, RegistryRef,
-    Values, install,
+    Values, install, keychain,
     model::ServerList,
     model::ServerResponse,
     sources,
@@ -58,7 +58,7 @@ fn client(
     let chosen = sources::pick(&list, registry)?;
     Ok((
         chosen.url.clone(),
-        chosen.client(&cfg.ssrf_whitelist, &config::default_lookup)?,
+        chosen.client(&cfg.ssrf_whitelist, &keychain::token_lookup)?,
     ))
 }
 
@@ -156,13 +156,14 @@ pub async fn plan_install(
         plain: values.into_iter().filter(|(_, v)| !v.is_empty()).collect(),
         stored: BTreeMap::new(),
     };
+    let (secrets, _) = keychain::machine_secrets();
     Ok(install::plan(
         &url,
         &found.server,
         choice,
         &server,
         &values,
-        &EnvSecrets,
+        secrets.as_ref(),
         &cfg.ssrf_whitelist,
         &install::on_path,
     )
@@ -175,7 +176,7 @@ pub async fn check_updates(
     state: State<'_, Desktop>,
 ) -> Result<Vec<install::Outdated>, CommandError> {
     let cfg = loaded(&state)?;
-    Ok(install::outdated(&cfg, &config::default_lookup).await)
+    Ok(install::outdated(&cfg, &keychain::token_lookup).await)
 }
 
 /// Updates server `name` to its registry's latest version (same inputs, hand-made keys kept)
@@ -183,12 +184,13 @@ pub async fn check_updates(
 #[tauri::command]
 pub async fn update_server(state: State<'_, Desktop>, name: String) -> Result<bool, CommandError> {
     let cfg = loaded(&state)?;
+    let (secrets, _) = keychain::machine_secrets();
     let plan = update::plan_update(
         &cfg,
         &name,
         BTreeMap::new(),
-        &EnvSecrets,
-        &config::default_lookup,
+        secrets.as_ref(),
+        &keychain::token_lookup,
     )
     .await?;
     match plan {

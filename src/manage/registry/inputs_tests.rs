@@ -32,7 +32,12 @@ fn templates_substitute_known_variables_and_escape_the_rest() {
     let cfg = crate::config::parse(&doc.to_string(), std::path::Path::new("t")).unwrap();
     let entry = cfg.servers[0].entry.as_ref().unwrap();
     let expanded = entry
-        .expand(&|_| Some("LEAK".into()), &crate::secret::MemoryStore::new())
+        .expand(
+            &|_| Some("LEAK".into()),
+            &crate::secret::NoKeychain {
+                detail: "none".into(),
+            },
+        )
         .unwrap();
     match expanded.transport {
         crate::config::TransportConfig::Stdio(s) => assert_eq!(s.args, ["${PATH}"]),

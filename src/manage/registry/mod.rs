@@ -9,12 +9,14 @@
 //! | [`entry`] | a `server.json` version → a config entry ([`build`]) |
 //! | [`sources`] | the `registries` config key and the entry's `source` (for `outdated`/`update`) |
 //! | [`install`] | the whole flow: fetch, map, check, write `config.json`; `outdated` |
+//! | [`keychain`] | the OS keychain for secret inputs and tokens, else `${VAR}` |
 //! | [`update`] | re-install at the latest version with the remembered inputs |
 
 pub mod client;
 pub mod entry;
 pub mod inputs;
 pub mod install;
+pub mod keychain;
 pub mod model;
 pub mod sources;
 pub mod update;
