@@ -65,20 +65,7 @@ fn json_value() -> impl Strategy<Value = Value> {
 /// Entry keys the parser knows, plus noise.
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![
-        prop::sample::select(vec![
-            "type",
-            "command",
-            "args",
-            "env",
-            "cwd",
-            "url",
-            "headers",
-            "toolTimeout",
-            "connectTimeout",
-            "enabledTools",
-            "disabled",
-        ])
-        .prop_map(str::to_owned),
+        prop::sample::select(super::entry::KNOWN_KEYS.to_vec()).prop_map(str::to_owned),
         "[a-zA-Z_]{1,8}",
     ]
 }
