@@ -24,6 +24,9 @@ impl Task {
         let mut list_changes = session.take_list_changes();
         let ended = loop {
             tokio::select! {
+                // First: when a call reports the session broken, the session usually knows
+                // why (the HTTP server's "no such session" answer), and that is the reason.
+                biased;
                 closed = session.closed() => {
                     let why = self.exit_reason(closed).await;
                     break Ended::Lost { why, reported: false };

@@ -36,10 +36,10 @@ pub enum Opened {
     /// Newline-delimited JSON-RPC on a child's stdout/stdin.
     Stdio(ProgressTap<AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
-    StreamableHttp(ProgressTap<StreamableHttpClientTransport<reqwest::Client>>),
+    StreamableHttp(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<reqwest::Client>>>),
     /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, step-up), see
     /// [`crate::auth`].
-    SignedIn(ProgressTap<StreamableHttpClientTransport<SignedInClient>>),
+    SignedIn(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<SignedInClient>>>),
     /// Legacy HTTP+SSE (MCP 2024-11-05), see [`super::sse`].
     Sse(ProgressTap<LegacySseTransport>),
     /// Newline-delimited JSON-RPC on an already-open byte stream ([`connect_stream`]).
@@ -265,6 +265,7 @@ async fn connect_remote(
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx);
+    let gone = http::SessionGone::default();
     let attempt = async {
         guard
             .check_url(&url)
@@ -284,10 +285,16 @@ async fn connect_remote(
                     guard: guard.clone(),
                 };
                 match crate::auth::connect_client(target, client.clone()).await? {
-                    Some(signed_in) => {
-                        Opened::SignedIn(progress.tap(http::transport(signed_in, &url)))
-                    }
-                    None => Opened::StreamableHttp(progress.tap(http::transport(client, &url))),
+                    Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
+                        signed_in,
+                        &url,
+                        gone.clone(),
+                    ))),
+                    None => Opened::StreamableHttp(progress.tap(http::transport(
+                        client,
+                        &url,
+                        gone.clone(),
+                    ))),
                 }
             }
             Remote::Sse => {
@@ -317,7 +324,7 @@ async fn connect_remote(
         },
         (e, None) => e,
     })?;
-    Ok(Session::new(service, listing, None, events))
+    Ok(Session::new(service, listing, None, events).ending_on(gone))
 }
 
 /// Records the challenge for the next `login` and says what to do.

@@ -7,42 +7,440 @@
 //! request and same-origin redirect; a redirect to another origin is refused
 //! ([`crate::net::CrossOriginRedirect`]).
 //!
-//! Session expiry (HTTP 404 on a known session id): rmcp can silently re-initialize, but then
-//! nobody re-lists or tells agents. We switch that off and treat [`is_session_expired`] errors
-//! as "session gone": the supervisor reconnects (initialize, list, announce) and the hub
-//! retries the call once (DESIGN §7).
+//! **A session the server no longer knows.** A restarted server answers the old session id
+//! with HTTP 404 (the spec's answer) or, like the TypeScript SDK's servers, with HTTP 400 and a
+//! JSON-RPC error without an `id` ("Bad Request: No valid session ID provided"). rmcp turns a
+//! 404 into `SessionExpired` but forwards the 400's id-less error as a message nobody waits for,
+//! so the call would sit out its whole `toolTimeout`. [`SessionGuard`] wraps the HTTP client and
+//! treats both alike: the request that got the answer fails with `SessionExpired` (the server
+//! did not run it), and the session's [`SessionGone`] fires, which ends the [`super::Session`]
+//! so the supervisor reconnects (initialize, list, announce) and `status` shows it. A GET
+//! event stream refused with 400/404 on our session id fires it too. rmcp's own silent
+//! re-initialisation is switched off: nobody would re-list or tell agents.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
 use rmcp::service::ServiceError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
+use tokio_util::sync::CancellationToken;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
 
 /// The transport for `url` on `client` (the guarded `reqwest::Client`, or
-/// [`crate::auth::transport::SignedInClient`] on top of it for a signed-in server).
-pub fn transport<C: StreamableHttpClient>(
+/// [`crate::auth::transport::SignedInClient`] on top of it for a signed-in server), reporting
+/// a forgotten session to `gone`.
+pub fn transport<C>(
     client: C,
     url: &reqwest::Url,
-) -> StreamableHttpClientTransport<C> {
+    gone: SessionGone,
+) -> StreamableHttpClientTransport<SessionGuard<C>>
+where
+    C: StreamableHttpClient<Error = reqwest::Error> + Sync,
+{
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
         .reinit_on_expired_session(false);
-    StreamableHttpClientTransport::with_client(client, config)
+    StreamableHttpClientTransport::with_client(
+        SessionGuard {
+            inner: client,
+            gone,
+        },
+        config,
+    )
 }
 
-/// Whether `e` means the server no longer knows our session (HTTP 404 on a session id).
+/// Fires once when the server says it no longer knows our session; says what it said.
+#[derive(Clone, Debug, Default)]
+pub struct SessionGone {
+    fired: CancellationToken,
+    what: Arc<Mutex<Option<String>>>,
+}
+
+impl SessionGone {
+    /// Records `what` the server said (the first answer wins) and fires.
+    fn fire(&self, what: String) {
+        if let Ok(mut slot) = self.what.lock()
+            && slot.is_none()
+        {
+            tracing::info!(answer = %what, "the server no longer knows our session");
+            *slot = Some(what);
+        }
+        self.fired.cancel();
+    }
+
+    /// Resolves once fired, with what the server said, e.g. `HTTP 400: Bad Request: No valid
+    /// session ID provided`.
+    pub async fn wait(&self) -> String {
+        self.fired.cancelled().await;
+        self.what
+            .lock()
+            .ok()
+            .and_then(|w| w.clone())
+            .unwrap_or_else(|| "the server ended the session".to_owned())
+    }
+}
+
+/// Whether `e` means the server no longer knows our session (see the module docs).
 pub fn is_session_expired(e: &ServiceError) -> bool {
     let ServiceError::TransportSend(dynamic) = e else {
         return false;
     };
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(dynamic.error.as_ref());
-    while let Some(err) = cur {
-        if matches!(
-            err.downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+    chain(dynamic.error.as_ref()).any(|err| {
+        matches!(
+            err.downcast_ref::<HttpError>(),
             Some(StreamableHttpError::SessionExpired)
-        ) {
+        )
+    })
+}
+
+/// Whether a request whose send failed with `e` may still have reached the server: an HTTP
+/// request that went out and then lost its answer (streamable HTTP, or a legacy SSE POST,
+/// [`super::sse::MaybeDelivered`]). A refused connection, a session-gone answer, a legacy SSE
+/// POST the server refused, and a failed write to a stdio pipe mean it did not.
+pub fn maybe_delivered(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut http = false;
+    for err in chain(e) {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<super::sse::MaybeDelivered>())
+        {
             return true;
         }
-        cur = err.source();
+        if let Some(r) = err.downcast_ref::<reqwest::Error>() {
+            if r.is_connect() || r.is_builder() {
+                return false;
+            }
+            http = true;
+        }
+        match err.downcast_ref::<HttpError>() {
+            Some(StreamableHttpError::SessionExpired) => return false,
+            Some(_) => http = true,
+            None => {}
+        }
     }
-    false
+    http
+}
+
+fn chain<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |err| err.source())
+}
+
+/// Whether a server's error text is about the session (the TypeScript SDK: "Bad Request: No
+/// valid session ID provided"; others: "Session not found", "invalid session").
+fn names_the_session(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("session")
+}
+
+/// The id of `message` when it is a request (an answer is expected).
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        JsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    }
+}
+
+/// An HTTP client that recognises "this session is gone" answers (see the module docs).
+#[derive(Clone)]
+pub struct SessionGuard<C> {
+    inner: C,
+    gone: SessionGone,
+}
+
+impl<C> SessionGuard<C> {
+    /// Turns a session-gone answer to a POST that carried our session id into
+    /// `SessionExpired`, firing [`SessionGone`].
+    ///
+    /// Any other error without an `id` answering a request is given that request's id: it is
+    /// the server's answer to it (an HTTP 4xx/5xx whose body is a JSON-RPC error), and without
+    /// the id the caller would wait out its whole `toolTimeout` instead of reading it.
+    fn check_post(
+        &self,
+        request: Option<RequestId>,
+        attached: bool,
+        answer: Result<StreamableHttpPostResponse, HttpError>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let answer = match (answer, request) {
+            (
+                Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(mut e), session)),
+                Some(id),
+            ) if e.id.is_none() && !(attached && names_the_session(&e.error.message)) => {
+                e.id = Some(id);
+                return Ok(StreamableHttpPostResponse::Json(
+                    JsonRpcMessage::Error(e),
+                    session,
+                ));
+            }
+            (answer, _) => answer,
+        };
+        if !attached {
+            return answer;
+        }
+        let what = match &answer {
+            Err(StreamableHttpError::SessionExpired) => "HTTP 404 Not Found".to_owned(),
+            // The TypeScript SDK: 400 with `{"jsonrpc":"2.0","error":{…}}` and no id. Nobody
+            // could match an id-less error to our request: it is the answer to this POST.
+            Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(e), _))
+                if e.id.is_none() && names_the_session(&e.error.message) =>
+            {
+                format!("{} (JSON-RPC error {})", e.error.message, e.error.code.0)
+            }
+            // The same 400 with a body rmcp could not parse as JSON-RPC.
+            Err(StreamableHttpError::UnexpectedServerResponse(text))
+                if text.starts_with("HTTP 400") && names_the_session(text) =>
+            {
+                text.to_string()
+            }
+            _ => return answer,
+        };
+        self.gone.fire(crate::net::scrub(&what));
+        Err(StreamableHttpError::SessionExpired)
+    }
+
+    /// A GET event stream refused with 400/404 on our session id means the session is gone;
+    /// rmcp decides what to do with the stream, the session ends either way.
+    fn check_get(
+        &self,
+        attached: bool,
+        answer: Result<SseStream, HttpError>,
+    ) -> Result<SseStream, HttpError> {
+        if let (true, Err(StreamableHttpError::Client(e))) = (attached, &answer)
+            && let Some(status) = e.status().filter(|s| matches!(s.as_u16(), 400 | 404))
+        {
+            self.gone.fire(format!("HTTP {status} on the event stream"));
+        }
+        answer
+    }
+}
+
+impl<C> StreamableHttpClient for SessionGuard<C>
+where
+    C: StreamableHttpClient<Error = reqwest::Error> + Sync,
+{
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let (request, attached) = (request_id(&message), session_id.is_some());
+        let answer = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await;
+        self.check_post(request, attached, answer)
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let (request, attached) = (request_id(&message), session_id.is_some());
+        let answer = self
+            .inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        self.check_post(request, attached, answer)
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let (request, attached) = (request_id(&message), session_id.is_some());
+        let answer = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        self.check_post(request, attached, answer)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, HttpError> {
+        let attached = session_id.is_some();
+        let answer = self
+            .inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await;
+        self.check_get(attached, answer)
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, HttpError> {
+        let attached = session_id.is_some();
+        let answer = self
+            .inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        self.check_get(attached, answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcVersion2_0};
+
+    fn guard() -> SessionGuard<reqwest::Client> {
+        SessionGuard {
+            inner: reqwest::Client::new(),
+            gone: SessionGone::default(),
+        }
+    }
+
+    fn id_less_error(message: &str) -> Result<StreamableHttpPostResponse, HttpError> {
+        Ok(StreamableHttpPostResponse::Json(
+            JsonRpcMessage::Error(JsonRpcError {
+                jsonrpc: JsonRpcVersion2_0,
+                id: None,
+                error: ErrorData::new(ErrorCode(-32000), message.to_owned(), None),
+            }),
+            None,
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_400_naming_the_session_is_a_gone_session() {
+        let g = guard();
+        let answer = g.check_post(
+            None,
+            true,
+            id_less_error("Bad Request: No valid session ID provided"),
+        );
+        assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
+        assert_eq!(
+            g.gone.wait().await,
+            "Bad Request: No valid session ID provided (JSON-RPC error -32000)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_404_is_a_gone_session_and_an_unparsable_400_too() {
+        let g = guard();
+        let answer = g.check_post(None, true, Err(StreamableHttpError::SessionExpired));
+        assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
+        assert_eq!(g.gone.wait().await, "HTTP 404 Not Found");
+
+        let g = guard();
+        let text = "HTTP 400 Bad Request: session abc is unknown";
+        let answer = g.check_post(
+            None,
+            true,
+            Err(StreamableHttpError::UnexpectedServerResponse(text.into())),
+        );
+        assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
+        assert_eq!(g.gone.wait().await, text);
+    }
+
+    #[test]
+    fn other_errors_and_requests_without_a_session_pass_through() {
+        let g = guard();
+        // Before initialize there is no session to lose.
+        let answer = g.check_post(
+            None,
+            false,
+            id_less_error("Bad Request: No valid session ID provided"),
+        );
+        assert!(matches!(answer, Ok(StreamableHttpPostResponse::Json(..))));
+        let answer = g.check_post(None, true, id_less_error("Parse error"));
+        assert!(matches!(answer, Ok(StreamableHttpPostResponse::Json(..))));
+        let answer = g.check_post(
+            None,
+            true,
+            Err(StreamableHttpError::UnexpectedServerResponse(
+                "HTTP 500 Internal Server Error: boom".into(),
+            )),
+        );
+        assert!(matches!(
+            answer,
+            Err(StreamableHttpError::UnexpectedServerResponse(_))
+        ));
+        assert!(!g.gone.fired.is_cancelled());
+    }
+
+    #[test]
+    fn an_id_less_error_answering_a_request_is_given_its_id() {
+        let g = guard();
+        let id = RequestId::Number(7);
+        let answer = g.check_post(
+            Some(id.clone()),
+            true,
+            id_less_error("Bad Request: Parse error"),
+        );
+        let Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(e), _)) = answer else {
+            panic!("{answer:?}");
+        };
+        assert_eq!(e.id, Some(id));
+        assert_eq!(e.error.message, "Bad Request: Parse error");
+        assert!(!g.gone.fired.is_cancelled());
+    }
 }

@@ -27,6 +27,9 @@ pub enum Closed {
     Exited(String),
     /// The connection closed (remote servers, or a process whose exit status is not known).
     Disconnected,
+    /// The HTTP server answered that it no longer knows our session (it restarted, or
+    /// expired the session); the text is what it said.
+    SessionGone(String),
 }
 
 impl std::fmt::Display for Closed {
@@ -34,6 +37,9 @@ impl std::fmt::Display for Closed {
         match self {
             Closed::Exited(how) => write!(f, "process exited ({how})"),
             Closed::Disconnected => f.write_str("the session closed"),
+            Closed::SessionGone(what) => {
+                write!(f, "the server no longer knows our session ({what})")
+            }
         }
     }
 }
@@ -48,6 +54,8 @@ pub struct Session {
     stop: Option<RunningServiceCancellationToken>,
     quit: JoinHandle<Result<QuitReason, tokio::task::JoinError>>,
     quit_done: bool,
+    /// Streamable HTTP: fires when the server answers "no such session".
+    gone: Option<super::http::SessionGone>,
 }
 
 impl Session {
@@ -68,7 +76,15 @@ impl Session {
             stop,
             quit: tokio::spawn(service.waiting()),
             quit_done: false,
+            gone: None,
         }
+    }
+
+    /// Ends the session (see [`Session::closed`]) when `gone` fires: a streamable HTTP server
+    /// that forgot the session leaves the connection looking healthy.
+    pub(super) fn ending_on(mut self, gone: super::http::SessionGone) -> Session {
+        self.gone = Some(gone);
+        self
     }
 
     /// Sends requests to the server.
@@ -94,8 +110,8 @@ impl Session {
             .unwrap_or_else(|| mpsc::unbounded_channel().1)
     }
 
-    /// Resolves when the session ended on its own: the process exited, or the connection
-    /// closed. For a stdio server whose connection closed first, the exit status is awaited
+    /// Resolves when the session ended on its own: the process exited, the connection
+    /// closed, or the HTTP server said it no longer knows the session. For a stdio server whose connection closed first, the exit status is awaited
     /// for up to a second, since it explains more. Cancel-safe: call it again after a
     /// `select!` dropped it.
     pub async fn closed(&mut self) -> Closed {
@@ -108,8 +124,17 @@ impl Session {
                     }
                 }
                 None => {
-                    let _ = (&mut self.quit).await;
-                    self.quit_done = true;
+                    let gone = self.gone.clone();
+                    let gone = async {
+                        match gone {
+                            Some(gone) => gone.wait().await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = &mut self.quit => self.quit_done = true,
+                        what = gone => return Closed::SessionGone(what),
+                    }
                     None
                 }
             };

@@ -136,6 +136,12 @@ impl LegacySseTransport {
     }
 }
 
+/// A POST that failed after it may have reached the server (the connection broke before the
+/// answer): the hub must not assume the server did not run it (`hub::route`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct MaybeDelivered(String);
+
 impl Transport<RoleClient> for LegacySseTransport {
     type Error = std::io::Error;
 
@@ -150,7 +156,11 @@ impl Transport<RoleClient> for LegacySseTransport {
                 .json(&item)
                 .send()
                 .await
-                .map_err(|e| std::io::Error::other(error_chain(&e)))?;
+                .map_err(|e| match e.is_connect() {
+                    // Never reached the server.
+                    true => std::io::Error::other(error_chain(&e)),
+                    false => std::io::Error::other(MaybeDelivered(error_chain(&e))),
+                })?;
             if resp.status().is_success() {
                 Ok(())
             } else {

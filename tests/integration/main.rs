@@ -33,6 +33,7 @@ mod registry_fixture;
 mod remote;
 mod remote_errors;
 mod remote_fixture;
+mod remote_restart;
 mod robustness;
 mod secrets;
 mod sessions;

@@ -275,6 +275,11 @@ pub fn fastmcp_on(python: &std::path::Path, mode: &str, extra: &[&str], port: u1
 /// Starts `@modelcontextprotocol/server-everything MODE` bound to 127.0.0.1 (through the
 /// `loopback-listen.cjs` preload), or `None` with a loud skip message when it is not installed.
 pub fn everything(mode: &str) -> Option<Peer> {
+    everything_on(mode, free_port())
+}
+
+/// [`everything`] on a given port (to restart a server where it was).
+pub fn everything_on(mode: &str, port: u16) -> Option<Peer> {
     let index = everything_js(&peers_root());
     if !index.exists() {
         eprintln!(
@@ -287,7 +292,6 @@ pub fn everything(mode: &str) -> Option<Peer> {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/peers/loopback-listen.cjs"
     );
-    let port = free_port();
     let child = Command::new("node")
         .arg(index)
         .arg(mode)

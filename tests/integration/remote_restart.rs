@@ -1,0 +1,69 @@
+//! Proves issue #10 item 3 with the real reference server: server-everything over streamable
+//! HTTP, killed and started again on the same port under the companion, answers the old session
+//! id with HTTP 400 "Bad Request: No valid session ID provided". The companion treats that as a
+//! gone session: the next call reconnects and succeeds within seconds (not after its
+//! `toolTimeout`), `status` shows the reconnect with the server's own words, and the server is
+//! `running` on the new session.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::common::{Companion, call, text};
+use crate::remote_fixture::{everything_on, free_port};
+
+/// Longer than any reconnect could take: a call that waits for it has hit the bug.
+const TOOL_TIMEOUT_SECS: u64 = 120;
+
+#[tokio::test]
+async fn server_everything_restarted_under_the_companion_is_reconnected_not_waited_out() {
+    let port = free_port();
+    let Some(first) = everything_on("streamableHttp", port) else {
+        return;
+    };
+    let c = Companion::start(json!({
+        "mcpServers": { "ev": {
+            "url": format!("http://127.0.0.1:{port}/mcp"),
+            "toolTimeout": TOOL_TIMEOUT_SECS,
+        } },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    let s = &c.settled().await[0];
+    assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    let client = c.client().await;
+    let echo = call(&client, "mcp_ev_echo", json!({ "message": "before" })).await;
+    assert_eq!(text(&echo), "Echo: before", "{echo:?}");
+
+    // Restart the server underneath: same port, new process, no sessions.
+    drop(first);
+    let _second = everything_on("streamableHttp", port).expect("server-everything again");
+
+    let started = Instant::now();
+    let echo = call(&client, "mcp_ev_echo", json!({ "message": "after" })).await;
+    let took = started.elapsed();
+    assert_eq!(text(&echo), "Echo: after", "{echo:?}\n{}", c.log());
+    eprintln!("the call after the restart took {took:?}");
+    assert!(
+        took < Duration::from_secs(TOOL_TIMEOUT_SECS / 2),
+        "answered after {took:?}: the gone session was waited out"
+    );
+
+    // `status`: running on a new session, and the reason is what the server said.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let s = loop {
+        let s = c.server("ev").await;
+        if s.state.as_str() == "running" && s.restarts >= 1 {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "{s:?}\n{}", c.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let why = s.last_error.clone().unwrap_or_default();
+    assert!(why.contains("No valid session ID provided"), "{s:?}");
+    assert!(
+        !why.contains("ErrorData") && !why.contains("Transport ["),
+        "{why}"
+    );
+    let echo = call(&client, "mcp_ev_echo", json!({ "message": "steady" })).await;
+    assert_eq!(text(&echo), "Echo: steady");
+}
