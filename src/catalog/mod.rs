@@ -80,6 +80,10 @@ pub struct Route {
     pub server: Arc<str>,
     /// What to call there.
     pub target: Target,
+    /// Whether the call may be sent again when it is unknown whether the first one ran: the
+    /// wrapped tool declares `readOnlyHint` or `idempotentHint` (resources and prompts are
+    /// read-only). See `hub::route` for the retry rule.
+    pub retry_safe: bool,
 }
 
 /// One server's share of a build.
@@ -194,14 +198,26 @@ impl Catalog {
             };
             *catalog.counts.entry(p.server.clone()).or_default() += 1;
             catalog.index.insert(p.name, catalog.tools.len());
+            let retry_safe = tool
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true));
             catalog.tools.push(tool);
             catalog.routes.push(Route {
                 server: p.server,
                 target,
+                retry_safe,
             });
         }
         catalog.warnings = warnings;
         catalog
+    }
+
+    /// Every wrapped name with its route, in no particular order.
+    pub fn routes(&self) -> impl Iterator<Item = (&str, &Route)> {
+        self.index
+            .iter()
+            .map(|(name, &i)| (name.as_str(), &self.routes[i]))
     }
 
     /// The wrapped tools, as tools/list serves them.

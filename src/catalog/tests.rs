@@ -157,6 +157,29 @@ fn routes_point_at_upstream_capabilities() {
 }
 
 #[test]
+fn only_read_only_or_idempotent_capabilities_are_safe_to_send_twice() {
+    use rmcp::model::ToolAnnotations;
+    let mut listing = listing();
+    listing.tools.extend([
+        tool("look").with_annotations(ToolAnnotations::new().read_only(true)),
+        tool("put").with_annotations(ToolAnnotations::new().idempotent(true)),
+        tool("nope").with_annotations(ToolAnnotations::new().read_only(false).idempotent(false)),
+    ]);
+    let catalog = build_one("s", &["*"], &listing);
+    let safe = |name: &str| catalog.route(name).expect(name).retry_safe;
+    // No annotations: the server promised nothing, so a second send could run it twice.
+    assert!(!safe("mcp_s_echo"));
+    assert!(!safe("mcp_s_nope"));
+    assert!(safe("mcp_s_look"));
+    assert!(safe("mcp_s_put"));
+    // resources/read and prompts/get are reads.
+    assert!(safe("mcp_s_resource_notes"));
+    assert!(safe("mcp_s_resource_files"));
+    assert!(safe("mcp_s_prompt_greet"));
+    assert_eq!(catalog.routes().count(), catalog.len());
+}
+
+#[test]
 fn tools_that_sanitize_alike_are_both_served_and_route_to_their_own_raw_name() {
     let forward = ServerListing {
         tools: vec![tool("a b"), tool("a.b"), tool("c")],

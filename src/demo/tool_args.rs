@@ -81,6 +81,25 @@ pub(super) struct CrashArgs {
     pub(super) exit_code: i32,
 }
 
+/// Arguments of `append`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct AppendArgs {
+    /// The file to append to (created when missing).
+    pub(super) path: String,
+    /// The line to append (a newline is added).
+    pub(super) line: String,
+    /// How long to wait after appending before answering, in seconds.
+    #[serde(default)]
+    pub(super) seconds: f64,
+}
+
+/// Arguments of `read_slowly`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct ReadSlowlyArgs {
+    /// How long to take, in seconds.
+    pub(super) seconds: f64,
+}
+
 pub(super) fn default_exit_code() -> i32 {
     3
 }

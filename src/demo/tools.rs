@@ -18,7 +18,7 @@ use base64::Engine as _;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, JsonObject,
-    ProgressNotificationParam, Tool,
+    ProgressNotificationParam, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -26,8 +26,9 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use super::output::RawLines;
 use super::png;
 use super::tool_args::{
-    AddArgs, BigArgs, CrashArgs, EchoArgs, FailArgs, GetEnvArgs, ImageArgs, ProtocolErrorArgs,
-    SleepArgs, empty_schema, generated_schema, parse, sum_schema,
+    AddArgs, AppendArgs, BigArgs, CrashArgs, EchoArgs, FailArgs, GetEnvArgs, ImageArgs,
+    ProtocolErrorArgs, ReadSlowlyArgs, SleepArgs, empty_schema, generated_schema, parse,
+    sum_schema,
 };
 
 /// Name of the tool that `toggle_extra` adds and removes.
@@ -122,6 +123,17 @@ impl Tools {
                 ),
                 Tool::new("pid", "Return the server's process id", empty.clone()),
                 Tool::new(
+                    "append",
+                    "Append a line to a file, then wait `seconds` before answering (a side effect that must not run twice)",
+                    schema_for_type::<AppendArgs>(),
+                ),
+                Tool::new(
+                    "read_slowly",
+                    "Wait `seconds`, then answer; declares readOnlyHint",
+                    schema_for_type::<ReadSlowlyArgs>(),
+                )
+                .with_annotations(ToolAnnotations::new().read_only(true)),
+                Tool::new(
                     "argv",
                     "Return the server's command-line arguments (after the program) as a JSON array",
                     empty.clone(),
@@ -215,6 +227,15 @@ impl Tools {
             ODD_TOOL => text("odd ok"),
             "get_env" => get_env(parse(args)?),
             "pid" => text(std::process::id().to_string()),
+            "append" => append(parse(args)?).await,
+            "read_slowly" => {
+                let ReadSlowlyArgs { seconds } = parse(args)?;
+                tokio::time::sleep(Duration::from_secs_f64(
+                    seconds.clamp(0.0, MAX_SLEEP_SECONDS),
+                ))
+                .await;
+                text(format!("read after {seconds} s"))
+            }
             "argv" => argv(),
             "toggle_extra" => self.toggle_extra(context).await,
             EXTRA_TOOL if self.extra_enabled.load(Ordering::SeqCst) => text("extra ok"),
@@ -342,6 +363,33 @@ fn big(BigArgs { bytes }: BigArgs) -> CallToolResult {
 
 /// The process's arguments after the program, exactly as the OS split them (a launch-quoting
 /// test compares them byte for byte); an argument that is not Unicode is shown lossily.
+async fn append(
+    AppendArgs {
+        path,
+        line,
+        seconds,
+    }: AppendArgs,
+) -> CallToolResult {
+    use tokio::io::AsyncWriteExt as _;
+    let written = async {
+        let mut file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .await?;
+        file.write_all(format!("{line}\n").as_bytes()).await?;
+        file.sync_all().await
+    };
+    if let Err(e) = written.await {
+        return error(format!("cannot append to {path}: {e}"));
+    }
+    tokio::time::sleep(Duration::from_secs_f64(
+        seconds.clamp(0.0, MAX_SLEEP_SECONDS),
+    ))
+    .await;
+    text(format!("appended to {path}"))
+}
+
 fn argv() -> CallToolResult {
     let args: Vec<String> = std::env::args_os()
         .skip(1)

@@ -23,7 +23,7 @@
 //! | `owner.rs` | the owner task: the inbox loop, coalescing, hold-back |
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
-//! | `route.rs` | [`Hub::call`]: routing, the retry-once-after-reconnect rule, error results |
+//! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, the retry rule, error results |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 
 mod owner;
@@ -32,13 +32,13 @@ mod reload;
 mod route;
 mod settled;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Route};
 use crate::config::Config;
 use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 
@@ -109,6 +109,12 @@ impl Servers {
 pub(crate) struct View {
     servers: Arc<Servers>,
     catalog: Arc<Catalog>,
+    /// The last known routes of servers that are in the config but not in the catalog right
+    /// now (restarting, backing off, stopped, failed): a call for one of their tools waits for
+    /// the server or says why it cannot, instead of "unknown tool" (see `route.rs`).
+    known: Arc<HashMap<String, Route>>,
+    /// Servers a running reload is replacing: a call for one of them waits for the new one.
+    replacing: Arc<HashSet<Arc<str>>>,
     /// Each running server's session generation the catalog was last built from.
     generations: Arc<HashMap<Arc<str>, u64>>,
     /// Counts announced tool-list changes (one per `tools/list_changed`).

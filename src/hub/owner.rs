@@ -12,7 +12,7 @@
 //!            held-back list_changed, answer, start the next queued reload
 //! ```
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use super::reload::{self, Plan, ReloadReport};
 use super::{COALESCE, HubError, Servers, View};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Route};
 use crate::config::{Config, ServerSpec, SsrfWhitelist};
 use crate::supervisor::{self, Reporter, ServerHandle, ServerState};
 
@@ -76,6 +76,10 @@ pub(super) struct Owner {
     me: mpsc::WeakUnboundedSender<Msg>,
     pub(super) servers: Arc<Servers>,
     pub(super) catalog: Arc<Catalog>,
+    /// See [`View`]: routes of servers in the config whose tools are out of the catalog.
+    pub(super) known: Arc<HashMap<String, Route>>,
+    /// See [`View`]: the changed servers of the running reload, until their successors exist.
+    replacing: Arc<HashSet<Arc<str>>>,
     /// The [`supervisor::Live::generation`] each running server had at the last rebuild.
     pub(super) generations: HashMap<Arc<str>, u64>,
     tools_epoch: u64,
@@ -99,6 +103,8 @@ pub(super) fn spawn(config: &Config) -> (mpsc::UnboundedSender<Msg>, watch::Rece
         me: inbox.downgrade(),
         servers: Arc::default(),
         catalog: Arc::default(),
+        known: Arc::default(),
+        replacing: Arc::default(),
         generations: HashMap::new(),
         tools_epoch: 0,
         servers_epoch: 0,
@@ -269,6 +275,15 @@ impl Owner {
             },
             Msg::ReloadStopped,
         );
+        // Calls for a changed server wait for its successor instead of failing while it stops.
+        self.replacing = Arc::new(
+            plan.report
+                .changed
+                .iter()
+                .map(|name| Arc::from(name.as_str()))
+                .collect(),
+        );
+        self.publish();
         self.reloading = Some(Reloading {
             config,
             plan,
@@ -297,6 +312,8 @@ impl Owner {
             })
             .collect();
         self.servers = Arc::new(Servers::from_handles(order));
+        self.replacing = Arc::default();
+        self.forget_removed_routes();
         self.servers_epoch += 1;
         self.publish();
         let report = &reloading.plan.report;
@@ -361,6 +378,8 @@ impl Owner {
         self.publish.send_replace(Arc::new(View {
             servers: self.servers.clone(),
             catalog: self.catalog.clone(),
+            known: self.known.clone(),
+            replacing: self.replacing.clone(),
             generations: Arc::new(self.generations.clone()),
             tools_epoch: self.tools_epoch,
             servers_epoch: self.servers_epoch,

@@ -1,6 +1,7 @@
 //! Rebuilding the merged catalog from every running server's listing (the owner task's part
 //! that reads the supervisors' snapshots).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::owner::Owner;
@@ -34,7 +35,6 @@ impl Owner {
             tracing::warn!(server = %warning.log_server(), "{warning}");
         }
         let changed = self.catalog.tools() != next.tools();
-        self.catalog = Arc::new(next);
         let mut reconnected = false;
         for (server, live) in &lives {
             if let Some(live) = live {
@@ -44,6 +44,51 @@ impl Owner {
                 reconnected |= before.is_some_and(|b| b != live.generation);
             }
         }
+        drop(lives);
+        self.remember_routes(&next);
+        self.catalog = Arc::new(next);
         changed || reconnected
+    }
+}
+
+impl Owner {
+    /// Keeps the routes of servers that left the catalog (see `View::known`): a server that
+    /// lists again replaces its old routes, one that left the config loses them.
+    fn remember_routes(&mut self, next: &Catalog) {
+        let listed: HashSet<&str> = next.routes().map(|(_, r)| &*r.server).collect();
+        let mut known: std::collections::HashMap<String, crate::catalog::Route> = self
+            .known
+            .iter()
+            .filter(|(_, r)| {
+                !listed.contains(&*r.server) && self.servers.by_name.contains_key(&r.server)
+            })
+            .map(|(name, r)| (name.clone(), r.clone()))
+            .collect();
+        // What is in the catalog now is what a server that leaves it had last.
+        known.extend(
+            self.catalog
+                .routes()
+                .filter(|(_, r)| !listed.contains(&*r.server))
+                .filter(|(_, r)| self.servers.by_name.contains_key(&r.server))
+                .map(|(name, r)| (name.to_owned(), r.clone())),
+        );
+        self.known = Arc::new(known);
+    }
+
+    /// Drops the remembered routes of servers that are no longer in the config.
+    pub(super) fn forget_removed_routes(&mut self) {
+        if self
+            .known
+            .values()
+            .any(|r| !self.servers.by_name.contains_key(&r.server))
+        {
+            let known = self
+                .known
+                .iter()
+                .filter(|(_, r)| self.servers.by_name.contains_key(&r.server))
+                .map(|(name, r)| (name.clone(), r.clone()))
+                .collect();
+            self.known = Arc::new(known);
+        }
     }
 }

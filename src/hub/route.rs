@@ -2,75 +2,172 @@
 //! `tools/call` result (DESIGN §6, §7).
 //!
 //! ```text
-//! route by wrapped name ─▶ server running? ─no─▶ isError "server X is restarting, next try in N s"
-//!                               │ yes
-//!                               ▼
-//!                       call on session g ──ok / JSON-RPC error / timeout──▶ result (never retried)
-//!                               │ session broke (transport fault)
-//!                               ▼
-//!                 reconnect(g): shared by every caller that saw g fail
-//!                               ▼
-//!                       call once more on the new session ──▶ result
+//! route by wrapped name (catalog, else the server's last known routes)
+//!        │ unknown ─▶ isError "unknown tool"
+//!        ▼
+//! server has a session? ─no─▶ removed / stopped / failed / needs sign-in ─▶ isError at once
+//!        │ yes                 restarting (restart, crash backoff, reload) ─▶ wait ≤ connectTimeout
+//!        ▼
+//! call on session g ──ok / JSON-RPC error / timeout──▶ result (never retried)
+//!        │ session broke
+//!        ▼
+//! retry safe? ─no─▶ isError "the connection was lost … the call may or may not have run"
+//!        │ yes: not delivered, or the tool is readOnlyHint / idempotentHint
+//!        ▼
+//! reconnect(g), shared by every caller that saw g fail ──▶ call once more ──▶ result
 //! ```
-
-use std::sync::Arc;
-use std::time::Duration;
+//!
+//! **The retry rule.** A call whose session broke is sent again (once, on a new session) only
+//! when that cannot run it twice: the request certainly never reached the server
+//! ([`CallError::certainly_not_delivered`]: the session was already closed, the write failed,
+//! the connection was refused, or the server answered this very request "no such session"),
+//! or the tool declares `readOnlyHint` or `idempotentHint` (wrapped resources and prompts are
+//! read-only). Otherwise the agent gets an `isError` result saying the connection was lost and
+//! the call may or may not have run. The rule is the same for stdio crashes and remote
+//! sessions.
+//!
+//! **Restarts.** While a server restarts (the `restart` command, a crash and its backoff, a
+//! `reload` that changed its entry) its tools leave `tools/list`, but the hub keeps their last
+//! routes: a call waits for the server, up to its `connectTimeout`, and then runs. Only a
+//! server that was removed, stopped by the user, has failed or needs sign-in answers at once,
+//! saying which.
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use std::sync::Arc;
+use tokio::time::Instant;
 
 use super::Hub;
 use crate::catalog::{Route, naming};
-use crate::config::DEFAULT_TOOL_TIMEOUT;
+use crate::config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 use crate::supervisor::{Live, ServerHandle, ServerState, ServerStatus, now_ms};
 use crate::upstream::call::{self, CallError, Downstream};
 
 impl Hub {
     /// Calls the wrapped tool `name` and always returns a `tools/call` result: upstream answers
-    /// are passed through; every failure (unknown tool, server down, timeout, JSON-RPC error)
-    /// becomes `isError: true` with a readable message naming the server.
+    /// are passed through; every failure (unknown tool, server down, timeout, JSON-RPC error,
+    /// lost connection) becomes `isError: true` with a readable message naming the server.
     ///
-    /// A call whose session breaks underneath it is retried once on a fresh session; callers
-    /// that hit the same broken session share one reconnect.
+    /// Waits for a restarting server (up to its `connectTimeout`); retries a call whose session
+    /// broke only when that cannot run it twice (see the module docs).
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
     ) -> CallToolResult {
-        let catalog = self.catalog();
-        let Some(route) = catalog.route(name) else {
-            return error_result(self.unknown_tool(name));
-        };
-        let Some(server) = self.server(&route.server) else {
-            return error_result(format!("unknown tool \"{name}\""));
-        };
-        // One snapshot: the session and the state it explains, read together.
-        let snapshot = server.snapshot();
-        let Some(live) = snapshot.live else {
-            return error_result(unavailable(&snapshot.status));
+        let (route, server, mut live) = match self.ready(name, downstream).await {
+            Ok(ready) => ready,
+            Err(message) => return error_result(message),
         };
         let timeout = server
             .config()
             .map_or(DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout);
-        let first = attempt(&live, route, arguments.clone(), timeout, downstream).await;
-        match first {
-            Ok(result) => result,
-            Err(e) if e.is_transport() => {
-                tracing::info!(server = %route.server, tool = name, error = %e, "session broke during a call; reconnecting to retry once");
-                retry_on_new_session(&server, &live, route, arguments, timeout, downstream, &e)
-                    .await
-            }
-            Err(e) => {
+        let mut retried = false;
+        loop {
+            let attempt = call::call(
+                &live.peer,
+                &route.target,
+                arguments.clone(),
+                timeout,
+                downstream,
+            )
+            .await;
+            let e = match attempt {
+                Ok(result) => return result,
+                Err(e) => e,
+            };
+            let safe = e.certainly_not_delivered() || route.retry_safe;
+            if !e.breaks_session() || !safe || retried {
                 tracing::info!(server = %route.server, tool = name, error = %e, "call failed");
-                error_result(describe_failure(&route.server, &e))
+                return error_result(describe_failure(&route.server, &e, route.retry_safe));
+            }
+            tracing::info!(server = %route.server, tool = name, error = %e, "session broke; reconnecting to send the call again on a new session");
+            retried = true;
+            live = match server.reconnect(live.generation).await {
+                Ok(fresh) => fresh,
+                // The reconnect failed (the server is down or backing off): wait for it like
+                // any call for a restarting server.
+                Err(why) => match self.ready(name, downstream).await {
+                    Ok((_, _, fresh)) => fresh,
+                    Err(message) => {
+                        tracing::info!(server = %route.server, tool = name, error = %why, "no session to retry on");
+                        return error_result(format!(
+                            "{}; {message}",
+                            describe_failure(&route.server, &e, true)
+                        ));
+                    }
+                },
+            };
+        }
+    }
+
+    /// The route of `name`, its server and a live session: at once when the server runs,
+    /// after waiting (up to its `connectTimeout`) while it restarts, or why not.
+    async fn ready(
+        &self,
+        name: &str,
+        downstream: Option<&Downstream>,
+    ) -> Result<(Route, ServerHandle, Arc<Live>), String> {
+        let mut views = self.view.clone();
+        let mut deadline = None;
+        loop {
+            let view = views.borrow_and_update().clone();
+            let listed = view.catalog.route(name);
+            let Some(route) = listed.or_else(|| view.known.get(name)).cloned() else {
+                return Err(self.unknown_tool(name));
+            };
+            let Some(server) = view.servers.by_name.get(&route.server).cloned() else {
+                return Err(format!(
+                    "tool \"{name}\" is unavailable: server \"{}\" was removed from the config",
+                    route.server
+                ));
+            };
+            let mut snapshots = server.watch();
+            let snapshot = snapshots.borrow_and_update().clone();
+            let replacing = view.replacing.contains(&route.server);
+            if let Some(live) = snapshot.live.filter(|_| !replacing) {
+                if listed.is_none() && view.folded(&server) {
+                    // Back, and its new listing has no such tool.
+                    return Err(format!(
+                        "unknown tool \"{name}\" (server \"{}\" no longer offers it)",
+                        route.server
+                    ));
+                }
+                return Ok((route, server, live));
+            }
+            if !replacing && !coming_back(snapshot.status.state) {
+                return Err(format!(
+                    "tool \"{name}\" is unavailable: {}",
+                    unavailable(&snapshot.status)
+                ));
+            }
+            let wait = server
+                .config()
+                .map_or(DEFAULT_CONNECT_TIMEOUT, |c| c.connect_timeout);
+            let deadline = *deadline.get_or_insert_with(|| Instant::now() + wait);
+            let cancelled = async {
+                match downstream {
+                    Some(d) => d.cancelled.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = views.changed() => {}
+                _ = snapshots.changed() => {}
+                () = cancelled => return Err(CallError::Cancelled.to_string()),
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(format!(
+                        "{} (waited {} s for it; connectTimeout)",
+                        unavailable(&snapshot.status),
+                        wait.as_secs()
+                    ));
+                }
             }
         }
     }
-}
 
-impl Hub {
     /// "unknown tool X", plus why when the name looks like a tool of a server that is not
-    /// running (its tools leave the list while it is down).
+    /// running and never listed (a server that fails at start).
     fn unknown_tool(&self, name: &str) -> String {
         let down = self.servers().into_iter().find_map(|s| {
             let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));
@@ -84,35 +181,12 @@ impl Hub {
     }
 }
 
-async fn attempt(
-    live: &Live,
-    route: &Route,
-    arguments: Option<JsonObject>,
-    timeout: Duration,
-    downstream: Option<&Downstream>,
-) -> Result<CallToolResult, CallError> {
-    call::call(&live.peer, &route.target, arguments, timeout, downstream).await
-}
-
-async fn retry_on_new_session(
-    server: &ServerHandle,
-    broken: &Arc<Live>,
-    route: &Route,
-    arguments: Option<JsonObject>,
-    timeout: Duration,
-    downstream: Option<&Downstream>,
-    first: &CallError,
-) -> CallToolResult {
-    let fresh = match server.reconnect(broken.generation).await {
-        Ok(fresh) => fresh,
-        Err(e) => return error_result(format!("server \"{}\": {first}; {e}", route.server)),
-    };
-    match attempt(&fresh, route, arguments, timeout, downstream).await {
-        Ok(result) => result,
-        Err(e) => {
-            tracing::info!(server = %route.server, error = %e, "retry after reconnect failed");
-            error_result(describe_failure(&route.server, &e))
-        }
+/// Whether a server without a session in `state` is on its way back by itself: a call waits.
+fn coming_back(state: ServerState) -> bool {
+    match state {
+        // `running` without a session: it is being torn down for a restart or reconnect.
+        ServerState::Starting | ServerState::Backoff | ServerState::Running => true,
+        ServerState::Stopped | ServerState::Failed | ServerState::NeedsSignIn => false,
     }
 }
 
@@ -138,9 +212,13 @@ fn unavailable(status: &ServerStatus) -> String {
     msg
 }
 
-fn describe_failure(server: &str, e: &CallError) -> String {
+fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
     match e {
         CallError::Rpc { .. } => format!("server \"{server}\" returned an error: {e}"),
+        CallError::Transport { .. } | CallError::SessionClosed if !retry_safe => format!(
+            "server \"{server}\": {e}. The call may or may not have run; it was not sent again \
+             because the tool does not declare readOnlyHint or idempotentHint"
+        ),
         _ => format!("server \"{server}\": {e}"),
     }
 }

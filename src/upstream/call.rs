@@ -10,10 +10,19 @@
 //! | prompt | `prompts/get` | one text block per message, prefixed with its role |
 //!
 //! Errors are classified by variant, never by message text: a JSON-RPC error from the server is
-//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message),
-//! a broken session is [`CallError::Transport`] (retry-once candidate), an HTTP session the
-//! server forgot is [`CallError::SessionExpired`] (reconnect, then retry once), a timeout is
-//! [`CallError::Timeout`] (never retried).
+//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message), a
+//! timeout is [`CallError::Timeout`] (never retried). A broken session is one of three, by what
+//! is known about the request ([`CallError::certainly_not_delivered`]):
+//!
+//! | variant | when | did the server get the request? |
+//! |---|---|---|
+//! | [`CallError::NotDelivered`] | the session was closed before the send, the write failed, the connection was refused | no |
+//! | [`CallError::SessionExpired`] | the server answered this very request "session gone" (HTTP 404, or 400 with a session error) | no |
+//! | [`CallError::Transport`] | the connection broke while the request was in flight | unknown |
+//! | [`CallError::SessionClosed`] | we closed the session (stop, restart, reload) while it was in flight | unknown |
+//!
+//! The hub retries the first two always and the last two only for tools that are safe to run
+//! twice (`hub::route`).
 
 use std::time::Duration;
 
@@ -62,14 +71,23 @@ pub enum CallError {
         /// The server's message, unchanged.
         message: String,
     },
-    /// The session broke (process exited, pipe closed) before an answer came.
+    /// The session broke (process exited, connection closed) while the request was in flight:
+    /// the server may or may not have run it.
     #[error("connection to the server was lost: {reason}")]
     Transport {
         /// What rmcp reported.
         reason: String,
     },
-    /// The HTTP server no longer knows our session (HTTP 404 on the session id, MCP
-    /// 2025-03-26 "Session Management"): reconnect, then retry once.
+    /// The request never reached the server: the session was already closed, the write
+    /// failed, or the connection was refused.
+    #[error("could not send the request: {reason}")]
+    NotDelivered {
+        /// What failed.
+        reason: String,
+    },
+    /// The HTTP server answered this request "no such session" (HTTP 404 on the session id,
+    /// MCP 2025-03-26 "Session Management", or a 400 whose error names the session): it did
+    /// not run it. Reconnect, then retry.
     #[error("the server ended the session")]
     SessionExpired,
     /// The agent cancelled the call.
@@ -97,11 +115,23 @@ pub enum CallError {
 }
 
 impl CallError {
-    /// Whether the call may be retried once on a fresh session (DESIGN §7).
-    pub fn is_transport(&self) -> bool {
+    /// Whether the session the call was sent on is broken, so a new one is needed.
+    pub fn breaks_session(&self) -> bool {
         matches!(
             self,
-            CallError::Transport { .. } | CallError::SessionExpired
+            CallError::Transport { .. }
+                | CallError::NotDelivered { .. }
+                | CallError::SessionExpired
+                | CallError::SessionClosed
+        )
+    }
+
+    /// Whether the server certainly did not run the request, so sending it again on a new
+    /// session cannot run it twice (the retry rule of `hub::route`).
+    pub fn certainly_not_delivered(&self) -> bool {
+        matches!(
+            self,
+            CallError::NotDelivered { .. } | CallError::SessionExpired
         )
     }
 }
@@ -137,10 +167,16 @@ pub async fn call(
         request.extensions_mut().insert(sink);
         Some(feed)
     });
+    // An error here means the request was never handed to the transport.
     let handle = peer
         .send_request_with_option(request, options)
         .await
-        .map_err(classify)?;
+        .map_err(|e| match e {
+            ServiceError::TransportClosed => CallError::NotDelivered {
+                reason: "the session was already closed".to_owned(),
+            },
+            other => classify(other),
+        })?;
 
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
@@ -240,6 +276,15 @@ fn stringify_values(args: JsonObject) -> JsonObject {
 fn classify(e: ServiceError) -> CallError {
     if super::http::is_session_expired(&e) {
         return CallError::SessionExpired;
+    }
+    // The transport failed to send this very request: unless it was an HTTP request whose
+    // fate is unknown (the connection broke after it went out), the server never saw it.
+    if let ServiceError::TransportSend(send) = &e
+        && !super::http::maybe_delivered(send.error.as_ref())
+    {
+        return CallError::NotDelivered {
+            reason: super::error_text::describe(&e),
+        };
     }
     // Transport errors quote reqwest, which quotes the request URL: `describe` redacts every
     // URL and masks every remembered secret. The server's own message keeps its links.

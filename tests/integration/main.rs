@@ -34,6 +34,7 @@ mod remote;
 mod remote_errors;
 mod remote_fixture;
 mod remote_restart;
+mod retry;
 mod robustness;
 mod secrets;
 mod sessions;

@@ -106,6 +106,6 @@ async fn cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why() 
     assert_eq!(result.is_error, Some(true));
     assert_eq!(
         text(&result),
-        "unknown tool \"mcp_demo_echo\" (server \"demo\" is stopped)"
+        "tool \"mcp_demo_echo\" is unavailable: server \"demo\" is stopped"
     );
 }

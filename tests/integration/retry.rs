@@ -1,0 +1,186 @@
+//! Proves the retry rule and the restart rule of `hub::route` (issue #10 items 5 and 6): a
+//! call whose server dies under it is sent again only when that cannot run it twice (a
+//! side-effecting tool runs exactly once and the agent is told; a `readOnlyHint` tool is
+//! retried and succeeds), and calls made while a server restarts or is replaced by a reload
+//! wait for it instead of failing with "unknown tool".
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::common::{Companion, call, demo, signal, text};
+
+/// The lines of `path` (none when it does not exist yet).
+fn lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Polls `status` until `name` runs a process other than `old` with its tools listed.
+async fn running_again(c: &Companion, name: &str, old: Option<u32>) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = c.server(name).await;
+        if s.state.as_str() == "running" && s.pid.is_some() && s.pid != old && s.tools > 0 {
+            return s.pid.unwrap_or_default();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} not back: {s:?}\n{}",
+            c.log()
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_side_effecting_call_whose_server_dies_runs_exactly_once_and_the_agent_is_told() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let old = c.settled().await[0].pid;
+    let client = Arc::new(c.client().await);
+    let file = c.home.join("appended.txt");
+    let pending = {
+        let client = client.clone();
+        let path = file.display().to_string();
+        tokio::spawn(async move {
+            call(
+                &*client,
+                "mcp_demo_append",
+                json!({ "path": path, "line": "ran", "seconds": 30 }),
+            )
+            .await
+        })
+    };
+    // The side effect happened: the call is in flight upstream. Kill the server under it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while lines(&file).is_empty() {
+        assert!(Instant::now() < deadline, "append never ran\n{}", c.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    signal(old.expect("pid"), rustix::process::Signal::KILL);
+    let result = pending.await.expect("join");
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let said = text(&result);
+    assert!(
+        said.contains("connection to the server was lost")
+            && said.contains("may or may not have run"),
+        "{said}"
+    );
+    // The server comes back; nothing sends the call again.
+    running_again(&c, "demo", old).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(lines(&file), ["ran"], "the call ran exactly once");
+}
+
+#[tokio::test]
+async fn a_read_only_call_whose_server_dies_is_retried_on_the_new_process_and_succeeds() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let old = c.settled().await[0].pid;
+    let client = Arc::new(c.client().await);
+    let pending = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            call(&*client, "mcp_demo_read_slowly", json!({ "seconds": 2 })).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    signal(old.expect("pid"), rustix::process::Signal::KILL);
+    let result = pending.await.expect("join");
+    assert_eq!(text(&result), "read after 2 s", "{result:?}\n{}", c.log());
+    let s = c.server("demo").await;
+    assert_eq!(s.restarts, 1, "{s:?}");
+    assert_ne!(s.pid, old);
+}
+
+/// 8 agents call continuously while the server is restarted twice and a reload changes its
+/// entry twice: no call answers "unknown tool", every call gets exactly one answer (each is
+/// awaited with a bound), and every failure is a call caught in flight, said so.
+#[tokio::test]
+async fn calls_during_restarts_and_changing_reloads_wait_for_the_server() {
+    let config = |marker: &str| {
+        let mut entry = demo(&[]);
+        entry["env"] = json!({ "RELOAD_MARKER": marker });
+        json!({ "mcpServers": { "demo": entry, "other": demo(&[]) } })
+    };
+    let c = Companion::start(config("0"));
+    c.settled().await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (ok, in_flight, other) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(std::sync::Mutex::new(Vec::<String>::new())),
+    );
+    let mut agents = Vec::new();
+    for agent in 0..8 {
+        let client = c.client().await;
+        let (stop, ok, in_flight, other) =
+            (stop.clone(), ok.clone(), in_flight.clone(), other.clone());
+        agents.push(tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                let message = format!("{agent}-{n}");
+                let answer = tokio::time::timeout(
+                    Duration::from_secs(90),
+                    call(&client, "mcp_demo_echo", json!({ "message": message })),
+                )
+                .await
+                .unwrap_or_else(|_| panic!("call {message} got no answer within 90 s"));
+                let said = text(&answer);
+                if answer.is_error != Some(true) && said == message {
+                    ok.fetch_add(1, Ordering::SeqCst);
+                } else if said.contains("may or may not have run") {
+                    in_flight.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    other.lock().unwrap().push(said);
+                }
+            }
+        }));
+    }
+    let ok_before = |n: usize| {
+        let ok = ok.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while ok.load(Ordering::SeqCst) < n {
+                assert!(Instant::now() < deadline, "calls stalled");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    ok_before(50).await;
+    for round in 1..=2 {
+        let restart = c.cli(&["restart", "demo"]);
+        assert!(restart.status.success(), "{restart:?}");
+        ok_before(ok.load(Ordering::SeqCst) + 50).await;
+        std::fs::write(
+            &c.config,
+            serde_json::to_vec(&config(&round.to_string())).expect("json"),
+        )
+        .expect("write config");
+        let reload = c.cli(&["reload"]);
+        assert!(reload.status.success(), "{reload:?}");
+        ok_before(ok.load(Ordering::SeqCst) + 50).await;
+    }
+    stop.store(true, Ordering::SeqCst);
+    for agent in agents {
+        agent.await.expect("agent");
+    }
+    let other = other.lock().unwrap().clone();
+    let (ok, in_flight) = (ok.load(Ordering::SeqCst), in_flight.load(Ordering::SeqCst));
+    eprintln!(
+        "{ok} answered, {in_flight} caught in flight, {} other",
+        other.len()
+    );
+    assert!(
+        other.is_empty(),
+        "unexpected answers: {other:?}\n{}",
+        c.log()
+    );
+    let s = c.server("demo").await;
+    assert_eq!(s.state.as_str(), "running", "{s:?}");
+}
