@@ -311,6 +311,11 @@ impl Owner {
                 }
             })
             .collect();
+        // A new handle counts its session generations from 1 again: what the old one had
+        // must not make its first session look folded into the catalog.
+        for handle in &fresh {
+            self.generations.remove(handle.name());
+        }
         self.servers = Arc::new(Servers::from_handles(order));
         self.replacing = Arc::default();
         self.forget_removed_routes();

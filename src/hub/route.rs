@@ -37,7 +37,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::Hub;
-use crate::catalog::{Route, naming};
+use crate::catalog::{Route, ServerListing, Target, naming};
 use crate::config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 use crate::supervisor::{Live, ServerHandle, ServerState, ServerStatus, now_ms};
 use crate::upstream::call::{self, CallError, Downstream};
@@ -126,8 +126,8 @@ impl Hub {
             let snapshot = snapshots.borrow_and_update().clone();
             let replacing = view.replacing.contains(&route.server);
             if let Some(live) = snapshot.live.filter(|_| !replacing) {
-                if listed.is_none() && view.folded(&server) {
-                    // Back, and its new listing has no such tool.
+                if listed.is_none() && !offers(&live.listing, &route.target) {
+                    // Back, and its new listing has no such capability.
                     return Err(format!(
                         "unknown tool \"{name}\" (server \"{}\" no longer offers it)",
                         route.server
@@ -178,6 +178,23 @@ impl Hub {
             Some(status) => format!("unknown tool \"{name}\" ({})", unavailable(&status)),
             None => format!("unknown tool \"{name}\""),
         }
+    }
+}
+
+/// Whether `listing` still has what `target` calls: a remembered route of a server that came
+/// back is only good if the server still offers it.
+fn offers(listing: &ServerListing, target: &Target) -> bool {
+    match target {
+        Target::Tool { name } => listing
+            .tools
+            .iter()
+            .any(|t| t.name.as_ref() == name.as_str()),
+        Target::Resource { uri } => listing.resources.iter().any(|r| r.uri == *uri),
+        Target::ResourceTemplate { uri_template } => listing
+            .resource_templates
+            .iter()
+            .any(|t| t.uri_template == *uri_template),
+        Target::Prompt { name, .. } => listing.prompts.iter().any(|p| p.name == *name),
     }
 }
 
