@@ -1,0 +1,98 @@
+//! Unit tests of [`super::SessionGuard`]: which answers mean the session is gone.
+
+use super::*;
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcVersion2_0};
+
+fn guard() -> SessionGuard<reqwest::Client> {
+    SessionGuard {
+        inner: reqwest::Client::new(),
+        gone: SessionGone::default(),
+    }
+}
+
+fn id_less_error(message: &str) -> Result<StreamableHttpPostResponse, HttpError> {
+    Ok(StreamableHttpPostResponse::Json(
+        JsonRpcMessage::Error(JsonRpcError {
+            jsonrpc: JsonRpcVersion2_0,
+            id: None,
+            error: ErrorData::new(ErrorCode(-32000), message.to_owned(), None),
+        }),
+        None,
+    ))
+}
+
+#[tokio::test]
+async fn a_400_naming_the_session_is_a_gone_session() {
+    let g = guard();
+    let answer = g.check_post(
+        None,
+        true,
+        id_less_error("Bad Request: No valid session ID provided"),
+    );
+    assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
+    assert_eq!(
+        g.gone.wait().await,
+        "Bad Request: No valid session ID provided (JSON-RPC error -32000)"
+    );
+}
+
+#[tokio::test]
+async fn a_404_is_a_gone_session_and_an_unparsable_400_too() {
+    let g = guard();
+    let answer = g.check_post(None, true, Err(StreamableHttpError::SessionExpired));
+    assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
+    assert_eq!(g.gone.wait().await, "HTTP 404 Not Found");
+
+    let g = guard();
+    let text = "HTTP 400 Bad Request: session abc is unknown";
+    let answer = g.check_post(
+        None,
+        true,
+        Err(StreamableHttpError::UnexpectedServerResponse(text.into())),
+    );
+    assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
+    assert_eq!(g.gone.wait().await, text);
+}
+
+#[test]
+fn other_errors_and_requests_without_a_session_pass_through() {
+    let g = guard();
+    // Before initialize there is no session to lose.
+    let answer = g.check_post(
+        None,
+        false,
+        id_less_error("Bad Request: No valid session ID provided"),
+    );
+    assert!(matches!(answer, Ok(StreamableHttpPostResponse::Json(..))));
+    let answer = g.check_post(None, true, id_less_error("Parse error"));
+    assert!(matches!(answer, Ok(StreamableHttpPostResponse::Json(..))));
+    let answer = g.check_post(
+        None,
+        true,
+        Err(StreamableHttpError::UnexpectedServerResponse(
+            "HTTP 500 Internal Server Error: boom".into(),
+        )),
+    );
+    assert!(matches!(
+        answer,
+        Err(StreamableHttpError::UnexpectedServerResponse(_))
+    ));
+    assert!(!g.gone.fired.is_cancelled());
+}
+
+#[test]
+fn an_id_less_error_answering_a_request_is_given_its_id() {
+    let g = guard();
+    let id = RequestId::Number(7);
+    let answer = g.check_post(
+        Some(id.clone()),
+        true,
+        id_less_error("Bad Request: Parse error"),
+    );
+    let Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(e), _)) = answer else {
+        panic!("{answer:?}");
+    };
+    assert_eq!(e.id, Some(id));
+    assert_eq!(e.error.message, "Bad Request: Parse error");
+    assert!(!g.gone.fired.is_cancelled());
+}
