@@ -173,6 +173,10 @@ enum Command {
         /// Paginate lists with this many items per page.
         #[arg(long)]
         page_size: Option<usize>,
+        /// Append the name of each called tool, one per line, to this file (for tests); a call
+        /// cancelled by the client adds "<tool> cancelled".
+        #[arg(long, value_name = "FILE")]
+        call_log: Option<std::path::PathBuf>,
         /// Further arguments: ignored, but the `argv` test tool reports them (launch-quoting tests).
         #[arg(
             trailing_var_arg = true,
@@ -286,6 +290,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             fail_start,
             extra_tools,
             page_size,
+            call_log,
             extra_args: _,
         } => {
             let opts = mcp_companion::demo::DemoOptions {
@@ -294,6 +299,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 fail_start,
                 extra_tools,
                 page_size,
+                call_log,
             };
             cli::demo_server(opts).await
         }

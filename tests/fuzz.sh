@@ -1,22 +1,51 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of the endpoint's line handling and config parsing.
 #
-# With cargo-fuzz and a nightly toolchain: each target in fuzz/ runs for FUZZ_SECONDS (default
-# 60) on its corpus in fuzz/corpus/<target>; new inputs it finds are added to that corpus.
-# Otherwise (stable only): the proptest suites over the same entry points run with
-# PROPTEST_CASES (default 1000) cases each, plus the corpus replay. Either way a failure exits
-# non-zero.
+# With cargo-fuzz $CARGO_FUZZ_VERSION and a nightly toolchain: each target in fuzz/ runs for
+# FUZZ_SECONDS (default 60) seeded with its corpus in fuzz/corpus/<target>. The repo corpus is
+# only read; inputs the run discovers go to a scratch corpus in the target dir (set
+# FUZZ_GROW_CORPUS=1 to add them to fuzz/corpus/<target> instead, then commit the ones worth
+# keeping). A crash stops the run; libFuzzer's input is in fuzz/artifacts/<target>/ and becomes a
+# regression test (see fuzz/README.md).
+#
+# Otherwise (stable only, or a different cargo-fuzz): the proptest suites over the same entry
+# points run with PROPTEST_CASES (default 1000) cases each, plus the corpus replay. Either way a
+# failure exits non-zero.
+#
+# The nightly build has its own target dir, $FUZZ_TARGET_DIR (default
+# ~/.cache/mcp-companion/fuzz-target), so CI can cache it apart from the stable one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
+CARGO_FUZZ_VERSION=0.13.2
+target_dir=${FUZZ_TARGET_DIR:-$HOME/.cache/mcp-companion/fuzz-target}
 
-if cargo fuzz --version >/dev/null 2>&1 && rustup run nightly rustc --version >/dev/null 2>&1; then
+have_cargo_fuzz() {
+  cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION" &&
+    rustup run nightly rustc --version >/dev/null 2>&1
+}
+
+if have_cargo_fuzz; then
+  start=$(date +%s)
+  # Build both targets first (one build of the shared dependencies), then run each.
+  cargo +nightly fuzz build --target-dir "$target_dir" --sanitizer none --debug-assertions
+  echo "fuzz: built in $(($(date +%s) - start)) s"
   for target in endpoint config; do
-    echo "fuzz: $target for ${seconds}s (cargo-fuzz)"
-    cargo +nightly fuzz run "$target" "fuzz/corpus/$target" -- -max_total_time="$seconds" -max_len=65536
+    if [ "${FUZZ_GROW_CORPUS:-0}" = 1 ]; then
+      corpora=("fuzz/corpus/$target")
+    else
+      scratch="$target_dir/scratch-corpus/$target"
+      mkdir -p "$scratch"
+      corpora=("$scratch" "fuzz/corpus/$target")
+    fi
+    echo "fuzz: $target for ${seconds}s (cargo-fuzz $CARGO_FUZZ_VERSION)"
+    cargo +nightly fuzz run --target-dir "$target_dir" --sanitizer none --debug-assertions \
+      "$target" "${corpora[@]}" -- \
+      -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
   done
+  echo "fuzz: done in $(($(date +%s) - start)) s"
 else
-  echo "fuzz: cargo-fuzz or nightly not available; running the proptest suites instead"
+  echo "fuzz: cargo-fuzz $CARGO_FUZZ_VERSION or nightly not available (cargo install --locked cargo-fuzz@$CARGO_FUZZ_VERSION); running the proptest suites instead"
   PROPTEST_CASES=${PROPTEST_CASES:-1000} cargo test --locked --lib -- \
     ipc::line::tests::props config::props
 fi

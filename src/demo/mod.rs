@@ -53,6 +53,10 @@ pub struct DemoOptions {
     pub extra_tools: usize,
     /// Items per page of every `*/list` result (`--page-size`); `None` means one page.
     pub page_size: Option<usize>,
+    /// Append each `tools/call`'s tool name, one per line, to this file as the call arrives,
+    /// and `<tool> cancelled` when it ends cancelled by the client (`--call-log`), so tests can
+    /// count what reached the server.
+    pub call_log: Option<std::path::PathBuf>,
 }
 
 /// Why the demo server stopped with an error.

@@ -24,6 +24,9 @@ pub const SERVER_NAME: &str = "mcp-companion-demo";
 pub struct DemoServer {
     page_size: Option<usize>,
     pub(super) tools: Arc<Tools>,
+    /// `--call-log`: where each `tools/call` is recorded as it arrives (`<tool>`), and again
+    /// when it ends cancelled by the client (`<tool> cancelled`).
+    call_log: Option<Arc<std::path::PathBuf>>,
 }
 
 impl DemoServer {
@@ -32,6 +35,7 @@ impl DemoServer {
         Self {
             page_size: opts.page_size,
             tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
+            call_log: opts.call_log.clone().map(Arc::new),
         }
     }
 }
@@ -84,7 +88,17 @@ impl ServerHandler for DemoServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.tools.call(request, context).await
+        let Some(path) = &self.call_log else {
+            return self.tools.call(request, context).await;
+        };
+        let name = request.name.to_string();
+        record_call(path, &name);
+        let cancelled = context.ct.clone();
+        let result = self.tools.call(request, context).await;
+        if cancelled.is_cancelled() {
+            record_call(path, &format!("{name} cancelled"));
+        }
+        result
     }
 
     async fn list_resources(
@@ -134,5 +148,23 @@ impl ServerHandler for DemoServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         prompts::get(&request).map(GetPromptResponse::Complete)
+    }
+}
+
+/// Appends `name` and a newline to `path` (one `write` of a whole line, so concurrent calls
+/// never interleave); a failure is reported on stderr.
+fn record_call(path: &std::path::Path, name: &str) {
+    use std::io::Write as _;
+    let line = format!("{name}\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "demo-server: could not record the call in {}: {e}",
+            path.display()
+        );
     }
 }

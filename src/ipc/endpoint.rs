@@ -15,6 +15,10 @@
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
 //! every session gets `notifications/tools/list_changed`.
+//!
+//! Each connection runs under the bounds of [`super::limits`] ([`Bounded`]): a session that
+//! has not finished its handshake within [`INITIALIZE_TIMEOUT`] is closed, and when its agent
+//! goes away every call it still has running is dropped, which cancels it upstream.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -31,7 +35,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::accept::accept_loop;
+use super::accept::{ConnectionLimit, accept_loop};
+use super::bounded::{Bounded, Hangup};
+use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
 use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
@@ -51,6 +57,8 @@ pub struct Endpoint {
     first_list_wait: Duration,
     /// Done once the first `tools/list` has waited.
     first_list: Arc<tokio::sync::OnceCell<()>>,
+    /// Fires when the agent of this session has gone; its calls are then dropped.
+    agent_gone: CancellationToken,
 }
 
 impl Endpoint {
@@ -68,7 +76,16 @@ impl Endpoint {
             shutdown,
             first_list_wait,
             first_list: Arc::default(),
+            agent_gone: CancellationToken::new(),
         }
+    }
+
+    /// Calls still running when `gone` fires are dropped (which sends `notifications/cancelled`
+    /// upstream): their agent has left and nobody would read their answers.
+    #[must_use]
+    pub fn with_agent_gone(mut self, gone: CancellationToken) -> Self {
+        self.agent_gone = gone;
+        self
     }
 }
 
@@ -233,11 +250,18 @@ impl ServerHandler for Endpoint {
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
         };
-        let result = self
+        let call = self
             .hub
-            .call(&params.name, params.arguments, Some(&downstream))
-            .await;
-        Ok(CallToolResponse::Complete(result))
+            .call(&params.name, params.arguments, Some(&downstream));
+        tokio::select! {
+            biased;
+            result = call => Ok(CallToolResponse::Complete(result)),
+            // Dropping the call cancels it upstream; the answer could not be delivered.
+            () = self.agent_gone.cancelled() => Err(McpError::internal_error(
+                "the agent connection closed before the call finished",
+                None,
+            )),
+        }
     }
 }
 
@@ -253,10 +277,39 @@ pub async fn serve(
     first_list_wait: Duration,
 ) {
     let stop = shutdown.clone();
-    accept_loop(listener, "agent", sessions, shutdown, move |stream, _| {
-        serve_session(stream, hub.clone(), stop.clone(), first_list_wait)
-    })
+    let limit = ConnectionLimit {
+        max: MAX_AGENT_CONNECTIONS,
+        refusal: agent_refusal(),
+    };
+    accept_loop(
+        listener,
+        "agent",
+        limit,
+        sessions,
+        shutdown,
+        move |stream, _| {
+            let hangup = Hangup::of(&stream);
+            serve_session_with(stream, hangup, hub.clone(), stop.clone(), first_list_wait)
+        },
+    )
     .await;
+}
+
+/// The line a connection over [`MAX_AGENT_CONNECTIONS`] gets before it is closed: a JSON-RPC
+/// error without an id (-32000, a server error).
+fn agent_refusal() -> Vec<u8> {
+    let message = format!(
+        "MCP Companion already serves {MAX_AGENT_CONNECTIONS} agent connections; close one and connect again"
+    );
+    let mut line = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": -32000, "message": message },
+    })
+    .to_string()
+    .into_bytes();
+    line.push(b'\n');
+    line
 }
 
 /// The newline-JSON transport of one agent connection, accepting messages up to
@@ -271,6 +324,7 @@ where
 }
 
 /// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
+/// End of input is taken as a half-close (answers still go out); see [`serve_session_with`].
 pub async fn serve_session<S>(
     stream: S,
     hub: Hub,
@@ -279,12 +333,43 @@ pub async fn serve_session<S>(
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
+    serve_session_with(stream, Hangup::unknown(), hub, shutdown, first_list_wait).await;
+}
+
+/// [`serve_session`] under the connection bounds ([`Bounded`]), with `hangup` telling a
+/// half-closed connection from one its agent closed.
+pub async fn serve_session_with<S>(
+    stream: S,
+    hangup: Hangup,
+    hub: Hub,
+    shutdown: CancellationToken,
+    first_list_wait: Duration,
+) where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
     let mut events = hub.subscribe();
+    let gone = CancellationToken::new();
+    let transport = Bounded::new(
+        framed(stream).with_line_deadline(LINE_DEADLINE),
+        Arc::new(Budget::default()),
+        gone.clone(),
+        hangup,
+    );
+    let endpoint = Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait)
+        .with_agent_gone(gone.clone());
+    let handshake = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
     let running = tokio::select! {
-        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait), framed(stream)) => match r {
-            Ok(running) => running,
-            Err(e) => {
+        r = handshake => match r {
+            Ok(Ok(running)) => running,
+            Ok(Err(e)) => {
                 tracing::debug!(error = %e, "agent left before initializing");
+                return;
+            }
+            Err(_) => {
+                tracing::info!(
+                    "agent connection did not finish initialize within {} s; closing it",
+                    INITIALIZE_TIMEOUT.as_secs()
+                );
                 return;
             }
         },
@@ -304,8 +389,17 @@ pub async fn serve_session<S>(
             }
             event = events.recv() => match event {
                 Some(HubEvent::ToolsChanged) => {
-                    if let Err(e) = peer.notify_tool_list_changed().await {
-                        tracing::debug!(error = %e, "could not send tools/list_changed");
+                    // An agent that does not read must not hold this loop (and shutdown) up.
+                    tokio::select! {
+                        r = peer.notify_tool_list_changed() => if let Err(e) = r {
+                            tracing::debug!(error = %e, "could not send tools/list_changed");
+                        },
+                        () = shutdown.cancelled() => {
+                            stop.cancel();
+                            let _ = done.await;
+                            break;
+                        }
+                        () = gone.cancelled() => {}
                     }
                 }
                 Some(HubEvent::ServersChanged) => {}

@@ -13,8 +13,13 @@
 //! The connection stays open in every case. Our answers are written by a spawned task (so a
 //! cancelled `receive` never leaves half a line on the socket) that the next `receive` waits
 //! for, so an answer always goes out before anything the following lines cause.
+//!
+//! With a line deadline ([`LineTransport::with_line_deadline`]), a line whose newline has not
+//! come that long after its first byte ends the connection ([`End::Stalled`]). The bounds on
+//! what a connection may have in flight are a layer above ([`super::bounded`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::RoleServer;
 #[expect(
@@ -33,6 +38,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 /// A newline-delimited JSON-RPC transport for the server side of an agent connection.
 pub struct LineTransport<R, W> {
@@ -45,6 +51,25 @@ pub struct LineTransport<R, W> {
     write: Arc<Mutex<W>>,
     /// The write of our last answer, awaited before the next line is read.
     answering: Option<JoinHandle<()>>,
+    /// How long a line may take from its first byte to its newline.
+    line_deadline: Option<Duration>,
+    /// When the line being read (or skipped) began.
+    line_started: Option<Instant>,
+    /// Why `receive` last returned `None`.
+    end: End,
+}
+
+/// Why [`LineTransport`]'s `receive` returned `None`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// It has not.
+    Open,
+    /// End of input: the agent closed its side (possibly only its sending half).
+    Eof,
+    /// Reading failed (e.g. the connection was reset).
+    Failed,
+    /// A line was begun and not finished within the line deadline.
+    Stalled,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -61,6 +86,34 @@ where
             max_line,
             write: Arc::new(Mutex::new(write)),
             answering: None,
+            line_deadline: None,
+            line_started: None,
+            end: End::Open,
+        }
+    }
+
+    /// Ends the connection when a line's newline has not come `deadline` after its first byte.
+    #[must_use]
+    pub fn with_line_deadline(mut self, deadline: Duration) -> Self {
+        self.line_deadline = Some(deadline);
+        self
+    }
+
+    /// Why `receive` returned `None` ([`End::Open`] while it has not).
+    pub fn end(&self) -> End {
+        self.end
+    }
+
+    /// Writes `bytes` (one whole line, newline included) after any write already queued; the
+    /// returned future does not borrow the transport.
+    pub fn write_line(
+        &self,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+        let write = self.write.clone();
+        async move {
+            let mut w = write.lock().await;
+            write_all_flush(&mut *w, &bytes).await
         }
     }
 
@@ -68,9 +121,22 @@ where
     /// `max_line` bytes. Cancel-safe: bytes are moved into `self.line` and consumed together.
     async fn read_line(&mut self) -> std::io::Result<Line> {
         loop {
-            let available = self.read.fill_buf().await?;
+            let deadline = self
+                .line_deadline
+                .zip(self.line_started)
+                .map(|(d, started)| started + d);
+            let available = match deadline {
+                Some(at) => match tokio::time::timeout_at(at, self.read.fill_buf()).await {
+                    Ok(read) => read?,
+                    Err(_) => return Ok(Line::Stalled),
+                },
+                None => self.read.fill_buf().await?,
+            };
             if available.is_empty() {
                 return Ok(Line::Eof);
+            }
+            if self.line_started.is_none() {
+                self.line_started = Some(Instant::now());
             }
             let newline = available.iter().position(|b| *b == b'\n');
             let take = newline.map_or(available.len(), |i| i + 1);
@@ -88,6 +154,9 @@ where
                 newline.map(|_| Line::Complete)
             };
             self.read.consume(take);
+            if newline.is_some() {
+                self.line_started = None;
+            }
             if let Some(outcome) = outcome {
                 return Ok(outcome);
             }
@@ -223,6 +292,7 @@ enum Line {
     Complete,
     Oversized,
     Eof,
+    Stalled,
 }
 
 /// The line without its `\n`, a `\r` before it, or a UTF-8 byte-order mark.
@@ -272,6 +342,16 @@ pub fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
     }
 }
 
+/// `message` as one line: its JSON and a newline.
+///
+/// # Errors
+/// When it does not serialise (a bug: every model type does).
+pub fn encode_line(message: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(message)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 async fn write_all_flush<W: AsyncWrite + Unpin>(w: &mut W, bytes: &[u8]) -> std::io::Result<()> {
     w.write_all(bytes).await?;
     w.flush().await
@@ -288,13 +368,8 @@ where
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = self.write.clone();
-        async move {
-            let mut bytes = serde_json::to_vec(&item)?;
-            bytes.push(b'\n');
-            let mut w = write.lock().await;
-            write_all_flush(&mut *w, &bytes).await
-        }
+        let write = encode_line(&item).map(|bytes| self.write_line(bytes));
+        async move { write?.await }
     }
 
     async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleServer>> {
@@ -321,9 +396,22 @@ where
                         ErrorData::new(ErrorCode::PARSE_ERROR, message, None),
                     );
                 }
-                Ok(Line::Eof) => return None,
+                Ok(Line::Eof) => {
+                    self.end = End::Eof;
+                    return None;
+                }
+                Ok(Line::Stalled) => {
+                    tracing::info!(
+                        received_bytes = self.line.len(),
+                        "agent connection sent part of a message and not its end within {} s; closing it",
+                        self.line_deadline.unwrap_or_default().as_secs()
+                    );
+                    self.end = End::Stalled;
+                    return None;
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "agent connection read failed");
+                    self.end = End::Failed;
                     return None;
                 }
             }

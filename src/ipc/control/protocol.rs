@@ -239,6 +239,9 @@ pub enum ErrorKind {
     /// `login`/`logout`: the server does not sign in with OAuth (not streamable HTTP), or the
     /// sign-in could not start or finish; the message quotes the authorization server.
     SignIn,
+    /// The companion already serves as many control connections as it allows
+    /// (`ipc::limits::MAX_CONTROL_CONNECTIONS`); the connection is closed.
+    Busy,
     /// Anything else (a bug): the message says what.
     Internal,
 }

@@ -12,7 +12,8 @@ use super::protocol::{
 };
 use super::{ControlContext, MAX_REQUEST_BYTES};
 use crate::config;
-use crate::ipc::accept::accept_loop;
+use crate::ipc::accept::{ConnectionLimit, accept_loop};
+use crate::ipc::limits::{CONTROL_WRITE_TIMEOUT, MAX_CONTROL_CONNECTIONS};
 use crate::ipc::socket::LocalListener;
 
 /// Serves the control API on `listener` until `shutdown`; each connection is a task on
@@ -24,18 +25,42 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let stop = shutdown.clone();
-    accept_loop(listener, "control", sessions, shutdown, move |stream, _| {
-        let (ctx, stop) = (ctx.clone(), stop.clone());
-        async move {
-            tokio::select! {
-                r = session(stream, &ctx) => if let Err(e) = r {
-                    tracing::debug!(error = %e, "control session ended");
-                },
-                () = stop.cancelled() => {}
+    let limit = ConnectionLimit {
+        max: MAX_CONTROL_CONNECTIONS,
+        refusal: busy_reply(),
+    };
+    accept_loop(
+        listener,
+        "control",
+        limit,
+        sessions,
+        shutdown,
+        move |stream, _| {
+            let (ctx, stop) = (ctx.clone(), stop.clone());
+            async move {
+                tokio::select! {
+                    r = session(stream, &ctx) => if let Err(e) = r {
+                        tracing::debug!(error = %e, "control session ended");
+                    },
+                    () = stop.cancelled() => {}
+                }
             }
-        }
-    })
+        },
+    )
     .await;
+}
+
+/// The reply a connection over [`MAX_CONTROL_CONNECTIONS`] gets before it is closed.
+fn busy_reply() -> Vec<u8> {
+    let refusal = Refusal::new(
+        ErrorKind::Busy,
+        format!(
+            "the companion already serves {MAX_CONTROL_CONNECTIONS} control connections; try again when one has closed"
+        ),
+    );
+    let mut line = serde_json::to_vec(&Reply::from_outcome(Err(refusal))).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 /// Answers requests on one connection until the client hangs up.
@@ -82,11 +107,28 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
     Ok(())
 }
 
+/// Writes `reply`; a client that has not taken it after [`CONTROL_WRITE_TIMEOUT`] loses its
+/// connection (the error ends the session).
 async fn send<W: AsyncWrite + Unpin>(wr: &mut W, reply: Reply) -> std::io::Result<()> {
     let mut out = serde_json::to_vec(&reply).map_err(std::io::Error::other)?;
     out.push(b'\n');
-    wr.write_all(&out).await?;
-    wr.flush().await
+    let write = async {
+        wr.write_all(&out).await?;
+        wr.flush().await
+    };
+    match tokio::time::timeout(CONTROL_WRITE_TIMEOUT, write).await {
+        Ok(written) => written,
+        Err(_) => {
+            tracing::info!(
+                "control client did not read its reply within {} s; closing the connection",
+                CONTROL_WRITE_TIMEOUT.as_secs()
+            );
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client did not read its reply",
+            ))
+        }
+    }
 }
 
 /// Streams `server`'s stderr: the last `n` lines, then each new batch as soon as it is written,

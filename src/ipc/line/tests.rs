@@ -338,3 +338,49 @@ mod props {
         assert!(seen >= 10, "corpus has only {seen} inputs");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_line_left_unfinished_past_the_deadline_ends_the_connection() {
+    let deadline = std::time::Duration::from_secs(60);
+    let (agent, server) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server);
+    let (_agent_in, mut agent_out) = tokio::io::split(agent);
+    let mut transport =
+        LineTransport::new(server_read, server_write, MAX_LINE).with_line_deadline(deadline);
+    // Idling between lines is fine, however long.
+    tokio::time::sleep(deadline * 10).await;
+    agent_out
+        .write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}\n{\"jsonrpc\": ")
+        .await
+        .expect("write");
+    assert!(transport.receive().await.is_some());
+    let started = tokio::time::Instant::now();
+    assert!(transport.receive().await.is_none(), "half a line delivered");
+    assert_eq!(transport.end(), End::Stalled);
+    assert!(started.elapsed() >= deadline, "{:?}", started.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_line_finished_within_the_deadline_is_read() {
+    let deadline = std::time::Duration::from_secs(60);
+    let (agent, server) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server);
+    let (_agent_in, mut agent_out) = tokio::io::split(agent);
+    let mut transport =
+        LineTransport::new(server_read, server_write, MAX_LINE).with_line_deadline(deadline);
+    let writer = tokio::spawn(async move {
+        agent_out
+            .write_all(b"{\"jsonrpc\": \"2.0\", ")
+            .await
+            .expect("write");
+        tokio::time::sleep(deadline / 2).await;
+        agent_out
+            .write_all(b"\"id\": 1, \"method\": \"ping\"}\n")
+            .await
+            .expect("write");
+        agent_out
+    });
+    assert!(transport.receive().await.is_some());
+    assert_eq!(transport.end(), End::Open);
+    drop(writer.await.expect("writer"));
+}
