@@ -36,6 +36,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "connectTimeout",
     "source",
     "oauth",
+    "roots",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
@@ -137,7 +138,36 @@ pub(crate) fn parse_entry(
             .string_list("enabledTools")?
             .unwrap_or_else(|| vec!["*".to_owned()]),
         disabled: f.boolean("disabled")?.unwrap_or(false),
+        roots: parse_roots(name, f.string_list("roots")?.unwrap_or_default())?,
     })
+}
+
+/// `roots`: absolute directory paths (a leading `~/` is the home directory), sent to the server
+/// as `file://` URIs in `roots/list` when no calling agent answers it (MCP "Roots").
+fn parse_roots(name: &str, roots: Vec<String>) -> Result<Vec<PathBuf>, ConfigError> {
+    roots
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let field = format!("roots[{i}]");
+            let path = match r.strip_prefix("~/") {
+                Some(rest) => dirs::home_dir()
+                    .ok_or_else(|| {
+                        ConfigError::field(name, &field, "\"~/\" but there is no home directory")
+                    })?
+                    .join(rest),
+                None => PathBuf::from(&r),
+            };
+            if !path.is_absolute() {
+                return Err(ConfigError::field(
+                    name,
+                    &field,
+                    format!("must be an absolute directory path (or start with ~/), found \"{r}\""),
+                ));
+            }
+            Ok(path)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -213,6 +243,7 @@ mod tests {
                 connect_timeout: Duration::from_secs(30),
                 enabled_tools: vec!["*".into()],
                 disabled: false,
+                roots: vec![],
             }
         );
         let got = entry(json!({"url": "http://h/mcp"})).unwrap();

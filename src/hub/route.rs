@@ -91,7 +91,15 @@ async fn attempt(
     timeout: Duration,
     downstream: Option<&Downstream>,
 ) -> Result<CallToolResult, CallError> {
-    call::call(&live.peer, &route.target, arguments, timeout, downstream).await
+    call::call(
+        &live.peer,
+        &live.askers,
+        &route.target,
+        arguments,
+        timeout,
+        downstream,
+    )
+    .await
 }
 
 async fn retry_on_new_session(

@@ -9,12 +9,17 @@
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
+//! | `notifications/roots/list_changed` | forwarded to every running server |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
 //! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`]) |
 //!
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
 //! every session gets `notifications/tools/list_changed`.
+//!
+//! Server requests: while an agent's `tools/call` is in flight, the upstream server's
+//! `elicitation/create`, `sampling/createMessage` and `roots/list` are sent to that agent on
+//! this session when it declared the capability ([`crate::upstream::ask`]).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -220,6 +225,11 @@ impl ServerHandler for Endpoint {
             page.next_cursor = Some(end.to_string());
         }
         Ok(page)
+    }
+
+    /// `notifications/roots/list_changed` from the agent: passed on to every running server.
+    async fn on_roots_list_changed(&self, _cx: rmcp::service::NotificationContext<RoleServer>) {
+        self.hub.roots_changed().await;
     }
 
     async fn call_tool(
