@@ -444,3 +444,80 @@ async fn a_cancelled_call_or_a_departed_agent_ends_the_pending_request() {
         "nobody answered for the departed agent"
     );
 }
+
+/// `notifications/roots/list_changed` goes upstream when an agent says its roots changed and
+/// when a reload edits an entry's `roots` (without restarting the server). server-everything
+/// re-asks `roots/list` on it and logs "Roots updated: N root(s)" to us.
+#[tokio::test]
+async fn roots_changes_reach_the_servers_without_a_restart() {
+    let Some(peers) = peers_dir() else { return };
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let (roots, _) = entry_roots(scratch.path());
+    let mut config = config(&peers, &roots);
+    let c = Companion::start(config.clone());
+    let before = c.settled().await;
+    let updates = |n: usize| {
+        let c = &c;
+        move || c.log().matches("Roots updated: ").count() >= n
+    };
+    assert!(
+        eventually(Duration::from_secs(30), updates(1)).await,
+        "server-everything's first roots/list:\n{}",
+        c.log()
+    );
+    let first = c.log().matches("Roots updated: ").count();
+
+    // An agent says its roots changed.
+    let run = agent(
+        &python_sdk2(&peers),
+        &c,
+        &["--roots", "file:///x/", "--notify-roots"],
+    )
+    .await;
+    assert_eq!(run["exit"], json!(0), "{run:#}");
+    assert!(
+        eventually(Duration::from_secs(30), updates(first + 1)).await,
+        "the agent's roots/list_changed reached server-everything:\n{}",
+        c.log()
+    );
+
+    // The entry's roots are edited: same process, the new roots, and one more roots/list.
+    let edited = vec![scratch.path().join("gamma")];
+    config["mcpServers"]["asking"]["roots"] = json!(edited);
+    config["mcpServers"]["everything"]["roots"] = json!(edited);
+    std::fs::write(&c.config, serde_json::to_vec_pretty(&config).expect("json")).expect("write");
+    let out = c.cli(&["reload", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("report");
+    assert_eq!(report["changed"], json!([]), "{report}");
+    assert!(
+        eventually(Duration::from_secs(30), || c
+            .log()
+            .contains("Roots updated: 1 root(s)"))
+        .await,
+        "server-everything re-asked after the edit:\n{}",
+        c.log()
+    );
+    let after = c.status().await.servers;
+    for name in ["asking", "everything"] {
+        let pid = |list: &[mcp_companion::supervisor::ServerStatus]| {
+            list.iter().find(|s| s.name == name).and_then(|s| s.pid)
+        };
+        assert_eq!(pid(&after), pid(&before), "{name} kept its process");
+    }
+    let run = agent(
+        &python_sdk2(&peers),
+        &c,
+        &["--call", "mcp_asking_roots", "{}"],
+    )
+    .await;
+    assert_eq!(
+        asked_json(&run, "mcp_asking_roots")["roots"],
+        json!([format!("file://{}/gamma/", scratch.path().display())]),
+        "{run:#}"
+    );
+}
