@@ -215,8 +215,7 @@ async fn forward(
         .await
         .map_err(|e| Unanswered::Broken(super::error_text::describe(&e)))?;
     let id = handle.id.clone();
-    let peer = asker.peer.clone();
-    let reason = tokio::select! {
+    let (why, reason) = tokio::select! {
         answer = handle.await_response() => return answer.map_err(|e| match e {
             ServiceError::McpError(err) => Unanswered::Rpc(err),
             // rmcp sent notifications/cancelled to the agent already.
@@ -228,10 +227,11 @@ async fn forward(
     };
     let note = CancelledNotification::new(CancelledNotificationParam::new(
         Some(id),
-        Some(reason.1.into()),
+        Some(reason.into()),
     ));
-    let _ = peer.send_notification(note.into()).await;
-    Err(reason.0)
+    // The agent may be gone already (that can be why the call ended).
+    let _ = asker.peer.send_notification(note.into()).await;
+    Err(why)
 }
 
 fn unanswered(cx: &AskContext, kind: Kind, e: Unanswered) -> McpError {

@@ -96,16 +96,6 @@ impl Askers {
             .map(|e| e.asker.clone())
     }
 
-    /// How many calls are in flight.
-    pub fn len(&self) -> usize {
-        self.lock().calls.len()
-    }
-
-    /// Whether no call is in flight.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
         // The registry holds no invariant a panicking holder could break half-way.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)

@@ -380,14 +380,18 @@ async fn next(events: &mut mpsc::UnboundedReceiver<&'static str>) -> &'static st
 }
 
 /// Cancellation both ways: the agent cancels its call → the elicitation forwarded to it is
-/// cancelled; the agent hangs up → the server's tool is not left waiting.
+/// cancelled; the call times out → the same; the agent hangs up → the server's tool is not left
+/// waiting.
 #[tokio::test]
-async fn a_cancelled_call_or_a_departed_agent_ends_the_pending_request() {
+async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
     let Some(peers) = peers_dir() else { return };
-    let c = Companion::start(json!({ "mcpServers": { "asking": {
+    let asking = json!({
         "command": python_sdk2(&peers).display().to_string(),
         "args": [ASKING_SERVER, "stdio"],
-    }}}));
+    });
+    let mut hurried = asking.clone();
+    hurried["toolTimeout"] = json!(2);
+    let c = Companion::start(json!({ "mcpServers": { "asking": asking, "hurried": hurried } }));
     c.settled().await;
 
     let (tx, mut events) = mpsc::unbounded_channel();
@@ -422,6 +426,29 @@ async fn a_cancelled_call_or_a_departed_agent_ends_the_pending_request() {
         "the server's tool ended:\n{}",
         c.log()
     );
+
+    // Nobody answers within toolTimeout (2 s): the call times out and the agent's pending
+    // elicitation is cancelled.
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let client3 = c.client_with(Stalling { events: tx }).await;
+    let caller = tokio::spawn(async move {
+        let result =
+            crate::common::call(&client3, "mcp_hurried_ask", json!({"label": "late"})).await;
+        (client3, result)
+    });
+    assert_eq!(next(&mut events).await, "asked");
+    assert_eq!(
+        next(&mut events).await,
+        "cancelled",
+        "cancelled at the timeout"
+    );
+    let (client3, result) = caller.await.expect("join");
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert!(
+        crate::common::text(&result).contains("timed out after 2 s"),
+        "{result:?}"
+    );
+    drop(client3);
 
     // The agent hangs up while its elicitation is pending.
     let (tx, mut events) = mpsc::unbounded_channel();
