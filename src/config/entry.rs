@@ -391,4 +391,22 @@ mod tests {
         assert!(parse_entry("srv", &json!({"extra": 1}), &mut warnings).is_err());
         assert_eq!(warnings.len(), 1);
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn roots_are_absolute_directories_and_home_relative_ones_are_expanded() {
+        let got = entry(json!({"command": "c", "roots": ["/srv/data", "~/projects"]})).unwrap();
+        let home = dirs::home_dir().expect("home");
+        assert_eq!(
+            got.roots,
+            vec![PathBuf::from("/srv/data"), home.join("projects")]
+        );
+        let err = entry(json!({"command": "c", "roots": ["/ok", "relative/dir"]})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "server \"srv\": field \"roots[1]\": must be an absolute directory path (or start with ~/), found \"relative/dir\""
+        );
+        let err = entry(json!({"command": "c", "roots": "/one"})).unwrap_err();
+        assert!(err.to_string().contains("field \"roots\""), "{err}");
+    }
 }

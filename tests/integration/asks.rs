@@ -372,11 +372,13 @@ impl ClientHandler for Stalling {
     }
 }
 
-async fn next(events: &mut mpsc::UnboundedReceiver<&'static str>) -> &'static str {
-    tokio::time::timeout(Duration::from_secs(30), events.recv())
-        .await
-        .expect("an event within 30 s")
-        .expect("handler alive")
+/// The stalling agent's next event, within 30 s (else the companion's log is shown).
+async fn next(events: &mut mpsc::UnboundedReceiver<&'static str>, c: &Companion) -> &'static str {
+    match tokio::time::timeout(Duration::from_secs(30), events.recv()).await {
+        Ok(Some(event)) => event,
+        Ok(None) => panic!("the handler is gone"),
+        Err(_) => panic!("no event within 30 s; log:\n{}", c.log()),
+    }
 }
 
 /// Cancellation both ways: the agent cancels its call → the elicitation forwarded to it is
@@ -390,7 +392,7 @@ async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
         "args": [ASKING_SERVER, "stdio"],
     });
     let mut hurried = asking.clone();
-    hurried["toolTimeout"] = json!(2);
+    hurried["toolTimeout"] = json!(8);
     let c = Companion::start(json!({ "mcpServers": { "asking": asking, "hurried": hurried } }));
     c.settled().await;
 
@@ -405,13 +407,13 @@ async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
         )
         .await
         .expect("send tools/call");
-    assert_eq!(next(&mut events).await, "asked");
+    assert_eq!(next(&mut events, &c).await, "asked");
     handle
         .cancel(Some("changed my mind".into()))
         .await
         .expect("send notifications/cancelled");
     assert_eq!(
-        next(&mut events).await,
+        next(&mut events, &c).await,
         "cancelled",
         "the companion cancels the elicitation it forwarded"
     );
@@ -427,7 +429,7 @@ async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
         c.log()
     );
 
-    // Nobody answers within toolTimeout (2 s): the call times out and the agent's pending
+    // Nobody answers within toolTimeout (8 s): the call times out and the agent's pending
     // elicitation is cancelled.
     let (tx, mut events) = mpsc::unbounded_channel();
     let client3 = c.client_with(Stalling { events: tx }).await;
@@ -436,16 +438,16 @@ async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
             crate::common::call(&client3, "mcp_hurried_ask", json!({"label": "late"})).await;
         (client3, result)
     });
-    assert_eq!(next(&mut events).await, "asked");
+    assert_eq!(next(&mut events, &c).await, "asked");
     assert_eq!(
-        next(&mut events).await,
+        next(&mut events, &c).await,
         "cancelled",
         "cancelled at the timeout"
     );
     let (client3, result) = caller.await.expect("join");
     assert_eq!(result.is_error, Some(true), "{result:?}");
     assert!(
-        crate::common::text(&result).contains("timed out after 2 s"),
+        crate::common::text(&result).contains("timed out after 8 s"),
         "{result:?}"
     );
     drop(client3);
@@ -457,7 +459,7 @@ async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
     params.arguments = json!({"label": "departed"}).as_object().cloned();
     let caller = client2.clone();
     let pending = tokio::spawn(async move { caller.call_tool(params).await });
-    assert_eq!(next(&mut events).await, "asked");
+    assert_eq!(next(&mut events, &c).await, "asked");
     pending.abort();
     drop(client2);
     drop(client);
