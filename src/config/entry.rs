@@ -36,6 +36,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "connectTimeout",
     "source",
     "oauth",
+    "roots",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
@@ -137,7 +138,36 @@ pub(crate) fn parse_entry(
             .string_list("enabledTools")?
             .unwrap_or_else(|| vec!["*".to_owned()]),
         disabled: f.boolean("disabled")?.unwrap_or(false),
+        roots: parse_roots(name, f.string_list("roots")?.unwrap_or_default())?,
     })
+}
+
+/// `roots`: absolute directory paths (a leading `~/` is the home directory), sent to the server
+/// as `file://` URIs in `roots/list` when no calling agent answers it (MCP "Roots").
+fn parse_roots(name: &str, roots: Vec<String>) -> Result<Vec<PathBuf>, ConfigError> {
+    roots
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let field = format!("roots[{i}]");
+            let path = match r.strip_prefix("~/") {
+                Some(rest) => dirs::home_dir()
+                    .ok_or_else(|| {
+                        ConfigError::field(name, &field, "\"~/\" but there is no home directory")
+                    })?
+                    .join(rest),
+                None => PathBuf::from(&r),
+            };
+            if !path.is_absolute() {
+                return Err(ConfigError::field(
+                    name,
+                    &field,
+                    format!("must be an absolute directory path (or start with ~/), found \"{r}\""),
+                ));
+            }
+            Ok(path)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -213,6 +243,7 @@ mod tests {
                 connect_timeout: Duration::from_secs(30),
                 enabled_tools: vec!["*".into()],
                 disabled: false,
+                roots: vec![],
             }
         );
         let got = entry(json!({"url": "http://h/mcp"})).unwrap();
@@ -359,5 +390,23 @@ mod tests {
         let mut warnings = Vec::new();
         assert!(parse_entry("srv", &json!({"extra": 1}), &mut warnings).is_err());
         assert_eq!(warnings.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn roots_are_absolute_directories_and_home_relative_ones_are_expanded() {
+        let got = entry(json!({"command": "c", "roots": ["/srv/data", "~/projects"]})).unwrap();
+        let home = dirs::home_dir().expect("home");
+        assert_eq!(
+            got.roots,
+            vec![PathBuf::from("/srv/data"), home.join("projects")]
+        );
+        let err = entry(json!({"command": "c", "roots": ["/ok", "relative/dir"]})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "server \"srv\": field \"roots[1]\": must be an absolute directory path (or start with ~/), found \"relative/dir\""
+        );
+        let err = entry(json!({"command": "c", "roots": "/one"})).unwrap_err();
+        assert!(err.to_string().contains("field \"roots\""), "{err}");
     }
 }

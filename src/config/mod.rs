@@ -142,6 +142,9 @@ pub struct ServerConfig {
     pub enabled_tools: Vec<String>,
     /// `disabled`: loaded and shown, but not started. Default false.
     pub disabled: bool,
+    /// `roots`: absolute directories offered to the server in `roots/list` when no calling
+    /// agent answers it (MCP "Roots"); default none.
+    pub roots: Vec<PathBuf>,
 }
 
 /// The transport of a server, with its settings.

@@ -29,6 +29,7 @@
 mod owner;
 mod rebuild;
 mod reload;
+mod roots;
 mod route;
 mod settled;
 

@@ -302,9 +302,11 @@ impl Owner {
             .keep
             .iter()
             .zip(&config.servers)
-            .map(|(kept, spec)| match kept {
-                Some(old) => old.clone(),
-                None => {
+            .map(|(kept, spec)| match (kept, &spec.entry) {
+                // Kept servers take the new entry: it differs at most in `roots`.
+                (Some(old), Ok(cfg)) => old.with_entry(cfg),
+                (Some(old), Err(_)) => old.clone(),
+                (None, _) => {
                     let handle = self.spawn_server(spec, &config.ssrf_whitelist);
                     fresh.push(handle.clone());
                     handle

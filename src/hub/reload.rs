@@ -7,6 +7,7 @@
 //! | only in old | the server is stopped and removed |
 //! | in both, different | stopped, then started with the new entry |
 //! | in both, identical | untouched: same process, same session |
+//! | in both, only `roots` differ | untouched, but its roots are replaced and it gets `notifications/roots/list_changed` |
 //!
 //! Agents stay connected throughout and hear one `tools/list_changed` at the end (the owner
 //! holds announcements back while the reload runs and until the new servers have left
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Hub;
 use super::owner::Msg;
-use crate::config::{Config, ServerSpec, TransportConfig};
+use crate::config::{Config, ServerConfig, ServerSpec, TransportConfig};
 use crate::supervisor::ServerHandle;
 
 /// The longest a reload waits for added or changed servers to finish starting, in seconds.
@@ -94,13 +95,18 @@ pub(super) fn plan(current: &[ServerHandle], config: &Config) -> Plan {
     }
 }
 
-/// Whether the running server `old` was started from exactly `spec`'s entry (and, for a remote
-/// server, the same `ssrfWhitelist`).
+/// Whether the running server `old` was started from `spec`'s entry (and, for a remote
+/// server, the same `ssrfWhitelist`), apart from `roots`, which change without a restart.
 fn same_entry(old: &ServerHandle, spec: &ServerSpec, config: &Config) -> bool {
     match (old.config(), &spec.entry) {
         (Some(cfg), Ok(new)) => {
             let remote = !matches!(new.transport, TransportConfig::Stdio(_));
-            **cfg == *new && (!remote || *old.whitelist() == config.ssrf_whitelist)
+            let without_roots = |c: &ServerConfig| ServerConfig {
+                roots: Vec::new(),
+                ..c.clone()
+            };
+            without_roots(cfg) == without_roots(new)
+                && (!remote || *old.whitelist() == config.ssrf_whitelist)
         }
         // An entry that is still invalid in the same way: nothing to restart.
         (None, Err(new_err)) => old.entry_error() == Some(new_err),

@@ -66,6 +66,7 @@ impl Hub {
         loop {
             let attempt = call::call(
                 &live.peer,
+                &live.askers,
                 &route.target,
                 arguments.clone(),
                 timeout,

@@ -9,6 +9,7 @@
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
+//! | `notifications/roots/list_changed` | forwarded to every running server |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
 //! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`]) |
 //!
@@ -19,6 +20,10 @@
 //! Each connection runs under the bounds of [`super::limits`] ([`Bounded`]): a session that
 //! has not finished its handshake within [`INITIALIZE_TIMEOUT`] is closed, and when its agent
 //! goes away every call it still has running is dropped, which cancels it upstream.
+//!
+//! Server requests: while an agent's `tools/call` is in flight, the upstream server's
+//! `elicitation/create`, `sampling/createMessage` and `roots/list` are sent to that agent on
+//! this session when it declared the capability ([`crate::upstream::ask`]).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -237,6 +242,11 @@ impl ServerHandler for Endpoint {
             page.next_cursor = Some(end.to_string());
         }
         Ok(page)
+    }
+
+    /// `notifications/roots/list_changed` from the agent: passed on to every running server.
+    async fn on_roots_list_changed(&self, _cx: rmcp::service::NotificationContext<RoleServer>) {
+        self.hub.roots_changed().await;
     }
 
     async fn call_tool(

@@ -15,6 +15,8 @@ use serde_json::Value;
 use crate::catalog::{Catalog, CatalogInput};
 use crate::config::{self, ConfigError};
 use crate::manage::edit::{self, EditError};
+use crate::upstream::ask::AskContext;
+use crate::upstream::roots::EntryRoots;
 use crate::upstream::{self, ConnectError, handler::ProgressRoutes, stderr::LogRing};
 
 /// One tool an agent will get from the probed server.
@@ -80,7 +82,19 @@ pub async fn probe(
         .await
         .map_err(ProbeError::Expand)?;
     let log = LogRing::new();
-    let session = upstream::connect(&expanded, &log, ProgressRoutes::default(), whitelist).await?;
+    let session = upstream::connect(
+        &expanded,
+        &log,
+        ProgressRoutes::default(),
+        AskContext::new(
+            &expanded.name,
+            Default::default(),
+            EntryRoots::new(&expanded.roots),
+            expanded.tool_timeout,
+        ),
+        whitelist,
+    )
+    .await?;
     let catalog = Catalog::build(&[CatalogInput {
         server: name,
         enabled_tools: &expanded.enabled_tools,

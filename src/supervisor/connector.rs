@@ -7,7 +7,10 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::config::{ServerConfig, SsrfWhitelist};
+use crate::upstream::ask::AskContext;
+use crate::upstream::askers::Askers;
 use crate::upstream::handler::ProgressRoutes;
+use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
 use crate::upstream::{self, Session};
 
@@ -22,6 +25,10 @@ pub struct ConnectArgs {
     pub whitelist: SsrfWhitelist,
     /// Where the session's handler forwards progress notifications.
     pub progress: ProgressRoutes,
+    /// The calls in flight on the session, for the server's requests to find their agent.
+    pub askers: Askers,
+    /// The entry's `roots`, as edited by reloads since it was loaded.
+    pub roots: EntryRoots,
 }
 
 /// Why a start failed.
@@ -55,7 +62,8 @@ async fn connect(args: ConnectArgs) -> Result<Session, StartFailure> {
             permanent: true,
             sign_in: false,
         })?;
-    upstream::connect(&cfg, &args.log, args.progress, &args.whitelist)
+    let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout);
+    upstream::connect(&cfg, &args.log, args.progress, asks, &args.whitelist)
         .await
         .map_err(|e| StartFailure {
             permanent: e.is_permanent(),

@@ -42,7 +42,9 @@ use tracing::Instrument;
 use crate::catalog::ServerListing;
 use crate::config::{ConfigError, ServerConfig, ServerSpec, SsrfWhitelist};
 use crate::upstream;
+use crate::upstream::askers::Askers;
 use crate::upstream::handler::ProgressRoutes;
+use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
@@ -127,6 +129,9 @@ pub struct Live {
     pub listing: Arc<ServerListing>,
     /// Where the server's progress notifications go.
     pub progress: ProgressRoutes,
+    /// The calls in flight on this session: every call sent on `peer` enters it for its
+    /// lifetime ([`Askers::enter`]), so the server's requests reach the calling agent.
+    pub askers: Askers,
     /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
     /// session fail asks for a reconnect of exactly this generation.
     pub generation: u64,
@@ -172,9 +177,29 @@ pub struct ServerHandle {
     snapshot: watch::Receiver<Snapshot>,
     log: LogRing,
     whitelist: SsrfWhitelist,
+    /// The entry's `roots`, shared with the task's sessions; edited by [`Self::with_entry`].
+    roots: EntryRoots,
 }
 
 impl ServerHandle {
+    /// This handle with `cfg` as its entry, for a reload that changed nothing that needs a
+    /// restart (see `hub::reload`): when `cfg.roots` differs from the current roots, they are
+    /// replaced and the running session (if any) gets `notifications/roots/list_changed`.
+    pub fn with_entry(&self, cfg: &ServerConfig) -> ServerHandle {
+        if self.roots.replace(&cfg.roots) {
+            tracing::info!(server = %self.name, roots = cfg.roots.len(), "roots changed: roots/list_changed sent");
+            if let Some(live) = self.live() {
+                tokio::spawn(async move {
+                    let _ = live.peer.notify_roots_list_changed().await;
+                });
+            }
+        }
+        ServerHandle {
+            config: Some(Arc::new(cfg.clone())),
+            ..self.clone()
+        }
+    }
+
     /// The `ssrfWhitelist` this server was started with (it matters for remote servers only).
     pub fn whitelist(&self) -> &SsrfWhitelist {
         &self.whitelist
@@ -285,6 +310,10 @@ pub fn spawn_with(
     });
     let (commands, inbox) = mpsc::channel(64);
     let log = LogRing::new();
+    let roots = config
+        .as_ref()
+        .map(|c| EntryRoots::new(&c.roots))
+        .unwrap_or_default();
     let handle = ServerHandle {
         name: name.clone(),
         config: config.clone(),
@@ -293,12 +322,14 @@ pub fn spawn_with(
         snapshot,
         log: log.clone(),
         whitelist: whitelist.clone(),
+        roots: roots.clone(),
     };
     match config {
         Some(cfg) => {
             let autostart = !cfg.disabled;
             let span = tracing::info_span!("server", name = %name);
-            let task = task::Task::new(name, cfg, publish, report, log, whitelist.clone(), connect);
+            let task = task::Task::new(name, cfg, publish, report, log, whitelist.clone(), connect)
+                .with_roots(roots);
             tokio::spawn(task.run(inbox, autostart).instrument(span));
         }
         None => {

@@ -71,6 +71,7 @@ impl Task {
                     peer: old.peer.clone(),
                     listing: Arc::new(listing),
                     progress: old.progress.clone(),
+                    askers: old.askers.clone(),
                     generation: old.generation,
                 });
                 self.update(|snap| snap.live = Some(live));

@@ -14,7 +14,9 @@ use super::backoff::{Backoff, Verdict};
 use super::connector::{Connect, ConnectArgs, StartFailure};
 use super::{Command, Live, ReconnectError, Reporter, ServerState, Snapshot, now_ms};
 use crate::config::{ServerConfig, SsrfWhitelist};
+use crate::upstream::askers::Askers;
 use crate::upstream::handler::ProgressRoutes;
+use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
 
 type Waiter = oneshot::Sender<Result<Arc<Live>, ReconnectError>>;
@@ -58,6 +60,8 @@ pub(super) struct Task {
     pub(super) waiters: Vec<Waiter>,
     /// Start and restart requests to answer once `starting` is published.
     pub(super) started_acks: Vec<oneshot::Sender<()>>,
+    /// The entry's `roots`, shared with the [`super::ServerHandle`] that edits them on reload.
+    pub(super) roots: EntryRoots,
 }
 
 impl Task {
@@ -82,7 +86,14 @@ impl Task {
             generation: 0,
             waiters: Vec::new(),
             started_acks: Vec::new(),
+            roots: EntryRoots::default(),
         }
+    }
+
+    /// Answers `roots/list` from `roots` (shared with the server's handle).
+    pub(super) fn with_roots(mut self, roots: EntryRoots) -> Task {
+        self.roots = roots;
+        self
     }
 
     pub(super) async fn run(mut self, mut inbox: mpsc::Receiver<Command>, autostart: bool) {
@@ -170,12 +181,15 @@ impl Task {
             let _ = done.send(());
         }
         let progress = ProgressRoutes::default();
+        let askers = Askers::default();
         let started = {
             let connect = (self.connect)(ConnectArgs {
                 cfg: self.cfg.clone(),
                 log: self.log.clone(),
                 whitelist: self.whitelist.clone(),
                 progress: progress.clone(),
+                askers: askers.clone(),
+                roots: self.roots.clone(),
             });
             tokio::pin!(connect);
             loop {
@@ -208,6 +222,7 @@ impl Task {
             peer: session.peer().clone(),
             listing: Arc::new(session.listing().clone()),
             progress,
+            askers,
             generation: self.generation,
         });
         tracing::info!(

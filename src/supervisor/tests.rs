@@ -8,6 +8,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::demo::{self, DemoOptions};
+use crate::upstream::ask::AskContext;
 use crate::upstream::connect::connect_stream;
 
 /// What one connect attempt does.
@@ -51,13 +52,18 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                             () = tokio::time::sleep(lifetime) => {}
                         }
                     });
-                    connect_stream(ours, args.progress, Duration::from_secs(30))
-                        .await
-                        .map_err(|e| StartFailure {
-                            message: e.to_string(),
-                            permanent: false,
-                            sign_in: false,
-                        })
+                    connect_stream(
+                        ours,
+                        args.progress,
+                        AskContext::new("s", args.askers, args.roots, Duration::from_secs(30)),
+                        Duration::from_secs(30),
+                    )
+                    .await
+                    .map_err(|e| StartFailure {
+                        message: e.to_string(),
+                        permanent: false,
+                        sign_in: false,
+                    })
                 }
             }
         })

@@ -37,6 +37,7 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use super::askers::{Asker, Askers};
 use super::progress::{self, ProgressFeed};
 use crate::catalog::{Target, uri_template};
 
@@ -145,13 +146,16 @@ fn fmt_secs(d: Duration) -> String {
     }
 }
 
-/// Calls `target` on `peer` with `arguments`, within `timeout`.
+/// Calls `target` on `peer` with `arguments`, within `timeout`. While it is in flight the call
+/// is registered in `askers` (the session's), so the server's `elicitation/create`,
+/// `sampling/createMessage` and `roots/list` reach `downstream`'s agent.
 ///
 /// # Errors
 /// See [`CallError`]; the caller turns every error into an `isError` result, so an agent always
 /// gets exactly one answer.
 pub async fn call(
     peer: &Peer<RoleClient>,
+    askers: &Askers,
     target: &Target,
     arguments: Option<JsonObject>,
     timeout: Duration,
@@ -167,6 +171,13 @@ pub async fn call(
         request.extensions_mut().insert(sink);
         Some(feed)
     });
+    // Entered before the request goes out: the server may ask before we see the id.
+    let asking = downstream.map(|d| {
+        askers.enter(Asker {
+            peer: d.peer.clone(),
+            cancelled: d.cancelled.clone(),
+        })
+    });
     // An error here means the request was never handed to the transport.
     let handle = peer
         .send_request_with_option(request, options)
@@ -177,6 +188,9 @@ pub async fn call(
             },
             other => classify(other),
         })?;
+    if let Some(asking) = &asking {
+        asking.set_request_id(handle.id.clone());
+    }
 
     let mut guard = CancelOnDrop {
         peer: peer.clone(),

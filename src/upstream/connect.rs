@@ -16,6 +16,7 @@ use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
+use super::ask::AskContext;
 use super::handler::UpstreamHandler;
 use super::initialize::Failure;
 use super::progress::{ProgressRoutes, ProgressTap};
@@ -112,6 +113,7 @@ pub async fn handshake(
 
 /// Connects `cfg` (already `${VAR}`-expanded): open the transport, `initialize`, full listing,
 /// all within `cfg.connect_timeout`. A stdio server's stderr goes to `log` from the first byte.
+/// The server's requests are answered through `asks` ([`super::ask`]).
 ///
 /// # Errors
 /// [`ConnectError`], with the server's last stderr lines when it wrote any. Nothing is left
@@ -120,31 +122,34 @@ pub async fn connect(
     cfg: &ServerConfig,
     log: &LogRing,
     progress: ProgressRoutes,
+    asks: AskContext,
     whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
     match &cfg.transport {
-        TransportConfig::Stdio(stdio) => connect_stdio(cfg, stdio, log, progress).await,
+        TransportConfig::Stdio(stdio) => connect_stdio(cfg, stdio, log, progress, asks).await,
         TransportConfig::StreamableHttp(http) => {
-            connect_remote(cfg, http, Remote::StreamableHttp, progress, whitelist).await
+            connect_remote(cfg, http, Remote::StreamableHttp, progress, asks, whitelist).await
         }
         TransportConfig::Sse(http) => {
-            connect_remote(cfg, http, Remote::Sse, progress, whitelist).await
+            connect_remote(cfg, http, Remote::Sse, progress, asks, whitelist).await
         }
     }
 }
 
 /// A session with a server at the other end of an in-process stream (an embedded server, or a
-/// test's fake): the same handshake as every transport, within `timeout`, no process.
+/// test's fake): the same handshake as every transport, within `timeout`, no process; the
+/// server's requests are answered through `asks`.
 ///
 /// # Errors
 /// [`ConnectError::Initialize`], [`ConnectError::List`] or [`ConnectError::Timeout`].
 pub async fn connect_stream(
     stream: DuplexStream,
     progress: ProgressRoutes,
+    asks: AskContext,
     timeout: Duration,
 ) -> Result<Session, ConnectError> {
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx);
+    let handler = UpstreamHandler::new(events_tx, asks);
     let (rd, wr) = tokio::io::split(stream);
     let opened = Opened::Stream(
         progress.tap(AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)),
@@ -171,6 +176,7 @@ async fn connect_stdio(
     stdio: &StdioConfig,
     log: &LogRing,
     progress: ProgressRoutes,
+    asks: AskContext,
 ) -> Result<Session, ConnectError> {
     net::remember_env_secrets(&stdio.env);
     let spec = super::plan_here(stdio).await.into_result()?;
@@ -186,7 +192,7 @@ async fn connect_stdio(
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx);
+    let handler = UpstreamHandler::new(events_tx, asks);
     let opened = Opened::Stdio(progress.tap(
         AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES),
     ));
@@ -253,6 +259,7 @@ async fn connect_remote(
     http: &HttpConfig,
     remote: Remote,
     progress: ProgressRoutes,
+    asks: AskContext,
     whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
     let nets = whitelist.check().map_err(ConnectError::Whitelist)?;
@@ -264,7 +271,7 @@ async fn connect_remote(
     })?;
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx);
+    let handler = UpstreamHandler::new(events_tx, asks);
     let gone = http::SessionGone::default();
     let attempt = async {
         guard

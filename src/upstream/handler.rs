@@ -6,17 +6,30 @@
 //! | `notifications/progress` | never reaches the handler: [`ProgressTap`](super::progress::ProgressTap) routes it below rmcp, in order |
 //! | `notifications/{tools,resources,prompts}/list_changed` | [`UpstreamEvent::ListChanged`] to the supervisor, which re-lists |
 //! | `notifications/message` | logged through `tracing` in the server's span |
-
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-#[expect(
+//!
+//! | upstream request | answer |
+//! |---|---|
+//! | `elicitation/create`, `sampling/createMessage`, `roots/list` | the calling agent's, or the companion's fallback ([`super::ask`]) |
+//!
+//! We declare `elicitation` (form and url), `sampling` and `roots` (with `listChanged`) in
+//! `initialize`, so servers that offer tools only to such clients list them.
+#![expect(
     deprecated,
-    reason = "logging is deprecated by SEP-2577 but 2025-era servers still send it"
+    reason = "logging, sampling and roots are deprecated by SEP-2577 but 2025-era servers use them"
 )]
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
+    Implementation, ListRootsResult, ProtocolVersion, UrlElicitationCapability,
+};
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::NotificationContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::mpsc;
 
+use super::ask::{self, AskContext};
 pub use super::progress::ProgressRoutes;
 
 /// Something the upstream server told us that the supervisor must act on.
@@ -30,23 +43,60 @@ pub enum UpstreamEvent {
 #[derive(Clone, Debug)]
 pub struct UpstreamHandler {
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    asks: AskContext,
 }
 
 impl UpstreamHandler {
-    /// A handler reporting to `events`.
-    pub fn new(events: mpsc::UnboundedSender<UpstreamEvent>) -> Self {
-        UpstreamHandler { events }
+    /// A handler reporting to `events` and answering server requests through `asks`.
+    pub fn new(events: mpsc::UnboundedSender<UpstreamEvent>, asks: AskContext) -> Self {
+        UpstreamHandler { events, asks }
     }
+}
+
+/// What we declare upstream: elicitation (form and url), sampling, roots with `listChanged`.
+pub fn capabilities() -> ClientCapabilities {
+    ClientCapabilities::builder()
+        .enable_roots()
+        .enable_roots_list_changed()
+        .enable_sampling()
+        .enable_elicitation_with(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::new())
+                .with_url(UrlElicitationCapability::new()),
+        )
+        .build()
 }
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
-        // No roots, sampling or elicitation: we cannot answer those on an agent's behalf.
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities(),
             Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        ask::elicit(&self.asks, params, cx).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        ask::sample(&self.asks, params, cx).await
+    }
+
+    async fn list_roots(
+        &self,
+        cx: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, McpError> {
+        ask::list_roots(&self.asks, cx).await
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -61,10 +111,6 @@ impl ClientHandler for UpstreamHandler {
         let _ = self.events.send(UpstreamEvent::ListChanged);
     }
 
-    #[expect(
-        deprecated,
-        reason = "logging is deprecated by SEP-2577 but 2025-era servers still send it"
-    )]
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,

@@ -13,6 +13,8 @@
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 //! The result is a [`Session`], the same face for every transport.
 
+pub mod ask;
+pub mod askers;
 pub mod call;
 pub mod connect;
 pub mod error_text;
@@ -21,6 +23,7 @@ pub mod http;
 pub mod initialize;
 pub mod listing;
 pub mod progress;
+pub mod roots;
 pub mod session;
 pub mod sse;
 pub mod stderr;

@@ -435,11 +435,27 @@ pub const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/agent.
 /// client passing a minimal environment would; kills it after `timeout`. Returns the JSON it
 /// printed, with the process's exit code under `"exit"` and its stderr under `"stderr"`.
 pub fn run_agent(python: &Path, args: &[&str], home: &Path, timeout: Duration) -> Value {
+    run_script(python, Path::new(AGENT), args, home, timeout)
+}
+
+/// Like [`run_agent`] for another script that prints one JSON object (e.g.
+/// `tests/peers/asking_agent.py`).
+pub fn run_script(
+    python: &Path,
+    script: &Path,
+    args: &[&str],
+    home: &Path,
+    timeout: Duration,
+) -> Value {
     use std::io::{Read, Seek};
+    let name = script.file_name().map_or_else(
+        || script.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let mut stdout = tempfile::tempfile().expect("stdout file");
     let mut stderr = tempfile::tempfile().expect("stderr file");
     let mut child = Command::new(python)
-        .arg(AGENT)
+        .arg(script)
         .args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -448,7 +464,7 @@ pub fn run_agent(python: &Path, args: &[&str], home: &Path, timeout: Duration) -
         .stdout(stdout.try_clone().expect("dup"))
         .stderr(stderr.try_clone().expect("dup"))
         .spawn()
-        .expect("spawn agent.py");
+        .unwrap_or_else(|e| panic!("spawn {name}: {e}"));
     let deadline = Instant::now() + timeout;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait agent") {
@@ -469,12 +485,10 @@ pub fn run_agent(python: &Path, args: &[&str], home: &Path, timeout: Duration) -
     };
     let (out, err) = (read(&mut stdout), read(&mut stderr));
     let Some(status) = status else {
-        panic!("agent.py {args:?} hung for {timeout:?}; stdout:\n{out}\nstderr:\n{err}");
+        panic!("{name} {args:?} hung for {timeout:?}; stdout:\n{out}\nstderr:\n{err}");
     };
     let mut v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| {
-        panic!(
-            "agent.py {args:?} printed no JSON ({e}; {status:?}); stdout:\n{out}\nstderr:\n{err}"
-        )
+        panic!("{name} {args:?} printed no JSON ({e}; {status:?}); stdout:\n{out}\nstderr:\n{err}")
     });
     v["exit"] = json!(status.code());
     v["stderr"] = json!(err);

@@ -251,9 +251,22 @@ pub fn fastmcp(python: &std::path::Path, mode: &str, extra: &[&str]) -> Peer {
 
 /// [`fastmcp`] on a given port (to restart a server where it was).
 pub fn fastmcp_on(python: &std::path::Path, mode: &str, extra: &[&str], port: u16) -> Peer {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/fastmcp_server.py");
+    python_server("fastmcp_server.py", python, mode, extra, port)
+}
+
+/// Starts `tests/peers/SCRIPT MODE --port N EXTRA…` and waits for its port.
+pub fn python_server(
+    script: &str,
+    python: &std::path::Path,
+    mode: &str,
+    extra: &[&str],
+    port: u16,
+) -> Peer {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(script);
     let child = Command::new(python)
-        .arg(script)
+        .arg(&script)
         .arg(mode)
         .arg("--port")
         .arg(port.to_string())
@@ -262,11 +275,15 @@ pub fn fastmcp_on(python: &std::path::Path, mode: &str, extra: &[&str], port: u1
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn fastmcp_server.py");
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", script.display()));
     let peer = Peer { child, port };
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "fastmcp {mode} did not listen");
+        assert!(
+            Instant::now() < deadline,
+            "{} {mode} did not listen",
+            script.display()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     peer
