@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of the endpoint's line handling and config parsing.
 #
-# With FUZZ_ENGINE=cargo-fuzz (or auto), cargo-fuzz $CARGO_FUZZ_VERSION and a nightly toolchain: each target in fuzz/ runs for
-# FUZZ_SECONDS (default 60) seeded with its corpus in fuzz/corpus/<target>. The repo corpus is
+# With FUZZ_ENGINE=cargo-fuzz (or auto), cargo-fuzz $CARGO_FUZZ_VERSION and a nightly toolchain:
+# each target in fuzz/ runs for FUZZ_SECONDS (default 60) seeded with its corpus in
+# fuzz/corpus/<target>. The repo corpus is
 # only read; inputs the run discovers go to a scratch corpus in the target dir (set
 # FUZZ_GROW_CORPUS=1 to add them to fuzz/corpus/<target> instead, then commit the ones worth
 # keeping). A crash stops the run; libFuzzer's input is in fuzz/artifacts/<target>/ and becomes a
 # regression test (see fuzz/README.md).
 #
-# Otherwise (the default, stable only, or a different cargo-fuzz): the proptest suites over the same entry
-# points run with PROPTEST_CASES (default 1000) cases each, plus the corpus replay. Either way a
-# failure exits non-zero.
+# Otherwise (the default, stable only, or a different cargo-fuzz): the proptest suites over the
+# same entry points run with PROPTEST_CASES (default 1000) cases each, plus the corpus replay.
+# Either way a failure exits non-zero.
 #
 # The nightly build has its own target dir, $FUZZ_TARGET_DIR (default
 # ~/.cache/mcp-companion/fuzz-target), so CI can cache it apart from the stable one.
