@@ -384,3 +384,40 @@ async fn connections_over_the_limit_are_refused_in_words() {
     }
     drop(open);
 }
+
+/// Past 64 control connections a new one gets one `busy` refusal and is closed; the CLI says
+/// so rather than hanging.
+#[tokio::test]
+async fn control_connections_over_the_limit_are_refused_in_words() {
+    const MAX: usize = mcp_companion::ipc::limits::MAX_CONTROL_CONNECTIONS;
+    let (c, _) = companion_counting_calls().await;
+    let mut open = Vec::new();
+    for _ in 0..MAX {
+        open.push(UnixStream::connect(&c.control).await.expect("connect"));
+    }
+    let extra = UnixStream::connect(&c.control).await.expect("connect");
+    let mut lines = BufReader::new(extra).lines();
+    let refusal = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("refused in time")
+        .expect("read")
+        .expect("a refusal line");
+    let refusal: Value = serde_json::from_str(&refusal).expect("json");
+    assert_eq!(refusal["ok"], false, "{refusal}");
+    assert_eq!(refusal["kind"], "busy", "{refusal}");
+    let message = refusal["error"].as_str().expect("message");
+    assert!(
+        message.contains(&format!("already serves {MAX} control connections")),
+        "{message}"
+    );
+    drop(open);
+    // Once they are gone, the control API answers again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while mcp_companion::ipc::control::status(&c.control)
+        .await
+        .is_err()
+    {
+        assert!(Instant::now() < deadline, "control API still refusing");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
