@@ -30,6 +30,29 @@ use crate::common::{
 use crate::remote_fixture::{free_port, python_server};
 
 const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
+/// `connectTimeout` of the Python servers, in seconds: the SDK's imports alone can take half a
+/// minute on a loaded machine.
+const SLOW_START: u64 = 120;
+
+/// Waits until every server is `running` (not merely settled: a slow start may be retrying).
+async fn all_running(c: &Companion) -> Vec<mcp_companion::supervisor::ServerStatus> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2 * SLOW_START);
+    loop {
+        let servers = c.status().await.servers;
+        if servers
+            .iter()
+            .all(|s| s.state == mcp_companion::supervisor::ServerState::Running)
+        {
+            return servers;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "servers not running: {servers:?}\n{}",
+            c.log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
 const ASKING_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asking_agent.py");
 const ASKING_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asking_server.py");
 
@@ -98,6 +121,7 @@ fn config(peers: &Path, roots: &[PathBuf]) -> Value {
             "command": python_sdk2(peers).display().to_string(),
             "args": [ASKING_SERVER, "stdio"],
             "roots": roots,
+            "connectTimeout": SLOW_START,
         },
     }})
 }
@@ -137,7 +161,7 @@ async fn server_requests_reach_a_capable_agent_and_get_fallbacks_otherwise() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let (roots, root_uris) = entry_roots(scratch.path());
     let c = Companion::start(config(&peers, &roots));
-    c.settled().await;
+    all_running(&c).await;
     let calls: Vec<&str> = [&EVERYTHING_CALLS[..], &calls_tail()[..]].concat();
 
     for (label, python) in [
@@ -262,7 +286,7 @@ async fn server_requests_reach_a_capable_agent_and_get_fallbacks_otherwise() {
 async fn a_server_without_entry_roots_gets_an_empty_list() {
     let Some(peers) = peers_dir() else { return };
     let c = Companion::start(config(&peers, &[]));
-    c.settled().await;
+    all_running(&c).await;
     let run = agent(
         &python_sdk2(&peers),
         &c,
@@ -291,7 +315,7 @@ async fn two_agents_calling_one_server_each_get_only_their_own_elicitations() {
             "url": format!("http://127.0.0.1:{}/mcp", server.port),
         }},
     }));
-    c.settled().await;
+    all_running(&c).await;
 
     let first = agent(
         &python,
@@ -390,11 +414,12 @@ async fn a_cancelled_timed_out_or_departed_call_ends_the_pending_request() {
     let asking = json!({
         "command": python_sdk2(&peers).display().to_string(),
         "args": [ASKING_SERVER, "stdio"],
+        "connectTimeout": SLOW_START,
     });
     let mut hurried = asking.clone();
     hurried["toolTimeout"] = json!(8);
     let c = Companion::start(json!({ "mcpServers": { "asking": asking, "hurried": hurried } }));
-    c.settled().await;
+    all_running(&c).await;
 
     let (tx, mut events) = mpsc::unbounded_channel();
     let client = c.client_with(Stalling { events: tx }).await;
@@ -484,7 +509,7 @@ async fn roots_changes_reach_the_servers_without_a_restart() {
     let (roots, _) = entry_roots(scratch.path());
     let mut config = config(&peers, &roots);
     let c = Companion::start(config.clone());
-    let before = c.settled().await;
+    let before = all_running(&c).await;
     let updates = |n: usize| {
         let c = &c;
         move || c.log().matches("Roots updated: ").count() >= n
