@@ -12,6 +12,7 @@ const COMMANDS: &[&str] = &[
     "get_server",
     "read_log",
     "call_tool",
+    "sign_in_server",
     "list_presets",
     "instantiate_preset",
     "test_server",

@@ -353,6 +353,30 @@ fn secret_fields_go_to_the_keychain_and_the_file_gets_references() {
 }
 
 #[test]
+fn the_server_detail_masks_env_headers_and_the_oauth_client_secret() {
+    let h = Harness::new(json!({"mcpServers": {
+        "plain": {"url": "https://mcp.example.com/mcp", "disabled": true,
+                  "headers": {"X-Key": "hdr-5e1f", "X-Ref": "${secret:ref}"},
+                  "oauth": {"clientId": "cid", "clientSecret": "cs-8a2b"}},
+        "stdio": {"command": "/nonexistent/x", "disabled": true, "env": {"TOKEN": "env-3c9d"}},
+        "refs": {"url": "https://mcp.example.com/mcp", "disabled": true,
+                 "oauth": {"clientId": "cid", "clientSecret": "${secret:cs}"}}}}));
+    let plain = h.invoke("get_server", json!({"name": "plain"})).unwrap();
+    let text = plain.to_string()
+        + &h.invoke("get_server", json!({"name": "stdio"}))
+            .unwrap()
+            .to_string();
+    for planted in ["hdr-5e1f", "cs-8a2b", "env-3c9d"] {
+        assert!(!text.contains(planted), "{planted} shown: {text}");
+    }
+    assert_eq!(plain["entry"]["oauth"]["clientSecret"], "••••");
+    assert_eq!(plain["entry"]["oauth"]["clientId"], "cid");
+    assert_eq!(plain["entry"]["headers"]["X-Ref"], "${secret:ref}");
+    let refs = h.invoke("get_server", json!({"name": "refs"})).unwrap();
+    assert_eq!(refs["entry"]["oauth"]["clientSecret"], "${secret:cs}");
+}
+
+#[test]
 fn without_a_keychain_a_secret_save_fails_and_writes_nothing() {
     let store = Arc::new(NoKeychain {
         detail: "no session bus".into(),

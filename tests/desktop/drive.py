@@ -17,10 +17,18 @@ Checks the issue's acceptance lines, in order:
   7. (issue #14) searching the fixture registry from Add server → Registry, installing the pypi
      `io.github.fixture/time` with its `local-timezone` input, Test, Save: it runs with its tools;
      the Connect page's Cursor toggle writes our bridge entry into a fake ~/.cursor/mcp.json,
-     keeping its comment and other server.
+     keeping its comment and other server;
+  8. (issue #12) the OAuth-protected `remote` server (tests/desktop/oauth_fixture.py) shows
+     `needs sign-in` (screenshots); the window's Sign in button
+     opens the stand-in browser ($BROWSER), which follows the redirect to the companion's
+     loopback listener; the server becomes `running` and its tool is called through the bridge;
+  9. (issue #12) the planted access/refresh token, client secret and ${secret:…} value appear on
+     no page of the window (text, HTML, input values; screenshot of each), in no answer of the
+     window's commands, in `status --json` and in no log of the run.
 
 Environment (set by e2e.sh): APP, CLI, PEERS_PYTHON, OUT (screenshot dir), WORK (temp dir with
-the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY. Exit 0 when every check passed.
+the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY, OAUTH_URL, PLANT_ACCESS,
+PLANT_REFRESH, PLANT_CLIENT_SECRET, PLANT_KEYCHAIN. Exit 0 when every check passed.
 """
 import base64
 import json
@@ -44,6 +52,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT = os.path.join(HERE, "..", "peers", "agent.py")
 WATCH = os.path.join(HERE, "watch_agent.py")
 TRAY_XY = (int(os.environ.get("TRAY_X", "1262")), int(os.environ.get("TRAY_Y", "16")))
+OAUTH_URL = os.environ["OAUTH_URL"]
+# Values that must never reach the window: name -> value (only names are ever printed).
+PLANTED = {name: os.environ[var] for name, var in (
+    ("access token", "PLANT_ACCESS"), ("refresh token", "PLANT_REFRESH"),
+    ("client secret", "PLANT_CLIENT_SECRET"), ("keychain secret", "PLANT_KEYCHAIN"))}
 
 failures = []
 
@@ -102,6 +115,10 @@ class WebDriver:
 
     def js(self, script, *args):
         return self.req("POST", self.s("/execute/sync"), {"script": script, "args": list(args)})
+
+    def js_async(self, script, *args):
+        """Runs `script`; it calls `arguments[arguments.length - 1]` with the result."""
+        return self.req("POST", self.s("/execute/async"), {"script": script, "args": list(args)})
 
     def find(self, css):
         els = self.req("POST", self.s("/elements"), {"using": "css selector", "value": css})
@@ -226,6 +243,88 @@ def free_port():
         return s.getsockname()[1]
 
 
+def fixture_seen():
+    with urllib.request.urlopen(f"{OAUTH_URL}/_fixture", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def planted_in(text):
+    """Names of the planted secrets found in `text`."""
+    return [name for name, value in PLANTED.items() if value in text]
+
+
+def page_dump(wd):
+    """Everything the current page holds: its HTML, its rendered text and every input's value
+    (values typed or set by script are not in the HTML)."""
+    return wd.js("""return [document.documentElement.outerHTML, document.body.innerText,
+        ...[...document.querySelectorAll('input, textarea, select')].map((e) => e.value)].join('\\n');""")
+
+
+def command_dump(wd, names):
+    """The raw answers of the window's read commands (what a page could show), as JSON text."""
+    got = wd.js_async("""
+        const done = arguments[arguments.length - 1];
+        const invoke = window.__TAURI__.core.invoke;
+        const calls = [invoke('list_servers'), invoke('get_settings'), invoke('get_connect_info'),
+          invoke('scan_imports'), invoke('list_clients'),
+          ...arguments[0].map((name) => invoke('get_server', { name })),
+          ...arguments[0].map((name) => invoke('read_log', { name, since: 0 }))];
+        Promise.all(calls.map((p) => p.catch((e) => ({ rejected: e }))))
+          .then((r) => done(JSON.stringify(r)), (e) => done('ERR ' + e));""", names)
+    return got
+
+
+def sign_in_remote(wd):
+    """Acceptance 8: needs sign-in (screenshots), the Sign in button, the
+    stand-in browser, running, a tool call."""
+    wd.go("#/servers")
+    wait_for(lambda: wd.find('tr[data-server=remote] [data-state="needs sign-in"]'), 20, "remote listed as needs sign-in")
+    wd.screenshot("01a-servers-needs-sign-in.png")
+    wd.go("#/server/remote")
+    wait_for(lambda: wd.find("#sign-in"), 20, "the Sign in button")
+    wd.screenshot("01b-server-needs-sign-in.png")
+    check(fixture_seen()["authorize"] == 0, "no authorization request before the button")
+    wd.click("#sign-in")
+    servers = wait_for(lambda: (lambda st: st if st["remote"]["state"] == "running" else None)(status()[0]), 60,
+                       "remote running after the sign-in")
+    check(servers["remote"]["tools"] == 1, f"remote serves its one tool ({servers['remote']['tools']})")
+    seen = fixture_seen()
+    codes = [t for t in seen["token"] if t["grant_type"] == "authorization_code"]
+    check(seen["authorize"] == 1 and len(codes) == 1 and codes[0]["client_authenticated"],
+          f"one authorization and one code exchange with the client secret: {seen['authorize']} {codes}")
+    check(seen["forbidden"] == 0, f"every MCP request carried the keychain value ({seen['forbidden']} refused)")
+    wait_for(lambda: wd.find("details[data-tool=mcp_remote_echo]"), 30, "remote's tools in the window")
+    wd.screenshot("01c-server-signed-in.png")
+    r = agent("--call", "mcp_remote_echo", '{"message":"signed in"}')
+    text = (r.get("calls") or [{}])[0].get("result", {}).get("content", [{}])[0].get("text")
+    check(text == "signed in", f"mcp_remote_echo through the bridge after the sign-in -> {text!r} ({r.get('error', 'ok')})")
+    check(fixture_seen()["calls"] == 1, "the call reached the OAuth-protected server")
+
+
+def sweep_secrets(wd, tag):
+    """Acceptance 9: every page of the window, every server's detail page, the raw answers of
+    the window's commands and `status --json` hold none of the planted values."""
+    names = sorted(status()[0])
+    pages = [(n, h, r) for n, h, r in PAGES if n != "server"]
+    pages += [(f"server-{n}", f"#/server/{n}", "dl.facts") for n in names]
+    pages.append(("add-registry", "#/add", "button.tab[data-tab=registry]"))
+    for name, hash_, ready in pages:
+        wd.go(hash_)
+        wait_for(lambda: wd.find(ready), 20, f"{name} page")
+        if name == "add-registry":
+            wd.click("button.tab[data-tab=registry]")
+        elif name.startswith("server-"):
+            wd.js("document.querySelectorAll('details[data-tool]').forEach((d) => { d.open = true; });")
+        time.sleep(0.5)
+        found = planted_in(page_dump(wd))
+        check(not found, f"{tag}: the {name} page shows no planted secret {found}")
+        wd.screenshot(f"{tag}-{name}.png")
+    found = planted_in(command_dump(wd, names))
+    check(not found, f"{tag}: the window's commands answer no planted secret {found}")
+    found = planted_in(cli("status", "--json").stdout)
+    check(not found, f"{tag}: status --json shows no planted secret {found}")
+
+
 # --- the test ------------------------------------------------------------------------------
 
 # Every page of the window, with what must be on it before it is measured.
@@ -268,15 +367,20 @@ def main():
     app_pid = None
     try:
         wait_for(lambda: socket.create_connection(("127.0.0.1", port), timeout=1), 20, "WebKitWebDriver")
+        # The `remote` entry's header names ${secret:e2e_key}: set it in the keychain first.
+        r = subprocess.run([CLI, "secret", "set", "e2e_key"], input=PLANTED["keychain secret"],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0, f"secret set e2e_key (rc {r.returncode}: {r.stderr.strip()[-300:]!r})")
         wd.start(APP)
         log("session started; app launched by WebKitWebDriver")
 
         # 1. socket up, servers running, an SDK agent calls a tool through the bridge.
         servers, report = wait_for(
-            lambda: (lambda st: st if all(s["state"] == "running" for s in st[0].values()) else None)(status()),
-            60, "both servers running")
+            lambda: (lambda st: st if all(s["state"] == ("needs sign-in" if n == "remote" else "running")
+                                          for n, s in st[0].items()) else None)(status()),
+            60, "demo and notes running, remote needing sign-in")
         app_pid = report["pid"]
-        check(set(servers) == {"demo", "notes"}, f"status lists the configured servers: {sorted(servers)}")
+        check(set(servers) == {"demo", "notes", "remote"}, f"status lists the configured servers: {sorted(servers)}")
         r = agent("--list", "--call", "mcp_demo_echo", '{"message":"hello from the sdk"}')
         text = (r.get("calls") or [{}])[0].get("result", {}).get("content", [{}])[0].get("text")
         check(text == "hello from the sdk", f"SDK agent through bridge called mcp_demo_echo -> {text!r} ({r.get('error', 'ok')})")
@@ -285,6 +389,11 @@ def main():
         # 5a. Servers page.
         wait_for(lambda: len(wd.find("tr[data-server] [data-state=running]")) == 2, 20, "servers table")
         wd.screenshot("01-servers.png")
+
+        # 8, 9. Sign in to the OAuth-protected server from the window; no secret on any page.
+        sweep_secrets(wd, "20-before-sign-in")
+        sign_in_remote(wd)
+        sweep_secrets(wd, "21-after-sign-in")
 
         # 5b. Server detail: tools, schema, try-it with a real result, live stderr.
         wd.go("#/server/demo")
@@ -425,7 +534,7 @@ def main():
         check("not-a-cidr" in err, f"invalid CIDR shown inline: {err!r}")
         wd.screenshot("12-settings.png")
         wd.go("#/servers")
-        wait_for(lambda: len(wd.find("tr[data-server]")) == 7, 20, "seven servers listed")
+        wait_for(lambda: len(wd.find("tr[data-server]")) == 8, 20, "eight servers listed")
         time.sleep(1.0)
         wd.screenshot("13-servers-final.png")
         root_shot("14-desktop.png")
@@ -454,6 +563,14 @@ def main():
         check(not left, f"no process left after Quit (before: {len(before)}, left: {left})")
         check(not os.path.exists(SOCK), "socket removed")
         app_pid = None
+        # 9. No log of the run (the app's log at RUST_LOG, the driver's, the keyring's) holds a
+        # planted value. e2e.log (this script's output) never prints one.
+        driver_log.flush()
+        for f in sorted(os.listdir(OUT)):
+            if f.endswith(".log") and f != "e2e.log":
+                with open(os.path.join(OUT, f), errors="replace") as fh:
+                    found = planted_in(fh.read())
+                check(not found, f"{f} holds no planted secret {found}")
     except Exception as e:  # noqa: BLE001 - reported as a failure with screenshots
         failures.append(f"exception: {e}")
         log(f"FAIL exception: {e}")

@@ -14,7 +14,7 @@ export OUT=$(realpath -m "${DESKTOP_E2E_OUT:-$TARGET/desktop-e2e}")
 for f in "$APP" "$CLI" "$PEERS_PYTHON" "$PEERS/venv/bin/mcp-server-time"; do
   [ -x "$f" ] || { echo "e2e: missing $f" >&2; exit 2; }
 done
-for tool in Xvfb trayer xdotool import dbus-run-session WebKitWebDriver; do
+for tool in Xvfb trayer xdotool import dbus-run-session WebKitWebDriver gnome-keyring-daemon curl gdbus; do
   command -v "$tool" >/dev/null || { echo "e2e: missing $tool" >&2; exit 2; }
 done
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -52,12 +52,31 @@ pids+=($!)
 for _ in $(seq 50); do [ -f "$WORK/registry.port" ] && break; sleep 0.1; done
 export REGISTRY_URL="http://127.0.0.1:$(cat "$WORK/registry.port")"
 
+# Planted secrets (issue #12): the access and refresh tokens the OAuth fixture hands out, the
+# pre-registered client's secret (plain text in the config) and a keychain value the `remote`
+# entry names as ${secret:e2e_key}. drive.py checks the window never shows any of them.
+tag=$RANDOM$RANDOM
+export PLANT_ACCESS="planted-access-$tag" PLANT_REFRESH="planted-refresh-$tag"
+export PLANT_CLIENT_SECRET="planted-client-secret-$tag" PLANT_KEYCHAIN="planted-keychain-$tag"
+# The OAuth-protected MCP server (tests/desktop/oauth_fixture.py) on 127.0.0.1.
+python3 tests/desktop/oauth_fixture.py "$WORK/oauth.port" e2e-client "$PLANT_CLIENT_SECRET" \
+  "$PLANT_KEYCHAIN" "$PLANT_ACCESS" "$PLANT_REFRESH" &
+pids+=($!)
+for _ in $(seq 50); do [ -f "$WORK/oauth.port" ] && break; sleep 0.1; done
+export OAUTH_URL="http://127.0.0.1:$(cat "$WORK/oauth.port")"
+# The system browser: a stand-in that follows the authorization redirect to the companion's
+# loopback listener, as a person clicking "Allow" would.
+export BROWSER=$(realpath tests/conformance/browser.sh)
+
 cat > "$MCP_COMPANION_CONFIG" <<JSON
 { "registries": [ { "name": "fixture", "url": "$REGISTRY_URL" } ],
   "ssrfWhitelist": ["127.0.0.1/32"],
   "mcpServers": {
     "demo":  { "type": "stdio", "command": "$CLI", "args": ["demo-server", "--test-tools"] },
-    "notes": { "type": "stdio", "command": "$CLI", "args": ["demo-server"] } } }
+    "notes": { "type": "stdio", "command": "$CLI", "args": ["demo-server"] },
+    "remote": { "type": "http", "url": "$OAUTH_URL/mcp",
+                "headers": { "X-Fixture-Key": "\${secret:e2e_key}" },
+                "oauth": { "clientId": "e2e-client", "clientSecret": "$PLANT_CLIENT_SECRET" } } } }
 JSON
 # Import sources at their standard paths: Claude Desktop with two stdio servers (one named like
 # an existing server but different: renamed), VS Code with one http server.
@@ -82,7 +101,9 @@ sleep 1
 
 export TAURI_WEBVIEW_AUTOMATION=true RUST_LOG=${RUST_LOG:-info}
 set +e
-timeout --kill-after=10 600 dbus-run-session -- python3 tests/desktop/drive.py 2>&1 | tee "$OUT/e2e.log"
+# The D-Bus session has a Secret Service (gnome-keyring) for the keychain.
+KEYRING_LOG="$OUT/keyring.log" timeout --kill-after=10 600 dbus-run-session -- \
+  bash tests/desktop/with_keyring.sh python3 tests/desktop/drive.py 2>&1 | tee "$OUT/e2e.log"
 rc=${PIPESTATUS[0]}
 set -e
 echo "e2e: screenshots and logs in $OUT"

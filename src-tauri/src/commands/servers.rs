@@ -130,22 +130,27 @@ fn pointer_escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// Replaces every `env` and `headers` value with `"••••"` unless it is a pure `${VAR}`
-/// reference (which is no secret).
+/// Replaces every `env` and `headers` value and `oauth.clientSecret` with `"••••"` unless it
+/// is a pure `${VAR}` / `${secret:NAME}` reference (which is no secret).
 fn mask_secrets(mut entry: Value) -> Value {
     for key in ["env", "headers"] {
         if let Some(Value::Object(map)) = entry.get_mut(key) {
-            for v in map.values_mut() {
-                let is_reference = v.as_str().is_some_and(|s| {
-                    s.starts_with("${") && s.ends_with('}') && !s[2..].contains('$')
-                });
-                if !is_reference {
-                    *v = Value::String("••••".into());
-                }
-            }
+            map.values_mut().for_each(mask_value);
         }
     }
+    if let Some(secret) = entry.pointer_mut("/oauth/clientSecret") {
+        mask_value(secret);
+    }
     entry
+}
+
+fn mask_value(v: &mut Value) {
+    let is_reference = v
+        .as_str()
+        .is_some_and(|s| s.starts_with("${") && s.ends_with('}') && !s[2..].contains('$'));
+    if !is_reference {
+        *v = Value::String("••••".into());
+    }
 }
 
 /// New stderr lines of a server since `since` (a count returned by the previous call).
