@@ -18,7 +18,7 @@ use base64::Engine as _;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, JsonObject,
-    ProgressNotificationParam, Tool,
+    ProgressNotificationParam, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -72,11 +72,13 @@ impl Tools {
             ),
             Tool::new("add", "Add two numbers", schema_for_type::<AddArgs>())
                 .with_raw_output_schema(Arc::new(sum_schema())),
+            // Read-only: a call broken in flight may be retried (the retry rule, DESIGN §7).
             Tool::new(
                 "sleep",
                 "Sleep, reporting progress at the start, every 0.25 s and at the end; stops when cancelled",
                 schema_for_type::<SleepArgs>(),
-            ),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true)),
             Tool::new(
                 "image",
                 "Return a PNG gradient",

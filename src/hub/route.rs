@@ -138,14 +138,26 @@ fn unavailable(status: &ServerStatus) -> String {
     msg
 }
 
-fn describe_failure(server: &str, e: &CallError) -> String {
+/// The text of a failed call: `server "x" returned an error: <message> (JSON-RPC error <code>)`
+/// for a JSON-RPC error, `server "x": <why>` otherwise.
+pub fn describe_failure(server: &str, e: &CallError) -> String {
     match e {
         CallError::Rpc { .. } => format!("server \"{server}\" returned an error: {e}"),
         _ => format!("server \"{server}\": {e}"),
     }
 }
 
-fn error_result(message: String) -> CallToolResult {
+/// The text of a call whose session broke while it was in flight and that is not retried
+/// (the tool declares neither `readOnlyHint` nor `idempotentHint`): the server may have run it.
+pub fn lost_in_flight(server: &str, e: &CallError) -> String {
+    format!(
+        "{}; the call may or may not have run, so it was not retried",
+        describe_failure(server, e)
+    )
+}
+
+/// An `isError` result with `message` as its one text block.
+pub fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 

@@ -7,7 +7,7 @@
 //! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
 //! | `ping`, `logging/setLevel` | empty result |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
-//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
+//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`super::fast`]) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
 //! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`]) |
@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::accept::accept_loop;
+use super::fast::Relay;
 use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
@@ -280,8 +281,15 @@ pub async fn serve_session<S>(
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let mut events = hub.subscribe();
+    let mut transport = framed(stream);
+    let mut agent_cell = None;
+    if crate::upstream::lane::enabled() {
+        let (relay, cell) = Relay::new(hub.clone(), shutdown.clone());
+        transport = transport.with_relay(relay);
+        agent_cell = Some(cell);
+    }
     let running = tokio::select! {
-        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait), framed(stream)) => match r {
+        r = serve_server(Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait), transport) => match r {
             Ok(running) => running,
             Err(e) => {
                 tracing::debug!(error = %e, "agent left before initializing");
@@ -292,6 +300,9 @@ pub async fn serve_session<S>(
     };
     tracing::debug!("agent connected");
     let peer = running.peer().clone();
+    if let Some(cell) = agent_cell {
+        cell.set(peer.clone());
+    }
     let stop = running.cancellation_token();
     let mut done = tokio::spawn(running.waiting());
     loop {

@@ -8,6 +8,7 @@
 //! | JSON, but not a JSON-RPC message: an object with an `id`, an array, a bare value | -32600 invalid request, that `id` (`null` when there is none or it is unusable) | next line |
 //! | an object without an `id` that is not a valid notification | none: JSON-RPC never answers notifications | next line |
 //! | a request for a method the endpoint serves whose `params` do not fit | -32602 invalid params, saying what is wrong | next line |
+//! | a `tools/call` (or its `notifications/cancelled`) the fast path takes ([`Relay`]) | its one answer, written when the call ends | next line |
 //! | anything else | handed to rmcp's service loop | — |
 //!
 //! The connection stays open in every case. Our answers are written by a spawned task (so a
@@ -34,6 +35,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
+use super::fast::{Relay, Taken};
+
 /// A newline-delimited JSON-RPC transport for the server side of an agent connection.
 pub struct LineTransport<R, W> {
     read: BufReader<R>,
@@ -45,6 +48,8 @@ pub struct LineTransport<R, W> {
     write: Arc<Mutex<W>>,
     /// The write of our last answer, awaited before the next line is read.
     answering: Option<JoinHandle<()>>,
+    /// The fast path, when on: sees each line before it is judged.
+    relay: Option<Relay>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -61,6 +66,36 @@ where
             max_line,
             write: Arc::new(Mutex::new(write)),
             answering: None,
+            relay: None,
+        }
+    }
+
+    /// The transport with `relay` taking the lines of the fast path ([`super::fast`]).
+    pub fn with_relay(mut self, relay: Relay) -> Self {
+        self.relay = Some(relay);
+        self
+    }
+
+    /// Offers the complete line to the fast path; `true` when it took it. A taken call runs
+    /// on its own task and writes its answer when it ends, so calls overlap freely.
+    fn relay(&mut self) -> bool {
+        let Some(relay) = self.relay.as_mut() else {
+            return false;
+        };
+        match relay.take(&self.line) {
+            Taken::No => false,
+            Taken::Done => true,
+            Taken::Call(forward) => {
+                let write = self.write.clone();
+                tokio::spawn(async move {
+                    let Some(reply) = forward.await else { return };
+                    let mut w = write.lock().await;
+                    if let Err(e) = reply.write_to(&mut *w).await {
+                        tracing::debug!(error = %e, "could not answer a call");
+                    }
+                });
+                true
+            }
         }
     }
 
@@ -305,6 +340,10 @@ where
             }
             match self.read_line().await {
                 Ok(Line::Complete) => {
+                    if self.relay() {
+                        self.line.clear();
+                        continue;
+                    }
                     let message = self.classify();
                     self.line.clear();
                     if let Some(message) = message {

@@ -43,6 +43,7 @@ use crate::catalog::ServerListing;
 use crate::config::{ConfigError, ServerConfig, ServerSpec, SsrfWhitelist};
 use crate::upstream;
 use crate::upstream::handler::ProgressRoutes;
+use crate::upstream::lane::FastLane;
 use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
@@ -127,6 +128,8 @@ pub struct Live {
     pub listing: Arc<ServerListing>,
     /// Where the server's progress notifications go.
     pub progress: ProgressRoutes,
+    /// The session's fast lane (stdio servers, when the fast path is on).
+    pub lane: Option<FastLane>,
     /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
     /// session fail asks for a reconnect of exactly this generation.
     pub generation: u64,

@@ -68,6 +68,7 @@ impl Task {
                     peer: old.peer.clone(),
                     listing: Arc::new(listing),
                     progress: old.progress.clone(),
+                    lane: old.lane.clone(),
                     generation: old.generation,
                 });
                 self.update(|snap| snap.live = Some(live));

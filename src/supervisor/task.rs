@@ -208,6 +208,7 @@ impl Task {
             peer: session.peer().clone(),
             listing: Arc::new(session.listing().clone()),
             progress,
+            lane: session.lane().cloned(),
             generation: self.generation,
         });
         tracing::info!(

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::handler::{UpstreamEvent, UpstreamHandler};
+use super::lane::FastLane;
 use super::stdio::{self, StdioChild};
 use crate::catalog::ServerListing;
 
@@ -48,6 +49,7 @@ pub struct Session {
     stop: Option<RunningServiceCancellationToken>,
     quit: JoinHandle<Result<QuitReason, tokio::task::JoinError>>,
     quit_done: bool,
+    lane: Option<FastLane>,
 }
 
 impl Session {
@@ -68,7 +70,19 @@ impl Session {
             stop,
             quit: tokio::spawn(service.waiting()),
             quit_done: false,
+            lane: None,
         }
+    }
+
+    /// The session with a fast lane beside rmcp (stdio only, [`super::lane`]).
+    pub(super) fn with_lane(mut self, lane: Option<FastLane>) -> Session {
+        self.lane = lane;
+        self
+    }
+
+    /// The session's fast lane, when it has one.
+    pub fn lane(&self) -> Option<&FastLane> {
+        self.lane.as_ref()
     }
 
     /// Sends requests to the server.
