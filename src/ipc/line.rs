@@ -33,7 +33,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
+
+/// How long the answers of calls in flight may still be written once the agent's input ended
+/// (rmcp's drain time for its own requests).
+pub const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 use super::fast::{Relay, Taken};
 
@@ -50,6 +54,8 @@ pub struct LineTransport<R, W> {
     answering: Option<JoinHandle<()>>,
     /// The fast path, when on: sees each line before it is judged.
     relay: Option<Relay>,
+    /// The fast-path calls still running, each writing its own answer.
+    forwarded: JoinSet<()>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -67,6 +73,7 @@ where
             write: Arc::new(Mutex::new(write)),
             answering: None,
             relay: None,
+            forwarded: JoinSet::new(),
         }
     }
 
@@ -74,6 +81,24 @@ where
     pub fn with_relay(mut self, relay: Relay) -> Self {
         self.relay = Some(relay);
         self
+    }
+
+    /// At the end of the agent's input, as rmcp does for its own requests: lets the fast-path
+    /// calls in flight write their answers for up to [`DRAIN_GRACE`], then cancels the rest
+    /// (upstream too). Cancel-safe: a dropped drain resumes on the next `receive`.
+    async fn drain_forwarded(&mut self) {
+        if self.relay.is_none() {
+            return;
+        }
+        let drained = tokio::time::timeout(DRAIN_GRACE, async {
+            while self.forwarded.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::debug!("fast-path calls still running at the end of input; cancelled");
+        }
+        // Dropping the relay cancels what is left.
+        self.relay = None;
     }
 
     /// Offers the complete line to the fast path; `true` when it took it. A taken call runs
@@ -86,8 +111,9 @@ where
             Taken::No => false,
             Taken::Done => true,
             Taken::Call(forward) => {
+                while self.forwarded.try_join_next().is_some() {}
                 let write = self.write.clone();
-                tokio::spawn(async move {
+                self.forwarded.spawn(async move {
                     let Some(reply) = forward.await else { return };
                     let mut w = write.lock().await;
                     if let Err(e) = reply.write_to(&mut *w).await {
@@ -360,9 +386,13 @@ where
                         ErrorData::new(ErrorCode::PARSE_ERROR, message, None),
                     );
                 }
-                Ok(Line::Eof) => return None,
+                Ok(Line::Eof) => {
+                    self.drain_forwarded().await;
+                    return None;
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "agent connection read failed");
+                    self.drain_forwarded().await;
                     return None;
                 }
             }
@@ -371,6 +401,14 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.write.lock().await.shutdown().await
+    }
+}
+
+impl<R, W> Drop for LineTransport<R, W> {
+    fn drop(&mut self) {
+        // The calls see their relay go (it is dropped after this) and end on their own,
+        // sending `notifications/cancelled` upstream; aborting them here would skip that.
+        self.forwarded.detach_all();
     }
 }
 
