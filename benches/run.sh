@@ -2,7 +2,8 @@
 # Builds in release mode and prints the benchmark table (README "Performance").
 #   benches/run.sh [--quick] [--n CALLS_PER_ROUND] [--rounds R]
 # Installs (idempotent, pinned) the third-party peers: server-everything and the Python venvs
-# via tests/peers/setup.sh, and the peer aggregators compared in item 7. A peer that cannot be
+# via tests/peers/setup.sh, and the peer aggregators compared in item 7 (mcp-proxy from PyPI,
+# supergateway and mcp-hub from npm, all pinned, under $MCP_PEERS_DIR/bench-peers). A peer that cannot be
 # installed is skipped by the bench with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,5 +23,14 @@ if [ ! -f "$B/node/node_modules/@1mcp/agent/package.json" ]; then
     && npm install --no-audit --no-fund --loglevel=error @1mcp/agent ) >"$B/1mcp-install.log" 2>&1 \
     || echo "could not install @1mcp/agent from npm (see $B/1mcp-install.log)" >&2
 fi
+# supergateway and mcp-hub (npm), pinned; both run under node from this dir.
+for pkg in supergateway@4.0.0 mcp-hub@4.2.1; do
+  name=${pkg%@*}
+  if ! grep -qs "\"version\": \"${pkg##*@}\"" "$B/node/node_modules/$name/package.json"; then
+    ( cd "$B/node" && { [ -f package.json ] || npm init -y >/dev/null; } \
+      && npm install --no-audit --no-fund --loglevel=error "$pkg" ) >"$B/$name-install.log" 2>&1 \
+      || echo "could not install $pkg from npm (see $B/$name-install.log)" >&2
+  fi
+done
 cargo build --release --locked --bin mcp-companion
 cargo bench --locked --bench proxy -- "$@"

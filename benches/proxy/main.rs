@@ -29,6 +29,10 @@ use rpc::Conn;
 #[cfg(unix)]
 const ECHO: &str = r#"{"message":"hi"}"#;
 
+/// The companion's fast-path switch (`src/upstream/lane.rs`).
+#[cfg(unix)]
+const FAST_PATH_ENV: &str = "MCP_COMPANION_FAST_PATH";
+
 #[cfg(unix)]
 pub struct Opts {
     pub n: usize,
@@ -114,7 +118,9 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
     } else {
         println!("skip server-everything: node or the peers dir is missing (tests/peers/setup.sh)");
     }
-    let (comp, _) = Companion::start(servers).await?;
+    // The same config twice: the fast path switched on, and the default rmcp session path.
+    let (comp, _) = Companion::start_env(servers.clone(), &[(FAST_PATH_ENV, "1")]).await?;
+    let (slow, _) = Companion::start_env(servers, &[(FAST_PATH_ENV, "0")]).await?;
     let mut paths = vec![
         path("demo direct", Conn::spawn(&bin, &demo_args(0, 0))?, "echo").await?,
         path(
@@ -123,9 +129,15 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
             "mcp_demo_echo",
         )
         .await?,
+        path(
+            "demo socket slow",
+            Conn::unix(&slow.socket).await?,
+            "mcp_demo_echo",
+        )
+        .await?,
     ];
     let raw_tools = paths[0].conn.tool_names().await?.len();
-    let mut peer = None;
+    let mut found = Vec::new();
     if let Some(js) = &everything {
         let ev = vec![js.to_string_lossy().into_owned(), "stdio".to_owned()];
         paths.push(path("everything direct", Conn::spawn("node", &ev)?, "echo").await?);
@@ -151,24 +163,33 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
             .await?,
         );
         match peers::mcp_proxy(js).await {
-            Ok(p) => peer = Some(p),
+            Ok(p) => found.push(p),
             Err(e) => println!("skip peer mcp-proxy (PyPI): {e:#}"),
+        }
+        match peers::supergateway(js).await {
+            Ok(p) => found.push(p),
+            Err(e) => println!("skip peer supergateway (npm): {e:#}"),
+        }
+        match peers::mcp_hub(js).await {
+            Ok(p) => found.push(p),
+            Err(e) => println!("skip peer mcp-hub (npm): {e:#}"),
         }
         println!(
             "skip peer @1mcp/agent (npm): {}",
             peers::one_mcp_skip_reason()
         );
     }
-    let mut peer_server = None;
-    if let Some(peers::Peer {
+    let mut peer_servers = Vec::new();
+    for peers::Peer {
         name,
         conn,
         tool,
         server,
-    }) = peer
+        dir,
+    } in found
     {
         paths.push(path_ready(&format!("everything via {name}"), conn, &tool));
-        peer_server = Some(server);
+        peer_servers.push((name, server, dir));
     }
     // Warm up, then interleave rounds so background load hits every path alike.
     for p in &mut paths {
@@ -193,7 +214,18 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
         get("demo direct").context("demo")?,
         get("demo socket").context("demo")?,
     );
+    let slow_lat = get("demo socket slow").context("demo")?;
     let added = s.median - d.median;
+    rows.push(
+        Row::new(
+            "1",
+            "echo, rmcp test server: direct stdio vs socket, fast path off (rmcp session path)",
+        )
+        .base(lat_str(d))
+        .ours(lat_str(slow_lat))
+        .ratio(slow_lat.median / d.median)
+        .diff(format!("+{}", us(slow_lat.median - d.median))),
+    );
     rows.push(
         Row::new(
             "1",
@@ -231,40 +263,48 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
             .ratio(b.median / d.median)
             .diff(format!("+{}", us(ours_added))),
         );
+        let (ours_rss, _) = comp.rss_kib();
         for (label, l) in stats
             .iter()
             .filter(|(k, _)| k.starts_with("everything via "))
         {
+            let name = &label[15..];
             let peer_added = l.median - d.median;
+            let peer_rss = peer_servers
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .and_then(|(_, server, _)| server.id())
+                .map_or(0, |pid| procs::rss_kib(pid).0);
             rows.push(
                 Row::new(
                     "7",
                     format!(
-                        "peer: client → {} (its stdio bridge → its server) vs ours via bridge",
-                        &label[15..]
+                        "peer: client → {name} (its stdio bridge → its server) vs ours via bridge"
                     ),
                 )
-                .base(format!("peer {}", lat_str(*l)))
-                .ours(lat_str(b))
+                .base(format!("peer {}; RSS {}", lat_str(*l), mib(peer_rss)))
+                .ours(format!("{}; RSS {}", lat_str(b), mib(ours_rss)))
                 .ratio(b.median / l.median)
                 .diff(format!(
-                    "peer +{}, ours +{}",
+                    "peer +{}, ours +{} (bridge), +{} (socket)",
                     us(peer_added),
-                    us(ours_added)
+                    us(ours_added),
+                    us(s.median - d.median)
                 ))
                 .target("ours faster", b.median < l.median),
             );
         }
     }
     throughput(o, &mut paths, rows).await?;
-    payload(&comp, &mut paths, rows).await?;
+    payload(&comp, &slow, &mut paths, rows).await?;
     for p in paths {
         p.conn.close().await;
     }
-    if let Some(mut server) = peer_server {
+    for (_, mut server, _dir) in peer_servers {
         let _ = server.kill().await;
     }
     comp.stop().await;
+    slow.stop().await;
     Ok(raw_tools)
 }
 
@@ -283,49 +323,53 @@ fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
 async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
     for k in [1usize, 8, 64] {
         let total = if k == 1 { 2000 } else { 10_000 };
-        let (mut direct, mut sock) = (Vec::new(), Vec::new());
+        let (mut direct, mut sock, mut slow) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..o.rounds {
-            for (i, out) in [(0, &mut direct), (1, &mut sock)] {
+            for (i, out) in [(0, &mut direct), (1, &mut sock), (2, &mut slow)] {
                 let p = &mut paths[i];
                 out.push(p.conn.throughput(&p.tool, ECHO, k, total).await?);
             }
         }
-        let (d, s) = (median(direct), median(sock));
+        let (d, s, sl) = (median(direct), median(sock), median(slow));
         let mut row = Row::new("2", format!("echo calls/s, {k} in flight (one connection)"))
             .base(format!("{d:.0}/s"))
             .ours(format!("{s:.0}/s"))
-            .ratio(s / d);
+            .ratio(s / d)
+            .diff(format!("fast path off: {sl:.0}/s"));
         if k == 64 {
-            row = row.target("≥ 20 000/s", s >= 20_000.0);
+            row = row.target("≥ 40 000/s", s >= 40_000.0);
         }
         rows.push(row);
     }
     Ok(())
 }
 
-/// Item 3: 1 MiB and 8 MiB `big` results, direct vs socket, and the companion's peak RSS.
+/// Item 3: 1 MiB and 8 MiB `big` results, direct vs socket (fast path, then fast path off), and
+/// each companion's peak RSS over its own calls.
 #[cfg(unix)]
-async fn payload(comp: &Companion, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
+async fn payload(
+    comp: &Companion,
+    slow: &Companion,
+    paths: &mut [Path],
+    rows: &mut Vec<Row>,
+) -> Result<()> {
     for (mb, reps) in [(1u64, 7), (8, 3)] {
         let args = json!({"bytes": mb * 1024 * 1024}).to_string();
-        let (mut direct, mut sock) = (Vec::new(), Vec::new());
-        let can_reset = comp.reset_peak();
-        let (before, _) = comp.rss_kib();
+        let (mut direct, mut sock, mut slow_ms) = (Vec::new(), Vec::new(), Vec::new());
+        let can_reset = comp.reset_peak() && slow.reset_peak();
+        let ((before, _), (slow_before, _)) = (comp.rss_kib(), slow.rss_kib());
         for _ in 0..reps {
             direct.push(paths[0].conn.call("big", &args).await?.0.as_secs_f64() * 1e3);
-            sock.push(
-                paths[1]
-                    .conn
-                    .call("mcp_demo_big", &args)
-                    .await?
-                    .0
-                    .as_secs_f64()
-                    * 1e3,
-            );
+            for (i, out) in [(1, &mut sock), (2, &mut slow_ms)] {
+                let t = paths[i].conn.call("mcp_demo_big", &args).await?.0;
+                out.push(t.as_secs_f64() * 1e3);
+            }
         }
-        let (_, peak) = comp.rss_kib();
-        let (d, s) = (median(direct), median(sock));
+        let ((_, peak), (_, slow_peak)) = (comp.rss_kib(), slow.rss_kib());
+        let (d, s, sl) = (median(direct), median(sock), median(slow_ms));
         let added = peak.saturating_sub(before);
+        let slow_added = slow_peak.saturating_sub(slow_before);
+        let payload_kib = (mb * 1024) as f64;
         let mut row = Row::new(
             "3",
             format!(
@@ -345,13 +389,17 @@ async fn payload(comp: &Companion, paths: &mut [Path], rows: &mut Vec<Row>) -> R
         ))
         .ratio(s / d)
         .diff(format!(
-            "+{:.1} ms; peak +{} = {:.1}× payload",
+            "+{:.1} ms; peak +{} = {:.1}× payload (fast path off: {sl:.1} ms, peak +{:.1}× payload)",
             s - d,
             mib(added),
-            added as f64 / (mb * 1024) as f64
+            added as f64 / payload_kib,
+            slow_added as f64 / payload_kib
         ));
         if mb == 8 {
-            row = row.target("peak ≤ +3× payload", added <= 3 * mb * 1024);
+            row = row.target(
+                "peak ≤ +2× payload, ≤ 1.2× direct time",
+                added <= 2 * mb * 1024 && s / d <= 1.2,
+            );
         }
         rows.push(row);
     }

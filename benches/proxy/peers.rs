@@ -18,6 +18,126 @@ pub struct Peer {
     pub conn: Conn,
     pub tool: String,
     pub server: Child,
+    /// Keeps the peer's config and state files until the peer is gone.
+    pub dir: Option<tempfile::TempDir>,
+}
+
+/// The npm peers' install dir (benches/run.sh installs them, pinned).
+fn node_bin(name: &str) -> PathBuf {
+    peers_dir()
+        .join("bench-peers/node/node_modules/.bin")
+        .join(name)
+}
+
+/// Connects through `program args` (a stdio client bridge) and finds the echo tool.
+async fn connect_echo(name: &str, program: &str, args: &[String]) -> Result<(Conn, String)> {
+    let mut conn = Conn::spawn(program, args)?;
+    conn.initialize().await?;
+    let names = conn.tool_names().await?;
+    let tool = names
+        .into_iter()
+        .find(|n| n == "echo" || n.ends_with("_echo"))
+        .with_context(|| format!("no echo tool behind {name}"))?;
+    Ok((conn, tool))
+}
+
+/// `supergateway` (npm), as its README says: `supergateway --stdio "<server command>" --port P`
+/// serves SSE; `supergateway --sse URL` is its stdio bridge.
+pub async fn supergateway(everything: &Path) -> Result<Peer> {
+    let exe = node_bin("supergateway");
+    if !exe.is_file() {
+        bail!(
+            "{} not installed (benches/run.sh installs it from npm)",
+            exe.display()
+        );
+    }
+    let port = free_port()?;
+    let command = format!("node {} stdio", everything.display());
+    let mut server = Command::new(&exe)
+        .args(["--stdio", &command, "--port", &port.to_string()])
+        .args(["--logLevel", "none"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("spawn supergateway server")?;
+    wait_port(port, &mut server).await?;
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let args = ["--sse", &url, "--logLevel", "none"].map(str::to_owned);
+    let name = "supergateway 4.0.0 (npm)";
+    let (conn, tool) = connect_echo(name, &exe.to_string_lossy(), &args).await?;
+    Ok(Peer {
+        name: name.to_owned(),
+        conn,
+        tool,
+        server,
+        dir: None,
+    })
+}
+
+/// `mcp-hub` (npm), as its README says: `mcp-hub --port P --config cfg.json` serves every
+/// configured server on one streamable HTTP endpoint, `/mcp`. It has no stdio bridge of its
+/// own; clients that only speak stdio reach it through one, here mcp-proxy's.
+pub async fn mcp_hub(everything: &Path) -> Result<Peer> {
+    let exe = node_bin("mcp-hub");
+    if !exe.is_file() {
+        bail!(
+            "{} not installed (benches/run.sh installs it from npm)",
+            exe.display()
+        );
+    }
+    let bridge: PathBuf = peers_dir().join("bench-peers/venv-proxy/bin/mcp-proxy");
+    if !bridge.is_file() {
+        bail!("its stdio bridge (mcp-proxy) is not installed");
+    }
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("mcp-hub.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"everything": {
+            "command": "node", "args": [everything, "stdio"]}}})
+        .to_string(),
+    )?;
+    let port = free_port()?;
+    let mut server = Command::new(&exe)
+        .args(["--port", &port.to_string(), "--config"])
+        .arg(&config)
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("spawn mcp-hub")?;
+    wait_port(port, &mut server).await?;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let args = [
+        "--transport",
+        "streamablehttp",
+        "--log-level",
+        "WARNING",
+        &url,
+    ]
+    .map(str::to_owned);
+    // mcp-hub listens before its servers are connected: retry until the echo tool is listed.
+    let name = "mcp-hub 4.2.1 (npm, via mcp-proxy's stdio bridge)";
+    let t = Instant::now();
+    let (conn, tool) = loop {
+        match connect_echo(name, &bridge.to_string_lossy(), &args).await {
+            Ok(found) => break found,
+            Err(e) if t.elapsed() > Duration::from_secs(30) => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    };
+    Ok(Peer {
+        name: name.to_owned(),
+        conn,
+        tool,
+        server,
+        dir: Some(dir),
+    })
 }
 
 fn free_port() -> Result<u16> {
@@ -88,6 +208,7 @@ pub async fn mcp_proxy(everything: &Path) -> Result<Peer> {
         conn,
         tool,
         server,
+        dir: None,
     })
 }
 

@@ -47,6 +47,14 @@ impl Companion {
     /// Starts the companion on `servers` and waits until every one is `running`; returns it
     /// and the time from spawn until then.
     pub async fn start(servers: Map<String, Value>) -> Result<(Companion, Duration)> {
+        Self::start_env(servers, &[]).await
+    }
+
+    /// Like [`Companion::start`], with `env` set for the companion (e.g. the fast-path switch).
+    pub async fn start_env(
+        servers: Map<String, Value>,
+        env: &[(&str, &str)],
+    ) -> Result<(Companion, Duration)> {
         let dir = tempfile::tempdir()?;
         let config = dir.path().join("config.json");
         let n = servers.len();
@@ -60,6 +68,7 @@ impl Companion {
             .arg("--socket")
             .arg(&socket)
             .args(["serve", "--log-level", "warn"])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

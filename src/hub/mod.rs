@@ -24,8 +24,10 @@
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, the retry rule, error results |
+//! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 
+mod fast;
 mod owner;
 mod rebuild;
 mod reload;
@@ -43,7 +45,9 @@ use crate::catalog::{Catalog, Route};
 use crate::config::Config;
 use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 
+pub use fast::FastTarget;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
+pub use route::{describe_failure, error_result, lost_in_flight};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
 pub const COALESCE: Duration = Duration::from_millis(100);

@@ -230,7 +230,10 @@ fn unavailable(status: &ServerStatus) -> String {
     msg
 }
 
-fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
+/// The text of a failed call: `server "x" returned an error: <message> (JSON-RPC error <code>)`
+/// for a JSON-RPC error; for a lost connection when the call is not `retry_safe`, that it may
+/// or may not have run; `server "x": <why>` otherwise.
+pub fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
     match e {
         CallError::Rpc { .. } => format!("server \"{server}\" returned an error: {e}"),
         CallError::Transport { .. } | CallError::SessionClosed if !retry_safe => format!(
@@ -241,7 +244,14 @@ fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
     }
 }
 
-fn error_result(message: String) -> CallToolResult {
+/// The text of a call whose session broke while it was in flight and that is not retried
+/// (the tool declares neither `readOnlyHint` nor `idempotentHint`): the server may have run it.
+pub fn lost_in_flight(server: &str, e: &CallError) -> String {
+    describe_failure(server, e, false)
+}
+
+/// An `isError` result with `message` as its one text block.
+pub fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 

@@ -7,7 +7,7 @@
 //! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
 //! | `ping`, `logging/setLevel` | empty result |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
-//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure) |
+//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`super::fast`]) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | `notifications/roots/list_changed` | forwarded to every running server |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
@@ -43,6 +43,7 @@ use tokio_util::task::TaskTracker;
 use super::accept::{ConnectionLimit, accept_loop};
 use super::bounded::{Bounded, Hangup};
 use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
+use super::fast::Relay;
 use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};
@@ -359,12 +360,14 @@ pub async fn serve_session_with<S>(
 {
     let mut events = hub.subscribe();
     let gone = CancellationToken::new();
-    let transport = Bounded::new(
-        framed(stream).with_line_deadline(LINE_DEADLINE),
-        Arc::new(Budget::default()),
-        gone.clone(),
-        hangup,
-    );
+    let mut framed = framed(stream).with_line_deadline(LINE_DEADLINE);
+    let mut agent_cell = None;
+    if crate::upstream::lane::enabled() {
+        let (relay, cell) = Relay::new(hub.clone(), shutdown.clone());
+        framed = framed.with_relay(relay);
+        agent_cell = Some(cell);
+    }
+    let transport = Bounded::new(framed, Arc::new(Budget::default()), gone.clone(), hangup);
     let endpoint = Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait)
         .with_agent_gone(gone.clone());
     let handshake = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
@@ -387,6 +390,9 @@ pub async fn serve_session_with<S>(
     };
     tracing::debug!("agent connected");
     let peer = running.peer().clone();
+    if let Some(cell) = agent_cell {
+        cell.set(peer.clone());
+    }
     let stop = running.cancellation_token();
     let mut done = tokio::spawn(running.waiting());
     loop {

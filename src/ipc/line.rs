@@ -8,6 +8,7 @@
 //! | JSON, but not a JSON-RPC message: an object with an `id`, an array, a bare value | -32600 invalid request, that `id` (`null` when there is none or it is unusable) | next line |
 //! | an object without an `id` that is not a valid notification | none: JSON-RPC never answers notifications | next line |
 //! | a request for a method the endpoint serves whose `params` do not fit | -32602 invalid params, saying what is wrong | next line |
+//! | a `tools/call` (or its `notifications/cancelled`) the fast path takes ([`Relay`]) | its one answer, written when the call ends | next line |
 //! | anything else | handed to rmcp's service loop | — |
 //!
 //! The connection stays open in every case. Our answers are written by a spawned task (so a
@@ -37,8 +38,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
+
+/// How long the answers of calls in flight may still be written once the agent's input ended
+/// (rmcp's drain time for its own requests).
+pub const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+use super::fast::{Relay, Taken};
 
 /// A newline-delimited JSON-RPC transport for the server side of an agent connection.
 pub struct LineTransport<R, W> {
@@ -57,6 +64,10 @@ pub struct LineTransport<R, W> {
     line_started: Option<Instant>,
     /// Why `receive` last returned `None`.
     end: End,
+    /// The fast path, when on: sees each line before it is judged.
+    relay: Option<Relay>,
+    /// The fast-path calls still running, each writing its own answer.
+    forwarded: JoinSet<()>,
 }
 
 /// Why [`LineTransport`]'s `receive` returned `None`.
@@ -89,6 +100,8 @@ where
             line_deadline: None,
             line_started: None,
             end: End::Open,
+            relay: None,
+            forwarded: JoinSet::new(),
         }
     }
 
@@ -114,6 +127,54 @@ where
         async move {
             let mut w = write.lock().await;
             write_all_flush(&mut *w, &bytes).await
+        }
+    }
+
+    /// The transport with `relay` taking the lines of the fast path ([`super::fast`]).
+    pub fn with_relay(mut self, relay: Relay) -> Self {
+        self.relay = Some(relay);
+        self
+    }
+
+    /// At the end of the agent's input, as rmcp does for its own requests: lets the fast-path
+    /// calls in flight write their answers for up to [`DRAIN_GRACE`], then cancels the rest
+    /// (upstream too). Cancel-safe: a dropped drain resumes on the next `receive`.
+    async fn drain_forwarded(&mut self) {
+        if self.relay.is_none() {
+            return;
+        }
+        let drained = tokio::time::timeout(DRAIN_GRACE, async {
+            while self.forwarded.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::debug!("fast-path calls still running at the end of input; cancelled");
+        }
+        // Dropping the relay cancels what is left.
+        self.relay = None;
+    }
+
+    /// Offers the complete line to the fast path; `true` when it took it. A taken call runs
+    /// on its own task and writes its answer when it ends, so calls overlap freely.
+    fn relay(&mut self) -> bool {
+        let Some(relay) = self.relay.as_mut() else {
+            return false;
+        };
+        match relay.take(&self.line) {
+            Taken::No => false,
+            Taken::Done => true,
+            Taken::Call(forward) => {
+                while self.forwarded.try_join_next().is_some() {}
+                let write = self.write.clone();
+                self.forwarded.spawn(async move {
+                    let Some(reply) = forward.await else { return };
+                    let mut w = write.lock().await;
+                    if let Err(e) = reply.write_to(&mut *w).await {
+                        tracing::debug!(error = %e, "could not answer a call");
+                    }
+                });
+                true
+            }
         }
     }
 
@@ -380,6 +441,10 @@ where
             }
             match self.read_line().await {
                 Ok(Line::Complete) => {
+                    if self.relay() {
+                        self.line.clear();
+                        continue;
+                    }
                     let message = self.classify();
                     self.line.clear();
                     if let Some(message) = message {
@@ -398,6 +463,7 @@ where
                 }
                 Ok(Line::Eof) => {
                     self.end = End::Eof;
+                    self.drain_forwarded().await;
                     return None;
                 }
                 Ok(Line::Stalled) => {
@@ -412,6 +478,7 @@ where
                 Err(e) => {
                     tracing::debug!(error = %e, "agent connection read failed");
                     self.end = End::Failed;
+                    self.drain_forwarded().await;
                     return None;
                 }
             }
@@ -420,6 +487,14 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.write.lock().await.shutdown().await
+    }
+}
+
+impl<R, W> Drop for LineTransport<R, W> {
+    fn drop(&mut self) {
+        // The calls see their relay go (it is dropped after this) and end on their own,
+        // sending `notifications/cancelled` upstream; aborting them here would skip that.
+        self.forwarded.detach_all();
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
 //! | [`endpoint`] | the aggregated MCP server each agent session talks to |
+//! | [`fast`] | the forwarding fast path for `tools/call`, beside the rmcp session (issue 15) |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`limits`] | what one connection may hold: in-flight requests, queued bytes, connections, deadlines |
 //! | [`bounded`] | the agent connection's transport under those limits: backpressure, noticing a gone agent |
@@ -22,6 +23,7 @@ pub mod bridge;
 pub mod control;
 pub mod endpoint;
 pub mod limits;
+pub mod fast;
 pub mod line;
 pub mod login;
 pub mod paths;

@@ -45,6 +45,7 @@ use crate::upstream;
 use crate::upstream::askers::Askers;
 use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::roots::EntryRoots;
+use crate::upstream::lane::FastLane;
 use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
@@ -132,6 +133,8 @@ pub struct Live {
     /// The calls in flight on this session: every call sent on `peer` enters it for its
     /// lifetime ([`Askers::enter`]), so the server's requests reach the calling agent.
     pub askers: Askers,
+    /// The session's fast lane (stdio servers, when the fast path is on).
+    pub lane: Option<FastLane>,
     /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
     /// session fail asks for a reconnect of exactly this generation.
     pub generation: u64,

@@ -72,6 +72,7 @@ impl Task {
                     listing: Arc::new(listing),
                     progress: old.progress.clone(),
                     askers: old.askers.clone(),
+                    lane: old.lane.clone(),
                     generation: old.generation,
                 });
                 self.update(|snap| snap.live = Some(live));

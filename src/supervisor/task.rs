@@ -223,6 +223,7 @@ impl Task {
             listing: Arc::new(session.listing().clone()),
             progress,
             askers,
+            lane: session.lane().cloned(),
             generation: self.generation,
         });
         tracing::info!(

@@ -318,6 +318,21 @@ fn classify(e: ServiceError) -> CallError {
     }
 }
 
+/// The `tools/call` result in `raw` (the `result` member of a JSON-RPC response), judged as
+/// [`call`] judges a decoded one: the fast path's way for results it does not pass through.
+///
+/// # Errors
+/// [`CallError::Unexpected`] when `raw` is not a `tools/call` result.
+pub fn tool_result_from_json(raw: &str) -> Result<CallToolResult, CallError> {
+    let answer: ServerResult = serde_json::from_str(raw).map_err(|e| CallError::Unexpected {
+        what: format!("the server sent an invalid result: {e}"),
+    })?;
+    let target = Target::Tool {
+        name: String::new(),
+    };
+    into_tool_result(&target, answer)
+}
+
 fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolResult, CallError> {
     match (target, answer) {
         (Target::Tool { .. }, ServerResult::CallToolResult(result)) => Ok(result),

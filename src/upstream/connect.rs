@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use super::ask::AskContext;
 use super::handler::UpstreamHandler;
 use super::initialize::Failure;
+use super::lane::{FastLane, LaneTransport};
 use super::progress::{ProgressRoutes, ProgressTap};
 use super::session::Session;
 use super::sse::LegacySseTransport;
@@ -36,6 +37,8 @@ use crate::net::{self, Guard, SsrfError};
 pub enum Opened {
     /// Newline-delimited JSON-RPC on a child's stdout/stdin.
     Stdio(ProgressTap<AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>>),
+    /// The same, with a [`FastLane`] beside rmcp ([`super::lane`]).
+    StdioLane(ProgressTap<LaneTransport<ChildStdout>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
     StreamableHttp(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<reqwest::Client>>>),
     /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, step-up), see
@@ -86,6 +89,7 @@ pub async fn handshake(
 ) -> Result<(Service, ServerListing), HandshakeError> {
     let service = match opened {
         Opened::Stdio(t) => serve_client(handler, t).await,
+        Opened::StdioLane(t) => serve_client(handler, t).await,
         Opened::StreamableHttp(t) => serve_client(handler, t).await,
         Opened::SignedIn(t) => serve_client(handler, t).await,
         Opened::Sse(t) => serve_client(handler, t).await,
@@ -193,13 +197,19 @@ async fn connect_stdio(
 
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx, asks);
-    let opened = Opened::Stdio(progress.tap(
-        AsyncRwTransport::new(pipes.stdout, pipes.stdin).with_max_line_length(MAX_MESSAGE_BYTES),
-    ));
+    let (opened, lane) = if super::lane::enabled() {
+        let lane = FastLane::new(pipes.stdin);
+        let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
+        (Opened::StdioLane(progress.tap(transport)), Some(lane))
+    } else {
+        let transport = AsyncRwTransport::new(pipes.stdout, pipes.stdin)
+            .with_max_line_length(MAX_MESSAGE_BYTES);
+        (Opened::Stdio(progress.tap(transport)), None)
+    };
     let failure = match tokio::time::timeout(cfg.connect_timeout, handshake(handler, opened)).await
     {
         Ok(Ok((service, listing))) => {
-            return Ok(Session::new(service, listing, Some(child), events));
+            return Ok(Session::new(service, listing, Some(child), events).with_lane(lane));
         }
         Ok(Err(e)) => Some(e),
         Err(_elapsed) => None,

@@ -2,7 +2,7 @@
 //!
 //! | transport (`type`) | file | how |
 //! |---|---|---|
-//! | `stdio` | `stdio.rs` | [`stdio::spawn`] (own process group, minimal env) + rmcp's newline-JSON transport on the pipes |
+//! | `stdio` | `stdio.rs`, `lane.rs` | [`stdio::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
 //! | `streamableHttp` | `http.rs` | [`http::transport`]: rmcp's streamable HTTP client on the guarded `reqwest` client ([`crate::net`]) |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
@@ -21,6 +21,7 @@ pub mod error_text;
 pub mod handler;
 pub mod http;
 pub mod initialize;
+pub mod lane;
 pub mod listing;
 pub mod progress;
 pub mod roots;

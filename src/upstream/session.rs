@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::handler::{UpstreamEvent, UpstreamHandler};
+use super::lane::FastLane;
 use super::stdio::{self, StdioChild};
 use crate::catalog::ServerListing;
 
@@ -56,6 +57,7 @@ pub struct Session {
     quit_done: bool,
     /// Streamable HTTP: fires when the server answers "no such session".
     gone: Option<super::http::SessionGone>,
+    lane: Option<FastLane>,
 }
 
 impl Session {
@@ -77,6 +79,7 @@ impl Session {
             quit: tokio::spawn(service.waiting()),
             quit_done: false,
             gone: None,
+            lane: None,
         }
     }
 
@@ -85,6 +88,17 @@ impl Session {
     pub(super) fn ending_on(mut self, gone: super::http::SessionGone) -> Session {
         self.gone = Some(gone);
         self
+    }
+
+    /// The session with a fast lane beside rmcp (stdio only, [`super::lane`]).
+    pub(super) fn with_lane(mut self, lane: Option<FastLane>) -> Session {
+        self.lane = lane;
+        self
+    }
+
+    /// The session's fast lane, when it has one.
+    pub fn lane(&self) -> Option<&FastLane> {
+        self.lane.as_ref()
     }
 
     /// Sends requests to the server.

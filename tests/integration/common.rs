@@ -25,6 +25,46 @@ pub fn demo(extra_args: &[&str]) -> Value {
     json!({ "command": BIN, "args": args })
 }
 
+/// The switch of the forwarding fast path (`src/upstream/lane.rs`, `SWITCH_ENV`).
+pub const FAST_PATH_ENV: &str = "MCP_COMPANION_FAST_PATH";
+
+/// Which way a companion forwards agents' `tools/call`: the fast path (opt-in) or the rmcp (the default)
+/// session path. Call behaviour is specified once and checked on both ([`on_both_paths`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallPath {
+    /// `MCP_COMPANION_FAST_PATH=1`.
+    Fast,
+    /// `MCP_COMPANION_FAST_PATH=0`.
+    Slow,
+}
+
+impl CallPath {
+    fn env_value(self) -> &'static str {
+        match self {
+            CallPath::Fast => "1",
+            CallPath::Slow => "0",
+        }
+    }
+}
+
+/// Runs the scenario `async fn $scenario(path: CallPath)` (a sibling of the call site) as two
+/// tests, `$name::fast_path` and `$name::slow_path`.
+macro_rules! on_both_paths {
+    ($name:ident, $scenario:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn fast_path() {
+                super::$scenario(crate::common::CallPath::Fast).await
+            }
+            #[tokio::test]
+            async fn slow_path() {
+                super::$scenario(crate::common::CallPath::Slow).await
+            }
+        }
+    };
+}
+pub(crate) use on_both_paths;
+
 /// A running `serve` process and everything it owns.
 pub struct Companion {
     pub dir: tempfile::TempDir,
@@ -51,6 +91,11 @@ impl Companion {
     /// removes a variable), e.g. to strip PATH or point SHELL at a fake login shell.
     pub fn start_with_env(config: Value, env: &[(&str, Option<&str>)]) -> Companion {
         Self::spawn(config, true, env)
+    }
+
+    /// Like [`Companion::start`], with agents' calls taking `path`.
+    pub fn start_on(config: Value, path: CallPath) -> Companion {
+        Self::spawn(config, true, &[(FAST_PATH_ENV, Some(path.env_value()))])
     }
 
     /// Like [`Companion::start_with`] without `--socket`, with `XDG_RUNTIME_DIR` set to

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::{BIN, Companion, call, demo, text, tool_names};
+use crate::common::{BIN, CallPath, Companion, call, demo, on_both_paths, text, tool_names};
 
 #[tokio::test]
 async fn broken_entries_fail_alone_with_readable_errors() {
@@ -85,11 +85,10 @@ async fn broken_entries_fail_alone_with_readable_errors() {
     );
 }
 
-#[tokio::test]
-async fn tool_timeout_gives_is_error_quickly_and_the_server_stays_usable() {
+async fn tool_timeout_gives_is_error_quickly_and_the_server_stays_usable(path: CallPath) {
     let mut entry = demo(&[]);
     entry["toolTimeout"] = json!(1);
-    let c = Companion::start(json!({ "mcpServers": { "demo": entry } }));
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
     c.settled().await;
     let client = c.client().await;
     // The server would sleep a minute; the answer says the 1 s timeout ended it. The time
@@ -110,3 +109,8 @@ async fn tool_timeout_gives_is_error_quickly_and_the_server_stays_usable() {
     );
     assert_eq!(c.server("demo").await.state.as_str(), "running");
 }
+
+on_both_paths!(
+    tool_timeout_gives_is_error_quickly_and_the_server_stays_usable,
+    tool_timeout_gives_is_error_quickly_and_the_server_stays_usable
+);

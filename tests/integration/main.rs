@@ -13,6 +13,7 @@ mod config_file;
 mod declared;
 mod endpoint;
 mod failures;
+mod fast_path;
 mod first_hour;
 mod hub_commands;
 mod hub_race;

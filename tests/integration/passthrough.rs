@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::{Companion, call, demo, text, tool_names};
+use crate::common::{CallPath, Companion, call, demo, on_both_paths, text, tool_names};
 use crate::raw::RawAgent;
 
-#[tokio::test]
-async fn demo_server_capabilities_are_served_and_results_pass_through() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+async fn demo_server_capabilities_are_served_and_results_pass_through(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     let servers = c.settled().await;
     assert_eq!(
         servers[0].state.as_str(),
@@ -103,9 +102,8 @@ async fn demo_server_capabilities_are_served_and_results_pass_through() {
     assert_eq!(text(&prompt), "user: Please greet Bob in a formal way.");
 }
 
-#[tokio::test]
-async fn errors_come_back_as_is_error_with_the_servers_message() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+async fn errors_come_back_as_is_error_with_the_servers_message(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
     let client = c.client().await;
 
@@ -143,9 +141,8 @@ async fn errors_come_back_as_is_error_with_the_servers_message() {
     assert_eq!(bad_template.is_error, Some(true), "{bad_template:?}");
 }
 
-#[tokio::test]
-async fn a_non_json_line_on_stdout_is_skipped_and_large_results_arrive_whole() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+async fn a_non_json_line_on_stdout_is_skipped_and_large_results_arrive_whole(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
     let client = c.client().await;
 
@@ -162,9 +159,8 @@ async fn a_non_json_line_on_stdout_is_skipped_and_large_results_arrive_whole() {
 /// Every progress notification of a call reaches the agent, re-addressed to the agent's token,
 /// in order, and before that call's result (the spec forbids progress for a finished request).
 /// The demo `sleep` reports right before its result, the case where forwarding raced the answer.
-#[tokio::test]
-async fn progress_reaches_the_agent_in_order_and_before_its_result() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+async fn progress_reaches_the_agent_in_order_and_before_its_result(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
     let mut seen: HashMap<String, Vec<f64>> = HashMap::new();
@@ -228,11 +224,10 @@ async fn progress_reaches_the_agent_in_order_and_before_its_result() {
 
 /// An agent's `notifications/cancelled` reaches the upstream server. The cancellation is sent only
 /// once the server has reported that the call is running, so it cannot overtake the call.
-#[tokio::test]
-async fn cancellation_reaches_the_server() {
+async fn cancellation_reaches_the_server(path: CallPath) {
     let mut entry = demo(&[]);
     entry["env"] = json!({ "RUST_LOG": "info" });
-    let c = Companion::start(json!({ "mcpServers": { "demo": entry } }));
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
     agent
@@ -275,3 +270,24 @@ async fn upstream_pagination_is_followed_to_the_end() {
     assert!(names.contains(&"mcp_paged_gen_6".to_owned()));
     assert!(names.contains(&"mcp_paged_prompt_review_code".to_owned()));
 }
+
+on_both_paths!(
+    demo_server_capabilities_are_served_and_results_pass_through,
+    demo_server_capabilities_are_served_and_results_pass_through
+);
+on_both_paths!(
+    errors_come_back_as_is_error_with_the_servers_message,
+    errors_come_back_as_is_error_with_the_servers_message
+);
+on_both_paths!(
+    a_non_json_line_on_stdout_is_skipped_and_large_results_arrive_whole,
+    a_non_json_line_on_stdout_is_skipped_and_large_results_arrive_whole
+);
+on_both_paths!(
+    progress_reaches_the_agent_in_order_and_before_its_result,
+    progress_reaches_the_agent_in_order_and_before_its_result
+);
+on_both_paths!(
+    cancellation_reaches_the_server,
+    cancellation_reaches_the_server
+);

@@ -72,12 +72,26 @@ impl RawAgent {
 
     /// The next line, parsed.
     pub async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(LINE_TIMEOUT, self.lines.next_line())
+        let line = self.recv_line().await;
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// The next line as it came, without its newline.
+    pub async fn recv_line(&mut self) -> String {
+        tokio::time::timeout(LINE_TIMEOUT, self.lines.next_line())
             .await
             .expect("a line within the timeout")
             .expect("read from the socket")
-            .expect("the companion closed the connection");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+            .expect("the companion closed the connection")
+    }
+
+    /// The next line if one comes within `wait`.
+    pub async fn recv_within(&mut self, wait: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(wait, self.lines.next_line())
+            .await
+            .ok()?;
+        let line = line.expect("read from the socket")?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
     }
 
     /// Reads until the response with `id`; returns it and the messages that came before it.

@@ -7,7 +7,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::common::{BIN, Companion, ServeWithLimit, call, demo, text, tool_names};
+use crate::common::{
+    BIN, CallPath, Companion, ServeWithLimit, call, demo, on_both_paths, text, tool_names,
+};
 
 const RAW_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/raw_server.py");
 
@@ -50,9 +52,8 @@ async fn a_malformed_tool_costs_only_itself() {
     );
 }
 
-#[tokio::test]
-async fn messages_above_16_mib_pass_both_ways() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+async fn messages_above_16_mib_pass_both_ways(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
     // A 20 MiB argument from an agent (rmcp's default limit would drop it without an answer).
     let big = "x".repeat(20 * 1024 * 1024);
@@ -79,9 +80,11 @@ async fn messages_above_16_mib_pass_both_ways() {
     );
 }
 
-#[tokio::test]
-async fn cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&["--extra-tools", "300"]) } }));
+async fn cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why(path: CallPath) {
+    let c = Companion::start_on(
+        json!({ "mcpServers": { "demo": demo(&["--extra-tools", "300"]) } }),
+        path,
+    );
     c.settled().await;
     // `tools | head -1`: the reader goes away after one line.
     let mut tools = Command::new(BIN)
@@ -109,3 +112,12 @@ async fn cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why() 
         "tool \"mcp_demo_echo\" is unavailable: server \"demo\" is stopped"
     );
 }
+
+on_both_paths!(
+    messages_above_16_mib_pass_both_ways,
+    messages_above_16_mib_pass_both_ways
+);
+on_both_paths!(
+    cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why,
+    cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why
+);

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use mcp_companion::ipc::control::{ControlClient, ControlRequest, ControlResponse};
 use serde_json::json;
 
-use crate::common::{BIN, Companion, call, demo, eventually, survivors, text, tool_names};
+use crate::common::{
+    BIN, CallPath, Companion, call, demo, eventually, on_both_paths, survivors, text, tool_names,
+};
 
 /// Polls `status` until `name` is `running` with a pid other than `old_pid` and its tools are
 /// back in the merged catalog.
@@ -35,9 +37,13 @@ async fn wait_running_with_new_pid(
     }
 }
 
-#[tokio::test]
-async fn a_crash_fails_the_call_without_waiting_for_its_timeout_and_the_server_comes_back() {
-    let c = Companion::start(json!({ "mcpServers": { "crashy": demo(&[]), "steady": demo(&[]) } }));
+async fn a_crash_fails_the_call_without_waiting_for_its_timeout_and_the_server_comes_back(
+    path: CallPath,
+) {
+    let c = Companion::start_on(
+        json!({ "mcpServers": { "crashy": demo(&[]), "steady": demo(&[]) } }),
+        path,
+    );
     let servers = c.settled().await;
     let steady_pid = servers[1].pid;
     let old = c.server("crashy").await.pid;
@@ -126,9 +132,8 @@ async fn a_server_that_dies_at_start_gives_up_after_five_tries_and_others_are_un
 /// 20 calls in flight when the process dies: the 10 read-only ones (`readOnlyHint`) are sent
 /// again and all of them share one new process; the 10 others are not sent again (they may
 /// have run) and each is told so.
-#[tokio::test]
-async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     let old = c.settled().await[0].pid.expect("pid");
     let client = std::sync::Arc::new(c.client().await);
     let calls: Vec<_> = (0..20)
@@ -409,3 +414,12 @@ async fn restart_gives_a_new_process_and_logs_follow_streams_new_lines() {
         seen.push('\n');
     }
 }
+
+on_both_paths!(
+    a_crash_fails_the_call_without_waiting_for_its_timeout_and_the_server_comes_back,
+    a_crash_fails_the_call_without_waiting_for_its_timeout_and_the_server_comes_back
+);
+on_both_paths!(
+    concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn,
+    concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn
+);

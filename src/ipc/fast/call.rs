@@ -1,0 +1,230 @@
+//! [`FastCall`]: one `tools/call` forwarded on a fast lane, answered exactly once.
+//!
+//! ```text
+//! open a ticket ──lane ended──▶ slow path (Hub::call)
+//!      ▼
+//! write the request ──write failed──▶ slow path: the server cannot have read it
+//!      ▼
+//! wait ─┬─ answer: result ──plain──▶ spliced through untouched
+//!       │                 └─other──▶ decoded and judged as the slow path does
+//!       │          error ─────────▶ isError "server "x" returned an error: … (JSON-RPC error n)"
+//!       ├─ toolTimeout ───────────▶ notifications/cancelled upstream; isError "… timed out after n s"
+//!       ├─ agent cancelled / left ▶ notifications/cancelled upstream; no answer (as rmcp does)
+//!       ├─ companion shutting down▶ notifications/cancelled upstream; isError "… shutting down"
+//!       └─ session lost ──────────▶ readOnlyHint/idempotentHint: slow path (which retries once)
+//!                                  otherwise: isError "…; the call may or may not have run"
+//! ```
+
+use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::{Peer, RoleServer};
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::InFlight;
+use super::envelope::{self, Answer, Reply};
+use crate::hub::{self, FastTarget, Hub};
+use crate::upstream::askers::{Asker, AskerGuard};
+use crate::upstream::call::{self as upstream_call, CallError};
+use crate::upstream::lane::LaneEnd;
+
+/// The `reason` of the `notifications/cancelled` sent upstream when an agent cancels.
+const CANCELLED_BY_CLIENT: &str = "cancelled by the client";
+/// The `reason` sent upstream when `toolTimeout` ends a call (rmcp's own words).
+const TIMEOUT_REASON: &str = "request timeout";
+/// The `reason` sent upstream when the companion shuts down.
+const SHUTTING_DOWN: &str = "the companion is shutting down";
+
+/// Removes a call from its connection's in-flight table when the call ends.
+pub struct Forget {
+    pub(super) in_flight: InFlight,
+    pub(super) key: String,
+    pub(super) number: u64,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let mut in_flight = super::lock(&self.in_flight);
+        if in_flight
+            .get(&self.key)
+            .is_some_and(|(n, _)| *n == self.number)
+        {
+            in_flight.remove(&self.key);
+        }
+    }
+}
+
+/// One forwarded call (built by [`super::Relay`]).
+pub struct FastCall {
+    pub(super) hub: Hub,
+    pub(super) agent: Peer<RoleServer>,
+    /// The wrapped tool name the agent called.
+    pub(super) wrapped: String,
+    /// The agent's request id, as sent (a JSON string or integer).
+    pub(super) agent_id: String,
+    pub(super) arguments: Option<Box<RawValue>>,
+    pub(super) target: FastTarget,
+    /// Fires when the agent cancels this call or leaves.
+    pub(super) cancel: CancellationToken,
+    pub(super) shutdown: CancellationToken,
+    /// Held for the call's life: takes it out of the in-flight table when the call ends.
+    pub(super) _done: Forget,
+}
+
+/// How the wait for the server's answer ended.
+enum Waited {
+    Answer(Vec<u8>),
+    Lost(LaneEnd),
+    Timeout,
+    Cancelled,
+    ShuttingDown,
+}
+
+impl FastCall {
+    /// Forwards the call and returns its one answer, or `None` when the agent cancelled it
+    /// or left (see the module doc).
+    pub async fn run(self) -> Option<Reply> {
+        let server = self.target.server.clone();
+        let Ok(mut ticket) = self.target.lane.open() else {
+            return self.slow().await;
+        };
+        let frame = envelope::request_frame(
+            &ticket.id_json(),
+            &self.target.raw_name,
+            self.arguments.as_deref(),
+        );
+        let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
+        if let Err(e) = ticket.send(&frame).await {
+            tracing::debug!(server = %server, error = %e, "fast-lane write failed; taking the slow path");
+            drop(ticket);
+            return self.slow().await;
+        }
+        drop(frame);
+        let waited = tokio::select! {
+            biased;
+            () = self.shutdown.cancelled() => Waited::ShuttingDown,
+            () = self.cancel.cancelled() => Waited::Cancelled,
+            answer = ticket.answer() => match answer {
+                Ok(line) => Waited::Answer(line),
+                Err(end) => Waited::Lost(end),
+            },
+            () = tokio::time::sleep(self.target.timeout) => Waited::Timeout,
+        };
+        match waited {
+            Waited::Answer(line) => Some(self.answer(line)),
+            Waited::Cancelled => {
+                ticket.cancel(CANCELLED_BY_CLIENT).await;
+                None
+            }
+            Waited::ShuttingDown => {
+                ticket.cancel(SHUTTING_DOWN).await;
+                Some(self.failed(&CallError::ShuttingDown))
+            }
+            Waited::Timeout => {
+                ticket.cancel(TIMEOUT_REASON).await;
+                let e = CallError::Timeout {
+                    timeout: self.target.timeout,
+                };
+                tracing::info!(server = %server, tool = %self.wrapped, error = %e, "call failed");
+                Some(self.failed(&e))
+            }
+            Waited::Lost(LaneEnd::Closed) => Some(self.failed(&CallError::SessionClosed)),
+            Waited::Lost(LaneEnd::Lost(reason)) => {
+                drop(ticket);
+                let e = CallError::Transport { reason };
+                if self.target.retry_in_flight {
+                    tracing::info!(server = %server, tool = %self.wrapped, error = %e, "session broke during a call to a read-only or idempotent tool; retrying the slow way");
+                    return self.slow().await;
+                }
+                tracing::info!(server = %server, tool = %self.wrapped, error = %e, "session broke during a call; not retried");
+                Some(self.reply(&hub::error_result(hub::lost_in_flight(&server, &e))))
+            }
+        }
+    }
+
+    /// The agent's answer from the server's answer `line`.
+    fn answer(&self, line: Vec<u8>) -> Reply {
+        let parsed = serde_json::from_slice::<Answer<'_>>(&line);
+        let e = match parsed {
+            Ok(Answer {
+                result: Some(result),
+                ..
+            }) => {
+                if envelope::is_plain_result(result)
+                    && let Some(range) = envelope::range_in(&line, result)
+                {
+                    return Reply::spliced(&self.agent_id, line, range);
+                }
+                match upstream_call::tool_result_from_json(result.get()) {
+                    Ok(result) => return self.reply(&result),
+                    Err(e) => e,
+                }
+            }
+            Ok(Answer {
+                error: Some(error), ..
+            }) => CallError::Rpc {
+                code: error.code,
+                message: crate::net::scrub_known(&error.message),
+            },
+            Ok(Answer { .. }) => CallError::Unexpected {
+                what: "an answer with neither result nor error".into(),
+            },
+            Err(e) => CallError::Unexpected {
+                what: format!("an answer that is not JSON-RPC: {e}"),
+            },
+        };
+        tracing::info!(server = %self.target.server, tool = %self.wrapped, error = %e, "call failed");
+        self.failed(&e)
+    }
+
+    fn failed(&self, e: &CallError) -> Reply {
+        self.reply(&hub::error_result(hub::describe_failure(
+            &self.target.server,
+            e,
+            true,
+        )))
+    }
+
+    fn reply(&self, result: &CallToolResult) -> Reply {
+        Reply::result(&self.agent_id, result)
+    }
+
+    /// The call the slow way ([`Hub::call`]: its routing, reconnect and retry rules), still
+    /// cancelled by the agent and by shutdown.
+    async fn slow(self) -> Option<Reply> {
+        let arguments = match self
+            .arguments
+            .as_deref()
+            .map(|a| serde_json::from_str::<Option<JsonObject>>(a.get()))
+        {
+            None => None,
+            Some(Ok(arguments)) => arguments,
+            Some(Err(e)) => {
+                return Some(self.failed(&CallError::Arguments {
+                    reason: e.to_string(),
+                }));
+            }
+        };
+        let hub = self.hub.clone();
+        let call = hub.call(&self.wrapped, arguments, None);
+        tokio::select! {
+            biased;
+            () = self.shutdown.cancelled() => Some(self.failed(&CallError::ShuttingDown)),
+            () = self.cancel.cancelled() => None,
+            result = call => Some(self.reply(&result)),
+        }
+    }
+}
+
+/// Enters the call in its session's askers ([`crate::upstream::askers`]), so requests the
+/// server sends during the call (elicitation, sampling, roots) reach this agent; the guard is
+/// held until the call ends.
+fn enter_askers(
+    agent: &Peer<RoleServer>,
+    cancel: &CancellationToken,
+    target: &FastTarget,
+) -> AskerGuard {
+    target.askers.enter(Asker {
+        peer: agent.clone(),
+        cancelled: cancel.clone(),
+    })
+}

@@ -1,0 +1,322 @@
+//! The few bytes of a message the fast path reads: the envelope of an agent's `tools/call` or
+//! `notifications/cancelled`, and the envelope of the server's answer. Members are borrowed
+//! from the line ([`RawValue`]); a `result` is never decoded into a tree.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+
+/// A JSON-RPC message from an agent, as far as routing needs it.
+#[derive(Deserialize)]
+pub struct Incoming<'a> {
+    /// The request id, as sent.
+    #[serde(borrow, default)]
+    pub id: Option<&'a RawValue>,
+    /// The method.
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    /// The params, as sent.
+    #[serde(borrow, default)]
+    pub params: Option<&'a RawValue>,
+}
+
+/// The params of a `tools/call` the fast path can forward: nothing but `name`, `arguments`
+/// and a `_meta` without `progressToken` (anything else goes the slow way).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallParams<'a> {
+    /// The wrapped tool name.
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    /// The arguments object (or `null`), as sent.
+    #[serde(borrow, default)]
+    pub arguments: Option<&'a RawValue>,
+    /// The request's `_meta`, as sent.
+    #[serde(borrow, default, rename = "_meta")]
+    pub meta: Option<&'a RawValue>,
+}
+
+/// Whether `_meta` asks for progress (such calls take the slow path, which forwards progress).
+pub fn wants_progress(meta: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken", default)]
+        progress_token: Option<IgnoredAny>,
+    }
+    // Anything but an object goes the slow way too (serde would read `[]` as an empty struct).
+    !meta.get().starts_with('{')
+        || serde_json::from_str::<Meta>(meta.get()).map_or(true, |m| m.progress_token.is_some())
+}
+
+/// The `requestId` of a `notifications/cancelled`.
+#[derive(Deserialize)]
+pub struct CancelledParams {
+    /// Which request the agent cancels.
+    #[serde(rename = "requestId")]
+    pub request_id: serde_json::Value,
+}
+
+/// The key under which a call is found again by its agent's `notifications/cancelled`: the id
+/// as canonical JSON (`1` and `"1"` differ; `"\u0031"` and `"1"` do not).
+pub fn id_key(id: &serde_json::Value) -> String {
+    id.to_string()
+}
+
+/// Whether `raw` is an id the fast path echoes byte for byte: a string or an integer (a
+/// fractional id such as `1.0` goes the slow way, where rmcp reads it as `1`).
+pub fn plain_id(raw: &RawValue) -> bool {
+    let text = raw.get();
+    text.starts_with('"') || text.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+}
+
+/// A server's answer to a fast-lane request.
+#[derive(Deserialize)]
+pub struct Answer<'a> {
+    /// The `result` member, as sent.
+    #[serde(borrow, default)]
+    pub result: Option<&'a RawValue>,
+    /// The `error` member.
+    #[serde(default)]
+    pub error: Option<RpcError>,
+}
+
+/// A JSON-RPC error object.
+#[derive(Deserialize)]
+pub struct RpcError {
+    /// The error code.
+    pub code: i32,
+    /// The server's message.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// A `tools/call` result the fast path passes through untouched: `content` blocks of the
+/// shapes rmcp accepts, optional `structuredContent`, `isError`, `_meta`, and nothing else.
+/// Anything this does not accept is decoded the slow way, which then decides.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainResult<'a> {
+    #[serde(borrow)]
+    content: Vec<Block<'a>>,
+    #[serde(rename = "structuredContent", default)]
+    _structured: Option<IgnoredAny>,
+    #[serde(rename = "isError", default)]
+    _is_error: Option<bool>,
+    #[serde(rename = "_meta", default)]
+    _meta: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
+    #[serde(rename = "mimeType", borrow, default)]
+    mime_type: Option<&'a RawValue>,
+}
+
+/// Whether `result` is a plain `tools/call` result (see [`PlainResult`]).
+pub fn is_plain_result(result: &RawValue) -> bool {
+    let Ok(plain) = serde_json::from_str::<PlainResult<'_>>(result.get()) else {
+        return false;
+    };
+    let string = |v: Option<&RawValue>| v.is_some_and(|v| v.get().starts_with('"'));
+    plain.content.iter().all(|b| match b.kind.as_ref() {
+        "text" => string(b.text),
+        "image" | "audio" => string(b.data) && string(b.mime_type),
+        _ => false,
+    })
+}
+
+/// Bodies up to this size are copied into one buffer and written with one call.
+const ONE_WRITE: usize = 16 * 1024;
+
+/// One answer to an agent, ready to write.
+pub struct Reply {
+    /// Everything up to the body (or the whole frame).
+    head: Vec<u8>,
+    /// The server's answer line and where its `result` lies in it.
+    body: Option<(Vec<u8>, Range<usize>)>,
+}
+
+impl Reply {
+    /// `{"jsonrpc":"2.0","id":<agent_id>,"result":<line[range]>}`, the result bytes untouched.
+    pub fn spliced(agent_id: &str, line: Vec<u8>, range: Range<usize>) -> Reply {
+        let mut head = Vec::with_capacity(40 + agent_id.len());
+        head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        head.extend_from_slice(agent_id.as_bytes());
+        head.extend_from_slice(b",\"result\":");
+        if range.len() <= ONE_WRITE {
+            head.extend_from_slice(&line[range]);
+            head.extend_from_slice(b"}\n");
+            return Reply { head, body: None };
+        }
+        Reply {
+            head,
+            body: Some((line, range)),
+        }
+    }
+
+    /// The answer `result` for `agent_id`.
+    pub fn result(agent_id: &str, result: &CallToolResult) -> Reply {
+        let body = serde_json::to_string(result).unwrap_or_else(|_| {
+            r#"{"content":[{"type":"text","text":"the result could not be encoded"}],"isError":true}"#.to_owned()
+        });
+        let mut head =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{agent_id},\"result\":{body}}}").into_bytes();
+        head.push(b'\n');
+        Reply { head, body: None }
+    }
+
+    /// Writes the whole frame to `w` and flushes.
+    ///
+    /// # Errors
+    /// The agent's connection failed.
+    pub async fn write_to<W: AsyncWrite + Unpin>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(&self.head).await?;
+        if let Some((line, range)) = &self.body {
+            w.write_all(&line[range.clone()]).await?;
+            w.write_all(b"}\n").await?;
+        }
+        w.flush().await
+    }
+
+    /// The frame as one buffer (for tests).
+    #[cfg(test)]
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut all = self.head.clone();
+        if let Some((line, range)) = &self.body {
+            all.extend_from_slice(&line[range.clone()]);
+            all.extend_from_slice(b"}\n");
+        }
+        all
+    }
+}
+
+/// Where `inner` (borrowed from `line`) lies in `line`.
+pub fn range_in(line: &[u8], inner: &RawValue) -> Option<Range<usize>> {
+    let start = (inner.get().as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    let end = start + inner.get().len();
+    (end <= line.len()).then_some(start..end)
+}
+
+/// The upstream `tools/call` line: `{"jsonrpc":"2.0","id":<id>,"method":"tools/call","params":{"name":<name>[,"arguments":<args>]}}`.
+pub fn request_frame(id_json: &str, raw_name: &str, arguments: Option<&RawValue>) -> Vec<u8> {
+    let name = serde_json::Value::String(raw_name.to_owned()).to_string();
+    let args = arguments.filter(|a| a.get() != "null");
+    let mut frame = Vec::with_capacity(80 + name.len() + args.map_or(0, |a| a.get().len()));
+    frame.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    frame.extend_from_slice(id_json.as_bytes());
+    frame.extend_from_slice(b",\"method\":\"tools/call\",\"params\":{\"name\":");
+    frame.extend_from_slice(name.as_bytes());
+    if let Some(args) = args {
+        frame.extend_from_slice(b",\"arguments\":");
+        frame.extend_from_slice(args.get().as_bytes());
+    }
+    frame.extend_from_slice(b"}}\n");
+    frame
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).expect("json")
+    }
+
+    #[test]
+    fn plain_results_are_recognised_and_odd_ones_are_not() {
+        assert!(is_plain_result(&raw(
+            r#"{"content":[{"type":"text","text":"hi"}]}"#
+        )));
+        assert!(is_plain_result(&raw(
+            r#"{"content":[],"structuredContent":{"a":1},"isError":false,"_meta":{"k":1}}"#
+        )));
+        assert!(is_plain_result(&raw(
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#
+        )));
+        for odd in [
+            r#"{"content":[{"type":"text","text":5}]}"#,
+            r#"{"content":[{"type":"image","data":"AA=="}]}"#,
+            r#"{"content":[{"type":"resource","resource":{}}]}"#,
+            r#"{"content":[],"task":{}}"#,
+            r#"{"tools":[]}"#,
+            r#"{"content":"text"}"#,
+            "[]",
+        ] {
+            assert!(!is_plain_result(&raw(odd)), "{odd}");
+        }
+    }
+
+    #[test]
+    fn a_spliced_reply_carries_the_agents_id_and_the_result_bytes_unchanged() {
+        for size in [10, ONE_WRITE + 10] {
+            let text = "x".repeat(size);
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":\"fp-1\",\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}\n"
+            )
+            .into_bytes();
+            let answer: Answer<'_> = serde_json::from_slice(&line).expect("answer");
+            let result = answer.result.expect("result");
+            let range = range_in(&line, result).expect("inside");
+            let expected = result.get().to_owned();
+            let reply = Reply::spliced("\"a\\\"b\"", line.clone(), range);
+            let bytes = reply.bytes();
+            assert_eq!(bytes.last(), Some(&b'\n'));
+            let v: serde_json::Value = serde_json::from_slice(&bytes).expect("valid JSON");
+            assert_eq!(v["id"], "a\"b");
+            assert_eq!(
+                v["result"]["content"][0]["text"].as_str().map(str::len),
+                Some(size)
+            );
+            let text = String::from_utf8(bytes).expect("utf-8");
+            assert!(text.contains(&expected), "result bytes changed");
+        }
+    }
+
+    #[test]
+    fn the_request_frame_renames_and_keeps_arguments_as_sent() {
+        let args = raw(r#"{"b": 1,"a":[2]}"#);
+        let frame = request_frame("\"fp-3\"", "odd \"name\"", Some(&args));
+        let text = String::from_utf8(frame).expect("utf-8");
+        assert_eq!(
+            text,
+            "{\"jsonrpc\":\"2.0\",\"id\":\"fp-3\",\"method\":\"tools/call\",\"params\":{\"name\":\"odd \\\"name\\\"\",\"arguments\":{\"b\": 1,\"a\":[2]}}}\n"
+        );
+        let null = raw("null");
+        let bare = request_frame("\"fp-4\"", "t", Some(&null));
+        assert!(
+            !String::from_utf8(bare)
+                .expect("utf-8")
+                .contains("arguments")
+        );
+    }
+
+    #[test]
+    fn ids_and_meta_are_judged() {
+        assert!(plain_id(&raw("\"x\"")));
+        assert!(plain_id(&raw("-12")));
+        assert!(!plain_id(&raw("1.0")));
+        assert!(!plain_id(&raw("1e3")));
+        assert!(wants_progress(&raw(r#"{"progressToken":"t"}"#)));
+        assert!(!wants_progress(&raw(r#"{"other":1}"#)));
+        assert!(wants_progress(&raw("[]")), "an odd _meta goes the slow way");
+        assert_eq!(
+            id_key(&serde_json::json!("\u{31}")),
+            id_key(&serde_json::json!("1"))
+        );
+        assert_ne!(
+            id_key(&serde_json::json!(1)),
+            id_key(&serde_json::json!("1"))
+        );
+    }
+}

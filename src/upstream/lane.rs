@@ -1,0 +1,236 @@
+//! The fast lane of a stdio session: requests written straight onto the server's stdin, and
+//! their answers handed back as raw line bytes, without passing through rmcp's service loop
+//! (issue 15, "a forwarding fast path").
+//!
+//! ```text
+//!  rmcp service loop ──send──▶ LaneTransport ──┐            ┌──▶ rmcp (decoded, as before)
+//!                                              ├─▶ stdin    │
+//!  fast call ──Ticket::send─▶ FastLane writer ─┘   stdout ──┤ peek "id": "fp-<n>"?
+//!                                                           └──▶ the waiting Ticket (raw bytes)
+//! ```
+//!
+//! One writer serves both: every frame (one line) is written whole under one lock, so lines
+//! never interleave. Fast-lane requests use string ids `"fp-<n>"`, a space rmcp never uses (its
+//! ids are numbers), so an answer is routed by its id alone. Everything that is not the answer
+//! to a waiting fast-lane request is decoded and handed to rmcp exactly as rmcp's own stdio
+//! transport would ([`LaneTransport`]).
+//!
+//! The lane ends once: when the server's stdout ends or fails ([`LaneEnd::Lost`]) or when our
+//! side closes the session ([`LaneEnd::Closed`]); every waiting ticket then learns why.
+
+mod peek;
+mod transport;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::oneshot;
+
+pub use transport::LaneTransport;
+
+/// The environment variable that switches the fast path on: `1`, `on`, `true` or `yes`.
+pub const SWITCH_ENV: &str = "MCP_COMPANION_FAST_PATH";
+
+/// Whether new stdio sessions get a fast lane (and agents' calls use it): off unless
+/// [`SWITCH_ENV`] turns it on (it is not benchmarked yet and does not count against the
+/// per-agent bounds of `ipc::limits`). Read once per process.
+pub fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| {
+        matches!(
+            std::env::var(SWITCH_ENV).as_deref().map(str::trim),
+            Ok("1" | "on" | "true" | "yes")
+        )
+    })
+}
+
+/// The write half of a lane: the server's stdin (or a test's stream).
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// Why a lane carries no more answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LaneEnd {
+    /// The server's output ended or failed; the text says how ("the connection closed").
+    Lost(String),
+    /// Our side closed the session (the server was stopped, restarted or removed).
+    Closed,
+}
+
+/// A handle on one session's fast lane; cheap to clone. Held by [`crate::supervisor::Live`].
+#[derive(Clone)]
+pub struct FastLane {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FastLane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FastLane")
+            .field("waiting", &self.lock_waiting().len())
+            .field("ended", &self.shared.ended.get())
+            .finish()
+    }
+}
+
+struct Shared {
+    /// `None` once our side closed the session.
+    writer: tokio::sync::Mutex<Option<Writer>>,
+    /// Fast-lane request number → the ticket waiting for its answer line.
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Vec<u8>>>>,
+    next: AtomicU64,
+    ended: OnceLock<LaneEnd>,
+}
+
+impl FastLane {
+    /// A lane writing to `writer`; pair it with [`LaneTransport::new`] on the read half.
+    pub fn new(writer: impl AsyncWrite + Send + Unpin + 'static) -> FastLane {
+        FastLane {
+            shared: Arc::new(Shared {
+                writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
+                waiting: Mutex::new(HashMap::new()),
+                next: AtomicU64::new(1),
+                ended: OnceLock::new(),
+            }),
+        }
+    }
+
+    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Vec<u8>>>> {
+        // Each critical section is one insert, remove or drain: a poisoned map is consistent.
+        self.shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Why the lane ended, if it has.
+    pub fn ended(&self) -> Option<LaneEnd> {
+        self.shared.ended.get().cloned()
+    }
+
+    /// Registers a new fast-lane request and returns its ticket (which holds its id).
+    ///
+    /// # Errors
+    /// Why the lane ended, when it has: nothing would answer.
+    pub fn open(&self) -> Result<Ticket, LaneEnd> {
+        if let Some(end) = self.ended() {
+            return Err(end);
+        }
+        let n = self.shared.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.lock_waiting().insert(n, tx);
+        // Ended between the check and the insert: the drain may have missed this entry.
+        if let Some(end) = self.ended() {
+            self.lock_waiting().remove(&n);
+            return Err(end);
+        }
+        Ok(Ticket {
+            lane: self.clone(),
+            n,
+            answer: rx,
+        })
+    }
+
+    /// Writes one whole frame (ending in `\n`) under the writer lock, then flushes.
+    async fn write_frame(&self, frame: &[u8]) -> std::io::Result<()> {
+        let mut writer = self.shared.writer.lock().await;
+        let Some(w) = writer.as_mut() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "the session is closed",
+            ));
+        };
+        w.write_all(frame).await?;
+        w.flush().await
+    }
+
+    /// Whether any fast-lane request waits for an answer (the reader peeks ids only then).
+    fn has_waiting(&self) -> bool {
+        !self.lock_waiting().is_empty()
+    }
+
+    /// Hands `line` to the ticket waiting for request `n`; gives the line back when none waits.
+    fn deliver(&self, n: u64, line: Vec<u8>) -> Result<(), Vec<u8>> {
+        let sender = self.lock_waiting().remove(&n);
+        match sender {
+            // A ticket dropped meanwhile (its agent cancelled): the answer is not wanted.
+            Some(tx) => {
+                let _ = tx.send(line);
+                Ok(())
+            }
+            None => Err(line),
+        }
+    }
+
+    /// Records why the lane ended (the first reason wins) and wakes every waiting ticket.
+    fn end(&self, why: LaneEnd) {
+        let _ = self.shared.ended.set(why);
+        self.lock_waiting().clear();
+    }
+
+    /// Closes the write half (the server sees end of input), as rmcp's `close` does.
+    async fn close_writer(&self) {
+        let writer = self.shared.writer.lock().await.take();
+        if let Some(mut w) = writer {
+            let _ = w.shutdown().await;
+        }
+    }
+}
+
+/// One fast-lane request: its id, and the answer when it comes. Dropping it forgets the
+/// request (a late answer is then discarded).
+#[derive(Debug)]
+pub struct Ticket {
+    lane: FastLane,
+    n: u64,
+    answer: oneshot::Receiver<Vec<u8>>,
+}
+
+impl Ticket {
+    /// The request id as JSON: `"fp-<n>"`, quotes included.
+    pub fn id_json(&self) -> String {
+        format!("\"fp-{}\"", self.n)
+    }
+
+    /// Writes `frame`, the whole request line carrying [`Self::id_json`], to the server.
+    ///
+    /// # Errors
+    /// The write failed or the session is closed; the server then cannot have read the
+    /// whole request.
+    pub async fn send(&self, frame: &[u8]) -> std::io::Result<()> {
+        self.lane.write_frame(frame).await
+    }
+
+    /// The server's answer line (JSON-RPC response or error, `\n` included). Cancel-safe.
+    ///
+    /// # Errors
+    /// Why the lane ended before the answer came.
+    pub async fn answer(&mut self) -> Result<Vec<u8>, LaneEnd> {
+        (&mut self.answer)
+            .await
+            .map_err(|_| self.lane.ended().unwrap_or(LaneEnd::Closed))
+    }
+
+    /// Sends `notifications/cancelled` for this request with `reason` and forgets it.
+    pub async fn cancel(self, reason: &str) {
+        let note = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": { "requestId": format!("fp-{}", self.n), "reason": reason },
+        });
+        let mut frame = note.to_string().into_bytes();
+        frame.push(b'\n');
+        if let Err(e) = self.lane.write_frame(&frame).await {
+            tracing::debug!(error = %e, "could not send notifications/cancelled upstream");
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.lane.lock_waiting().remove(&self.n);
+    }
+}
+
+#[cfg(test)]
+mod tests;

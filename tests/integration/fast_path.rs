@@ -1,0 +1,158 @@
+//! The forwarding fast path (issue 15, `src/ipc/fast`, `src/upstream/lane.rs`): what only it
+//! does (result bytes passed through untouched, the agent's id echoed as sent), and the call
+//! behaviours it must keep, each checked on both paths ([`on_both_paths`]).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{CallPath, Companion, demo, eventually, on_both_paths};
+use crate::raw::RawAgent;
+
+const RAW_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/raw_server.py");
+
+/// The raw server answers with Python's `json.dumps` spacing (`"content": [`). The fast path
+/// hands those bytes to the agent as they are, under the agent's own id; the slow path decodes
+/// and re-encodes them.
+async fn results_keep_their_bytes_only_on_the_fast_path(path: CallPath) {
+    let c = Companion::start_on(
+        json!({ "mcpServers": { "raw": { "command": "python3", "args": [RAW_SERVER] } } }),
+        path,
+    );
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    for id in [json!("a \"quoted\" id"), json!(-7), json!(12)] {
+        agent
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "mcp_raw_echo", "arguments": {"message": "hi"}}}))
+            .await;
+        let line = agent.recv_line().await;
+        let answer: Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(answer["id"], id, "{line}");
+        assert_eq!(answer["result"]["content"][0]["text"], "echo: hi", "{line}");
+        let untouched = line.contains(r#""content": [{"type": "text", "text": "echo: hi"}]"#);
+        assert_eq!(untouched, path == CallPath::Fast, "{path:?}: {line}");
+    }
+}
+
+/// An agent's `notifications/cancelled` for a call without a progress token (so one the fast
+/// path takes) reaches the server, and the call gets no answer (as rmcp does).
+async fn a_cancelled_call_is_cancelled_upstream_and_not_answered(path: CallPath) {
+    let mut entry = demo(&[]);
+    entry["env"] = json!({ "RUST_LOG": "info" });
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "mcp_demo_sleep", "arguments": {"seconds": 30}}}))
+        .await;
+    // A round trip on the same server after the sleep was written: the server has read it.
+    echo(&mut agent, 8, "first").await;
+    agent
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "test"}}),
+        )
+        .await;
+    let logs = || String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout).into_owned();
+    let cancelled = eventually(Duration::from_secs(30), || {
+        logs().contains("sleep cancelled by the client")
+    })
+    .await;
+    assert!(cancelled, "upstream saw no cancellation; logs:\n{}", logs());
+    echo(&mut agent, 9, "after").await;
+    // The server answered the cancelled sleep at once ("sleep cancelled"); it must not reach us.
+    no_response_within(&mut agent, Duration::from_millis(500)).await;
+}
+
+/// An agent that hangs up mid-call has its calls cancelled upstream.
+async fn an_agent_that_leaves_has_its_calls_cancelled_upstream(path: CallPath) {
+    let mut entry = demo(&[]);
+    entry["env"] = json!({ "RUST_LOG": "info" });
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "mcp_demo_sleep", "arguments": {"seconds": 30}}}))
+        .await;
+    echo(&mut agent, 2, "first").await;
+    drop(agent);
+    let logs = || String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout).into_owned();
+    let cancelled = eventually(Duration::from_secs(30), || {
+        logs().contains("sleep cancelled by the client")
+    })
+    .await;
+    assert!(cancelled, "upstream saw no cancellation; logs:\n{}", logs());
+}
+
+/// A call whose server dies under it is answered once, without waiting for its timeout; on the
+/// fast path a tool without `readOnlyHint`/`idempotentHint` is not run again (the server may
+/// have run it), while the slow path still retries it once (DESIGN §7 as on main).
+async fn a_call_lost_in_flight_is_answered_once(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "mcp_demo_crash", "arguments": {"exit_code": 9}}}))
+        .await;
+    // Notifications (the catalog changes as the server goes down) may come first.
+    let (answer, _) = agent.until_response(&json!(3)).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(!text.contains("timed out"), "{text}");
+    if path == CallPath::Fast {
+        // Which side noticed first decides the words: the lost output, or the supervisor
+        // closing the session of the exited process. Neither runs the call again.
+        assert!(
+            text.contains("may or may not have run") || text.contains("stopped while the call"),
+            "{text}"
+        );
+        assert!(text.contains("\"demo\""), "{text}");
+    }
+    no_response_within(&mut agent, Duration::from_millis(500)).await;
+}
+
+/// Asserts that no response (a message with an `id`) arrives on `agent` within `wait`;
+/// notifications are skipped.
+async fn no_response_within(agent: &mut RawAgent, wait: Duration) {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match agent.recv_within(left).await {
+            None => return,
+            Some(message) => assert!(message.get("id").is_none(), "a second answer: {message}"),
+        }
+    }
+}
+
+/// `tools/call` and its answer on `agent`: `echo` of `message` with request id `id`.
+async fn echo(agent: &mut RawAgent, id: u64, message: &str) {
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "mcp_demo_echo", "arguments": {"message": message}}}))
+        .await;
+    let (answer, _) = agent.until_response(&json!(id)).await;
+    assert_eq!(answer["result"]["content"][0]["text"], message, "{answer}");
+}
+
+on_both_paths!(
+    results_keep_their_bytes_only_on_the_fast_path,
+    results_keep_their_bytes_only_on_the_fast_path
+);
+on_both_paths!(
+    a_cancelled_call_is_cancelled_upstream_and_not_answered,
+    a_cancelled_call_is_cancelled_upstream_and_not_answered
+);
+on_both_paths!(
+    an_agent_that_leaves_has_its_calls_cancelled_upstream,
+    an_agent_that_leaves_has_its_calls_cancelled_upstream
+);
+on_both_paths!(
+    a_call_lost_in_flight_is_answered_once,
+    a_call_lost_in_flight_is_answered_once
+);
