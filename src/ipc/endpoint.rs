@@ -42,8 +42,8 @@ use tokio_util::task::TaskTracker;
 
 use super::accept::{ConnectionLimit, accept_loop};
 use super::bounded::{Bounded, Hangup};
-use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
 use super::fast::Relay;
+use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
 use super::line::LineTransport;
 use super::socket::LocalListener;
 use crate::hub::{Hub, HubEvent};

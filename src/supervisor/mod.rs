@@ -44,8 +44,8 @@ use crate::config::{ConfigError, ServerConfig, ServerSpec, SsrfWhitelist};
 use crate::upstream;
 use crate::upstream::askers::Askers;
 use crate::upstream::handler::ProgressRoutes;
-use crate::upstream::roots::EntryRoots;
 use crate::upstream::lane::FastLane;
+use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
