@@ -123,7 +123,8 @@ struct Block<'a> {
     mime_type: Option<&'a RawValue>,
 }
 
-/// Whether `result` is a plain `tools/call` result (see [`PlainResult`]).
+/// Whether `result` is a plain `tools/call` result: only `content` (text, image or audio
+/// blocks), `structuredContent`, `isError` and `_meta`.
 pub fn is_plain_result(result: &RawValue) -> bool {
     let Ok(plain) = serde_json::from_str::<PlainResult<'_>>(result.get()) else {
         return false;
