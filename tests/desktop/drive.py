@@ -52,11 +52,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT = os.path.join(HERE, "..", "peers", "agent.py")
 WATCH = os.path.join(HERE, "watch_agent.py")
 TRAY_XY = (int(os.environ.get("TRAY_X", "1262")), int(os.environ.get("TRAY_Y", "16")))
-OAUTH_URL = os.environ["OAUTH_URL"]
+# Set by e2e.sh only; tests/package/deb.sh imports this module's helpers without them.
+OAUTH_URL = os.environ.get("OAUTH_URL", "")
 # Values that must never reach the window: name -> value (only names are ever printed).
 PLANTED = {name: os.environ[var] for name, var in (
     ("access token", "PLANT_ACCESS"), ("refresh token", "PLANT_REFRESH"),
-    ("client secret", "PLANT_CLIENT_SECRET"), ("keychain secret", "PLANT_KEYCHAIN"))}
+    ("client secret", "PLANT_CLIENT_SECRET"), ("keychain secret", "PLANT_KEYCHAIN"))
+    if var in os.environ}
 
 failures = []
 
