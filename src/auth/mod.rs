@@ -63,7 +63,7 @@ pub async fn connect_client(
         return Ok(None);
     };
     tracing::debug!(server = %target.server, "using the stored sign-in");
-    Ok(Some(transport::SignedInClient::new(
+    Ok(Some(transport::signed_in_client(
         http,
         manager,
         target,

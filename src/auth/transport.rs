@@ -7,53 +7,55 @@
 //! [`MAX_STEP_UPS`] step-ups per request; after that the 403 stands and the server goes to
 //! `needs sign-in` instead of looping.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::CredentialStore;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
-use rmcp::transport::streamable_http_client::{
-    InsufficientScopeError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
+use tokio::sync::Mutex;
 
 use super::flow::{self, SIGN_IN_TIMEOUT, SignInError, Target};
 use super::vault::TokenVault;
 use super::{browser, challenge};
+use crate::upstream::http_layer::{HttpError, HttpLayer, Layered, PostAnswer};
 
 /// Step-ups tried for one request before the 403 is reported.
 pub const MAX_STEP_UPS: u32 = 2;
 
-type HttpError = StreamableHttpError<reqwest::Error>;
+/// rmcp's [`AuthClient`] on our guarded `reqwest::Client`, with [`StepUp`].
+pub type SignedInClient = Layered<AuthClient<reqwest::Client>, StepUp>;
 
-/// rmcp's [`AuthClient`] on our guarded `reqwest::Client`, with step-up.
+/// The client of a signed-in server: `http` carries the server's headers and SSRF guard;
+/// `manager` the stored sign-in.
+pub fn signed_in_client(
+    http: reqwest::Client,
+    manager: AuthorizationManager,
+    target: Target,
+    vault: Arc<dyn TokenVault>,
+) -> SignedInClient {
+    let inner = AuthClient::new(http, manager);
+    let layer = StepUp {
+        auth_manager: inner.auth_manager.clone(),
+        target: Arc::new(target),
+        vault,
+        step_up_lock: Arc::default(),
+    };
+    Layered { inner, layer }
+}
+
+/// Scope step-up around the requests of a signed-in server (see the module docs).
 #[derive(Clone)]
-pub struct SignedInClient {
-    inner: AuthClient<reqwest::Client>,
+pub struct StepUp {
+    /// The [`AuthClient`]'s own manager: a step-up may switch it to a new client registration.
+    auth_manager: Arc<Mutex<AuthorizationManager>>,
     target: Arc<Target>,
     vault: Arc<dyn TokenVault>,
     /// One step-up at a time per server.
-    step_up_lock: Arc<tokio::sync::Mutex<()>>,
+    step_up_lock: Arc<Mutex<()>>,
 }
 
-impl SignedInClient {
-    /// `http` carries the server's headers and SSRF guard; `manager` the stored sign-in.
-    pub fn new(
-        http: reqwest::Client,
-        manager: AuthorizationManager,
-        target: Target,
-        vault: Arc<dyn TokenVault>,
-    ) -> SignedInClient {
-        SignedInClient {
-            inner: AuthClient::new(http, manager),
-            target: Arc::new(target),
-            vault,
-            step_up_lock: Arc::default(),
-        }
-    }
-
+impl StepUp {
     /// Runs `call`, stepping up on `insufficient_scope` at most [`MAX_STEP_UPS`] times.
     async fn with_step_up<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
     where
@@ -105,7 +107,7 @@ impl SignedInClient {
             if let Some(secret) = store.client_secret().await? {
                 config = config.with_client_secret(secret);
             }
-            let mut manager = self.inner.auth_manager.lock().await;
+            let mut manager = self.auth_manager.lock().await;
             if let Err(e) = manager.configure_client(config) {
                 tracing::warn!(error = %e, "cannot switch to the new client registration");
             }
@@ -114,122 +116,17 @@ impl SignedInClient {
     }
 }
 
-impl StreamableHttpClient for SignedInClient {
-    type Error = reqwest::Error;
-
-    async fn post_message(
+impl HttpLayer for StepUp {
+    async fn post<F, Fut>(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_step_up(|| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_step_up(|| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_step_up(|| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                limits,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
-        HttpError,
-    > {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
-        HttpError,
-    > {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        _message: &ClientJsonRpcMessage,
+        _attached: bool,
+        send: F,
+    ) -> PostAnswer
+    where
+        F: Fn() -> Fut + Send + Sync,
+        Fut: Future<Output = PostAnswer> + Send,
+    {
+        self.with_step_up(send).await
     }
 }

@@ -11,28 +11,28 @@
 //! with HTTP 404 (the spec's answer) or, like the TypeScript SDK's servers, with HTTP 400 and a
 //! JSON-RPC error without an `id` ("Bad Request: No valid session ID provided"). rmcp turns a
 //! 404 into `SessionExpired` but forwards the 400's id-less error as a message nobody waits for,
-//! so the call would sit out its whole `toolTimeout`. [`SessionGuard`] wraps the HTTP client and
+//! so the call would sit out its whole `toolTimeout`. [`SessionCheck`] wraps the HTTP client and
 //! treats both alike: the request that got the answer fails with `SessionExpired` (the server
 //! did not run it), and the session's [`SessionGone`] fires, which ends the [`super::Session`]
 //! so the supervisor reconnects (initialize, list, announce) and `status` shows it. A GET
 //! event stream refused with 400/404 on our session id fires it too. rmcp's own silent
 //! re-initialisation is switched off: nobody would re-list or tell agents.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
 use rmcp::service::ServiceError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
-    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    StreamableHttpPostResponse,
 };
 use tokio_util::sync::CancellationToken;
 
-type HttpError = StreamableHttpError<reqwest::Error>;
-type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
+use super::http_layer::{HttpError, HttpLayer, Layered, PostAnswer, SseStream};
+
+/// The HTTP client `C` with [`SessionCheck`] around it.
+pub type SessionGuard<C> = Layered<C, SessionCheck>;
 
 /// The transport for `url` on `client` (the guarded `reqwest::Client`, or
 /// [`crate::auth::transport::SignedInClient`] on top of it for a signed-in server), reporting
@@ -48,9 +48,9 @@ where
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
         .reinit_on_expired_session(false);
     StreamableHttpClientTransport::with_client(
-        SessionGuard {
+        Layered {
             inner: client,
-            gone,
+            layer: SessionCheck { gone },
         },
         config,
     )
@@ -149,14 +149,13 @@ fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     }
 }
 
-/// An HTTP client that recognises "this session is gone" answers (see the module docs).
+/// Recognises "this session is gone" answers (see the module docs).
 #[derive(Clone)]
-pub struct SessionGuard<C> {
-    inner: C,
+pub struct SessionCheck {
     gone: SessionGone,
 }
 
-impl<C> SessionGuard<C> {
+impl SessionCheck {
     /// Turns a session-gone answer to a POST that carried our session id into
     /// `SessionExpired`, firing [`SessionGone`].
     ///
@@ -167,8 +166,8 @@ impl<C> SessionGuard<C> {
         &self,
         request: Option<RequestId>,
         attached: bool,
-        answer: Result<StreamableHttpPostResponse, HttpError>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        answer: PostAnswer,
+    ) -> PostAnswer {
         let answer = match (answer, request) {
             (
                 Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(mut e), session)),
@@ -222,125 +221,27 @@ impl<C> SessionGuard<C> {
     }
 }
 
-impl<C> StreamableHttpClient for SessionGuard<C>
-where
-    C: StreamableHttpClient<Error = reqwest::Error> + Sync,
-{
-    type Error = reqwest::Error;
-
-    async fn post_message(
+impl HttpLayer for SessionCheck {
+    async fn post<F, Fut>(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let (request, attached) = (request_id(&message), session_id.is_some());
-        let answer = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
+        message: &ClientJsonRpcMessage,
+        attached: bool,
+        send: F,
+    ) -> PostAnswer
+    where
+        F: Fn() -> Fut + Send + Sync,
+        Fut: Future<Output = PostAnswer> + Send,
+    {
+        let request = request_id(message);
+        let answer = send().await;
         self.check_post(request, attached, answer)
     }
 
-    async fn post_message_with_max_sse_event_size(
+    fn get(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let (request, attached) = (request_id(&message), session_id.is_some());
-        let answer = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        self.check_post(request, attached, answer)
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let (request, attached) = (request_id(&message), session_id.is_some());
-        let answer = self
-            .inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await;
-        self.check_post(request, attached, answer)
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        attached: bool,
+        answer: Result<SseStream, HttpError>,
     ) -> Result<SseStream, HttpError> {
-        let attached = session_id.is_some();
-        let answer = self
-            .inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await;
-        self.check_get(attached, answer)
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<SseStream, HttpError> {
-        let attached = session_id.is_some();
-        let answer = self
-            .inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
         self.check_get(attached, answer)
     }
 }

@@ -1,11 +1,10 @@
-//! Unit tests of [`super::SessionGuard`]: which answers mean the session is gone.
+//! Unit tests of [`super::SessionCheck`]: which answers mean the session is gone.
 
 use super::*;
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcVersion2_0};
 
-fn guard() -> SessionGuard<reqwest::Client> {
-    SessionGuard {
-        inner: reqwest::Client::new(),
+fn guard() -> SessionCheck {
+    SessionCheck {
         gone: SessionGone::default(),
     }
 }

@@ -20,6 +20,7 @@ pub mod connect;
 pub mod error_text;
 pub mod handler;
 pub mod http;
+pub mod http_layer;
 pub mod initialize;
 pub mod lane;
 pub mod listing;
