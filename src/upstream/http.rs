@@ -15,7 +15,8 @@
 //! treats both alike: the request that got the answer fails with `SessionExpired` (the server
 //! did not run it), and the session's [`SessionGone`] fires, which ends the [`super::Session`]
 //! so the supervisor reconnects (initialize, list, announce) and `status` shows it. A GET
-//! event stream refused with 400/404 on our session id fires it too. rmcp's own silent
+//! event stream refused with 400/404 on our session id fires it too, and so does one whose
+//! connection is refused (the server is gone, and its sessions with it). rmcp's own silent
 //! re-initialisation is switched off: nobody would re-list or tell agents.
 
 use std::sync::{Arc, Mutex};
@@ -205,17 +206,25 @@ impl SessionCheck {
         Err(StreamableHttpError::SessionExpired)
     }
 
-    /// A GET event stream refused with 400/404 on our session id means the session is gone;
-    /// rmcp decides what to do with the stream, the session ends either way.
+    /// A GET event stream refused with 400/404 on our session id means the session is gone,
+    /// and so does one whose connection is refused: rmcp re-opens a broken event stream
+    /// (after 1 s, 2 s, 4 s, … without end), and a server that no longer accepts connections
+    /// has lost the session with its process. rmcp decides what to do with the stream; the
+    /// session ends either way, so `status` shows it without waiting for a call.
     fn check_get(
         &self,
         attached: bool,
         answer: Result<SseStream, HttpError>,
     ) -> Result<SseStream, HttpError> {
-        if let (true, Err(StreamableHttpError::Client(e))) = (attached, &answer)
-            && let Some(status) = e.status().filter(|s| matches!(s.as_u16(), 400 | 404))
-        {
-            self.gone.fire(format!("HTTP {status} on the event stream"));
+        if let (true, Err(StreamableHttpError::Client(e))) = (attached, &answer) {
+            if let Some(status) = e.status().filter(|s| matches!(s.as_u16(), 400 | 404)) {
+                self.gone.fire(format!("HTTP {status} on the event stream"));
+            } else if e.is_connect() {
+                self.gone.fire(format!(
+                    "the event stream could not be opened again: {}",
+                    super::error_text::describe(e)
+                ));
+            }
         }
         answer
     }

@@ -95,3 +95,38 @@ fn an_id_less_error_answering_a_request_is_given_its_id() {
     assert_eq!(e.error.message, "Bad Request: Parse error");
     assert!(!g.gone.fired.is_cancelled());
 }
+
+/// A reqwest error from a connection refused on loopback (a port that was just closed).
+async fn refused() -> reqwest::Error {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    reqwest::Client::new()
+        .get(format!(
+            "http://127.0.0.1:{port}/mcp?token=planted-secret-value"
+        ))
+        .send()
+        .await
+        .expect_err("nothing listens")
+}
+
+#[tokio::test]
+async fn an_event_stream_that_cannot_be_reopened_is_a_gone_session() {
+    let g = guard();
+    let answer = g.check_get(true, Err(StreamableHttpError::Client(refused().await)));
+    assert!(answer.is_err());
+    let said = g.gone.wait().await;
+    assert!(
+        said.starts_with("the event stream could not be opened again: ")
+            && said.contains("Connection refused"),
+        "{said}"
+    );
+    assert!(!said.contains("planted-secret-value"), "{said}");
+}
+
+#[tokio::test]
+async fn a_refused_event_stream_before_any_session_is_not_a_gone_session() {
+    let g = guard();
+    let _ = g.check_get(false, Err(StreamableHttpError::Client(refused().await)));
+    assert!(!g.gone.fired.is_cancelled());
+}
