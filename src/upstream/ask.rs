@@ -106,11 +106,13 @@ enum Unanswered {
     Broken(String),
 }
 
-/// `elicitation/create`: forwarded to a capable calling agent, else to the [`Elicitor`](elicitor::Elicitor)
-/// (headless: `cancel`).
+/// `elicitation/create`: forwarded to a capable calling agent, else to the
+/// [`Elicitor`](elicitor::Elicitor) (headless: `cancel`). The elicitor's request is withdrawn when the server cancels it or the
+/// call in flight it was asked during is cancelled (or its agent hangs up).
 ///
 /// # Errors
-/// The agent's own JSON-RPC error, or -32603 when its call ended before it answered.
+/// The agent's own JSON-RPC error, or -32603 when its call ended before it (or the person)
+/// answered, or the server cancelled the request.
 pub async fn elicit(
     cx: &AskContext,
     params: ElicitRequestParams,
@@ -122,7 +124,8 @@ pub async fn elicit(
         // A mode newer than this build: no agent can be known to handle it.
         _ => ("unknown", String::new()),
     };
-    let capable = pick(cx, &rcx).filter(|a| {
+    let picked = pick(cx, &rcx);
+    let capable = picked.clone().filter(|a| {
         a.capabilities()
             .elicitation
             .as_ref()
@@ -139,10 +142,13 @@ pub async fn elicit(
             params,
             timeout: cx.timeout,
         };
+        // The call it belongs to (when one is in flight) may be cancelled first.
+        let call_ended = picked.map(|a| a.cancelled).unwrap_or_default();
         // Dropping the elicitor's future withdraws the request (the window takes its form down).
         return tokio::select! {
             result = cx.elicitor.elicit(request) => Ok(result),
             () = rcx.ct.cancelled() => Err(unanswered(cx, Kind::Elicitation, Unanswered::ServerCancelled)),
+            () = call_ended.cancelled() => Err(unanswered(cx, Kind::Elicitation, Unanswered::CallEnded)),
         };
     };
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
