@@ -13,6 +13,8 @@ const COMMANDS: &[&str] = &[
     "read_log",
     "call_tool",
     "sign_in_server",
+    "list_elicitations",
+    "answer_elicitation",
     "list_presets",
     "instantiate_preset",
     "test_server",

@@ -19,6 +19,7 @@ use crate::ipc::control::{self, ControlContext, ShowWindow};
 use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
+use crate::upstream::elicitor::{self, SharedElicitor};
 
 /// How long shutdown waits for every server to stop, in total.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
@@ -76,13 +77,27 @@ impl Companion {
         paths: EndpointPaths,
         config_path: Option<PathBuf>,
     ) -> Result<Companion, StartError> {
+        Companion::start_with(config, paths, config_path, elicitor::headless()).await
+    }
+
+    /// Like [`Companion::start`], asking `elicitor` when a server's `elicitation/create` has no
+    /// calling agent able to answer it (the desktop app passes its window's).
+    ///
+    /// # Errors
+    /// [`StartError::AlreadyRunning`] when another instance holds the lock.
+    pub async fn start_with(
+        config: &Config,
+        paths: EndpointPaths,
+        config_path: Option<PathBuf>,
+        elicitor: SharedElicitor,
+    ) -> Result<Companion, StartError> {
         let lock = take_lock(&paths).await?;
         let mcp = LocalListener::bind(&paths.mcp)?;
         let ctl = LocalListener::bind(&paths.control)?;
         if let Err(e) = crate::ipc::record::publish(&paths) {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
-        let hub = Hub::start(config);
+        let hub = Hub::start_with(config, elicitor);
         let stop = CancellationToken::new();
         let show_window = ShowWindow::default();
         let ctx = ControlContext {

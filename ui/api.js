@@ -14,6 +14,8 @@ export const removeServer = (name) => invoke('remove_server', { name });
 export const getServer = (name) => invoke('get_server', { name });
 export const readLog = (name, since) => invoke('read_log', { name, since });
 export const callTool = (name, args) => invoke('call_tool', { name, arguments: args });
+export const listElicitations = () => invoke('list_elicitations');
+export const answerElicitation = (id, action, content) => invoke('answer_elicitation', { id, action, content });
 
 export const listPresets = () => invoke('list_presets');
 export const instantiatePreset = (id, inputs) => invoke('instantiate_preset', { id, inputs });

@@ -2,6 +2,7 @@
 import { h, clear } from './dom.js';
 import { on, CHANNELS } from './events.js';
 import * as api from './api.js';
+import * as elicit from './elicit.js';
 import * as servers from './views/servers.js';
 import * as server from './views/server.js';
 import * as add from './views/add.js';
@@ -34,3 +35,4 @@ window.addEventListener('hashchange', route);
 on(CHANNELS.serversChanged, summary);
 api.listServers().then(summary).catch(() => {});
 route();
+elicit.start();

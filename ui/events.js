@@ -1,11 +1,15 @@
 // The one owner of event listeners. Channels (emitted by src-tauri/src/events.rs):
 //   servers-changed  payload: every server's status
 //   tools-changed    no payload
+//   elicitation-requested  payload: an open elicitation {id, server, message, mode, requestedSchema?, url?, host?, timeoutS}
+//   elicitation-closed     payload: its id (answered, timed out, or withdrawn by the server)
 // `on` returns an unsubscribe function; views call it when they go away.
 
 export const CHANNELS = Object.freeze({
   serversChanged: 'servers-changed',
   toolsChanged: 'tools-changed',
+  elicitationRequested: 'elicitation-requested',
+  elicitationClosed: 'elicitation-closed',
 });
 
 const handlers = new Map(Object.values(CHANNELS).map((c) => [c, new Set()]));

@@ -6,6 +6,8 @@
 //! |---|---|---|
 //! | `servers-changed` | every server's status | a server's state changed, or servers were added/removed |
 //! | `tools-changed` | none | the merged tool list changed |
+//! | `elicitation-requested` | an open elicitation (`crate::elicit::Elicitation`) | a server asks the person (`crate::elicit`) |
+//! | `elicitation-closed` | its id | answered, timed out, or withdrawn by the server |
 
 use mcp_companion::hub::{Hub, HubEvent};
 use tauri::{AppHandle, Emitter, Runtime};

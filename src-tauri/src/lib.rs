@@ -7,6 +7,7 @@
 //! | `commands` | the Tauri commands the window calls |
 //! | `tray` | the tray icon, its menu and actions |
 //! | `events` | hub events → window channels and tray redraws |
+//! | `elicit` | elicitations put to the person in the window, and the one owner of open ones |
 //! | `state` | the managed [`state::Desktop`] state and its accessor |
 //! | `error` | [`error::CommandError`], the one error crossing the boundary |
 //! | `logging` | stderr logging with a run-time log level |
@@ -15,6 +16,7 @@
 
 pub mod bridge_program;
 pub mod commands;
+pub mod elicit;
 pub mod error;
 pub mod events;
 pub mod logging;
@@ -36,7 +38,7 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, import, registry, servers, settings, sign_in};
+    use commands::{add, elicit, import, registry, servers, settings, sign_in};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
         servers::start_server,
@@ -49,6 +51,8 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         servers::read_log,
         servers::call_tool,
         sign_in::sign_in_server,
+        elicit::list_elicitations,
+        elicit::answer_elicitation,
         add::list_presets,
         add::instantiate_preset,
         add::test_server,
@@ -211,10 +215,13 @@ pub fn setup<R: Runtime>(
         set_log_level,
         tray,
     } = launch;
-    let companion = tauri::async_runtime::block_on(Companion::start(
+    let elicitations = elicit::Pending::default();
+    let elicitor = elicit::WindowElicitor::new(app.handle().clone(), elicitations.clone());
+    let companion = tauri::async_runtime::block_on(Companion::start_with(
         &config,
         paths.clone(),
         Some(config_path.clone()),
+        std::sync::Arc::new(elicitor),
     ))?;
     tracing::info!(socket = %paths.mcp.display(), config = %config_path.display(), "serving");
     let handle = app.handle().clone();
@@ -227,6 +234,7 @@ pub fn setup<R: Runtime>(
         companion: std::sync::Mutex::new(Some(companion)),
         set_log_level,
         secrets: std::sync::Arc::new(mcp_companion::secret::os_keychain()),
+        elicitations,
     });
     if std::env::var_os("RUST_LOG").is_none()
         && let Some(level) = commands::settings::stored_log_level(app.handle())

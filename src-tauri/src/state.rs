@@ -9,6 +9,8 @@ use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::secret::{self, SecretStore};
 use tauri::{Manager, Runtime};
 
+use crate::elicit::Pending;
+
 /// Changes the log filter of the running process (a `tracing_subscriber` reload handle).
 pub type SetLogLevel = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
@@ -26,6 +28,9 @@ pub struct Desktop {
     pub set_log_level: Option<SetLogLevel>,
     /// Where the window puts secret values (the OS keychain; an in-memory store in tests).
     pub secrets: Arc<dyn SecretStore>,
+    /// The elicitations waiting for the person (shared with the companion's
+    /// [`WindowElicitor`](crate::elicit::WindowElicitor)).
+    pub elicitations: Pending,
 }
 
 impl Desktop {
@@ -38,6 +43,7 @@ impl Desktop {
             companion: Mutex::new(None),
             set_log_level: None,
             secrets: Arc::new(secret::os_keychain()),
+            elicitations: Pending::default(),
         }
     }
 

@@ -1,13 +1,23 @@
 //! The tray indicator (DESIGN §11): an icon per health, a summary, one toggle per server, Start
-//! all, Stop all, Open, Quit. Rebuilt from the hub's statuses on every hub event.
+//! all, Stop all, Open, Quit.
+//!
+//! What the tray shows is computed from the hub's statuses as a plain value, [`TrayContent`], on
+//! every hub event; the menu, icon and tooltip are replaced only when that value differs from the
+//! one last set. Replacing the menu closes it under a person (or a keyboard-driven test) who has
+//! it open, and a server that keeps retrying produces an event every few seconds whose attempt
+//! counter and last error the tray does not show. For the same reason a server's automatic
+//! restart (`starting` right after `backoff`) reads as `backoff` in the menu: only what a person
+//! does (start, stop) or a real outcome (running, failed) changes the menu.
 //!
 //! Linux note: the AppIndicator protocol has no tooltips, so the summary (`N of M servers
 //! running`) is also the menu's first, disabled item.
 
 use mcp_companion::supervisor::{ServerState, ServerStatus};
+use std::sync::Mutex;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
+
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::state::DesktopExt;
@@ -113,96 +123,171 @@ fn is_active(state: ServerState) -> bool {
     )
 }
 
-fn menu<R: Runtime>(app: &AppHandle<R>, statuses: &[ServerStatus]) -> tauri::Result<Menu<R>> {
-    let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
-    items.push(Box::new(MenuItem::with_id(
-        app,
-        "summary",
-        summary(statuses),
-        false,
-        None::<&str>,
-    )?));
-    items.push(Box::new(PredefinedMenuItem::separator(app)?));
-    for s in statuses {
-        let label = if s.state == ServerState::NeedsSignIn {
-            format!("{} — sign in", s.name)
-        } else {
-            format!("{} — {}", s.name, s.state.as_str())
+/// Whether `status` is an automatic restart: `backoff`, or `starting` again after a failure with
+/// nobody having asked (a start by the user clears the last error first).
+fn is_retrying(status: &ServerStatus) -> bool {
+    match status.state {
+        ServerState::Backoff => true,
+        ServerState::Starting => status.last_error.is_some(),
+        _ => false,
+    }
+}
+
+/// One server's menu entry: a check item whose check mark means "active" (running, starting or
+/// retrying); clicking it toggles the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerEntry {
+    /// The menu item id ([`TrayAction::Toggle`]).
+    pub id: String,
+    /// `NAME — STATE`, or `NAME — sign in`.
+    pub label: String,
+    /// The check mark.
+    pub checked: bool,
+}
+
+/// Everything the tray shows, as a value: equal values draw the same tray.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrayContent {
+    /// The icon.
+    pub health: Health,
+    /// The tooltip and the menu's first (disabled) item: `N of M servers running`.
+    pub summary: String,
+    /// One entry per server, in config order.
+    pub servers: Vec<ServerEntry>,
+}
+
+impl TrayContent {
+    /// What the tray shows for `statuses`. Fields the tray does not display (restart counts,
+    /// last errors, retry times, pids, tool counts) do not affect it.
+    pub fn of(statuses: &[ServerStatus]) -> TrayContent {
+        let servers = statuses
+            .iter()
+            .map(|s| {
+                let label = if s.state == ServerState::NeedsSignIn {
+                    format!("{} — sign in", s.name)
+                } else if is_retrying(s) {
+                    format!("{} — {}", s.name, ServerState::Backoff.as_str())
+                } else {
+                    format!("{} — {}", s.name, s.state.as_str())
+                };
+                ServerEntry {
+                    id: TrayAction::Toggle(s.name.clone()).id(),
+                    label,
+                    checked: is_active(s.state),
+                }
+            })
+            .collect();
+        let health = match Health::of(statuses) {
+            // A server starting again on its own is still in trouble.
+            Health::Off | Health::Ok if statuses.iter().any(is_retrying) => Health::Degraded,
+            health => health,
         };
-        let id = TrayAction::Toggle(s.name.clone()).id();
-        items.push(Box::new(CheckMenuItem::with_id(
-            app,
-            id,
-            label,
-            true,
-            is_active(s.state),
-            None::<&str>,
-        )?));
+        TrayContent {
+            health,
+            summary: summary(statuses),
+            servers,
+        }
     }
-    if !statuses.is_empty() {
-        items.push(Box::new(PredefinedMenuItem::separator(app)?));
-    }
-    for (action, label) in [
-        (TrayAction::StartAll, "Start all"),
-        (TrayAction::StopAll, "Stop all"),
-    ] {
+
+    fn menu<R: Runtime>(&self, app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
+        let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
         items.push(Box::new(MenuItem::with_id(
             app,
-            action.id(),
-            label,
+            "summary",
+            &self.summary,
+            false,
+            None::<&str>,
+        )?));
+        items.push(Box::new(PredefinedMenuItem::separator(app)?));
+        for entry in &self.servers {
+            items.push(Box::new(CheckMenuItem::with_id(
+                app,
+                &entry.id,
+                &entry.label,
+                true,
+                entry.checked,
+                None::<&str>,
+            )?));
+        }
+        if !self.servers.is_empty() {
+            items.push(Box::new(PredefinedMenuItem::separator(app)?));
+        }
+        for (action, label) in [
+            (TrayAction::StartAll, "Start all"),
+            (TrayAction::StopAll, "Stop all"),
+        ] {
+            items.push(Box::new(MenuItem::with_id(
+                app,
+                action.id(),
+                label,
+                true,
+                None::<&str>,
+            )?));
+        }
+        items.push(Box::new(PredefinedMenuItem::separator(app)?));
+        items.push(Box::new(MenuItem::with_id(
+            app,
+            TrayAction::Open.id(),
+            "Open MCP Companion",
             true,
             None::<&str>,
         )?));
+        items.push(Box::new(MenuItem::with_id(
+            app,
+            TrayAction::Quit.id(),
+            "Quit",
+            true,
+            None::<&str>,
+        )?));
+        let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(AsRef::as_ref).collect();
+        Menu::with_items(app, &refs)
     }
-    items.push(Box::new(PredefinedMenuItem::separator(app)?));
-    items.push(Box::new(MenuItem::with_id(
-        app,
-        TrayAction::Open.id(),
-        "Open MCP Companion",
-        true,
-        None::<&str>,
-    )?));
-    items.push(Box::new(MenuItem::with_id(
-        app,
-        TrayAction::Quit.id(),
-        "Quit",
-        true,
-        None::<&str>,
-    )?));
-    let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(AsRef::as_ref).collect();
-    Menu::with_items(app, &refs)
 }
+
+/// The content last set on the tray (Tauri managed state, owned by this module).
+struct Shown(Mutex<Option<TrayContent>>);
 
 /// Creates the tray icon.
 ///
 /// # Errors
 /// When the menu or icon cannot be built.
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let statuses = app.desktop().hub.statuses();
-    let health = Health::of(&statuses);
+    let content = TrayContent::of(&app.desktop().hub.statuses());
     TrayIconBuilder::with_id(TRAY_ID)
-        .icon(Image::from_bytes(health.icon())?)
-        .tooltip(summary(&statuses))
-        .menu(&menu(app, &statuses)?)
+        .icon(Image::from_bytes(content.health.icon())?)
+        .tooltip(&content.summary)
+        .menu(&content.menu(app)?)
         .show_menu_on_left_click(true)
         .on_menu_event(on_menu_event)
         .build(app)?;
+    app.manage(Shown(Mutex::new(Some(content))));
     Ok(())
 }
 
-/// Redraws icon, tooltip and menu from the hub's current statuses. Failures are logged.
+/// Redraws icon, tooltip and menu from the hub's current statuses when what they show changed
+/// ([`TrayContent`]); otherwise leaves them alone, so an open menu stays open. Failures are
+/// logged, and the next refresh tries again.
 pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+    let (Some(tray), Some(shown)) = (app.tray_by_id(TRAY_ID), app.try_state::<Shown>()) else {
         return;
     };
-    let statuses = app.desktop().hub.statuses();
+    let content = TrayContent::of(&app.desktop().hub.statuses());
+    // Held while setting, so two refreshes cannot interleave and record the older content.
+    let mut last = shown.0.lock().unwrap_or_else(|p| p.into_inner());
+    if last.as_ref() == Some(&content) {
+        return;
+    }
     let result = (|| {
-        tray.set_icon(Some(Image::from_bytes(Health::of(&statuses).icon())?))?;
-        tray.set_tooltip(Some(summary(&statuses)))?;
-        tray.set_menu(Some(menu(app, &statuses)?))
+        tray.set_icon(Some(Image::from_bytes(content.health.icon())?))?;
+        tray.set_tooltip(Some(&content.summary))?;
+        tray.set_menu(Some(content.menu(app)?))
     })();
-    if let Err(e) = result {
-        tracing::warn!(error = %e, "cannot update the tray");
+    match result {
+        Ok(()) => *last = Some(content),
+        Err(e) => {
+            *last = None;
+            tracing::warn!(error = %e, "cannot update the tray");
+        }
     }
 }
 
@@ -283,6 +368,90 @@ mod tests {
             restarts: 0,
             tools: 0,
         }
+    }
+
+    fn retrying(name: &str, state: ServerState, restarts: u32, error: &str) -> ServerStatus {
+        ServerStatus {
+            last_error: Some(error.into()),
+            restarts,
+            retry_at_ms: (state == ServerState::Backoff).then_some(1_000 * u64::from(restarts)),
+            since_ms: 500 * u64::from(restarts),
+            ..status(name, state)
+        }
+    }
+
+    #[test]
+    fn a_server_retrying_on_its_own_keeps_the_tray_content_unchanged() {
+        let demo = ServerStatus {
+            tools: 3,
+            pid: Some(42),
+            ..status("demo", ServerState::Running)
+        };
+        let first = TrayContent::of(&[
+            demo.clone(),
+            retrying("docs", ServerState::Backoff, 1, "connection refused"),
+        ]);
+        assert_eq!(first.health, Health::Degraded);
+        assert_eq!(first.servers[1].label, "docs — backoff");
+        assert!(first.servers[1].checked);
+        for attempt in 2..8 {
+            for state in [ServerState::Starting, ServerState::Backoff] {
+                let again = TrayContent::of(&[
+                    ServerStatus {
+                        tools: attempt as usize,
+                        ..demo.clone()
+                    },
+                    retrying(
+                        "docs",
+                        state,
+                        attempt,
+                        &format!("attempt {attempt}: connection refused"),
+                    ),
+                ]);
+                assert_eq!(again, first, "attempt {attempt}, {state:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn what_the_tray_shows_changes_its_content() {
+        let base = [
+            status("a", ServerState::Running),
+            status("b", ServerState::Stopped),
+        ];
+        let content = TrayContent::of(&base);
+        assert_eq!(content.summary, "1 of 2 servers running");
+        assert_eq!(
+            content.servers,
+            vec![
+                ServerEntry {
+                    id: "server:a".into(),
+                    label: "a — running".into(),
+                    checked: true
+                },
+                ServerEntry {
+                    id: "server:b".into(),
+                    label: "b — stopped".into(),
+                    checked: false
+                },
+            ]
+        );
+        let changed: &[Vec<ServerStatus>] = &[
+            // The user starts b: a first start, not a retry.
+            vec![base[0].clone(), status("b", ServerState::Starting)],
+            vec![base[0].clone(), status("b", ServerState::NeedsSignIn)],
+            vec![status("a", ServerState::Failed), base[1].clone()],
+            vec![base[0].clone()],
+            vec![base[0].clone(), status("c", ServerState::Stopped)],
+        ];
+        for statuses in changed {
+            assert_ne!(TrayContent::of(statuses), content, "{statuses:?}");
+        }
+        assert_eq!(
+            TrayContent::of(&[base[0].clone(), status("b", ServerState::Starting)]).servers[1]
+                .label,
+            "b — starting"
+        );
     }
 
     #[test]

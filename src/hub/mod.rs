@@ -44,6 +44,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::catalog::{Catalog, Route};
 use crate::config::Config;
 use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
+use crate::upstream::elicitor::SharedElicitor;
 
 pub use fast::FastTarget;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
@@ -166,9 +167,16 @@ impl HubEvents {
 
 impl Hub {
     /// Starts a supervisor for every server in `config` (all connecting concurrently) and the
-    /// owner task. Must be called inside a Tokio runtime.
+    /// owner task; `elicitation/create` with no capable agent is answered `cancel`. Must be
+    /// called inside a Tokio runtime.
     pub fn start(config: &Config) -> Hub {
-        let (inbox, view) = owner::spawn(config);
+        Hub::start_with(config, crate::upstream::elicitor::headless())
+    }
+
+    /// Like [`Hub::start`], asking `elicitor` when a server's `elicitation/create` has no calling
+    /// agent able to answer it (the desktop app's window).
+    pub fn start_with(config: &Config, elicitor: SharedElicitor) -> Hub {
+        let (inbox, view) = owner::spawn(config, elicitor);
         Hub { inbox, view }
     }
 

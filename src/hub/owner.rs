@@ -24,6 +24,7 @@ use super::{COALESCE, HubError, Servers, View};
 use crate::catalog::{Catalog, Route};
 use crate::config::{Config, ServerSpec, SsrfWhitelist};
 use crate::supervisor::{self, Reporter, ServerHandle, ServerState};
+use crate::upstream::elicitor::SharedElicitor;
 
 /// What a handle (or a helper task, or a supervisor) tells the owner.
 pub(super) enum Msg {
@@ -92,10 +93,15 @@ pub(super) struct Owner {
     /// A tool-list change happened during the reload; announce it when the reload is done.
     held_back: bool,
     shutting_down: bool,
+    /// Who answers `elicitation/create` when no calling agent can; every server's sessions use it.
+    elicitor: SharedElicitor,
 }
 
 /// Starts the owner of `config`'s servers; returns its inbox and its published view.
-pub(super) fn spawn(config: &Config) -> (mpsc::UnboundedSender<Msg>, watch::Receiver<Arc<View>>) {
+pub(super) fn spawn(
+    config: &Config,
+    elicitor: SharedElicitor,
+) -> (mpsc::UnboundedSender<Msg>, watch::Receiver<Arc<View>>) {
     let (inbox, rx) = mpsc::unbounded_channel();
     let (publish, view) = watch::channel(Arc::new(View::default()));
     let mut owner = Owner {
@@ -114,6 +120,7 @@ pub(super) fn spawn(config: &Config) -> (mpsc::UnboundedSender<Msg>, watch::Rece
         queued: VecDeque::new(),
         held_back: false,
         shutting_down: false,
+        elicitor,
     };
     let order = config
         .servers
@@ -181,7 +188,8 @@ impl Owner {
                 let _ = inbox.send(Msg::ServerChanged);
             }
         });
-        supervisor::spawn(spec, whitelist, report)
+        let connect = supervisor::upstream_connect_with(self.elicitor.clone());
+        supervisor::spawn_with(spec, whitelist, report, connect)
     }
 
     /// Runs `work` in a helper task and posts `then` to the inbox when it is done.

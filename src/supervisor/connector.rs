@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use crate::config::{ServerConfig, SsrfWhitelist};
 use crate::upstream::ask::AskContext;
 use crate::upstream::askers::Askers;
+use crate::upstream::elicitor::{self, SharedElicitor};
 use crate::upstream::handler::ProgressRoutes;
 use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
@@ -48,12 +49,19 @@ pub struct StartFailure {
 pub type Connect =
     Arc<dyn Fn(ConnectArgs) -> BoxFuture<'static, Result<Session, StartFailure>> + Send + Sync>;
 
-/// The real connect: expands the entry and connects it with [`upstream::connect()`].
+/// The real connect: expands the entry and connects it with [`upstream::connect()`]; nobody to
+/// ask for elicitations ([`elicitor::Headless`]).
 pub fn upstream_connect() -> Connect {
-    Arc::new(|args: ConnectArgs| Box::pin(connect(args)))
+    upstream_connect_with(elicitor::headless())
 }
 
-async fn connect(args: ConnectArgs) -> Result<Session, StartFailure> {
+/// The real connect, whose sessions ask `elicitor` when a server's `elicitation/create` has no
+/// calling agent able to answer it.
+pub fn upstream_connect_with(elicitor: SharedElicitor) -> Connect {
+    Arc::new(move |args: ConnectArgs| Box::pin(connect(args, elicitor.clone())))
+}
+
+async fn connect(args: ConnectArgs, elicitor: SharedElicitor) -> Result<Session, StartFailure> {
     // `${secret:…}` reads may wait on the keychain: they run off the runtime's workers.
     let cfg = crate::config::expand_for_start(args.cfg.clone())
         .await
@@ -62,7 +70,8 @@ async fn connect(args: ConnectArgs) -> Result<Session, StartFailure> {
             permanent: true,
             sign_in: false,
         })?;
-    let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout);
+    let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout)
+        .with_elicitor(elicitor);
     upstream::connect(&cfg, &args.log, args.progress, asks, &args.whitelist)
         .await
         .map_err(|e| StartFailure {

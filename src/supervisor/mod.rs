@@ -49,7 +49,7 @@ use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
-pub use connector::{Connect, ConnectArgs, StartFailure, upstream_connect};
+pub use connector::{Connect, ConnectArgs, StartFailure, upstream_connect, upstream_connect_with};
 
 /// Lifecycle state of one server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,8 +6,8 @@
 //!
 //! | request | agent picked and capable | otherwise |
 //! |---|---|---|
-//! | `elicitation/create` (form) | forwarded | `cancel` (nobody was asked, so nobody declined), logged with server and message |
-//! | `elicitation/create` (url) | forwarded if the agent declared `elicitation.url` | `cancel`, as above |
+//! | `elicitation/create` (form) | forwarded | the companion's [`Elicitor`](elicitor::Elicitor): the desktop app asks the person in its window; headless, `cancel` (nobody was asked, so nobody declined), logged with server and message |
+//! | `elicitation/create` (url) | forwarded if the agent declared `elicitation.url` | the [`Elicitor`](elicitor::Elicitor), as above |
 //! | `sampling/createMessage` | forwarded | JSON-RPC error -32603: no model is available through the companion |
 //! | `roots/list` | forwarded | the entry's `roots` as `file://` URIs, else `[]` |
 //!
@@ -35,6 +35,7 @@ use rmcp::service::{InboundStreamOrigin, PeerRequestOptions, RequestContext, Ser
 use tokio_util::sync::CancellationToken;
 
 use super::askers::{Asker, Askers};
+use super::elicitor::{self, ElicitationRequest, SharedElicitor};
 use super::roots::EntryRoots;
 
 /// What one upstream session needs to answer its server's requests.
@@ -46,8 +47,12 @@ pub struct AskContext {
     pub askers: Askers,
     /// The entry's `roots`, as sent in `roots/list` when no agent answers.
     pub roots: EntryRoots,
-    /// How long a forwarded request may wait for the agent: the entry's `toolTimeout`.
+    /// How long a forwarded request may wait for the agent, or the person: the entry's
+    /// `toolTimeout`.
     pub timeout: Duration,
+    /// Who answers `elicitation/create` when no calling agent can ([`elicitor::Headless`]
+    /// unless [`AskContext::with_elicitor`] says otherwise).
+    pub elicitor: SharedElicitor,
 }
 
 impl AskContext {
@@ -58,7 +63,13 @@ impl AskContext {
             askers,
             roots,
             timeout,
+            elicitor: elicitor::headless(),
         }
+    }
+
+    /// The same context, asking `elicitor` when no calling agent can answer `elicitation/create`.
+    pub fn with_elicitor(self, elicitor: SharedElicitor) -> Self {
+        AskContext { elicitor, ..self }
     }
 }
 
@@ -95,10 +106,13 @@ enum Unanswered {
     Broken(String),
 }
 
-/// `elicitation/create`: forwarded to a capable calling agent, else `cancel`.
+/// `elicitation/create`: forwarded to a capable calling agent, else to the
+/// [`Elicitor`](elicitor::Elicitor) (headless: `cancel`). The elicitor's request is withdrawn when the server cancels it or the
+/// call in flight it was asked during is cancelled (or its agent hangs up).
 ///
 /// # Errors
-/// The agent's own JSON-RPC error, or -32603 when its call ended before it answered.
+/// The agent's own JSON-RPC error, or -32603 when its call ended before it (or the person)
+/// answered, or the server cancelled the request.
 pub async fn elicit(
     cx: &AskContext,
     params: ElicitRequestParams,
@@ -110,7 +124,8 @@ pub async fn elicit(
         // A mode newer than this build: no agent can be known to handle it.
         _ => ("unknown", String::new()),
     };
-    let capable = pick(cx, &rcx).filter(|a| {
+    let picked = pick(cx, &rcx);
+    let capable = picked.clone().filter(|a| {
         a.capabilities()
             .elicitation
             .as_ref()
@@ -122,13 +137,19 @@ pub async fn elicit(
             })
     });
     let Some(asker) = capable else {
-        tracing::warn!(
-            server = %cx.server,
-            message = %message,
-            mode,
-            "elicitation/create with no agent able to answer it: answered cancel (nobody was asked)"
-        );
-        return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        let request = ElicitationRequest {
+            server: cx.server.clone(),
+            params,
+            timeout: cx.timeout,
+        };
+        // The call it belongs to (when one is in flight) may be cancelled first.
+        let call_ended = picked.map(|a| a.cancelled).unwrap_or_default();
+        // Dropping the elicitor's future withdraws the request (the window takes its form down).
+        return tokio::select! {
+            result = cx.elicitor.elicit(request) => Ok(result),
+            () = rcx.ct.cancelled() => Err(unanswered(cx, Kind::Elicitation, Unanswered::ServerCancelled)),
+            () = call_ended.cancelled() => Err(unanswered(cx, Kind::Elicitation, Unanswered::CallEnded)),
+        };
     };
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
     match forward(cx, &asker, request, &rcx.ct).await {

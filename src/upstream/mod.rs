@@ -17,6 +17,7 @@ pub mod ask;
 pub mod askers;
 pub mod call;
 pub mod connect;
+pub mod elicitor;
 pub mod error_text;
 pub mod handler;
 pub mod http;

@@ -10,11 +10,13 @@ PEERS=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
 export APP=$(realpath -m "$TARGET/debug/mcp-companion-desktop")
 export CLI=$(realpath -m "$TARGET/debug/mcp-companion")
 export PEERS_PYTHON="$PEERS/venv/bin/python"
+export EVERYTHING_JS="$PEERS/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 export OUT=$(realpath -m "${DESKTOP_E2E_OUT:-$TARGET/desktop-e2e}")
 for f in "$APP" "$CLI" "$PEERS_PYTHON" "$PEERS/venv/bin/mcp-server-time"; do
   [ -x "$f" ] || { echo "e2e: missing $f" >&2; exit 2; }
 done
-for tool in Xvfb trayer xdotool import dbus-run-session WebKitWebDriver gnome-keyring-daemon curl gdbus; do
+[ -f "$EVERYTHING_JS" ] || { echo "e2e: missing $EVERYTHING_JS (tests/peers/setup.sh)" >&2; exit 2; }
+for tool in node Xvfb trayer xdotool import dbus-run-session WebKitWebDriver gnome-keyring-daemon curl gdbus; do
   command -v "$tool" >/dev/null || { echo "e2e: missing $tool" >&2; exit 2; }
 done
 rm -rf "$OUT" && mkdir -p "$OUT"

@@ -11,6 +11,7 @@ mod bounds;
 mod common;
 mod config_file;
 mod declared;
+mod elicitor;
 mod endpoint;
 mod failures;
 mod fast_path;

@@ -8,8 +8,11 @@
 //! | `import.rs` | detect other clients' files, preview, import |
 //! | `settings.rs` | connect snippets, whitelist, log level, autostart |
 //! | `registry.rs` | registry search/details/install plan, per-client connect toggles |
+//! | `sign_in.rs` | OAuth sign-in of a server |
+//! | `elicit.rs` | open elicitations, the person's answer |
 
 pub mod add;
+pub mod elicit;
 pub mod import;
 pub mod registry;
 pub mod servers;
