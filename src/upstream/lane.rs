@@ -34,8 +34,7 @@ pub use transport::LaneTransport;
 pub const SWITCH_ENV: &str = "MCP_COMPANION_FAST_PATH";
 
 /// Whether new stdio sessions get a fast lane (and agents' calls use it): off unless
-/// [`SWITCH_ENV`] turns it on (it is not benchmarked yet and does not count against the
-/// per-agent bounds of `ipc::limits`). Read once per process.
+/// [`SWITCH_ENV`] turns it on (it is not benchmarked or soaked yet). Read once per process.
 pub fn enabled() -> bool {
     static ENABLED: OnceLock<bool> = OnceLock::new();
     *ENABLED.get_or_init(|| {

@@ -48,7 +48,8 @@ impl CallPath {
 }
 
 /// Runs the scenario `async fn $scenario(path: CallPath)` (a sibling of the call site) as two
-/// tests, `$name::fast_path` and `$name::slow_path`.
+/// tests, `$name::fast_path` and `$name::slow_path`; a third argument `multi_thread` runs them
+/// on a two-worker runtime.
 macro_rules! on_both_paths {
     ($name:ident, $scenario:ident) => {
         mod $name {
@@ -57,6 +58,18 @@ macro_rules! on_both_paths {
                 super::$scenario(crate::common::CallPath::Fast).await
             }
             #[tokio::test]
+            async fn slow_path() {
+                super::$scenario(crate::common::CallPath::Slow).await
+            }
+        }
+    };
+    ($name:ident, $scenario:ident, multi_thread) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn fast_path() {
+                super::$scenario(crate::common::CallPath::Fast).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn slow_path() {
                 super::$scenario(crate::common::CallPath::Slow).await
             }
