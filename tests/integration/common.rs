@@ -28,7 +28,7 @@ pub fn demo(extra_args: &[&str]) -> Value {
 /// The switch of the forwarding fast path (`src/upstream/lane.rs`, `SWITCH_ENV`).
 pub const FAST_PATH_ENV: &str = "MCP_COMPANION_FAST_PATH";
 
-/// Which way a companion forwards agents' `tools/call`: the fast path (opt-in) or the rmcp (the default)
+/// Which way a companion forwards agents' `tools/call`: the fast path (the default) or the rmcp
 /// session path. Call behaviour is specified once and checked on both ([`on_both_paths`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallPath {
