@@ -194,9 +194,11 @@ where
         if !self.said_gone {
             self.said_gone = true;
             let in_flight = self.budget.in_flight();
-            if in_flight > 0 || self.budget.not_reading() {
+            let unread = self.budget.dropped();
+            if in_flight > 0 || unread > 0 || self.budget.not_reading() {
                 tracing::info!(
                     in_flight,
+                    unread_answers = unread,
                     queued_bytes = self.budget.queued(),
                     "agent connection closed; cancelling its calls in flight and dropping what it did not read"
                 );
@@ -230,7 +232,6 @@ where
         let write = encoded.map(|bytes| self.inner.write_line(bytes));
         let gone = self.gone.clone();
         async move {
-            let _ticket = ticket;
             let write = write?;
             let closed =
                 || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the agent has gone");
@@ -242,8 +243,9 @@ where
                 r = write => r,
                 () = gone.cancelled() => Err(closed()),
             };
-            if written.is_err() {
-                gone.cancel();
+            match &written {
+                Ok(()) => ticket.written(),
+                Err(_) => gone.cancel(),
             }
             written
         }

@@ -190,7 +190,7 @@ async fn write_reply<W>(
 ) where
     W: AsyncWrite + Send + Unpin,
 {
-    let _ticket = budget.queue(Some(id), reply.frame_len());
+    let ticket = budget.queue(Some(id), reply.frame_len());
     if gone.is_cancelled() {
         return;
     }
@@ -202,8 +202,11 @@ async fn write_reply<W>(
         } => r,
         () = gone.cancelled() => return,
     };
-    if let Err(e) = written {
-        tracing::debug!(error = %e, "could not answer a call");
-        gone.cancel();
+    match written {
+        Ok(()) => ticket.written(),
+        Err(e) => {
+            tracing::debug!(error = %e, "could not answer a call");
+            gone.cancel();
+        }
     }
 }
