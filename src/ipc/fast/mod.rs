@@ -12,7 +12,7 @@
 //!
 //! So progress-carrying calls, resources and prompts served as tools, malformed requests,
 //! and every error path before the forward keep their slow-path answers. Taken calls count
-//! against the connection's bounds exactly as rmcp's requests do ([`relay`]). The fast path is on
+//! against the connection's bounds exactly as rmcp's requests do (`relay.rs`). The fast path is on
 //! unless `MCP_COMPANION_FAST_PATH=0` ([`crate::upstream::lane::enabled`]).
 
 pub mod call;
