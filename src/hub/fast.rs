@@ -40,7 +40,7 @@ impl Hub {
             return None;
         };
         let server = self.server(&route.server)?;
-        let live = server.snapshot().live?;
+        let live = server.live()?;
         let lane = live.lane.clone()?;
         if lane.ended().is_some() {
             return None;

@@ -16,6 +16,11 @@
 //! writes fail at once, and the `gone` token fires, which ends every call of the connection
 //! (the endpoint drops them, sending `notifications/cancelled` upstream).
 //!
+//! Calls the fast path takes ([`super::fast`]) never reach rmcp and count just the same: the
+//! relay enters each in the [`Budget`] as it takes the line, queues its answer's bytes as
+//! `send` does, and cancels it (upstream too) when `gone` fires. [`LineTransport::step`]
+//! returns after every line it hands over or a tap takes, so each line waits for room here.
+//!
 //! [`MAX_IN_FLIGHT`]: super::limits::MAX_IN_FLIGHT
 //! [`MAX_QUEUED_BYTES`]: super::limits::MAX_QUEUED_BYTES
 
@@ -29,7 +34,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::limits::Budget;
-use super::line::{End, LineTransport, encode_line};
+use super::line::{End, LineTransport, Step, encode_line};
 
 /// How often a connection whose input has ended, or that is paused, checks whether its agent
 /// closed the socket.
@@ -189,9 +194,11 @@ where
         if !self.said_gone {
             self.said_gone = true;
             let in_flight = self.budget.in_flight();
-            if in_flight > 0 || self.budget.not_reading() {
+            let unread = self.budget.dropped();
+            if in_flight > 0 || unread > 0 || self.budget.not_reading() {
                 tracing::info!(
                     in_flight,
+                    unread_answers = unread,
                     queued_bytes = self.budget.queued(),
                     "agent connection closed; cancelling its calls in flight and dropping what it did not read"
                 );
@@ -225,7 +232,6 @@ where
         let write = encoded.map(|bytes| self.inner.write_line(bytes));
         let gone = self.gone.clone();
         async move {
-            let _ticket = ticket;
             let write = write?;
             let closed =
                 || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the agent has gone");
@@ -237,40 +243,47 @@ where
                 r = write => r,
                 () = gone.cancelled() => Err(closed()),
             };
-            if written.is_err() {
-                gone.cancel();
+            match &written {
+                Ok(()) => ticket.written(),
+                Err(_) => gone.cancel(),
             }
             written
         }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        if !self.input_ended {
+        // One line per turn, the fast path's included: each waits for room.
+        while !self.input_ended {
+            // Room first: `watch` arms a timer, which a connection with room never needs
+            // (and it first looks after `HANGUP_POLL` anyway).
             let room = tokio::select! {
                 biased;
                 () = self.gone.cancelled() => false,
-                () = self.hangup.watch() => false,
                 () = self.budget.room() => true,
+                () = self.hangup.watch() => false,
             };
             if !room {
                 return self.left();
             }
-            let message = tokio::select! {
+            let step = tokio::select! {
                 biased;
                 () = self.gone.cancelled() => None,
-                m = self.inner.receive() => Some(m),
+                step = self.inner.step() => Some(step),
             };
-            let Some(message) = message else {
-                return self.left();
-            };
-            if let Some(message) = message {
-                self.track(&message);
-                return Some(message);
-            }
-            self.input_ended = true;
-            let half_close = self.inner.end() == End::Eof && !self.hangup.eof_is_hangup();
-            if !half_close {
-                return self.left();
+            match step {
+                None => return self.left(),
+                Some(Step::Taken) => {}
+                Some(Step::Message(message)) => {
+                    self.track(&message);
+                    return Some(*message);
+                }
+                Some(Step::End) => {
+                    self.input_ended = true;
+                    let half_close = self.inner.end() == End::Eof && !self.hangup.eof_is_hangup();
+                    if !half_close {
+                        return self.left();
+                    }
+                }
             }
         }
         // Input ended: answers still go out until the last one, unless the agent left.

@@ -360,14 +360,21 @@ pub async fn serve_session_with<S>(
 {
     let mut events = hub.subscribe();
     let gone = CancellationToken::new();
+    let budget = Arc::new(Budget::default());
     let mut framed = framed(stream).with_line_deadline(LINE_DEADLINE);
     let mut agent_cell = None;
     if crate::upstream::lane::enabled() {
-        let (relay, cell) = Relay::new(hub.clone(), shutdown.clone());
-        framed = framed.with_relay(relay);
+        let (relay, cell) = Relay::new(
+            hub.clone(),
+            shutdown.clone(),
+            framed.shared_write(),
+            budget.clone(),
+            gone.clone(),
+        );
+        framed = framed.with_tap(Box::new(relay));
         agent_cell = Some(cell);
     }
-    let transport = Bounded::new(framed, Arc::new(Budget::default()), gone.clone(), hangup);
+    let transport = Bounded::new(framed, budget, gone.clone(), hangup);
     let endpoint = Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait)
         .with_agent_gone(gone.clone());
     let handshake = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));

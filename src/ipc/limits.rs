@@ -78,6 +78,8 @@ struct State {
     not_reading: Option<Instant>,
     /// The in-flight bound was reached (logged the first time per connection).
     reached_in_flight: bool,
+    /// Messages given up unwritten (their write failed or was dropped: the agent left).
+    dropped: usize,
 }
 
 impl Default for State {
@@ -88,6 +90,7 @@ impl Default for State {
             last_written: Instant::now(),
             not_reading: None,
             reached_in_flight: false,
+            dropped: 0,
         }
     }
 }
@@ -136,7 +139,9 @@ impl Budget {
     }
 
     /// `bytes` of a message (the answer to `answers`, if it is one) are about to be written;
-    /// they count until the returned ticket is dropped, which also ends that request.
+    /// they count until the returned ticket is dropped, which also ends that request. Mark a
+    /// message that reached the agent with [`Ticket::written`]; one dropped unmarked counts as
+    /// given up ([`Self::dropped`]) and does not end a not-reading episode.
     pub fn queue(self: &Arc<Self>, answers: Option<RequestId>, bytes: usize) -> Ticket {
         let mut s = self.state();
         if s.queued == 0 {
@@ -148,6 +153,7 @@ impl Budget {
             budget: self.clone(),
             answers,
             bytes,
+            written: false,
         }
     }
 
@@ -205,6 +211,11 @@ impl Budget {
         self.state().not_reading.is_some()
     }
 
+    /// Messages given up unwritten so far (for the end-of-session line).
+    pub fn dropped(&self) -> usize {
+        self.state().dropped
+    }
+
     /// A future that completes when the requests in flight or the queued bytes change; to miss
     /// nothing, `enable` it before looking at [`Self::in_flight`].
     pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
@@ -219,16 +230,31 @@ pub struct Ticket {
     budget: Arc<Budget>,
     answers: Option<RequestId>,
     bytes: usize,
+    written: bool,
+}
+
+impl Ticket {
+    /// The message reached the agent: drops the ticket as written.
+    pub fn written(mut self) {
+        self.written = true;
+    }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         let mut s = self.budget.state();
         s.queued = s.queued.saturating_sub(self.bytes);
-        s.last_written = Instant::now();
         if let Some(id) = &self.answers {
             s.in_flight.remove(id);
         }
+        if !self.written {
+            // The agent left with it unread: its episode (if any) is not over.
+            s.dropped += 1;
+            drop(s);
+            self.budget.changed.notify_waiters();
+            return;
+        }
+        s.last_written = Instant::now();
         if s.queued == 0
             && let Some(since) = s.not_reading.take()
         {
@@ -269,7 +295,7 @@ mod tests {
         });
         let ticket = budget.queue(Some(id(1)), 10);
         assert_eq!(budget.in_flight(), 2, "in flight until written");
-        drop(ticket);
+        ticket.written();
         tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("woken")
@@ -303,12 +329,30 @@ mod tests {
                 .is_err()
         );
         assert!(budget.not_reading());
-        drop(first);
+        first.written();
         // Room again, but the agent has not read everything yet: the episode goes on.
         budget.room().await;
         assert!(budget.not_reading());
-        drop(second);
+        second.written();
         assert!(!budget.not_reading());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn answers_given_up_unwritten_leave_the_episode_open_and_are_counted() {
+        let budget = Arc::new(Budget::new(1, 1 << 20));
+        budget.requested(id(1));
+        let answer = budget.queue(Some(id(1)), 100);
+        assert!(
+            tokio::time::timeout(NOT_READING_AFTER * 3, budget.room())
+                .await
+                .is_err()
+        );
+        assert!(budget.not_reading());
+        // The agent left: the write failed and the answer is given up.
+        drop(answer);
+        assert_eq!((budget.in_flight(), budget.queued()), (0, 0));
+        assert!(budget.not_reading(), "the agent never read it");
+        assert_eq!(budget.dropped(), 1);
     }
 
     #[tokio::test(start_paused = true)]
@@ -333,7 +377,7 @@ mod tests {
         budget.cancelled(&id(7));
         assert!(has_room_soon(&budget).await);
         // The answer to a cancelled request, if rmcp had already queued it, changes nothing.
-        drop(budget.queue(Some(id(7)), 5));
+        budget.queue(Some(id(7)), 5).written();
         assert_eq!((budget.in_flight(), budget.queued()), (0, 0));
     }
 }

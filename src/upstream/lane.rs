@@ -30,18 +30,20 @@ use tokio::sync::oneshot;
 
 pub use transport::LaneTransport;
 
-/// The environment variable that switches the fast path on: `1`, `on`, `true` or `yes`.
+/// The environment variable that switches the fast path off: `0`, `off`, `false` or `no`
+/// (any other value, or none, leaves it on).
 pub const SWITCH_ENV: &str = "MCP_COMPANION_FAST_PATH";
 
-/// Whether new stdio sessions get a fast lane (and agents' calls use it): off unless
-/// [`SWITCH_ENV`] turns it on (it is not benchmarked yet and does not count against the
-/// per-agent bounds of `ipc::limits`). Read once per process.
+/// Whether new stdio sessions get a fast lane (and agents' calls use it): on unless
+/// [`SWITCH_ENV`] turns it off. Read once per process.
 pub fn enabled() -> bool {
     static ENABLED: OnceLock<bool> = OnceLock::new();
     *ENABLED.get_or_init(|| {
-        matches!(
-            std::env::var(SWITCH_ENV).as_deref().map(str::trim),
-            Ok("1" | "on" | "true" | "yes")
+        !matches!(
+            std::env::var(SWITCH_ENV)
+                .map(|v| v.trim().to_ascii_lowercase())
+                .as_deref(),
+            Ok("0" | "off" | "false" | "no")
         )
     })
 }

@@ -3,6 +3,9 @@
 //! agent goes away its calls stop reaching the server and the running ones are cancelled; a
 //! half-closed agent still gets its answers; connections over the limit are refused in words.
 //!
+//! Each runs on both call paths ([`on_both_paths`]): the fast path's calls count against the
+//! same bounds as the ones rmcp serves.
+//!
 //! Calls are counted at the demo server itself (`--call-log`: one line per call as it arrives,
 //! `<tool> cancelled` when a call ends cancelled by the client).
 
@@ -14,17 +17,20 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::common::{Companion, call, demo, eventually, text};
+use crate::common::{CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
 /// What [`mcp_companion::ipc::limits::MAX_IN_FLIGHT`] allows.
 const MAX_IN_FLIGHT: usize = mcp_companion::ipc::limits::MAX_IN_FLIGHT;
 
-/// A companion whose demo server records every call in the returned file.
-async fn companion_counting_calls() -> (Companion, PathBuf) {
+/// A companion taking `path` whose demo server records every call in the returned file.
+async fn companion_counting_calls(path: CallPath) -> (Companion, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir").keep();
     let calls = dir.join("calls.log");
     let log = calls.display().to_string();
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&["--call-log", &log]) } }));
+    let c = Companion::start_on(
+        json!({ "mcpServers": { "demo": demo(&["--call-log", &log]) } }),
+        path,
+    );
     c.settled().await;
     (c, calls)
 }
@@ -131,10 +137,11 @@ fn flood(
 /// promptly meanwhile, the episode is logged once, and after the agent disconnects no further
 /// call of it reaches the server. Without the bounds the companion ran all 5 000 (≈ 320 MiB of
 /// answers held in memory) and kept running them after the agent left.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_served() {
+async fn an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_served(
+    path: CallPath,
+) {
     const CALLS: usize = 5_000;
-    let (c, calls) = companion_counting_calls().await;
+    let (c, calls) = companion_counting_calls(path).await;
     let polite = c.client().await;
     let echo = |i: usize| {
         let polite = &polite;
@@ -247,9 +254,8 @@ async fn an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_se
 /// An agent starts 100 slow calls and disconnects: only 64 were read (the in-flight bound),
 /// and all 64 are cancelled at the server within a second of the disconnect; the 36 never read
 /// never run. Without the fix all 100 ran, and were cancelled only after rmcp's 5 s drain.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_departed_agents_calls_are_cancelled_upstream_within_a_second() {
-    let (c, calls) = companion_counting_calls().await;
+async fn a_departed_agents_calls_are_cancelled_upstream_within_a_second(path: CallPath) {
+    let (c, calls) = companion_counting_calls(path).await;
     let (rd, mut wr) = raw_agent(&c).await;
     let mut batch = Vec::new();
     for id in 1..=100 {
@@ -295,9 +301,8 @@ async fn a_departed_agents_calls_are_cancelled_upstream_within_a_second() {
 /// A client that closes only its sending half (as `mcp-companion bridge` does when its stdin
 /// ends) still gets an answer to every request it sent, even ones that take longer than
 /// rmcp's 5 s drain; nothing is cancelled.
-#[tokio::test]
-async fn a_half_closed_agent_still_gets_every_answer() {
-    let (c, calls) = companion_counting_calls().await;
+async fn a_half_closed_agent_still_gets_every_answer(path: CallPath) {
+    let (c, calls) = companion_counting_calls(path).await;
     let (rd, mut wr) = raw_agent(&c).await;
     for id in 1..=3 {
         wr.write_all(&tools_call(id, "mcp_demo_sleep", json!({ "seconds": 6 })))
@@ -328,10 +333,9 @@ async fn a_half_closed_agent_still_gets_every_answer() {
 
 /// Past 256 agent connections a new one gets one JSON-RPC error line saying why, and is
 /// closed; once one closes, a new connection is served again.
-#[tokio::test]
-async fn connections_over_the_limit_are_refused_in_words() {
+async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
     const MAX: usize = mcp_companion::ipc::limits::MAX_AGENT_CONNECTIONS;
-    let (c, _) = companion_counting_calls().await;
+    let (c, _) = companion_counting_calls(path).await;
     let mut open = Vec::new();
     for _ in 0..MAX {
         open.push(UnixStream::connect(&c.socket).await.expect("connect"));
@@ -387,10 +391,9 @@ async fn connections_over_the_limit_are_refused_in_words() {
 
 /// Past 64 control connections a new one gets one `busy` refusal and is closed; the CLI says
 /// so rather than hanging.
-#[tokio::test]
-async fn control_connections_over_the_limit_are_refused_in_words() {
+async fn control_connections_over_the_limit_are_refused_in_words(path: CallPath) {
     const MAX: usize = mcp_companion::ipc::limits::MAX_CONTROL_CONNECTIONS;
-    let (c, _) = companion_counting_calls().await;
+    let (c, _) = companion_counting_calls(path).await;
     let mut open = Vec::new();
     for _ in 0..MAX {
         open.push(UnixStream::connect(&c.control).await.expect("connect"));
@@ -421,3 +424,26 @@ async fn control_connections_over_the_limit_are_refused_in_words() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+on_both_paths!(
+    an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_served,
+    an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_served,
+    multi_thread
+);
+on_both_paths!(
+    a_departed_agents_calls_are_cancelled_upstream_within_a_second,
+    a_departed_agents_calls_are_cancelled_upstream_within_a_second,
+    multi_thread
+);
+on_both_paths!(
+    a_half_closed_agent_still_gets_every_answer,
+    a_half_closed_agent_still_gets_every_answer
+);
+on_both_paths!(
+    connections_over_the_limit_are_refused_in_words,
+    connections_over_the_limit_are_refused_in_words
+);
+on_both_paths!(
+    control_connections_over_the_limit_are_refused_in_words,
+    control_connections_over_the_limit_are_refused_in_words
+);

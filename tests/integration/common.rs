@@ -28,7 +28,7 @@ pub fn demo(extra_args: &[&str]) -> Value {
 /// The switch of the forwarding fast path (`src/upstream/lane.rs`, `SWITCH_ENV`).
 pub const FAST_PATH_ENV: &str = "MCP_COMPANION_FAST_PATH";
 
-/// Which way a companion forwards agents' `tools/call`: the fast path (opt-in) or the rmcp (the default)
+/// Which way a companion forwards agents' `tools/call`: the fast path (the default) or the rmcp
 /// session path. Call behaviour is specified once and checked on both ([`on_both_paths`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallPath {
@@ -48,7 +48,8 @@ impl CallPath {
 }
 
 /// Runs the scenario `async fn $scenario(path: CallPath)` (a sibling of the call site) as two
-/// tests, `$name::fast_path` and `$name::slow_path`.
+/// tests, `$name::fast_path` and `$name::slow_path`; a third argument `multi_thread` runs them
+/// on a two-worker runtime.
 macro_rules! on_both_paths {
     ($name:ident, $scenario:ident) => {
         mod $name {
@@ -57,6 +58,18 @@ macro_rules! on_both_paths {
                 super::$scenario(crate::common::CallPath::Fast).await
             }
             #[tokio::test]
+            async fn slow_path() {
+                super::$scenario(crate::common::CallPath::Slow).await
+            }
+        }
+    };
+    ($name:ident, $scenario:ident, multi_thread) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn fast_path() {
+                super::$scenario(crate::common::CallPath::Fast).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn slow_path() {
                 super::$scenario(crate::common::CallPath::Slow).await
             }

@@ -1,6 +1,6 @@
 //! The bounded transport over an in-memory stream: reading pauses at the in-flight bound and
 //! resumes when an answer is written, a half-closed agent gets its answers, a failed write
-//! means the agent is gone.
+//! means the agent is gone; lines a tap (the fast path) takes count the same.
 
 use std::time::Duration;
 
@@ -122,4 +122,71 @@ async fn a_failed_write_means_the_agent_is_gone() {
     // The unread request is never delivered, and later writes fail at once.
     assert!(matches!(receives_soon(&mut t).await, Some(None)));
     assert!(t.send(answer(2)).await.is_err());
+}
+
+/// A tap that takes every line and enters it in the budget, as the fast path does.
+struct TakeAll {
+    budget: Arc<Budget>,
+    taken: Arc<std::sync::atomic::AtomicI64>,
+}
+
+impl crate::ipc::line::Tap for TakeAll {
+    fn take(&mut self, _line: &[u8]) -> bool {
+        let n = self.taken.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.budget.requested(RequestId::Number(n + 1));
+        true
+    }
+}
+
+fn tapped_wire(
+    max_in_flight: usize,
+) -> (
+    Wire,
+    DuplexStream,
+    Arc<Budget>,
+    Arc<std::sync::atomic::AtomicI64>,
+) {
+    let (agent, server) = tokio::io::duplex(1 << 16);
+    let (rd, wr) = tokio::io::split(server);
+    let budget = Arc::new(Budget::new(max_in_flight, 1 << 20));
+    let taken = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let tap = TakeAll {
+        budget: budget.clone(),
+        taken: taken.clone(),
+    };
+    let transport = Bounded::new(
+        LineTransport::new(rd, wr, 1 << 20).with_tap(Box::new(tap)),
+        budget.clone(),
+        CancellationToken::new(),
+        Hangup::unknown(),
+    );
+    (transport, agent, budget, taken)
+}
+
+#[tokio::test]
+async fn lines_a_tap_takes_wait_for_room_like_the_others() {
+    let (mut t, mut agent, budget, taken) = tapped_wire(2);
+    for id in 1..=4 {
+        agent.write_all(&ping(id)).await.expect("write");
+    }
+    let taken = || taken.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(receives_soon(&mut t).await.is_none(), "nothing for rmcp");
+    assert_eq!(taken(), 2, "taken past the in-flight bound");
+    // The tap answers its first call: one more line is read.
+    drop(budget.queue(Some(RequestId::Number(1)), 10));
+    assert!(receives_soon(&mut t).await.is_none());
+    assert_eq!(taken(), 3);
+}
+
+#[tokio::test]
+async fn a_half_closed_agent_gets_the_answers_of_the_calls_a_tap_took() {
+    let (mut t, mut agent, budget, _) = tapped_wire(8);
+    agent.write_all(&ping(1)).await.expect("write");
+    agent.shutdown().await.expect("half-close");
+    assert!(
+        receives_soon(&mut t).await.is_none(),
+        "ended with an answer owed"
+    );
+    drop(budget.queue(Some(RequestId::Number(1)), 10));
+    assert!(matches!(receives_soon(&mut t).await, Some(None)));
 }

@@ -177,6 +177,11 @@ impl Reply {
         Reply { head, body: None }
     }
 
+    /// The frame's length in bytes, newline included.
+    pub fn frame_len(&self) -> usize {
+        self.head.len() + self.body.as_ref().map_or(0, |(_, range)| range.len() + 2)
+    }
+
     /// Writes the whole frame to `w` and flushes.
     ///
     /// # Errors

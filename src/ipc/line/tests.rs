@@ -5,6 +5,8 @@ use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
 
+use rmcp::model::{ClientRequest, JsonRpcMessage};
+
 use super::*;
 
 const MAX_LINE: usize = 4096;

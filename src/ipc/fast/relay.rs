@@ -1,0 +1,212 @@
+//! [`Relay`]: the fast path's [`Tap`] on one agent connection. It takes the lines the module
+//! table ([`super`]) lists, runs each taken call on its own task, and writes the call's one
+//! answer on the connection, under the same bounds as rmcp's answers ([`super::super::bounded`]):
+//!
+//! - a taken call is in flight in the connection's [`Budget`] from the moment its line is
+//!   taken until its answer is written (or the agent cancels it), so it counts against
+//!   `MAX_IN_FLIGHT` like a request rmcp reads;
+//! - its answer's bytes are queued in the budget until written, so an agent that does not
+//!   read its answers pauses the reading of its requests (`MAX_QUEUED_BYTES`);
+//! - when the agent is gone (`gone` fires: it hung up, a write to it failed), every call the
+//!   relay forwarded ends, with `notifications/cancelled` upstream, and nothing more is
+//!   written to it.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::RequestId;
+use rmcp::{Peer, RoleServer};
+use tokio::io::AsyncWrite;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::call::{FastCall, Forget};
+use super::envelope::{self, CallParams, CancelledParams, Incoming, Reply};
+use super::{InFlight, lock};
+use crate::hub::Hub;
+use crate::ipc::limits::Budget;
+use crate::ipc::line::{SharedWrite, Tap};
+
+/// The fast path of one agent connection. Dropping it (the connection ended) cancels every
+/// call it forwarded.
+pub struct Relay<W> {
+    hub: Hub,
+    shutdown: CancellationToken,
+    agent: Arc<OnceLock<Peer<RoleServer>>>,
+    in_flight: InFlight,
+    /// The parent of every call's cancel token: fires when the agent is gone or the relay is
+    /// dropped.
+    session: CancellationToken,
+    calls: u64,
+    budget: Arc<Budget>,
+    gone: CancellationToken,
+    write: SharedWrite<W>,
+    _cancel_on_drop: DropGuard,
+}
+
+/// Where the connection's serving code puts the agent's session once it is initialized; the
+/// relay takes nothing before.
+#[derive(Clone, Debug, Default)]
+pub struct AgentCell(Arc<OnceLock<Peer<RoleServer>>>);
+
+impl AgentCell {
+    /// Records the initialized session (first call wins).
+    pub fn set(&self, peer: Peer<RoleServer>) {
+        let _ = self.0.set(peer);
+    }
+}
+
+impl<W> Relay<W>
+where
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// A relay for one connection to `hub`, answering on `write`, counting its calls in
+    /// `budget` and ending them when `gone` fires; calls cut short by `shutdown` say so.
+    pub fn new(
+        hub: Hub,
+        shutdown: CancellationToken,
+        write: SharedWrite<W>,
+        budget: Arc<Budget>,
+        gone: CancellationToken,
+    ) -> (Relay<W>, AgentCell) {
+        let cell = AgentCell::default();
+        let session = gone.child_token();
+        let relay = Relay {
+            hub,
+            shutdown,
+            agent: cell.0.clone(),
+            in_flight: InFlight::default(),
+            calls: 0,
+            budget,
+            gone,
+            write,
+            _cancel_on_drop: session.clone().drop_guard(),
+            session,
+        };
+        (relay, cell)
+    }
+
+    /// A `notifications/cancelled` for a fast-path call cancels it; others go to rmcp.
+    fn cancel(&self, params: &str) -> bool {
+        let Ok(params) = serde_json::from_str::<CancelledParams>(params) else {
+            return false;
+        };
+        let key = envelope::id_key(&params.request_id);
+        let token = lock(&self.in_flight).get(&key).map(|(_, t)| t.clone());
+        let Some(token) = token else {
+            return false;
+        };
+        token.cancel();
+        // No answer will be written: the request leaves the budget now, as on the slow path.
+        if let Ok(id) = serde_json::from_value::<RequestId>(params.request_id) {
+            self.budget.cancelled(&id);
+        }
+        true
+    }
+
+    /// Forwards a `tools/call` the fast path can take; `false` leaves it to rmcp.
+    fn forward(&mut self, agent: Peer<RoleServer>, id: &str, params: &str) -> bool {
+        let Ok(params) = serde_json::from_str::<CallParams<'_>>(params) else {
+            return false;
+        };
+        if params.meta.is_some_and(envelope::wants_progress)
+            || params
+                .arguments
+                .is_some_and(|a| !(a.get() == "null" || a.get().starts_with('{')))
+        {
+            return false;
+        }
+        let Some(target) = self.hub.fast_target(&params.name) else {
+            return false;
+        };
+        let (Ok(id_value), Ok(request_id)) = (
+            serde_json::from_str::<serde_json::Value>(id),
+            serde_json::from_str::<RequestId>(id),
+        ) else {
+            return false;
+        };
+        let key = envelope::id_key(&id_value);
+        let cancel = self.session.child_token();
+        self.calls += 1;
+        lock(&self.in_flight).insert(key.clone(), (self.calls, cancel.clone()));
+        self.budget.requested(request_id.clone());
+        let call = FastCall {
+            hub: self.hub.clone(),
+            agent,
+            wrapped: params.name.into_owned(),
+            agent_id: id.to_owned(),
+            arguments: params.arguments.map(|a| a.to_owned()),
+            target,
+            cancel,
+            shutdown: self.shutdown.clone(),
+            _done: Forget {
+                in_flight: self.in_flight.clone(),
+                key,
+                number: self.calls,
+            },
+        };
+        let write = self.write.clone();
+        let budget = self.budget.clone();
+        let gone = self.gone.clone();
+        tokio::spawn(async move {
+            if let Some(reply) = call.run().await {
+                write_reply(&reply, request_id, &write, &budget, &gone).await;
+            }
+        });
+        true
+    }
+}
+
+impl<W> Tap for Relay<W>
+where
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// Takes `line` (one complete line from the agent) when it is the fast path's, see the
+    /// module doc of [`super`].
+    fn take(&mut self, line: &[u8]) -> bool {
+        let Some(agent) = self.agent.get().cloned() else {
+            return false;
+        };
+        let Ok(message) = serde_json::from_slice::<Incoming<'_>>(line) else {
+            return false;
+        };
+        match (message.method.as_deref(), message.id, message.params) {
+            (Some("notifications/cancelled"), None, Some(params)) => self.cancel(params.get()),
+            (Some("tools/call"), Some(id), Some(params)) if envelope::plain_id(id) => {
+                self.forward(agent, id.get(), params.get())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Writes `reply`, the answer to request `id`, counting its bytes in `budget` until written
+/// (which also ends the request there). A failed write means the agent is gone; once it is,
+/// nothing is written.
+async fn write_reply<W>(
+    reply: &Reply,
+    id: RequestId,
+    write: &SharedWrite<W>,
+    budget: &Arc<Budget>,
+    gone: &CancellationToken,
+) where
+    W: AsyncWrite + Send + Unpin,
+{
+    let ticket = budget.queue(Some(id), reply.frame_len());
+    if gone.is_cancelled() {
+        return;
+    }
+    let written = tokio::select! {
+        biased;
+        r = async {
+            let mut w = write.lock().await;
+            reply.write_to(&mut *w).await
+        } => r,
+        () = gone.cancelled() => return,
+    };
+    match written {
+        Ok(()) => ticket.written(),
+        Err(e) => {
+            tracing::debug!(error = %e, "could not answer a call");
+            gone.cancel();
+        }
+    }
+}
