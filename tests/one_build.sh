@@ -26,7 +26,7 @@ cargo build --locked "${profile[@]}" -p mcp-companion-desktop --message-format=j
 cargo build --locked "${profile[@]}" -p mcp-companion --message-format=json-render-diagnostics >"$tmp/cli.json"
 # Every unit of a build: its artifact files, or the output dir of a build script run.
 python3 - "$tmp/desktop.json" "$tmp/cli.json" <<'PY'
-import json, sys
+import json, os, sys
 
 def units(lines):
     for line in lines:
@@ -34,7 +34,12 @@ def units(lines):
         if m.get("reason") == "compiler-artifact":
             if m["target"]["kind"] == ["bin"] and m["target"]["name"] == "mcp-companion":
                 continue  # the CLI binary itself: the desktop build does not link it
-            yield m["target"]["name"], m["package_id"].rsplit("#", 1)[-1], tuple(sorted(m["filenames"])), m["fresh"]
+            # A package named with -p reports some artifacts by their copies "uplifted" to
+            # target/<profile>/ (no hash in the name): the hashed names in deps/, without the
+            # extension, identify the unit.
+            hashed = {os.path.splitext(f)[0] for f in m["filenames"]
+                      if os.path.basename(os.path.dirname(f)) == "deps"}
+            yield m["target"]["name"], m["package_id"].rsplit("#", 1)[-1], tuple(sorted(hashed or m["filenames"])), m["fresh"]
         elif m.get("reason") == "build-script-executed":
             yield "build script run", m["package_id"].rsplit("#", 1)[-1], (m["out_dir"],), True
 
