@@ -23,8 +23,9 @@ use crate::upstream::elicitor::{self, SharedElicitor};
 
 /// How long shutdown waits for every server to stop, in total.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
-/// How long shutdown waits for agent and control sessions to end once told to.
-pub const SESSIONS_GRACE: Duration = Duration::from_secs(2);
+/// How long shutdown waits for the listeners and the agent and control sessions to end once
+/// told to (they end within milliseconds; the margin is for a machine under heavy load).
+pub const SESSIONS_GRACE: Duration = Duration::from_secs(5);
 
 /// Why a companion could not start.
 #[derive(Debug, thiserror::Error)]
@@ -178,8 +179,8 @@ impl Companion {
     }
 
     /// Closes the sockets, ends agent and control sessions, and stops every server in parallel
-    /// within [`SHUTDOWN_BUDGET`]; returns once the sessions are gone too (at most
-    /// [`SESSIONS_GRACE`] more).
+    /// within [`SHUTDOWN_BUDGET`]; returns once the listeners and sessions are gone too (at
+    /// most [`SESSIONS_GRACE`] more).
     pub async fn shutdown(self) {
         crate::ipc::record::withdraw(&self.paths);
         self.stop.cancel();
@@ -193,14 +194,17 @@ impl Companion {
                 SHUTDOWN_BUDGET.as_secs()
             );
         }
-        for task in self.tasks {
-            // Each task drops its listener, which removes its socket file.
-            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
-        }
-        if tokio::time::timeout(SESSIONS_GRACE, self.sessions.wait())
-            .await
-            .is_err()
-        {
+        // Each listener task drops its listener (removing its socket file, and resetting
+        // connections it never accepted) as soon as it sees `stop`; then the sessions end.
+        let sessions = self.sessions.clone();
+        let tasks = self.tasks;
+        let ended = async move {
+            for task in tasks {
+                let _ = task.await;
+            }
+            sessions.wait().await;
+        };
+        if tokio::time::timeout(SESSIONS_GRACE, ended).await.is_err() {
             tracing::warn!(
                 sessions = self.sessions.len(),
                 "sessions did not end within {} s",

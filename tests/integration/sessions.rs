@@ -22,6 +22,8 @@ fn read_now(stream: tokio::net::UnixStream) -> Option<usize> {
             Ok(0) => return Some(total),
             Ok(n) => total += n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return None,
+            // A connection still in the listener's backlog when the listener closed.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Some(total),
             Err(e) => panic!("read failed: {e}"),
         }
     }
