@@ -38,29 +38,14 @@ async fn results_keep_their_bytes_only_on_the_fast_path(path: CallPath) {
 /// An agent's `notifications/cancelled` for a call without a progress token (so one the fast
 /// path takes) reaches the server, and the call gets no answer (as rmcp does).
 async fn a_cancelled_call_is_cancelled_upstream_and_not_answered(path: CallPath) {
-    let mut entry = demo(&[]);
-    entry["env"] = json!({ "RUST_LOG": "info" });
-    let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
-    c.settled().await;
-    let mut agent = RawAgent::connect(&c.socket).await;
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "mcp_demo_sleep", "arguments": {"seconds": 30}}}))
-        .await;
-    // A round trip on the same server after the sleep was written: the server has read it.
-    echo(&mut agent, 8, "first").await;
+    let (c, mut agent) = sleeping_call(path, 7).await;
     agent
         .send(
             &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": 7, "reason": "test"}}),
         )
         .await;
-    let logs = || String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout).into_owned();
-    let cancelled = eventually(Duration::from_secs(30), || {
-        logs().contains("sleep cancelled by the client")
-    })
-    .await;
-    assert!(cancelled, "upstream saw no cancellation; logs:\n{}", logs());
+    assert_sleep_cancelled_upstream(&c).await;
     echo(&mut agent, 9, "after").await;
     // The server answered the cancelled sleep at once ("sleep cancelled"); it must not reach us.
     no_response_within(&mut agent, Duration::from_millis(500)).await;
@@ -68,17 +53,30 @@ async fn a_cancelled_call_is_cancelled_upstream_and_not_answered(path: CallPath)
 
 /// An agent that hangs up mid-call has its calls cancelled upstream.
 async fn an_agent_that_leaves_has_its_calls_cancelled_upstream(path: CallPath) {
+    let (c, agent) = sleeping_call(path, 1).await;
+    drop(agent);
+    assert_sleep_cancelled_upstream(&c).await;
+}
+
+/// A companion on `path` whose demo server logs at info, and an agent with a 30 s
+/// `mcp_demo_sleep` call (request `id`) in flight that the server has certainly read (a round
+/// trip with id `id + 1` followed it).
+async fn sleeping_call(path: CallPath, id: u64) -> (Companion, RawAgent) {
     let mut entry = demo(&[]);
     entry["env"] = json!({ "RUST_LOG": "info" });
     let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
     agent
-        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "mcp_demo_sleep", "arguments": {"seconds": 30}}}))
         .await;
-    echo(&mut agent, 2, "first").await;
-    drop(agent);
+    echo(&mut agent, id + 1, "first").await;
+    (c, agent)
+}
+
+/// Waits (up to 30 s) for the demo server's log to say its sleep was cancelled.
+async fn assert_sleep_cancelled_upstream(c: &Companion) {
     let logs = || String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout).into_owned();
     let cancelled = eventually(Duration::from_secs(30), || {
         logs().contains("sleep cancelled by the client")
