@@ -77,8 +77,8 @@ pub async fn supergateway(everything: &Path) -> Result<Peer> {
 }
 
 /// `mcp-hub` (npm), as its README says: `mcp-hub --port P --config cfg.json` serves every
-/// configured server on one streamable HTTP endpoint, `/mcp`. It has no stdio bridge of its
-/// own; clients that only speak stdio reach it through one, here mcp-proxy's.
+/// configured server on one MCP endpoint, `/mcp`, using the SSE transport. It has no stdio
+/// bridge of its own; clients that only speak stdio reach it through one, here mcp-proxy's.
 pub async fn mcp_hub(everything: &Path) -> Result<Peer> {
     let exe = node_bin("mcp-hub");
     if !exe.is_file() {
@@ -112,15 +112,10 @@ pub async fn mcp_hub(everything: &Path) -> Result<Peer> {
         .spawn()
         .context("spawn mcp-hub")?;
     wait_port(port, &mut server).await?;
+    // mcp-hub 4.2.1 serves MCP at `/mcp` with the SSE transport (GET `/mcp`, POST
+    // `/messages`), not streamable HTTP: its bridge is mcp-proxy's SSE client.
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let args = [
-        "--transport",
-        "streamablehttp",
-        "--log-level",
-        "WARNING",
-        &url,
-    ]
-    .map(str::to_owned);
+    let args = ["--transport", "sse", "--log-level", "WARNING", &url].map(str::to_owned);
     // mcp-hub listens before its servers are connected: retry until the echo tool is listed.
     let name = "mcp-hub 4.2.1 (npm, via mcp-proxy's stdio bridge)";
     let t = Instant::now();
