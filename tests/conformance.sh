@@ -29,11 +29,21 @@ UNSHARE=(unshare -n)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
-# name<TAB>tags, client scenarios only.
-mapfile -t SCENARIOS < <("$N22" "$CF" list 2>/dev/null | awk '
-  /^Client scenarios/ {client=1; next}
-  /^[A-Z]/ {client=0}
-  client && /^  - / {name=$2; tags=$3; gsub(/[\[\]]/, "", tags); print name "\t" tags}')
+# name<TAB>tags, client scenarios only. The listing is tried three times (one CI run on a
+# loaded machine got an empty listing once, with its stderr discarded); a failure shows what
+# the suite printed.
+SCENARIOS=()
+for attempt in 1 2 3; do
+  if "$N22" "$CF" list >"$OUT/list.out" 2>"$OUT/list.err"; then status=0; else status=$?; fi
+  mapfile -t SCENARIOS < <(awk '
+    /^Client scenarios/ {client=1; next}
+    /^[A-Z]/ {client=0}
+    client && /^  - / {name=$2; tags=$3; gsub(/[\[\]]/, "", tags); print name "\t" tags}' "$OUT/list.out")
+  [ "${#SCENARIOS[@]}" -gt 0 ] && break
+  echo "listing the conformance scenarios (attempt $attempt) exited $status with no client scenario; it printed:" >&2
+  sed 's/^/    /' "$OUT/list.out" "$OUT/list.err" | tail -n 40 >&2
+  sleep 2
+done
 [ "${#SCENARIOS[@]}" -gt 0 ] || { echo "could not list the client scenarios" >&2; exit 1; }
 
 gated() { # name tags
