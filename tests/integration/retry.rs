@@ -183,6 +183,13 @@ async fn calls_during_restarts_and_changing_reloads_wait_for_the_server() {
         "unexpected answers: {other:?}\n{}",
         c.log()
     );
-    let s = c.server("demo").await;
+    // Calls are answered as soon as the new session is up, which can be a moment before the
+    // status says `running` (that waits for the tools to be in the merged catalog): wait for
+    // the server to settle rather than read the state right after the last restart.
+    let servers = c.settled().await;
+    let s = servers
+        .iter()
+        .find(|s| s.name == "demo")
+        .expect("demo in the status");
     assert_eq!(s.state.as_str(), "running", "{s:?}");
 }
