@@ -25,10 +25,10 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v gnome-keyring-daemon >/dev/null 2>&1 || need_apt+=(gnome-keyring)
 command -v dbus-run-session >/dev/null 2>&1 || need_apt+=(dbus)
 # The desktop shell (Tauri: WebKitGTK, GTK, the tray library) and its e2e test (Xvfb, a tray
-# host, WebDriver, screenshots).
+# host, WebDriver, screenshots, and python3-gi for its stand-in notification server).
 for p in libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev \
   libsoup-3.0-dev libxdo-dev xvfb xauth dbus-x11 imagemagick xdotool trayer webkit2gtk-driver \
-  desktop-file-utils; do
+  desktop-file-utils python3-gi; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$p")
 done
 [ ${#need_apt[@]} -eq 0 ] && exit 0

@@ -3,8 +3,9 @@
 //! [`Elicitor`](mcp_companion::upstream::elicitor::Elicitor) for the desktop app: it records
 //! the request in [`Pending`], emits it on [`ELICITATION_REQUESTED`], brings the window forward
 //! and waits for the person's answer (the `answer_elicitation` command), the timeout (→
-//! `cancel`), or the server withdrawing it. However it ends, [`ELICITATION_CLOSED`] tells the
-//! window to take the form down.
+//! `cancel`), or the server withdrawing it. A desktop notification ([`crate::notification`])
+//! says who asks; clicking it raises the window. However it ends, [`ELICITATION_CLOSED`] tells
+//! the window to take the form down and the notification is withdrawn.
 //!
 //! [`Pending`] is the one owner of open requests (id → reply channel); several may be open at
 //! once, each answered by its own id.
@@ -20,6 +21,8 @@ use mcp_companion::upstream::elicitor::{
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
 use tokio::sync::oneshot;
+
+use crate::notification::{Notice, Notification, Outcome};
 
 /// Channel carrying an [`Elicitation`]: a form (or URL) to show.
 pub const ELICITATION_REQUESTED: &str = "elicitation-requested";
@@ -244,9 +247,11 @@ impl<R: Runtime> Elicitor for WindowElicitor<R> {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitResult> {
         let app = self.app.clone();
         let closed = app.clone();
+        let (withdraw, withdrawn) = oneshot::channel::<()>();
         let opened = self.pending.open(
             |id| Elicitation::of(id, &request),
             move |id| {
+                drop(withdraw);
                 if let Err(e) = closed.emit(ELICITATION_CLOSED, id) {
                     tracing::warn!(error = %e, "cannot tell the window an elicitation closed");
                 }
@@ -261,7 +266,41 @@ impl<R: Runtime> Elicitor for WindowElicitor<R> {
             tracing::warn!(error = %e, "cannot show the elicitation in the window");
         }
         crate::tray::show_window(&app);
+        let notice = Notice::asking(&shown.server, &shown.message, request.timeout);
+        tauri::async_runtime::spawn(notify(app, notice, withdrawn));
         Box::pin(ticket.wait(request.timeout))
+    }
+}
+
+/// Shows `notice` until the elicitation closes (`withdrawn` resolves or its sender is dropped);
+/// a click brings the window forward. Without a notification service the raised window is all.
+async fn notify<R: Runtime>(app: AppHandle<R>, notice: Notice, withdrawn: oneshot::Receiver<()>) {
+    let mut shown = match Notification::show(&notice).await {
+        Ok(shown) => shown,
+        Err(e) => {
+            tracing::info!(error = %e, "no desktop notification for the elicitation; the window is raised");
+            return;
+        }
+    };
+    tracing::info!(
+        notification = shown.id(),
+        "desktop notification shown for the elicitation"
+    );
+    let outcome = tokio::select! {
+        outcome = shown.outcome() => Some(outcome),
+        _ = withdrawn => None,
+    };
+    match outcome {
+        Some(Outcome::Clicked) => {
+            tracing::info!(
+                notification = shown.id(),
+                "notification clicked: showing the window"
+            );
+            crate::tray::show_window(&app);
+        }
+        Some(Outcome::Dismissed) => {}
+        // Answered, timed out or withdrawn: the notification has nothing left to ask.
+        None => shown.close().await,
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `tray` | the tray icon, its menu and actions |
 //! | `events` | hub events → window channels and tray redraws |
 //! | `elicit` | elicitations put to the person in the window, and the one owner of open ones |
+//! | `notification` | desktop notifications (freedesktop, on Linux) for a server that asks |
 //! | `state` | the managed [`state::Desktop`] state and its accessor |
 //! | `error` | [`error::CommandError`], the one error crossing the boundary |
 //! | `logging` | stderr logging with a run-time log level |
@@ -20,6 +21,7 @@ pub mod elicit;
 pub mod error;
 pub mod events;
 pub mod logging;
+pub mod notification;
 pub mod state;
 pub mod subcommand;
 pub mod tray;

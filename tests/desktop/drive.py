@@ -30,7 +30,10 @@ Checks the issue's acceptance lines, in order:
      refused before Accept, the form filled and accepted through WebDriver, and the tool's result
      (read by the CLI call) shows the values (screenshot 22); a second call declined gives
      `decline`; a URL-mode request shows the URL, its host and its message as text, and the
-     browser ($BROWSER) visits the URL only after Open in browser (screenshot 23).
+     browser ($BROWSER) visits the URL only after Open in browser (screenshot 23). Each request
+     also shows a desktop notification (a stand-in notification server on the session bus,
+     tests/desktop/notifications.py) naming the server and quoting its message, withdrawn once
+     answered; clicking it brings a hidden window back (screenshot 22c).
 
 Environment (set by e2e.sh): APP, CLI, PEERS_PYTHON, EVERYTHING_JS, OUT (screenshot dir), WORK (temp dir with
 the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY, OAUTH_URL, PLANT_ACCESS,
@@ -47,6 +50,8 @@ import sys
 import threading
 import time
 import urllib.request
+
+import notifications
 
 APP = os.environ["APP"]
 CLI = os.environ["CLI"]
@@ -386,8 +391,9 @@ def call_output(proc):
     return proc.returncode, out, err
 
 
-def elicit_in_window(wd):
-    """10. elicitation/create with no capable agent: the form in the window, accepted, declined."""
+def elicit_in_window(wd, notices):
+    """10. elicitation/create with no capable agent: the form in the window, accepted, declined;
+    a desktop notification for each (`notices`: a notifications.Daemon)."""
     wd.set_size(1100, 740)
     node = subprocess.run(["sh", "-c", "command -v node"], capture_output=True, text=True).stdout.strip()
     path = os.environ["MCP_COMPANION_CONFIG"]
@@ -406,6 +412,10 @@ def elicit_in_window(wd):
     wait_for(lambda: wd.find(card), 30, "the elicitation form in the window")
     message = wd.text(f"{card} .message")
     check(message == "Please provide inputs for the following fields:", f"the server's message is shown: {message!r}")
+    summary = "everything asks you something"
+    note = notices.notified(summary)
+    check(note is not None and note["body"].startswith(message) and "default" in note["actions"],
+          f"a desktop notification names the server and quotes its message: {note}")
     defaults = wd.js("""const c = document.querySelector(arguments[0]);
         const v = (f) => c.querySelector(`[data-field=${f}]`).value;
         return { firstLine: v('firstLine'), integer: v('integer'), number: v('number'),
@@ -453,9 +463,22 @@ def elicit_in_window(wd):
     check(raw.get("action") == "accept" and content == expected,
           f"the server received the window's values: {raw.get('action')} {content}")
     wait_for(lambda: not wd.find(card), 10, "the form closes once answered")
+    check(note is not None and notices.closed(note["id"]), "the notification is withdrawn once answered")
 
     call = call_in_background()
     wait_for(lambda: wd.find(card), 30, "the second elicitation form")
+    # The window comes forward on its own; hidden by hand, a click on the notification brings
+    # it back.
+    second = notices.notified(summary, after=note["id"] if note else 0)
+    shown = wait_for(notifications.visible_windows, 10, "the window raised for the elicitation")
+    notifications.hide_windows(shown)
+    wait_for(lambda: not notifications.visible_windows(), 10, "the window hidden by hand")
+    check(second is not None, f"a notification for the second request: {second}")
+    if second is not None:
+        notices.click(second["id"])
+    back = wait_for(notifications.visible_windows, 10, "the window back after the notification click")
+    check(bool(back), "clicking the notification brings the window back")
+    root_shot("22c-window-after-notification-click.png")
     wd.click(f"{card} [data-action=decline]")
     rc, out, errout = call_output(call)
     check(rc == 0 and '"action": "decline"' in out and "declined" in out,
@@ -699,8 +722,12 @@ def main():
             check_layout(wd, width, height)
         wd.go("#/servers")
 
-        # 10. Elicitation in the window (issue #13).
-        elicit_in_window(wd)
+        # 10. Elicitation in the window (issue #13), with desktop notifications.
+        notices = notifications.Daemon(WORK)
+        try:
+            elicit_in_window(wd, notices)
+        finally:
+            notices.stop()
 
         # 8. A second launch without a D-Bus session cannot hand over through the single-instance
         # plugin: it asks the running companion over the control socket to show its window.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Desktop end-to-end test (see drive.py for what it checks). Needs the desktop apt packages,
-# Xvfb, trayer, xdotool, imagemagick, webkit2gtk-driver, the built binaries and the Python peers.
+# Xvfb, trayer, xdotool, imagemagick, webkit2gtk-driver, python3-gi (the stand-in notification
+# server, tests/desktop/notification_daemon.py), the built binaries and the Python peers.
 # Usage: tests/desktop/e2e.sh   (env: CARGO_TARGET_DIR, MCP_PEERS_DIR, DESKTOP_E2E_OUT)
 # Screenshots and logs go to $DESKTOP_E2E_OUT (default: $CARGO_TARGET_DIR/desktop-e2e).
 set -euo pipefail
@@ -19,6 +20,7 @@ done
 for tool in node Xvfb trayer xdotool import dbus-run-session WebKitWebDriver gnome-keyring-daemon curl gdbus; do
   command -v "$tool" >/dev/null || { echo "e2e: missing $tool" >&2; exit 2; }
 done
+/usr/bin/python3 -c 'import gi' 2>/dev/null || { echo "e2e: missing python3-gi (system Python)" >&2; exit 2; }
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 export WORK=$(mktemp -d /tmp/mcp-desktop-e2e.XXXXXX)
