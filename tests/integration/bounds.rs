@@ -96,6 +96,42 @@ async fn raw_agent(c: &Companion) -> (BufReader<OwnedReadHalf>, OwnedWriteHalf) 
     (rd, wr)
 }
 
+/// Opens `max + 1` connections to `socket` and waits (30 s at most) for the first line any of
+/// them receives: the refusal. Returns the connections, which one was refused and its line.
+///
+/// The harness's last `status` (in [`Companion::settled`]) is a control session that may still
+/// hold a slot for a moment after its client has gone, so the refused connection is the last
+/// one or, when that session ended while these were being accepted, the one before it (the
+/// last then gets the freed slot). Reading them all avoids betting on which.
+async fn overfill(socket: &Path, max: usize) -> (Vec<BufReader<UnixStream>>, usize, String) {
+    let mut conns = Vec::with_capacity(max + 1);
+    for _ in 0..=max {
+        conns.push(BufReader::new(
+            UnixStream::connect(socket).await.expect("connect"),
+        ));
+    }
+    let mut lines = vec![String::new(); conns.len()];
+    let which = {
+        let reads = conns
+            .iter_mut()
+            .zip(lines.iter_mut())
+            .map(|(conn, line)| Box::pin(conn.read_line(line)));
+        let (read, which, _) =
+            tokio::time::timeout(Duration::from_secs(30), futures::future::select_all(reads))
+                .await
+                .expect("a connection refused within 30 s");
+        read.expect("read");
+        which
+    };
+    assert!(
+        which + 1 >= max,
+        "connection {which} of {} was the one refused",
+        max + 1
+    );
+    let line = std::mem::take(&mut lines[which]);
+    (conns, which, line)
+}
+
 async fn write_line(wr: &mut OwnedWriteHalf, message: &Value) {
     let mut line = serde_json::to_vec(message).expect("json");
     line.push(b'\n');
@@ -336,17 +372,7 @@ async fn a_half_closed_agent_still_gets_every_answer(path: CallPath) {
 async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
     const MAX: usize = mcp_companion::ipc::limits::MAX_AGENT_CONNECTIONS;
     let (c, _) = companion_counting_calls(path).await;
-    let mut open = Vec::new();
-    for _ in 0..MAX {
-        open.push(UnixStream::connect(&c.socket).await.expect("connect"));
-    }
-    let extra = UnixStream::connect(&c.socket).await.expect("connect");
-    let mut lines = BufReader::new(extra).lines();
-    let refusal = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("refused in time")
-        .expect("read")
-        .expect("a refusal line");
+    let (mut open, which, refusal) = overfill(&c.socket, MAX).await;
     let refusal: Value = serde_json::from_str(&refusal).expect("json");
     assert_eq!(refusal["id"], Value::Null, "{refusal}");
     assert_eq!(refusal["error"]["code"], -32000, "{refusal}");
@@ -355,7 +381,10 @@ async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
         message.contains(&format!("already serves {MAX} agent connections")),
         "{message}"
     );
-    assert_eq!(lines.next_line().await.expect("read"), None, "closed after");
+    let mut after = String::new();
+    let closed = open[which].read_line(&mut after).await.expect("read");
+    assert_eq!((closed, after.as_str()), (0, ""), "closed after");
+    open.remove(which);
     assert_eq!(
         c.log().matches("too many connections").count(),
         1,
@@ -407,17 +436,7 @@ async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
 async fn control_connections_over_the_limit_are_refused_in_words(path: CallPath) {
     const MAX: usize = mcp_companion::ipc::limits::MAX_CONTROL_CONNECTIONS;
     let (c, _) = companion_counting_calls(path).await;
-    let mut open = Vec::new();
-    for _ in 0..MAX {
-        open.push(UnixStream::connect(&c.control).await.expect("connect"));
-    }
-    let extra = UnixStream::connect(&c.control).await.expect("connect");
-    let mut lines = BufReader::new(extra).lines();
-    let refusal = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("refused in time")
-        .expect("read")
-        .expect("a refusal line");
+    let (open, _, refusal) = overfill(&c.control, MAX).await;
     let refusal: Value = serde_json::from_str(&refusal).expect("json");
     assert_eq!(refusal["ok"], false, "{refusal}");
     assert_eq!(refusal["kind"], "busy", "{refusal}");
