@@ -120,7 +120,7 @@ pub fn plan_with(
                     continue;
                 }
                 let (prefix, value) = split_scheme(key, text);
-                let base = secret_name(server, key);
+                let base = crate::secret::entry_secret_name(server, key);
                 let (secret, already_stored) = free_name(&base, value, store, &moves)?;
                 moves.push(SecretMove {
                     server: server.clone(),
@@ -197,26 +197,6 @@ fn split_scheme<'a>(key: &str, text: &'a str) -> (&'a str, &'a str) {
         return (&text[..scheme.len() + 1], rest);
     }
     ("", text)
-}
-
-/// `SERVER.KEY` with every character a secret name cannot have replaced by `_`.
-fn secret_name(server: &str, key: &str) -> String {
-    let raw = format!("{server}.{key}");
-    let mut name: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_graphic() && !"${}\"'`\\".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if name.starts_with('.') {
-        name.insert(0, '_');
-    }
-    name.truncate(180);
-    name
 }
 
 /// The first of `base`, `base-2`, `base-3`… that is free or already holds `value` (in the

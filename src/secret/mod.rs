@@ -28,7 +28,7 @@ mod name;
 pub use error::SecretError;
 pub use keychain::{KEYCHAIN_KIND, Keychain};
 pub use memory::{Masked, MemoryStore, NoKeychain};
-pub use name::validate_name;
+pub use name::{MAX_ENTRY_NAME_LEN, for_entry as entry_secret_name, validate_name};
 
 /// The keychain service name every entry of ours is stored under.
 pub const DEFAULT_SERVICE: &str = "mcp-companion";

@@ -36,9 +36,53 @@ pub fn validate_name(name: &str) -> Result<(), SecretError> {
     }
 }
 
+/// Longest name [`for_entry`] makes, in bytes: room below the 200-byte limit for a `-N` suffix
+/// when the name is taken.
+pub const MAX_ENTRY_NAME_LEN: usize = 180;
+
+/// The keychain name for the value of `key` (an env variable, header or registry input) of
+/// server `server`: `server.key`, every character a name cannot have (space, `$`, `{`, `}`,
+/// quotes, backslash, non-ASCII) replaced by `_`, a leading `.` replaced by `_`, cut to
+/// [`MAX_ENTRY_NAME_LEN`] bytes. Always passes [`validate_name`] unless empty.
+pub fn for_entry(server: &str, key: &str) -> String {
+    let mut name: String = format!("{server}.{key}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && !"${}\"'`\\".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.starts_with('.') {
+        name.replace_range(..1, "_");
+    }
+    // Every character is ASCII now, so any byte index is a character boundary.
+    name.truncate(MAX_ENTRY_NAME_LEN);
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_names_are_valid_names() {
+        assert_eq!(for_entry("linear", "Authorization"), "linear.Authorization");
+        assert_eq!(for_entry(".x", "k"), "_x.k");
+        assert_eq!(for_entry("a b", "${é}"), "a_b.____");
+        let long = for_entry(&"s".repeat(300), "k");
+        assert_eq!(long.len(), MAX_ENTRY_NAME_LEN);
+        for name in [
+            for_entry("linear", "Authorization"),
+            for_entry(".x", "k"),
+            for_entry("a b", "${é}"),
+            long,
+        ] {
+            assert_eq!(validate_name(&name), Ok(()), "{name}");
+        }
+    }
 
     #[test]
     fn names_follow_the_documented_rules() {

@@ -123,24 +123,9 @@ where
     }
 }
 
-/// The keychain name of input `key` of server `server`: `server.key`, every character that
-/// cannot be in a secret's name (space, `$`, `{`, `}`, quotes, backslash, non-ASCII) as `_`,
-/// never starting with `.`.
+/// The keychain name of input `key` of server `server` (see [`crate::secret::entry_secret_name`]).
 pub fn secret_name(server: &str, key: &str) -> String {
-    let name: String = format!("{server}.{key}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_graphic() && !"${}\"'`\\".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match name.strip_prefix('.') {
-        Some(rest) => format!("_{rest}"),
-        None => name,
-    }
+    crate::secret::entry_secret_name(server, key)
 }
 
 /// `text` as a literal config string: every `${` becomes `$${`.
