@@ -134,8 +134,22 @@ pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(|p| p.mcp)
         .collect();
-    mcp_companion::ipc::bridge::run_stdio(&candidates).await?;
-    Ok(ExitCode::SUCCESS)
+    match mcp_companion::ipc::bridge::run_stdio(&candidates).await {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // Say the record was looked at too, when it did not add a place to try.
+        Err(e @ mcp_companion::ipc::bridge::BridgeError::NotRunning { .. })
+            if socket.is_none() && mcp_companion::ipc::record::read().is_none() =>
+        {
+            let record = mcp_companion::ipc::record::record_path().map_or_else(
+                || "no home directory".to_owned(),
+                |p| p.display().to_string(),
+            );
+            Err(anyhow::anyhow!(
+                "{e}; no running companion has recorded its socket in {record} either"
+            ))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `tools`: list the wrapped tools.

@@ -138,6 +138,20 @@ async fn bridge_with_only_path_and_home_finds_a_companion_in_a_custom_runtime_di
     assert!(err.contains("nothing is listening on "), "{err}");
     assert!(err.contains(", nor on "), "{err}");
     assert!(err.contains(&socket.display().to_string()), "{err}");
+    // With no record at all, the error says the record was looked at too.
+    std::fs::remove_file(&record).expect("remove record");
+    let home = c.home.clone();
+    let err = tokio::task::spawn_blocking(move || bridge_initialize(&home))
+        .await
+        .expect("join")
+        .expect_err("nothing listens");
+    assert!(
+        err.contains(&format!(
+            "no running companion has recorded its socket in {} either",
+            record.display()
+        )),
+        "{err}"
+    );
 }
 
 #[tokio::test]
