@@ -331,6 +331,9 @@ pub async fn control(
             outln!("removed:   {}", list(&report.removed));
             outln!("changed:   {}", list(&report.changed));
             outln!("unchanged: {}", list(&report.unchanged));
+            for warning in &report.warnings {
+                outln!("warning:   {warning}");
+            }
         }
         (ControlRequest::Start { server }, _) => outln!("started {server}"),
         (ControlRequest::Stop { server }, _) => outln!("stopped {server}"),

@@ -36,6 +36,11 @@ pub struct ReloadReport {
     pub changed: Vec<String>,
     /// Servers left running as they were.
     pub unchanged: Vec<String>,
+    /// The reloaded file's warnings (unknown keys, kept in the file but ignored), so whoever
+    /// asked for the reload sees them and not only the companion's log. Filled in by the
+    /// control API's `reload`; absent from the JSON when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Hub {

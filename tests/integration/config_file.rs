@@ -59,6 +59,33 @@ async fn reload_and_watch_report_a_syntax_error_with_line_and_column_and_keep_se
     assert_eq!(std::fs::read_to_string(&c.config).expect("read"), BROKEN);
 }
 
+/// A typo in a key is not silent where the person reloads: `reload` prints the warning the
+/// companion logged, and the entry fails on the key it lacks.
+#[tokio::test]
+async fn reload_shows_the_files_warnings() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let mut typo = demo(&[]);
+    let entry = typo.as_object_mut().expect("an object");
+    let command = entry.remove("command").expect("a command");
+    entry.insert("comand".into(), command);
+    std::fs::write(
+        &c.config,
+        serde_json::to_vec(&json!({ "mcpServers": { "demo": demo(&[]), "typo": typo } }))
+            .expect("json"),
+    )
+    .expect("write");
+    let out = c.cli(&["reload"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "warning:   server \"typo\": unknown key \"comand\" is ignored (kept in the file)"
+        ),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn serve_watch_logs_a_syntax_error_with_line_and_column() {
     let dir = tempfile::tempdir().expect("tempdir");

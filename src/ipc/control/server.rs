@@ -244,7 +244,9 @@ async fn reload(ctx: &ControlContext) -> Result<ControlResponse, Refusal> {
             format!("config not reloaded, the running servers are untouched: {e}"),
         )
     })?;
-    Ok(ControlResponse::Reloaded(ctx.hub.reload(&config).await))
+    let mut report = ctx.hub.reload(&config).await;
+    report.warnings = config.warnings.clone();
+    Ok(ControlResponse::Reloaded(report))
 }
 
 #[cfg(test)]
