@@ -104,8 +104,10 @@ mod freedesktop {
     pub struct Notification {
         proxy: zbus::Proxy<'static>,
         id: u32,
-        actions: zbus::proxy::SignalStream<'static>,
-        closed: zbus::proxy::SignalStream<'static>,
+        /// Every signal of the interface, in the order the server sent them: a click is
+        /// `ActionInvoked` then `NotificationClosed`, and reading two streams instead could
+        /// take the second first.
+        signals: zbus::proxy::SignalStream<'static>,
     }
 
     impl std::fmt::Debug for Notification {
@@ -128,14 +130,7 @@ mod freedesktop {
                 .await
                 .map_err(unavailable)?;
             // Subscribed before `Notify`, so a quick click is not missed.
-            let actions = proxy
-                .receive_signal("ActionInvoked")
-                .await
-                .map_err(unavailable)?;
-            let closed = proxy
-                .receive_signal("NotificationClosed")
-                .await
-                .map_err(unavailable)?;
+            let signals = proxy.receive_all_signals().await.map_err(unavailable)?;
             let hints: HashMap<&str, Value<'_>> = HashMap::from([
                 ("desktop-entry", Value::from("mcp-companion")),
                 // Spec urgency levels: 0 low, 1 normal, 2 critical.
@@ -158,12 +153,7 @@ mod freedesktop {
                 )
                 .await
                 .map_err(unavailable)?;
-            Ok(Notification {
-                proxy,
-                id,
-                actions,
-                closed,
-            })
+            Ok(Notification { proxy, id, signals })
         }
 
         /// The notification server's id for it.
@@ -174,26 +164,29 @@ mod freedesktop {
         /// Waits until the person clicks it ([`Outcome::Clicked`]) or it goes away otherwise;
         /// a lost bus counts as dismissed.
         pub async fn outcome(&mut self) -> Outcome {
-            loop {
-                tokio::select! {
-                    Some(signal) = self.actions.next() => {
-                        if let Ok((id, action)) = signal.body().deserialize::<(u32, String)>()
+            while let Some(signal) = self.signals.next().await {
+                let header = signal.header();
+                let body = signal.body();
+                match header.member().map(|m| m.as_str()) {
+                    Some("ActionInvoked") => {
+                        if let Ok((id, action)) = body.deserialize::<(u32, String)>()
                             && id == self.id
                             && action == DEFAULT_ACTION
                         {
                             return Outcome::Clicked;
                         }
                     }
-                    Some(signal) = self.closed.next() => {
-                        if let Ok((id, _reason)) = signal.body().deserialize::<(u32, u32)>()
+                    Some("NotificationClosed") => {
+                        if let Ok((id, _reason)) = body.deserialize::<(u32, u32)>()
                             && id == self.id
                         {
                             return Outcome::Dismissed;
                         }
                     }
-                    else => return Outcome::Dismissed,
+                    _ => {}
                 }
             }
+            Outcome::Dismissed
         }
 
         /// Takes it off the screen (`CloseNotification`); a notification already gone is fine.
