@@ -51,8 +51,9 @@ impl Notice {
     }
 }
 
-/// `text` with `&`, `<` and `>` escaped: servers that advertise `body-markup` read the body as a
-/// subset of HTML, and a server's message must show as the text it is.
+/// `text` with `&`, `<` and `>` escaped, for servers that advertise `body-markup` (they read the
+/// body as a subset of HTML; a server's message must show as the text it is). Servers without
+/// it show the body as is, so it is sent unescaped to them.
 pub fn escape_markup(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -100,6 +101,9 @@ mod freedesktop {
         NotifyError::Unavailable(e.to_string())
     }
 
+    /// The session bus connection, opened by the first notification and shared by the rest.
+    static SESSION: tokio::sync::OnceCell<zbus::Connection> = tokio::sync::OnceCell::const_new();
+
     /// One notification on the screen.
     pub struct Notification {
         proxy: zbus::Proxy<'static>,
@@ -125,10 +129,23 @@ mod freedesktop {
         /// [`NotifyError::Unavailable`] with the bus's words when there is no session bus or
         /// no notification server on it.
         pub async fn show(notice: &Notice) -> Result<Notification, NotifyError> {
-            let connection = zbus::Connection::session().await.map_err(unavailable)?;
+            let connection = SESSION
+                .get_or_try_init(zbus::Connection::session)
+                .await
+                .map_err(unavailable)?
+                .clone();
             let proxy = zbus::Proxy::new_owned(connection, DESTINATION, PATH, INTERFACE)
                 .await
                 .map_err(unavailable)?;
+            let capabilities: Vec<String> = proxy
+                .call("GetCapabilities", &())
+                .await
+                .map_err(unavailable)?;
+            let body = if capabilities.iter().any(|c| c == "body-markup") {
+                escape_markup(&notice.body)
+            } else {
+                notice.body.clone()
+            };
             // Subscribed before `Notify`, so a quick click is not missed.
             let signals = proxy.receive_all_signals().await.map_err(unavailable)?;
             let hints: HashMap<&str, Value<'_>> = HashMap::from([
@@ -145,7 +162,7 @@ mod freedesktop {
                         0u32,
                         "dialog-question",
                         notice.summary.as_str(),
-                        escape_markup(&notice.body),
+                        body,
                         vec![DEFAULT_ACTION, "Open MCP Companion"],
                         hints,
                         expire_ms,
