@@ -12,7 +12,6 @@ use anyhow::{Context, bail};
 use mcp_companion::auth::{self, Target, browser, flow};
 use mcp_companion::config::{self, TransportConfig};
 use mcp_companion::ipc::control::{ControlClient, ControlError, ControlRequest, ControlResponse};
-use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::net::Guard;
 
 /// `login SERVER`.
@@ -21,7 +20,7 @@ pub async fn login(
     socket: Option<&Path>,
     server: &str,
 ) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let mut client = match ControlClient::connect(&paths.control).await {
         Ok(c) => c,
         Err(ControlError::NotRunning { .. }) => return login_here(config_path, server).await,
@@ -73,7 +72,7 @@ pub async fn logout(
     socket: Option<&Path>,
     server: &str,
 ) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let req = ControlRequest::Logout {
         server: server.to_owned(),
     };

@@ -154,7 +154,7 @@ pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
 
 /// `tools`: list the wrapped tools.
 pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let tools = client::list_tools(&paths.mcp).await?;
     if json {
         outln!(
@@ -191,7 +191,7 @@ pub async fn call(
     let serde_json::Value::Object(args) = args else {
         anyhow::bail!("arguments must be a JSON object, e.g. '{{\"message\":\"hi\"}}'");
     };
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let result = client::call_tool(&paths.mcp, name, args).await?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&result)?);
@@ -218,7 +218,7 @@ pub async fn call(
 
 /// `status`: every server's state.
 pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let report = control::status(&paths.control).await?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
@@ -284,7 +284,7 @@ pub async fn logs(
     lines: usize,
     follow: bool,
 ) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let mut client = control::ControlClient::connect(&paths.control).await?;
     client
         .send(&ControlRequest::Logs {
@@ -312,7 +312,7 @@ pub async fn control(
     req: ControlRequest,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let paths = EndpointPaths::resolve(socket);
+    let paths = mcp_companion::ipc::record::locate(socket).await;
     let answer = control::request(&paths.control, &req).await?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&answer)?);

@@ -107,6 +107,24 @@ pub fn candidates(explicit: Option<&Path>) -> Vec<EndpointPaths> {
     out
 }
 
+/// The endpoint a one-shot client (`status`, `tools`, `call`, `stop`…) should use: `explicit`
+/// when given; else the first of [`candidates`] whose control endpoint accepts a connection
+/// (probed only when the record adds a place), or the usual rule's paths when none does, so
+/// the client's own "nothing listens" error names the usual place.
+pub async fn locate(explicit: Option<&Path>) -> EndpointPaths {
+    let mut all = candidates(explicit);
+    let mut pick = 0;
+    if all.len() > 1 {
+        for (i, paths) in all.iter().enumerate() {
+            if super::socket::connect(&paths.control).await.is_ok() {
+                pick = i;
+                break;
+            }
+        }
+    }
+    all.swap_remove(pick)
+}
+
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }

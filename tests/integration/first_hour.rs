@@ -120,6 +120,32 @@ async fn bridge_with_only_path_and_home_finds_a_companion_in_a_custom_runtime_di
     assert_eq!(answer["id"], json!(1), "{answer}");
     assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
 
+    // The one-shot commands find it through the record too (they used the usual rule only).
+    let one_shots: [(&[&str], &str); 3] = [
+        (&["status"], "demo"),
+        (&["tools"], "mcp_demo_echo"),
+        (
+            &["call", "mcp_demo_echo", r#"{"message":"hi from record"}"#],
+            "hi from record",
+        ),
+    ];
+    for (args, expected) in one_shots {
+        let out = Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &c.home)
+            .output()
+            .expect("run the CLI");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(expected), "{args:?}: {stdout}");
+    }
+
     // Once the companion is gone its record is withdrawn; a stale record (a companion that was
     // killed) is still tried, and the error names every place the bridge looked.
     let mut c = c;
