@@ -4,7 +4,8 @@
 # Installs (idempotent, pinned) the third-party peers: server-everything and the Python venvs
 # via tests/peers/setup.sh, and the peer aggregators compared in item 7 (mcp-proxy from PyPI,
 # supergateway and mcp-hub from npm, all pinned, under $MCP_PEERS_DIR/bench-peers). A peer that cannot be
-# installed is skipped by the bench with a printed reason.
+# installed is skipped by the bench with a printed reason. socat (Debian) is the byte-relay floor
+# of item 1: the time any proxy on the same path pays for its two process hops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MCP_PEERS_DIR=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
@@ -32,5 +33,8 @@ for pkg in supergateway@4.0.0 mcp-hub@4.2.1; do
       || echo "could not install $pkg from npm (see $B/$name-install.log)" >&2
   fi
 done
+command -v socat >/dev/null \
+  || { apt-get install -y -q socat >&2 || sudo apt-get install -y -q socat >&2; } \
+  || echo "could not install socat: the byte-relay floor row will be skipped" >&2
 cargo build --release --locked --bin mcp-companion
 cargo bench --locked --bench proxy -- "$@"

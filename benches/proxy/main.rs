@@ -137,6 +137,16 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
         .await?,
     ];
     let raw_tools = paths[0].conn.tool_names().await?.len();
+    let relay = match peers::byte_relay(&bin, &demo_args(0, 0)).await {
+        Ok((relay, conn, dir)) => {
+            paths.push(path("demo via socat", conn, "echo").await?);
+            Some((relay, dir))
+        }
+        Err(e) => {
+            println!("skip the byte-relay floor (socat): {e:#}");
+            None
+        }
+    };
     let mut found = Vec::new();
     if let Some(js) = &everything {
         let ev = vec![js.to_string_lossy().into_owned(), "stdio".to_owned()];
@@ -216,6 +226,19 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
     );
     let slow_lat = get("demo socket slow").context("demo")?;
     let added = s.median - d.median;
+    let floor = get("demo via socat");
+    if let Some(f) = floor {
+        rows.push(
+            Row::new(
+                "1",
+                "echo, rmcp test server: direct stdio vs a byte relay (socat: Unix socket → the server's stdio, parses nothing): the floor of any proxy here",
+            )
+            .base(lat_str(d))
+            .ours(lat_str(f))
+            .ratio(f.median / d.median)
+            .diff(format!("+{}", us(f.median - d.median))),
+        );
+    }
     rows.push(
         Row::new(
             "1",
@@ -234,7 +257,14 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
         .base(lat_str(d))
         .ours(lat_str(s))
         .ratio(s.median / d.median)
-        .diff(format!("+{}", us(added)))
+        .diff(match floor {
+            Some(f) => format!(
+                "+{} (+{} over the byte relay)",
+                us(added),
+                us(s.median - f.median)
+            ),
+            None => format!("+{}", us(added)),
+        })
         .target(
             "≤ 50 µs added, ≤ 1.5×",
             added <= 50.0 && s.median / d.median <= 1.5,
@@ -303,6 +333,9 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
     for (_, mut server, _dir) in peer_servers {
         let _ = server.kill().await;
     }
+    if let Some((mut relay, _dir)) = relay {
+        let _ = relay.kill().await;
+    }
     comp.stop().await;
     slow.stop().await;
     Ok(raw_tools)
@@ -323,19 +356,32 @@ fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
 async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
     for k in [1usize, 8, 64] {
         let total = if k == 1 { 2000 } else { 10_000 };
-        let (mut direct, mut sock, mut slow) = (Vec::new(), Vec::new(), Vec::new());
+        let relay = paths.iter().position(|p| p.label == "demo via socat");
+        let (mut direct, mut sock, mut slow, mut floor) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..o.rounds {
-            for (i, out) in [(0, &mut direct), (1, &mut sock), (2, &mut slow)] {
-                let p = &mut paths[i];
+            let each = [
+                (Some(0), &mut direct),
+                (Some(1), &mut sock),
+                (Some(2), &mut slow),
+            ];
+            for (i, out) in each.into_iter().chain([(relay, &mut floor)]) {
+                let Some(p) = i.map(|i| &mut paths[i]) else {
+                    continue;
+                };
                 out.push(p.conn.throughput(&p.tool, ECHO, k, total).await?);
             }
         }
         let (d, s, sl) = (median(direct), median(sock), median(slow));
+        let mut diff = format!("fast path off: {sl:.0}/s");
+        if !floor.is_empty() {
+            diff.push_str(&format!("; byte relay (socat): {:.0}/s", median(floor)));
+        }
         let mut row = Row::new("2", format!("echo calls/s, {k} in flight (one connection)"))
             .base(format!("{d:.0}/s"))
             .ours(format!("{s:.0}/s"))
             .ratio(s / d)
-            .diff(format!("fast path off: {sl:.0}/s"));
+            .diff(diff);
         if k == 64 {
             row = row.target("≥ 40 000/s", s >= 40_000.0);
         }

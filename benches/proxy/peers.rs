@@ -226,3 +226,43 @@ pub fn one_mcp_skip_reason() -> String {
         None => "not installed (benches/run.sh tries `npm install @1mcp/agent`)".to_owned(),
     }
 }
+
+/// The floor any proxy on this path pays: `socat`, a C byte relay that parses nothing, on the
+/// same topology as the companion (client → Unix socket → relay → the server's stdin/stdout
+/// pipes). Its added time is two process hops and nothing else. Returns the relay (kill it
+/// after), a connection through it and the dir holding its socket.
+pub async fn byte_relay(
+    program: &str,
+    args: &[String],
+) -> Result<(Child, Conn, tempfile::TempDir)> {
+    let socat =
+        which::which("socat").context("socat not installed (benches/run.sh installs it)")?;
+    let dir = tempfile::tempdir()?;
+    let socket = dir.path().join("relay.sock");
+    // socat's EXEC splits its command on spaces; the bench's paths and arguments have none.
+    let exec = std::iter::once(program.to_owned())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut relay = Command::new(socat)
+        .arg(format!("UNIX-LISTEN:{}", socket.display()))
+        .arg(format!("EXEC:{exec},pipes"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("spawn socat")?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !socket.exists() {
+        if let Some(status) = relay.try_wait()? {
+            bail!("socat exited ({status}) before listening");
+        }
+        if Instant::now() > deadline {
+            bail!("socat did not listen within 10 s");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let conn = Conn::unix(&socket).await?;
+    Ok((relay, conn, dir))
+}
