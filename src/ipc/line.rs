@@ -228,7 +228,7 @@ where
             if self.line_started.is_none() {
                 self.line_started = Some(Instant::now());
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |i| i + 1);
             let outcome = if self.discarding {
                 if newline.is_some() {

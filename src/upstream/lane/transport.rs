@@ -62,7 +62,7 @@ impl<R: AsyncRead + Send + Unpin> LaneTransport<R> {
             if available.is_empty() {
                 return Ok(Line::Eof);
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |i| i + 1);
             let outcome = if self.discarding {
                 if newline.is_some() {
