@@ -354,28 +354,27 @@ fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
 /// Item 2: calls/s with 1, 8 and 64 in flight on one connection, direct vs socket.
 #[cfg(unix)]
 async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
+    // direct, fast path, fast path off, and the byte relay when it runs.
+    let mut measured = vec![0, 1, 2];
+    measured.extend(paths.iter().position(|p| p.label == "demo via socat"));
     for k in [1usize, 8, 64] {
         let total = if k == 1 { 2000 } else { 10_000 };
-        let relay = paths.iter().position(|p| p.label == "demo via socat");
-        let (mut direct, mut sock, mut slow, mut floor) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut samples = vec![Vec::new(); measured.len()];
         for _ in 0..o.rounds {
-            let each = [
-                (Some(0), &mut direct),
-                (Some(1), &mut sock),
-                (Some(2), &mut slow),
-            ];
-            for (i, out) in each.into_iter().chain([(relay, &mut floor)]) {
-                let Some(p) = i.map(|i| &mut paths[i]) else {
-                    continue;
-                };
+            for (&i, out) in measured.iter().zip(&mut samples) {
+                let p = &mut paths[i];
                 out.push(p.conn.throughput(&p.tool, ECHO, k, total).await?);
             }
         }
-        let (d, s, sl) = (median(direct), median(sock), median(slow));
+        let mut medians = samples.into_iter().map(median);
+        let (d, s, sl) = (
+            medians.next().unwrap_or_default(),
+            medians.next().unwrap_or_default(),
+            medians.next().unwrap_or_default(),
+        );
         let mut diff = format!("fast path off: {sl:.0}/s");
-        if !floor.is_empty() {
-            diff.push_str(&format!("; byte relay (socat): {:.0}/s", median(floor)));
+        if let Some(f) = medians.next() {
+            diff.push_str(&format!("; byte relay (socat): {f:.0}/s"));
         }
         let mut row = Row::new("2", format!("echo calls/s, {k} in flight (one connection)"))
             .base(format!("{d:.0}/s"))
