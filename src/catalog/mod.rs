@@ -9,6 +9,7 @@
 //! | [`uri_template`] | RFC 6570 variables and expansion for resource templates |
 //! | [`wrap`] | the description / schema / annotations of each wrapped tool |
 //! | `warning` | [`CatalogWarning`], what a build reports |
+//! | [`pages`] | the `tools/list` pages, and each page's JSON made once per catalog |
 //! | this file | [`Catalog::build`]: allowlist → names → collision suffixes → table |
 //!
 //! A catalog is built once per change of any server's listing and then only read: `tools()`
@@ -16,11 +17,13 @@
 
 pub mod allowlist;
 pub mod naming;
+mod pages;
 pub mod schema;
 pub mod uri_template;
 mod warning;
 pub mod wrap;
 
+pub use self::pages::PAGE_SIZE;
 pub use self::warning::{CatalogWarning, CollisionMember};
 
 use std::collections::HashMap;
@@ -110,6 +113,8 @@ pub struct Catalog {
     /// Served tools per server.
     counts: HashMap<Arc<str>, usize>,
     warnings: Vec<CatalogWarning>,
+    /// The `tools/list` pages as JSON, made the first time one is asked for ([`pages`]).
+    pages: std::sync::OnceLock<Vec<String>>,
 }
 
 /// A capability that passed the allowlist, waiting for its final name.
@@ -163,6 +168,7 @@ impl Catalog {
             index: HashMap::with_capacity(pending.len()),
             counts: HashMap::new(),
             warnings: Vec::new(),
+            pages: std::sync::OnceLock::new(),
         };
         for p in pending {
             let (tool, target) = match p.item {

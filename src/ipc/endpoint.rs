@@ -50,9 +50,7 @@ use crate::hub::{Hub, HubEvent};
 use crate::upstream::MAX_MESSAGE_BYTES;
 use crate::upstream::call::Downstream;
 
-/// Tools per `tools/list` page. Large enough that typical setups fit one page (many clients
-/// never follow `nextCursor`), small enough to bound one message.
-pub const PAGE_SIZE: usize = 1000;
+pub use crate::catalog::PAGE_SIZE;
 
 /// The MCP server handler of one agent session.
 #[derive(Clone, Debug)]
@@ -84,6 +82,12 @@ impl Endpoint {
             first_list: Arc::default(),
             agent_gone: CancellationToken::new(),
         }
+    }
+
+    /// The session's first-listing latch: set once its first `tools/list` has waited for the
+    /// servers to settle (shared with the fast path, which answers later listings).
+    pub fn first_list(&self) -> Arc<tokio::sync::OnceCell<()>> {
+        self.first_list.clone()
     }
 
     /// Calls still running when `gone` fires are dropped (which sends `notifications/cancelled`
@@ -226,23 +230,17 @@ impl ServerHandler for Endpoint {
             })
             .await;
         let catalog = self.hub.catalog();
-        let tools = catalog.tools();
-        let start = match params.and_then(|p| p.cursor) {
-            None => 0,
-            Some(cursor) => cursor
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n <= tools.len())
-                .ok_or_else(|| {
-                    McpError::invalid_params(format!("invalid cursor \"{cursor}\""), None)
-                })?,
+        let cursor = params.and_then(|p| p.cursor);
+        let start = match &cursor {
+            None => Some(0),
+            Some(cursor) => cursor.parse::<usize>().ok(),
         };
-        let end = (start + PAGE_SIZE).min(tools.len());
-        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        if end < tools.len() {
-            page.next_cursor = Some(end.to_string());
-        }
-        Ok(page)
+        start.and_then(|start| catalog.page(start)).ok_or_else(|| {
+            McpError::invalid_params(
+                format!("invalid cursor \"{}\"", cursor.unwrap_or_default()),
+                None,
+            )
+        })
     }
 
     /// `notifications/roots/list_changed` from the agent: passed on to every running server.
@@ -362,21 +360,22 @@ pub async fn serve_session_with<S>(
     let gone = CancellationToken::new();
     let budget = Arc::new(Budget::default());
     let mut framed = framed(stream).with_line_deadline(LINE_DEADLINE);
+    let endpoint = Endpoint::with_shutdown(hub.clone(), shutdown.clone(), first_list_wait)
+        .with_agent_gone(gone.clone());
     let mut agent_cell = None;
     if crate::upstream::lane::enabled() {
         let (relay, cell) = Relay::new(
-            hub.clone(),
+            hub,
             shutdown.clone(),
             framed.shared_write(),
             budget.clone(),
             gone.clone(),
+            endpoint.first_list(),
         );
         framed = framed.with_tap(Box::new(relay));
         agent_cell = Some(cell);
     }
     let transport = Bounded::new(framed, budget, gone.clone(), hangup);
-    let endpoint = Endpoint::with_shutdown(hub, shutdown.clone(), first_list_wait)
-        .with_agent_gone(gone.clone());
     let handshake = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
     let running = tokio::select! {
         r = handshake => match r {

@@ -138,6 +138,101 @@ async fn echo(agent: &mut RawAgent, id: u64, message: &str) {
     assert_eq!(answer["result"]["content"][0]["text"], message, "{answer}");
 }
 
+/// `tools/list` with two pages (1200 extra tools): the fast path answers from the catalog's
+/// page JSON, and every page is what the rmcp session path answers, on a session's first
+/// listing and on a later one; an offset the catalog never handed out as a cursor and a bad
+/// cursor get rmcp's answers on both. Only the fast path echoes an id's bytes as sent, which
+/// shows it answered. A session on protocol version 2026-07-28 (another result shape) is
+/// answered by rmcp on both.
+#[tokio::test]
+async fn tools_list_pages_are_the_rmcp_paths_and_only_the_fast_path_echoes_ids_as_sent() {
+    let config = json!({ "mcpServers": { "demo": demo(&["--extra-tools", "1200"]) } });
+    let mut seen = Vec::new();
+    for path in [CallPath::Fast, CallPath::Slow] {
+        let c = Companion::start_on(config.clone(), path);
+        c.settled().await;
+        let mut agent = RawAgent::connect(&c.socket).await;
+        let first = all_pages(&mut agent).await;
+        assert_eq!(first.len(), 2, "{path:?}: two pages");
+        assert_eq!(all_pages(&mut agent).await, first, "{path:?}: listed again");
+
+        agent
+            .send_line(r#"{"jsonrpc":"2.0","id":"l\u0069st","method":"tools/list"}"#)
+            .await;
+        let line = loop {
+            let line = agent.recv_line().await;
+            if line.contains(r#""id":"l"#) {
+                break line;
+            }
+        };
+        let as_sent = line.starts_with(r#"{"jsonrpc":"2.0","id":"l\u0069st","result":"#);
+        assert_eq!(as_sent, path == CallPath::Fast, "{path:?}: {}", &line[..60]);
+        let answer: Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(answer["result"], first[0], "{path:?}");
+
+        let mut modern = RawAgent::connect_only(&c.socket).await;
+        modern
+            .send(
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2026-07-28", "capabilities": {},
+                "clientInfo": {"name": "raw-agent", "version": "0"}}}),
+            )
+            .await;
+        modern.until_response(&json!(0)).await;
+        modern
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        modern
+            .send_line(r#"{"jsonrpc":"2.0","id":"l\u0069st","method":"tools/list"}"#)
+            .await;
+        let modern_answer = modern.until_response(&json!("list")).await.0;
+
+        let mut odd = Vec::new();
+        for (id, cursor) in [(90, "7"), (91, "x")] {
+            agent
+                .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list",
+                    "params": {"cursor": cursor}}))
+                .await;
+            let (answer, _) = agent.until_response(&json!(id)).await;
+            odd.push(answer);
+        }
+        assert_eq!(odd[1]["error"]["code"], -32602, "{path:?}: {}", odd[1]);
+        seen.push((first, odd, modern_answer));
+    }
+    let (fast, slow) = (&seen[0], &seen[1]);
+    assert_eq!(fast.0, slow.0, "the same pages on both paths");
+    assert_eq!(
+        fast.1, slow.1,
+        "the same answers to odd cursors on both paths"
+    );
+    assert_eq!(
+        fast.2, slow.2,
+        "the same answer to a 2026-07-28 session on both paths"
+    );
+}
+
+/// Every page of `tools/list` on `agent`, following `nextCursor`.
+async fn all_pages(agent: &mut RawAgent) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    for id in 1000.. {
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+        if let Some(c) = &cursor {
+            request["params"] = json!({ "cursor": c });
+        }
+        agent.send(&request).await;
+        let (answer, _) = agent.until_response(&json!(id)).await;
+        let result = answer["result"].clone();
+        assert!(result["tools"].is_array(), "{answer}");
+        cursor = result["nextCursor"].as_str().map(str::to_owned);
+        pages.push(result);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    pages
+}
+
 on_both_paths!(
     results_keep_their_bytes_only_on_the_fast_path,
     results_keep_their_bytes_only_on_the_fast_path

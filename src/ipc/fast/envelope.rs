@@ -53,6 +53,26 @@ pub fn wants_progress(meta: &RawValue) -> bool {
         || serde_json::from_str::<Meta>(meta.get()).map_or(true, |m| m.progress_token.is_some())
 }
 
+/// The params of a `tools/list` the fast path can answer: at most a `cursor` (a `_meta` may
+/// carry a protocol version of its own, which rmcp judges).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams<'a> {
+    /// The cursor, as sent.
+    #[serde(borrow, default)]
+    pub cursor: Option<Cow<'a, str>>,
+}
+
+/// The offset a `tools/list` asks for: 0 without params or cursor, else the cursor read as the
+/// endpoint reads it; `None` for params the fast path leaves to rmcp (which then answers).
+pub fn list_start(params: Option<&RawValue>) -> Option<usize> {
+    let Some(params) = params else {
+        return Some(0);
+    };
+    let params = serde_json::from_str::<ListParams<'_>>(params.get()).ok()?;
+    params.cursor.map_or(Some(0), |c| c.parse().ok())
+}
+
 /// The `requestId` of a `notifications/cancelled`.
 #[derive(Deserialize)]
 pub struct CancelledParams {
@@ -164,6 +184,17 @@ impl Reply {
             head,
             body: Some((line, range)),
         }
+    }
+
+    /// `{"jsonrpc":"2.0","id":<agent_id>,"result":<result>}`, `result` being JSON text.
+    pub fn with_result_json(agent_id: &str, result: &str) -> Reply {
+        let mut head = Vec::with_capacity(40 + agent_id.len() + result.len());
+        head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        head.extend_from_slice(agent_id.as_bytes());
+        head.extend_from_slice(b",\"result\":");
+        head.extend_from_slice(result.as_bytes());
+        head.extend_from_slice(b"}\n");
+        Reply { head, body: None }
     }
 
     /// The answer `result` for `agent_id`.

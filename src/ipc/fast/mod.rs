@@ -1,5 +1,6 @@
 //! The agent side of the forwarding fast path (issue 15): `tools/call` lines that can be
-//! forwarded as they are never enter the rmcp server session of their connection.
+//! forwarded as they are, and `tools/list` lines a cached catalog page answers, never enter the
+//! rmcp server session of their connection.
 //!
 //! [`Relay`], the connection's [`Tap`](super::line::Tap), sees every complete line of an
 //! initialized agent connection before [`super::line::LineTransport`] judges it, and takes:
@@ -8,9 +9,10 @@
 //! |---|---|---|
 //! | `tools/call` | id a string or an integer; params only `name`, `arguments` (object or `null`), `_meta` without `progressToken`; the target a tool of a running stdio server with a fast lane ([`Hub::fast_target`](crate::hub::Hub::fast_target)) | forwarded by [`call::FastCall`]: one answer, spliced |
 //! | `notifications/cancelled` | `requestId` names a fast-path call in flight | that call is cancelled (upstream too); no answer, as rmcp does |
+//! | `tools/list` | the session on a protocol version before 2026-07-28; id a string or an integer; params absent or only `cursor`, one the catalog handed out; the session's first listing has waited for the servers (or they have all settled) | answered from the catalog's page JSON, made once per catalog ([`crate::catalog::Catalog::page_json`]) |
 //! | anything else | — | left to rmcp, unchanged |
 //!
-//! So progress-carrying calls, resources and prompts served as tools, malformed requests,
+//! So progress-carrying calls, bad cursors, resources and prompts served as tools, malformed requests,
 //! and every error path before the forward keep their slow-path answers. Taken calls count
 //! against the connection's bounds exactly as rmcp's requests do (`relay.rs`). The fast path is on
 //! unless `MCP_COMPANION_FAST_PATH=0` ([`crate::upstream::lane::enabled`]).

@@ -13,8 +13,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use rmcp::model::RequestId;
+use rmcp::model::{ProtocolVersion, RequestId};
 use rmcp::{Peer, RoleServer};
+use serde_json::value::RawValue;
 use tokio::io::AsyncWrite;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -39,6 +40,8 @@ pub struct Relay<W> {
     budget: Arc<Budget>,
     gone: CancellationToken,
     write: SharedWrite<W>,
+    /// Set once the session's first `tools/list` has waited for the servers to settle.
+    first_list: Arc<tokio::sync::OnceCell<()>>,
     _cancel_on_drop: DropGuard,
 }
 
@@ -60,12 +63,14 @@ where
 {
     /// A relay for one connection to `hub`, answering on `write`, counting its calls in
     /// `budget` and ending them when `gone` fires; calls cut short by `shutdown` say so.
+    /// `first_list` is the session's ([`crate::ipc::endpoint::Endpoint::first_list`]).
     pub fn new(
         hub: Hub,
         shutdown: CancellationToken,
         write: SharedWrite<W>,
         budget: Arc<Budget>,
         gone: CancellationToken,
+        first_list: Arc<tokio::sync::OnceCell<()>>,
     ) -> (Relay<W>, AgentCell) {
         let cell = AgentCell::default();
         let session = gone.child_token();
@@ -78,6 +83,7 @@ where
             budget,
             gone,
             write,
+            first_list,
             _cancel_on_drop: session.clone().drop_guard(),
             session,
         };
@@ -153,6 +159,44 @@ where
         });
         true
     }
+
+    /// Answers a `tools/list` from the catalog's page JSON ([`crate::catalog::Catalog::page_json`])
+    /// on a session whose protocol version is before 2026-07-28 (the JSON's shape), once its
+    /// first listing has waited for the servers, or when they have all settled (then this one
+    /// is that first listing); `false` leaves it to rmcp, which also answers every bad cursor.
+    fn list(&mut self, agent: &Peer<RoleServer>, id: &str, params: Option<&RawValue>) -> bool {
+        // rmcp's test (`context.protocol_version()` without a request `_meta`).
+        let legacy = agent.peer_info().is_some_and(|info| {
+            info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str()
+        });
+        if !legacy {
+            return false;
+        }
+        let Some(start) = envelope::list_start(params) else {
+            return false;
+        };
+        let waited = self.first_list.initialized()
+            || (self.hub.is_settled() && self.first_list.set(()).is_ok());
+        if !waited {
+            return false;
+        }
+        let catalog = self.hub.catalog();
+        let Some(page) = catalog.page_json(start) else {
+            return false;
+        };
+        let Ok(request_id) = serde_json::from_str::<RequestId>(id) else {
+            return false;
+        };
+        let reply = Reply::with_result_json(id, page);
+        self.budget.requested(request_id.clone());
+        let write = self.write.clone();
+        let budget = self.budget.clone();
+        let gone = self.gone.clone();
+        tokio::spawn(async move {
+            write_reply(&reply, request_id, &write, &budget, &gone).await;
+        });
+        true
+    }
 }
 
 impl<W> Tap for Relay<W>
@@ -172,6 +216,9 @@ where
             (Some("notifications/cancelled"), None, Some(params)) => self.cancel(params.get()),
             (Some("tools/call"), Some(id), Some(params)) if envelope::plain_id(id) => {
                 self.forward(agent, id.get(), params.get())
+            }
+            (Some("tools/list"), Some(id), params) if envelope::plain_id(id) => {
+                self.list(&agent, id.get(), params)
             }
             _ => false,
         }
