@@ -9,7 +9,7 @@
 //! | [`uri_template`] | RFC 6570 variables and expansion for resource templates |
 //! | [`wrap`] | the description / schema / annotations of each wrapped tool |
 //! | `warning` | [`CatalogWarning`], what a build reports |
-//! | [`pages`] | the `tools/list` pages, and each page's JSON made once per catalog |
+//! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
 //! | this file | [`Catalog::build`]: allowlist → names → collision suffixes → table |
 //!
 //! A catalog is built once per change of any server's listing and then only read: `tools()`
@@ -113,7 +113,7 @@ pub struct Catalog {
     /// Served tools per server.
     counts: HashMap<Arc<str>, usize>,
     warnings: Vec<CatalogWarning>,
-    /// The `tools/list` pages as JSON, made the first time one is asked for ([`pages`]).
+    /// The `tools/list` pages as JSON, made the first time one is asked for (`pages.rs`).
     pages: std::sync::OnceLock<Vec<String>>,
 }
 
