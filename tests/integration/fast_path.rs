@@ -171,17 +171,7 @@ async fn tools_list_pages_are_the_rmcp_paths_and_only_the_fast_path_echoes_ids_a
         assert_eq!(answer["result"], first[0], "{path:?}");
 
         let mut modern = RawAgent::connect_only(&c.socket).await;
-        modern
-            .send(
-                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2026-07-28", "capabilities": {},
-                "clientInfo": {"name": "raw-agent", "version": "0"}}}),
-            )
-            .await;
-        modern.until_response(&json!(0)).await;
-        modern
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        modern.handshake_on("2026-07-28").await;
         modern
             .send_line(r#"{"jsonrpc":"2.0","id":"l\u0069st","method":"tools/list"}"#)
             .await;

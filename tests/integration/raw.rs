@@ -29,11 +29,16 @@ impl RawAgent {
 
     /// `initialize` (id 0) + `notifications/initialized`.
     pub async fn handshake(&mut self) {
+        self.handshake_on("2025-06-18").await;
+    }
+
+    /// [`Self::handshake`] asking for protocol version `version`.
+    pub async fn handshake_on(&mut self, version: &str) {
         let agent = self;
         agent
             .send(
                 &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
+                "protocolVersion": version, "capabilities": {},
                 "clientInfo": {"name": "raw-agent", "version": "0"}}}),
             )
             .await;

@@ -149,15 +149,24 @@ where
                 number: self.calls,
             },
         };
+        self.answer_with(request_id, call.run());
+        true
+    }
+
+    /// Writes the answer `reply` gives (none: the agent cancelled) to request `id`, on a
+    /// task of its own.
+    fn answer_with<F>(&self, id: RequestId, reply: F)
+    where
+        F: Future<Output = Option<Reply>> + Send + 'static,
+    {
         let write = self.write.clone();
         let budget = self.budget.clone();
         let gone = self.gone.clone();
         tokio::spawn(async move {
-            if let Some(reply) = call.run().await {
-                write_reply(&reply, request_id, &write, &budget, &gone).await;
+            if let Some(reply) = reply.await {
+                write_reply(&reply, id, &write, &budget, &gone).await;
             }
         });
-        true
     }
 
     /// Answers a `tools/list` from the catalog's page JSON ([`crate::catalog::Catalog::page_json`])
@@ -189,12 +198,7 @@ where
         };
         let reply = Reply::with_result_json(id, page);
         self.budget.requested(request_id.clone());
-        let write = self.write.clone();
-        let budget = self.budget.clone();
-        let gone = self.gone.clone();
-        tokio::spawn(async move {
-            write_reply(&reply, request_id, &write, &budget, &gone).await;
-        });
+        self.answer_with(request_id, std::future::ready(Some(reply)));
         true
     }
 }
