@@ -3,6 +3,7 @@
 
 const COMMANDS: &[&str] = &[
     "list_servers",
+    "config_warnings",
     "start_server",
     "stop_server",
     "restart_server",

@@ -4,6 +4,7 @@
 const invoke = (cmd, args = {}) => window.__TAURI__.core.invoke(cmd, args);
 
 export const listServers = () => invoke('list_servers');
+export const configWarnings = () => invoke('config_warnings');
 export const startServer = (name) => invoke('start_server', { name });
 export const stopServer = (name) => invoke('stop_server', { name });
 export const restartServer = (name) => invoke('restart_server', { name });

@@ -43,6 +43,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     use commands::{add, elicit, import, registry, servers, settings, sign_in};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
+        servers::config_warnings,
         servers::start_server,
         servers::stop_server,
         servers::restart_server,

@@ -104,6 +104,11 @@ fn commands_list_edit_and_validate_through_the_core() {
     assert_eq!(names, [json!("off"), json!("broken")]);
     assert_eq!(servers[0]["state"], "stopped");
     assert_eq!(servers[1]["state"], "failed");
+    assert_eq!(
+        h.invoke("config_warnings", json!({})).unwrap(),
+        json!([]),
+        "this config has no unknown keys"
+    );
 
     let err = h
         .invoke("start_server", json!({"name": "nope"}))
@@ -184,6 +189,24 @@ fn commands_list_edit_and_validate_through_the_core() {
     assert_eq!(detail["entry"]["args"], json!(["mcp-server-time"]));
     let presets = h.invoke("list_presets", json!({})).unwrap();
     assert!(presets.as_array().unwrap().len() >= 12);
+}
+
+#[test]
+fn the_configs_warnings_reach_the_window() {
+    let h = Harness::new(json!({
+        "mcpServrs": {},
+        "mcpServers": {"off": {"command": "/nonexistent/server", "disabled": true, "comand": "x"}}
+    }));
+    let warnings = h.invoke("config_warnings", json!({})).unwrap();
+    let warnings: Vec<&str> = warnings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("\"mcpServrs\""), "{warnings:?}");
+    assert!(warnings[1].contains("\"comand\""), "{warnings:?}");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! one last set. Replacing the menu closes it under a person (or a keyboard-driven test) who has
 //! it open, and a server that keeps retrying produces an event every few seconds whose attempt
 //! counter and last error the tray does not show. For the same reason a server's automatic
-//! restart (`starting` right after `backoff`) reads as `backoff` in the menu: only what a person
+//! restart (`starting` right after `backoff`) reads `retrying` in the menu: only what a person
 //! does (start, stop) or a real outcome (running, failed) changes the menu.
 //!
 //! Linux note: the AppIndicator protocol has no tooltips, so the summary (`N of M servers
@@ -166,9 +166,9 @@ impl TrayContent {
                 let label = if s.state == ServerState::NeedsSignIn {
                     format!("{} — sign in", s.name)
                 } else if is_retrying(s) {
-                    format!("{} — {}", s.name, ServerState::Backoff.as_str())
+                    format!("{} — {}", s.name, ServerState::Backoff.label())
                 } else {
-                    format!("{} — {}", s.name, s.state.as_str())
+                    format!("{} — {}", s.name, s.state.label())
                 };
                 ServerEntry {
                     id: TrayAction::Toggle(s.name.clone()).id(),
@@ -392,7 +392,7 @@ mod tests {
             retrying("docs", ServerState::Backoff, 1, "connection refused"),
         ]);
         assert_eq!(first.health, Health::Degraded);
-        assert_eq!(first.servers[1].label, "docs — backoff");
+        assert_eq!(first.servers[1].label, "docs — retrying");
         assert!(first.servers[1].checked);
         for attempt in 2..8 {
             for state in [ServerState::Starting, ServerState::Backoff] {

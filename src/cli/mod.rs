@@ -17,7 +17,7 @@ use mcp_companion::companion::Companion;
 use mcp_companion::config;
 use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
-use mcp_companion::supervisor::ServerState;
+use mcp_companion::supervisor::{ServerState, ServerStatus};
 use out::outln;
 
 /// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`. Every line
@@ -48,8 +48,6 @@ pub async fn serve(
         .with_context(|| format!("cannot load config {}", path.display()))?;
     if created {
         tracing::info!(path = %path.display(), "no config found: wrote a default config with the built-in demo server");
-    } else {
-        tracing::info!(path = %path.display(), "config loaded");
     }
     let paths = EndpointPaths::resolve(socket);
     // Before any server starts, so every process group is registered with it.
@@ -57,6 +55,10 @@ pub async fn serve(
         tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
     }
     let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;
+    // Only now: a second `serve`, refused above, must not say it loaded anything.
+    if !created {
+        tracing::info!(path = %path.display(), "config loaded");
+    }
     if watch {
         companion.watch_config(Duration::from_secs(1));
         tracing::info!(path = %path.display(), "watching the config file for changes");
@@ -246,12 +248,15 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         "PID",
         "RESTARTS"
     );
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     for s in &report.servers {
         outln!(
             "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
             ellipsize(&s.name, NAME_COLUMN),
             s.transport,
-            s.state.as_str(),
+            state_cell(s, now_ms),
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             s.restarts,
@@ -262,7 +267,26 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
             }
         );
     }
+    for warning in &report.warnings {
+        outln!("config warning: {warning}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The STATE column: the state's [`ServerState::label`],
+/// and for a server waiting to restart, in how many whole seconds (rounded up) it will:
+/// `retrying 3s`.
+fn state_cell(s: &ServerStatus, now_ms: u64) -> String {
+    match s.retry_at_ms {
+        Some(at) if s.state == ServerState::Backoff => {
+            format!(
+                "{} {}s",
+                s.state.label(),
+                at.saturating_sub(now_ms).div_ceil(1000)
+            )
+        }
+        _ => s.state.label().to_owned(),
+    }
 }
 
 /// Widest server name shown in full by `status`; longer names end in `…` (`--json` has them whole).
@@ -347,4 +371,48 @@ pub async fn control(
 pub async fn demo_server(opts: mcp_companion::demo::DemoOptions) -> anyhow::Result<ExitCode> {
     mcp_companion::demo::run_stdio(opts).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(state: ServerState, retry_at_ms: Option<u64>) -> ServerStatus {
+        ServerStatus {
+            name: "s".into(),
+            transport: "stdio".into(),
+            state,
+            last_error: None,
+            since_ms: 0,
+            retry_at_ms,
+            pid: None,
+            restarts: 0,
+            tools: 0,
+        }
+    }
+
+    #[test]
+    fn the_state_column_reads_as_the_window_does_with_the_wait_left() {
+        assert_eq!(
+            state_cell(&server(ServerState::Backoff, Some(10_200)), 8_000),
+            "retrying 3s"
+        );
+        // Due now (or overdue): the restart is about to happen.
+        assert_eq!(
+            state_cell(&server(ServerState::Backoff, Some(8_000)), 9_000),
+            "retrying 0s"
+        );
+        assert_eq!(
+            state_cell(&server(ServerState::Backoff, None), 0),
+            "retrying"
+        );
+        assert_eq!(
+            state_cell(&server(ServerState::Running, Some(10_000)), 0),
+            "running"
+        );
+        assert_eq!(
+            state_cell(&server(ServerState::NeedsSignIn, None), 0),
+            "needs sign-in"
+        );
+    }
 }

@@ -123,6 +123,8 @@ pub(crate) struct View {
     replacing: Arc<HashSet<Arc<str>>>,
     /// Each running server's session generation the catalog was last built from.
     generations: Arc<HashMap<Arc<str>, u64>>,
+    /// The warnings of the config in effect (unknown keys), as [`Config::warnings`] words them.
+    warnings: Arc<[String]>,
     /// Counts announced tool-list changes (one per `tools/list_changed`).
     tools_epoch: u64,
     /// Counts rebuilds that followed a server report, and server-set changes.
@@ -198,6 +200,12 @@ impl Hub {
     /// The merged catalog as of now (cheap: an `Arc` clone).
     pub fn catalog(&self) -> Arc<Catalog> {
         self.view().catalog.clone()
+    }
+
+    /// The warnings of the config in effect (the one the hub started with, or the last one
+    /// [`Hub::reload`] applied): one sentence each, naming the key (`Config::warnings`).
+    pub fn config_warnings(&self) -> Arc<[String]> {
+        self.view().warnings.clone()
     }
 
     /// Every server's handle, in config order.

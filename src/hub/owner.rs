@@ -83,6 +83,8 @@ pub(super) struct Owner {
     replacing: Arc<HashSet<Arc<str>>>,
     /// The [`supervisor::Live::generation`] each running server had at the last rebuild.
     pub(super) generations: HashMap<Arc<str>, u64>,
+    /// The warnings of the config in effect ([`Config::warnings`]).
+    warnings: Arc<[String]>,
     tools_epoch: u64,
     servers_epoch: u64,
     /// Reports arrived since the last rebuild.
@@ -112,6 +114,7 @@ pub(super) fn spawn(
         known: Arc::default(),
         replacing: Arc::default(),
         generations: HashMap::new(),
+        warnings: config.warnings.clone().into(),
         tools_epoch: 0,
         servers_epoch: 0,
         dirty: false,
@@ -327,6 +330,7 @@ impl Owner {
             self.generations.remove(handle.name());
         }
         self.servers = Arc::new(Servers::from_handles(order));
+        self.warnings = config.warnings.clone().into();
         self.replacing = Arc::default();
         self.forget_removed_routes();
         self.servers_epoch += 1;
@@ -396,6 +400,7 @@ impl Owner {
             known: self.known.clone(),
             replacing: self.replacing.clone(),
             generations: Arc::new(self.generations.clone()),
+            warnings: self.warnings.clone(),
             tools_epoch: self.tools_epoch,
             servers_epoch: self.servers_epoch,
         }));

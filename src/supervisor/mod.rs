@@ -82,6 +82,15 @@ impl ServerState {
             ServerState::NeedsSignIn => "needs sign-in",
         }
     }
+
+    /// The word a person reads for the state, the same as the window's badge
+    /// (`ui/states.js`): `backoff` reads `retrying`; every other state its [`Self::as_str`].
+    pub fn label(self) -> &'static str {
+        match self {
+            ServerState::Backoff => "retrying",
+            other => other.as_str(),
+        }
+    }
 }
 
 /// What `status` shows for one server.

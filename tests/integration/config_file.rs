@@ -60,9 +60,10 @@ async fn reload_and_watch_report_a_syntax_error_with_line_and_column_and_keep_se
 }
 
 /// A typo in a key is not silent where the person reloads: `reload` prints the warning the
-/// companion logged, and the entry fails on the key it lacks.
+/// companion logged, and the entry fails on the key it lacks. `status` keeps showing it for
+/// as long as that config is in effect, and stops once a fixed file is reloaded.
 #[tokio::test]
-async fn reload_shows_the_files_warnings() {
+async fn reload_and_status_show_the_files_warnings_until_it_is_fixed() {
     let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
     c.settled().await;
     let mut typo = demo(&[]);
@@ -84,6 +85,26 @@ async fn reload_shows_the_files_warnings() {
         ),
         "{text}"
     );
+    let status = c.cli(&["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains(
+            "config warning: server \"typo\": unknown key \"comand\" is ignored (kept in the file)"
+        ),
+        "{text}"
+    );
+    assert_eq!(c.status().await.warnings.len(), 1);
+
+    std::fs::write(
+        &c.config,
+        serde_json::to_vec(&json!({ "mcpServers": { "demo": demo(&[]) } })).expect("json"),
+    )
+    .expect("write");
+    assert!(c.cli(&["reload"]).status.success());
+    let status = c.cli(&["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(!text.contains("warning"), "{text}");
+    assert!(c.status().await.warnings.is_empty());
 }
 
 #[tokio::test]

@@ -56,6 +56,8 @@ async fn a_second_serve_refuses_and_names_the_running_one() {
         err.contains("already running") && err.contains(&first_pid.to_string()),
         "{err}"
     );
+    // It refused: it must not say it loaded a config it never serves.
+    assert!(!err.contains("config loaded"), "{err}");
     assert!(
         c.socket.exists(),
         "the first companion's socket is untouched"

@@ -6,6 +6,7 @@ import * as api from '../api.js';
 
 export function render(root) {
   const status = h('div', { class: 'status-line' });
+  const warnings = h('div', { class: 'config-warnings' });
   const body = h('tbody');
   const confirming = new Set();
   let latest = [];
@@ -38,7 +39,16 @@ export function render(root) {
       : h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No servers yet. ', h('a', { href: '#/add' }, 'Add one'), ' or ', h('a', { href: '#/import' }, 'import'), '.')));
   }
 
+  // The config's warnings (unknown keys…) change only on a reload, which changes the servers.
+  function showWarnings() {
+    return api.configWarnings().then((list) => clear(warnings, list.length
+      ? h('div', { class: 'notice warn' }, h('strong', {}, 'The config file has problems: '),
+        h('ul', {}, list.map((w) => h('li', {}, w))))
+      : [])).catch(() => {});
+  }
+
   function refresh() {
+    showWarnings();
     return api.listServers().then(draw).catch((e) => clear(status, h('span', { class: 'error' }, errorText(e))));
   }
 
@@ -49,9 +59,10 @@ export function render(root) {
         h('button', { onclick: () => act(api.stopAll()) }, 'Stop all'),
         h('a', { class: 'button primary', href: '#/add' }, 'Add server'))),
     status,
+    warnings,
     h('table', { class: 'servers' },
       h('thead', {}, h('tr', {}, ['Name', 'Transport', 'State', 'Tools', 'Last error', ''].map((t) => h('th', {}, t)))),
       body));
   refresh();
-  return on(CHANNELS.serversChanged, draw);
+  return on(CHANNELS.serversChanged, (statuses) => { showWarnings(); draw(statuses); });
 }

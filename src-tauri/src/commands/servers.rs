@@ -17,6 +17,13 @@ pub fn list_servers(state: State<'_, Desktop>) -> Vec<ServerStatus> {
     state.hub.statuses()
 }
 
+/// The warnings of the config in effect (unknown keys and the like), one sentence each;
+/// empty when it has none. The Servers page shows them above the table.
+#[tauri::command]
+pub fn config_warnings(state: State<'_, Desktop>) -> Vec<String> {
+    state.hub.config_warnings().to_vec()
+}
+
 /// Starts `name` (also after it gave up).
 #[tauri::command]
 pub async fn start_server(state: State<'_, Desktop>, name: String) -> Result<(), CommandError> {

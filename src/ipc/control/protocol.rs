@@ -148,6 +148,10 @@ pub struct StatusReport {
     pub config: Option<PathBuf>,
     /// Every server, in config order.
     pub servers: Vec<ServerStatus>,
+    /// The warnings of the config in effect (unknown keys, [`crate::hub::Hub::config_warnings`]);
+    /// absent from the JSON when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The `logs` answer: stderr lines, oldest first.

@@ -191,6 +191,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             socket: ctx.mcp_socket.clone(),
             config: ctx.config_path.clone(),
             servers: crate::ipc::login::with_sign_in_urls(hub.statuses()),
+            warnings: hub.config_warnings().to_vec(),
         })),
         ControlRequest::Logs { server, lines, .. } => hub
             .server(&server)
