@@ -1,0 +1,136 @@
+//! `status`: every server's state, as a table (or the control API's JSON with `--json`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use mcp_companion::ipc::control;
+use mcp_companion::supervisor::{ServerState, ServerStatus};
+
+use super::out::outln;
+
+/// `status`: every server's state.
+pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let paths = mcp_companion::ipc::record::locate(socket).await;
+    let report = control::status(&paths.control).await?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "companion pid {} (v{}), socket {}",
+        report.pid,
+        report.version,
+        report.socket.display()
+    );
+    let width = report
+        .servers
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, NAME_COLUMN);
+    outln!(
+        "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  LAST ERROR",
+        "SERVER",
+        "TRANSPORT",
+        "STATE",
+        "TOOLS",
+        "PID",
+        "RESTARTS"
+    );
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    for s in &report.servers {
+        outln!(
+            "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
+            ellipsize(&s.name, NAME_COLUMN),
+            s.transport,
+            state_cell(s, now_ms),
+            s.tools,
+            s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            s.restarts,
+            match &s.last_error {
+                Some(e) if s.error_is_current() => e.clone(),
+                Some(e) => format!("(earlier) {e}"),
+                None => String::new(),
+            }
+        );
+    }
+    for warning in &report.warnings {
+        outln!("config warning: {warning}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The STATE column: the state's [`ServerState::label`],
+/// and for a server waiting to restart, in how many whole seconds (rounded up) it will:
+/// `retrying 3s`.
+fn state_cell(s: &ServerStatus, now_ms: u64) -> String {
+    match s.retry_at_ms {
+        Some(at) if s.state == ServerState::Backoff => {
+            format!(
+                "{} {}s",
+                s.state.label(),
+                at.saturating_sub(now_ms).div_ceil(1000)
+            )
+        }
+        _ => s.state.label().to_owned(),
+    }
+}
+
+/// Widest server name shown in full by `status`; longer names end in `…` (`--json` has them whole).
+const NAME_COLUMN: usize = 32;
+
+fn ellipsize(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(state: ServerState, retry_at_ms: Option<u64>) -> ServerStatus {
+        ServerStatus {
+            name: "s".into(),
+            transport: "stdio".into(),
+            state,
+            last_error: None,
+            since_ms: 0,
+            retry_at_ms,
+            pid: None,
+            restarts: 0,
+            tools: 0,
+        }
+    }
+
+    #[test]
+    fn the_state_column_reads_as_the_window_does_with_the_wait_left() {
+        assert_eq!(
+            state_cell(&server(ServerState::Backoff, Some(10_200)), 8_000),
+            "retrying 3s"
+        );
+        // Due now (or overdue): the restart is about to happen.
+        assert_eq!(
+            state_cell(&server(ServerState::Backoff, Some(8_000)), 9_000),
+            "retrying 0s"
+        );
+        assert_eq!(
+            state_cell(&server(ServerState::Backoff, None), 0),
+            "retrying"
+        );
+        assert_eq!(
+            state_cell(&server(ServerState::Running, Some(10_000)), 0),
+            "running"
+        );
+        assert_eq!(
+            state_cell(&server(ServerState::NeedsSignIn, None), 0),
+            "needs sign-in"
+        );
+    }
+}
