@@ -93,8 +93,8 @@ impl Companion {
         elicitor: SharedElicitor,
     ) -> Result<Companion, StartError> {
         let lock = take_lock(&paths).await?;
-        let mcp = LocalListener::bind(&paths.mcp)?;
-        let ctl = LocalListener::bind(&paths.control)?;
+        let mcp = LocalListener::bind(&paths.mcp, paths.socket_dir)?;
+        let ctl = LocalListener::bind(&paths.control, paths.socket_dir)?;
         if let Err(e) = crate::ipc::record::publish(&paths) {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
@@ -221,7 +221,7 @@ async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
     {
         // Nothing is created or chmod-ed in a directory that is a link or not ours.
         if let Some(dir) = paths.lock.parent() {
-            crate::ipc::socket::prepare_private_dir(dir)?;
+            crate::ipc::socket::prepare_socket_dir(dir, paths.socket_dir)?;
         }
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW);

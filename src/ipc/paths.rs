@@ -14,6 +14,12 @@
 //!
 //! The control socket (`control.sock`) and the single-instance lock (`serve.lock`) sit next to
 //! the MCP socket, so one override moves all three.
+//!
+//! The directories of rules 2–4 are the companion's own ([`SocketDir::Own`]): created with mode
+//! 0700, or tightened to it. A directory named with rule 1 is the person's
+//! ([`SocketDir::Chosen`]): created 0700 when missing, otherwise used as it is and never
+//! chmod-ed, so `--socket ~/mcp.sock` or `--socket /tmp/mcp.sock` leaves the home directory or
+//! `/tmp` exactly as they were (the sockets themselves are still 0600 and check their peer).
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +30,18 @@ pub const CONTROL_SOCKET_NAME: &str = "control.sock";
 /// File name of the single-instance lock inside the runtime directory.
 pub const LOCK_NAME: &str = "serve.lock";
 
+/// Whose directory the sockets and the lock are in, which decides whether the companion may
+/// change its mode ([`crate::ipc::socket::prepare_socket_dir`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SocketDir {
+    /// The per-user default directory: the companion's own, made private (mode 0700).
+    Own,
+    /// The directory of a socket path the person named (`--socket`, `MCP_COMPANION_SOCKET`,
+    /// [`EndpointPaths::beside`]): never chmod-ed; refused when another user could replace
+    /// the files in it.
+    Chosen,
+}
+
 /// The three endpoint paths one companion instance uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndpointPaths {
@@ -33,6 +51,8 @@ pub struct EndpointPaths {
     pub control: PathBuf,
     /// The lock file that makes `serve` a single instance per user.
     pub lock: PathBuf,
+    /// Whose directory they are in.
+    pub socket_dir: SocketDir,
 }
 
 impl EndpointPaths {
@@ -58,6 +78,7 @@ impl EndpointPaths {
                 control: PathBuf::from(format!("{base}-control")),
                 lock,
                 mcp,
+                socket_dir: SocketDir::Chosen,
             }
         }
         #[cfg(not(windows))]
@@ -70,6 +91,7 @@ impl EndpointPaths {
                 control: dir.join(CONTROL_SOCKET_NAME),
                 lock: dir.join(LOCK_NAME),
                 mcp,
+                socket_dir: SocketDir::Chosen,
             }
         }
     }
@@ -82,7 +104,10 @@ impl EndpointPaths {
             uid,
             dirs::config_dir(),
         );
-        Self::beside(dir.join(MCP_SOCKET_NAME))
+        EndpointPaths {
+            socket_dir: SocketDir::Own,
+            ..Self::beside(dir.join(MCP_SOCKET_NAME))
+        }
     }
 
     #[cfg(windows)]
@@ -92,7 +117,10 @@ impl EndpointPaths {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        Self::beside(PathBuf::from(format!(r"\\.\pipe\mcp-companion-{user}")))
+        EndpointPaths {
+            socket_dir: SocketDir::Own,
+            ..Self::beside(PathBuf::from(format!(r"\\.\pipe\mcp-companion-{user}")))
+        }
     }
 
     /// The directory holding the sockets (Unix), created with mode 0700 by the listener.

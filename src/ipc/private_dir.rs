@@ -1,12 +1,18 @@
-//! The private directory the Unix sockets and the lock live in, and the stale socket they
-//! replace (DESIGN §10). Nothing here follows a symbolic link or deletes what is not a socket:
-//! when `$XDG_RUNTIME_DIR/mcp-companion` is a link to another user's directory or to a shared
-//! sticky one, it is refused before anything is chmod-ed, locked or bound.
+//! The directory the Unix sockets and the lock live in, and the stale socket they replace
+//! (DESIGN §10). Nothing here follows a symbolic link or deletes what is not a socket: when
+//! `$XDG_RUNTIME_DIR/mcp-companion` is a link to another user's directory or to a shared sticky
+//! one, it is refused before anything is chmod-ed, locked or bound.
+//!
+//! | directory | missing | exists |
+//! |---|---|---|
+//! | [`SocketDir::Own`] (the per-user default) | created 0700 | must be ours; group/other bits removed |
+//! | [`SocketDir::Chosen`] (`--socket`) | created 0700 | never changed; refused when another user owns it (root's sticky `/tmp` excepted) or may replace files in it (group/other write without the sticky bit) |
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use super::paths::SocketDir;
 use super::socket::SocketError;
 
 /// Removes a stale socket at `path`; anything else there is refused, never deleted.
@@ -28,18 +34,28 @@ pub(super) fn remove_stale_socket(path: &Path) -> Result<(), SocketError> {
     }
 }
 
-/// Makes `dir` a private directory of ours, changing nothing when it cannot be one.
+/// Makes `dir` a private directory of ours, changing nothing when it cannot be one: the rules
+/// of [`SocketDir::Own`], see [`prepare_socket_dir`].
+///
+/// # Errors
+/// As [`prepare_socket_dir`].
+pub fn prepare_private_dir(dir: &Path) -> Result<(), SocketError> {
+    prepare_socket_dir(dir, SocketDir::Own)
+}
+
+/// Prepares `dir` to hold the sockets and the lock, by the rules of `kind` (the module table).
 ///
 /// `dir` itself must not be a symbolic link (checked with `lstat`, then opened with
 /// `O_NOFOLLOW | O_DIRECTORY`, so a link swapped in between fails too). A missing `dir` is
 /// created with mode 0700 (its parents as needed, they may be links: `$XDG_RUNTIME_DIR`
-/// often is); an existing one must belong to us, and group/other bits are removed with
-/// `fchmod` on the opened directory.
+/// often is). An existing [`SocketDir::Own`] must belong to us, and group/other bits are
+/// removed with `fchmod` on the opened directory; an existing [`SocketDir::Chosen`] is only
+/// checked.
 ///
 /// # Errors
 /// [`SocketError::Symlink`], [`SocketError::NotADirectory`], [`SocketError::NotPrivate`],
-/// or [`SocketError::Directory`] with what the OS said.
-pub fn prepare_private_dir(dir: &Path) -> Result<(), SocketError> {
+/// [`SocketError::SharedDirectory`], or [`SocketError::Directory`] with what the OS said.
+pub fn prepare_socket_dir(dir: &Path, kind: SocketDir) -> Result<(), SocketError> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir_err = |source| SocketError::Directory {
         path: dir.to_path_buf(),
@@ -89,7 +105,25 @@ pub fn prepare_private_dir(dir: &Path) -> Result<(), SocketError> {
     let meta = opened.metadata().map_err(dir_err)?;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    let mode = meta.mode() & 0o777;
+    let mode = meta.mode() & 0o7777;
+    let sticky = mode & 0o1000 != 0;
+    if kind == SocketDir::Chosen {
+        // Root's sticky directories (`/tmp`): nobody else may delete or replace our files there.
+        if meta.uid() != me && !(meta.uid() == 0 && sticky) {
+            return Err(SocketError::NotPrivate {
+                path: dir.to_path_buf(),
+                owner: meta.uid(),
+                mode,
+            });
+        }
+        if mode & 0o022 != 0 && !sticky {
+            return Err(SocketError::SharedDirectory {
+                path: dir.to_path_buf(),
+                mode,
+            });
+        }
+        return Ok(());
+    }
     if meta.uid() != me {
         return Err(SocketError::NotPrivate {
             path: dir.to_path_buf(),
@@ -123,6 +157,40 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         prepare_private_dir(&dir).expect("tighten");
         assert_eq!(mode(&dir), 0o700);
+    }
+
+    #[test]
+    fn a_chosen_directory_is_created_private_but_an_existing_one_is_never_changed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let fresh = tmp.path().join("new/run");
+        prepare_socket_dir(&fresh, SocketDir::Chosen).expect("create");
+        assert_eq!(mode(&fresh), 0o700);
+        // A home directory (0755), a shared sticky one (1777): used as they are.
+        for want in [0o755, 0o711, 0o700, 0o1777, 0o1733] {
+            let dir = tmp.path().join(format!("d{want:o}"));
+            std::fs::create_dir(&dir).expect("mkdir");
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(want)).expect("chmod");
+            prepare_socket_dir(&dir, SocketDir::Chosen).expect("usable as it is");
+            assert_eq!(mode(&dir), want, "chmod-ed");
+        }
+        // Others may replace files in it: refused, and still not changed.
+        for want in [0o777, 0o775, 0o757] {
+            let dir = tmp.path().join(format!("open{want:o}"));
+            std::fs::create_dir(&dir).expect("mkdir");
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(want)).expect("chmod");
+            let err = prepare_socket_dir(&dir, SocketDir::Chosen).expect_err("open dir accepted");
+            assert!(matches!(err, SocketError::SharedDirectory { .. }), "{err}");
+            assert!(
+                err.to_string().contains(&format!("mode {want:04o}")),
+                "{err}"
+            );
+            assert_eq!(mode(&dir), want, "chmod-ed");
+        }
+        // Symbolic links are refused for chosen directories too.
+        let link = tmp.path().join("link");
+        symlink(&fresh, &link).expect("symlink");
+        let err = prepare_socket_dir(&link, SocketDir::Chosen).expect_err("link accepted");
+        assert!(matches!(err, SocketError::Symlink { .. }), "{err}");
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! ours (`SO_PEERCRED` / `getpeereid`). Windows: a named pipe that rejects remote clients.
 //!
 //! The directory is checked with `lstat` and opened with `O_NOFOLLOW` before anything is changed
-//! ([`prepare_private_dir`]): a symbolic link there (to another user's directory, or to a shared
-//! sticky one like `/tmp`) is refused, the mode is tightened with `fchmod` on the opened
-//! directory itself, and a stale path is removed only when it is a socket.
+//! ([`prepare_socket_dir`]): a symbolic link there (to another user's directory, or to a shared
+//! sticky one like `/tmp`) is refused; the companion's own directory has its mode tightened with
+//! `fchmod` on the opened directory itself, while a directory the person chose with `--socket`
+//! is never changed ([`super::paths::SocketDir`]); a stale path is removed only when it is a
+//! socket.
 //!
 //! | side | Unix | Windows |
 //! |---|---|---|
@@ -31,7 +33,7 @@ pub enum SocketError {
     },
     /// The socket directory exists but belongs to someone else or is open to others.
     #[error(
-        "socket directory {path} is not private to this user (owner uid {owner}, mode {mode:o})"
+        "socket directory {path} is not private to this user (owner uid {owner}, mode {mode:04o})"
     )]
     NotPrivate {
         /// The directory.
@@ -39,6 +41,18 @@ pub enum SocketError {
         /// Its owner.
         owner: u32,
         /// Its permission bits.
+        mode: u32,
+    },
+    /// A socket directory the person chose lets other users replace the files in it (group or
+    /// other write permission without the sticky bit); it is not changed, only refused.
+    #[error(
+        "socket directory {path} (mode {mode:04o}) lets other users replace the sockets in it; \
+         choose a directory only you can write to (or a sticky one such as /tmp)"
+    )]
+    SharedDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// Its permission bits, sticky bit included.
         mode: u32,
     },
     /// The path is too long for a Unix socket address (about 107 bytes).
@@ -82,7 +96,7 @@ pub enum SocketError {
 }
 
 #[cfg(unix)]
-pub use super::private_dir::prepare_private_dir;
+pub use super::private_dir::{prepare_private_dir, prepare_socket_dir};
 #[cfg(unix)]
 pub use unix::{ClientStream, LocalListener, ServerStream, connect};
 #[cfg(windows)]
@@ -95,7 +109,8 @@ pub async fn is_listening(path: &Path) -> bool {
 
 #[cfg(unix)]
 mod unix {
-    use super::super::private_dir::{prepare_private_dir, remove_stale_socket};
+    use super::super::paths::SocketDir;
+    use super::super::private_dir::{prepare_socket_dir, remove_stale_socket};
     use super::SocketError;
     use std::io;
     use std::os::unix::fs::PermissionsExt;
@@ -119,14 +134,15 @@ mod unix {
     }
 
     impl LocalListener {
-        /// Creates the directory (0700), removes a stale socket file, binds, and sets mode 0600.
+        /// Prepares the directory as `socket_dir` says ([`prepare_socket_dir`]), removes a stale
+        /// socket file, binds, and sets mode 0600.
         ///
         /// The caller must already hold the single-instance lock: a live socket at `path` is
         /// replaced.
         ///
         /// # Errors
         /// [`SocketError`] naming the path when the directory is not private or binding fails.
-        pub fn bind(path: &Path) -> Result<LocalListener, SocketError> {
+        pub fn bind(path: &Path, socket_dir: SocketDir) -> Result<LocalListener, SocketError> {
             let len = path.as_os_str().len();
             if len > MAX_PATH_BYTES {
                 return Err(SocketError::PathTooLong {
@@ -136,7 +152,7 @@ mod unix {
                 });
             }
             if let Some(dir) = path.parent() {
-                prepare_private_dir(dir)?;
+                prepare_socket_dir(dir, socket_dir)?;
             }
             remove_stale_socket(path)?;
             let bind_err = |source| SocketError::Bind {
@@ -213,8 +229,11 @@ mod windows {
 
     impl LocalListener {
         /// Creates the first pipe instance, usable by the current user only; fails if another
-        /// process already owns the name.
-        pub fn bind(path: &Path) -> Result<LocalListener, SocketError> {
+        /// process already owns the name. Pipes have no directory: `_socket_dir` is unused.
+        pub fn bind(
+            path: &Path,
+            _socket_dir: super::super::paths::SocketDir,
+        ) -> Result<LocalListener, SocketError> {
             let server = create(path, true).map_err(|source| SocketError::Bind {
                 path: path.to_path_buf(),
                 source,
@@ -260,6 +279,7 @@ mod windows {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::ipc::paths::SocketDir;
     use std::os::unix::fs::PermissionsExt;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -267,7 +287,7 @@ mod tests {
     async fn socket_is_private_and_accepts_our_own_user() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("run/mcp.sock");
-        let listener = LocalListener::bind(&path).expect("bind");
+        let listener = LocalListener::bind(&path, SocketDir::Own).expect("bind");
         let dir_mode = std::fs::metadata(tmp.path().join("run"))
             .expect("dir")
             .permissions()
@@ -297,7 +317,7 @@ mod tests {
     #[test]
     fn overlong_path_is_a_clear_error() {
         let long = PathBuf::from(format!("/tmp/{}/mcp.sock", "x".repeat(120)));
-        let err = LocalListener::bind(&long).expect_err("too long");
+        let err = LocalListener::bind(&long, SocketDir::Own).expect_err("too long");
         assert!(
             err.to_string().contains("Unix sockets allow at most 107"),
             "{err}"

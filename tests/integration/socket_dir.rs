@@ -97,3 +97,56 @@ fn a_regular_file_at_the_socket_path_is_never_deleted() {
         "not a socket"
     );
 }
+
+/// `--socket` in a directory the person owns (a home directory, mode 0755) serves there and
+/// leaves the directory's mode alone, the sockets themselves private; a directory others can
+/// write to (0777) is refused, and left alone too.
+#[test]
+fn a_chosen_socket_directory_is_used_as_it_is_never_chmod_ed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).expect("home");
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = home.join("config.json");
+    std::fs::write(&config, r#"{"mcpServers": {}}"#).expect("config");
+    let socket = home.join("mcp.sock");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(&socket)
+        .env("HOME", &home)
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "serve exited: {:?}",
+            child.wait_with_output().map(|o| o.stderr)
+        );
+        assert!(std::time::Instant::now() < deadline, "never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(mode(&home), 0o755, "the chosen directory was chmod-ed");
+    assert_eq!(mode(&socket), 0o600);
+    assert_eq!(mode(&home.join("control.sock")), 0o600);
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let open = tmp.path().join("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let out = serve(&home, None, Some(&open.join("mcp.sock")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("mode 0777") && stderr.contains("lets other users replace"),
+        "{stderr}"
+    );
+    assert_eq!(mode(&open), 0o777, "the refused directory was chmod-ed");
+    assert_eq!(std::fs::read_dir(&open).expect("ls").count(), 0);
+}
