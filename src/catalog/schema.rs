@@ -3,7 +3,11 @@
 //! Owns the rewrite of an upstream tool's `inputSchema` into the shape agents and model
 //! providers accept:
 //!
-//! 1. missing, empty or non-object → `{"type":"object","properties":{}}`;
+//! 1. missing, empty or non-object → `{"type":"object","properties":{}}`; a root without
+//!    `type` gets `"type": "object"`, and a root whose `type` is not `"object"` (MCP requires
+//!    it: the arguments of `tools/call` are an object) is replaced by that default schema with
+//!    a [`SchemaWarning::NotAnObject`], so one such tool cannot make `tools/list` fail schema
+//!    validation in every agent's SDK;
 //! 2. pass 1: every local `$ref` outside `#/$defs/` is hoisted into the root `$defs` under
 //!    `ref_<first 12 hex of SHA-256 of the ref string>` and rewritten to point there;
 //! 3. pass 2 (structural, through `properties.*`, object `items` and `$defs.*` only):
@@ -36,6 +40,14 @@ pub enum SchemaWarning {
         /// The `$ref` string exactly as the upstream sent it.
         reference: String,
     },
+    /// The root `type` is not `"object"`; the tool is served with the default object schema.
+    #[error(
+        "tool inputSchema has type {found}, but MCP requires \"object\"; serving it with an empty object schema"
+    )]
+    NotAnObject {
+        /// The root `type` as the upstream sent it (JSON text).
+        found: String,
+    },
 }
 
 /// Normalises an upstream `inputSchema` object; see the module doc for the rules.
@@ -47,7 +59,35 @@ pub fn normalize_input_schema(schema: &JsonObject) -> (JsonObject, Vec<SchemaWar
     if schema.is_empty() {
         return normalize_root(&default_schema());
     }
-    normalize_root(schema)
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => normalize_root(schema),
+        // `["object", "null"]` (pass 2 makes it `"object"` + `nullable`) and the like:
+        // arguments are always an object.
+        Some(Value::Array(types)) if types.iter().any(|t| t == "object") => {
+            let null_union = types.len() == 2 && types.iter().any(|t| t == "null");
+            if null_union {
+                return normalize_root(schema);
+            }
+            let mut schema = schema.clone();
+            schema.insert("type".into(), Value::from("object"));
+            normalize_root(&schema)
+        }
+        None => {
+            let mut schema = schema.clone();
+            schema.insert("type".into(), Value::from("object"));
+            normalize_root(&schema)
+        }
+        Some(other) => {
+            let (schema, mut warnings) = normalize_root(&default_schema());
+            warnings.insert(
+                0,
+                SchemaWarning::NotAnObject {
+                    found: other.to_string(),
+                },
+            );
+            (schema, warnings)
+        }
+    }
 }
 
 /// Like [`normalize_input_schema`] for a schema of unknown JSON type: anything that is not a

@@ -50,9 +50,10 @@ fn normalizes_every_nanobot_example() {
             json!({"type": "object", "$defs": {"value": {"type": "string"}}, "properties": {"value": {"$ref": "#/$defs/value"}}, "required": []}),
         ),
         (
+            // (Inside a property: at the root only an object is an MCP input schema.)
             "three-way type list kept",
-            json!({"type": ["string", "integer", "null"]}),
-            json!({"type": ["string", "integer", "null"]}),
+            props(json!({"a": {"type": ["string", "integer", "null"]}})),
+            normalized_props(json!({"a": {"type": ["string", "integer", "null"]}})),
         ),
         (
             "nullable object gets properties and required",
@@ -108,9 +109,16 @@ fn normalizes_every_nanobot_example() {
             ),
         ),
         (
-            "top level without type gets none",
+            // The reference client leaves it without; MCP SDKs (TypeScript, Python 2.x)
+            // reject a listing whose inputSchema lacks `"type": "object"`.
+            "top level without type gets type object",
             json!({"properties": {"a": {"type": "string"}}}),
-            json!({"properties": {"a": {"type": "string"}}}),
+            json!({"properties": {"a": {"type": "string"}}, "type": "object", "required": []}),
+        ),
+        (
+            "top level object among other types is an object",
+            json!({"type": ["object", "string"], "properties": {}}),
+            json!({"type": "object", "properties": {}, "required": []}),
         ),
     ];
     for (label, input, want) in cases {
@@ -127,6 +135,31 @@ fn missing_or_non_object_schema_becomes_empty_object_schema() {
         let (got, warnings) = normalize_schema_value(&input);
         assert_eq!(Value::Object(got), want, "{input}");
         assert!(warnings.is_empty());
+    }
+}
+
+#[test]
+fn a_root_type_other_than_object_is_replaced_and_warned() {
+    let want = json!({"type": "object", "properties": {}, "required": []});
+    for (input, found) in [
+        (json!({"type": "string"}), "\"string\""),
+        (
+            json!({"type": "array", "items": {"type": "string"}}),
+            "\"array\"",
+        ),
+        (json!({"type": ["string", "null"]}), "[\"string\",\"null\"]"),
+        (json!({"type": 7, "properties": {}}), "7"),
+    ] {
+        let (got, warnings) = normalize_input_schema(&obj(input.clone()));
+        assert_eq!(Value::Object(got), want, "{input}");
+        assert_eq!(
+            warnings,
+            [SchemaWarning::NotAnObject {
+                found: found.to_owned()
+            }],
+            "{input}"
+        );
+        assert!(warnings[0].to_string().contains("MCP requires"), "{input}");
     }
 }
 
@@ -196,7 +229,10 @@ fn unresolved_ref_is_left_and_warned_once() {
     assert_eq!(Value::Object(got), want);
     let refs: Vec<String> = warnings
         .iter()
-        .map(|SchemaWarning::UnresolvedRef { reference }| reference.clone())
+        .map(|w| match w {
+            SchemaWarning::UnresolvedRef { reference } => reference.clone(),
+            other => panic!("unexpected warning {other}"),
+        })
         .collect();
     assert_eq!(
         refs,

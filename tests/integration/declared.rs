@@ -65,7 +65,15 @@ async fn a_server_declaring_nothing_still_gets_its_tools_listed() {
         c.log()
     );
     let client = c.client().await;
-    assert_eq!(tool_names(&client).await, ["mcp_raw_echo", "mcp_raw_bare"]);
+    assert_eq!(
+        tool_names(&client).await,
+        [
+            "mcp_raw_echo",
+            "mcp_raw_bare",
+            "mcp_raw_typeless",
+            "mcp_raw_stringy"
+        ]
+    );
 }
 
 #[tokio::test]

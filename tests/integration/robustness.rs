@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 
 use crate::common::{
-    BIN, CallPath, Companion, ServeWithLimit, call, demo, on_both_paths, text, tool_names,
+    BIN, CallPath, Companion, ServeWithLimit, call, demo, on_both_paths, peers_dir, python_sdk2,
+    run_agent, text, tool_names,
 };
 
 const RAW_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/raw_server.py");
@@ -29,7 +30,12 @@ async fn a_malformed_tool_costs_only_itself() {
     let names = tool_names(&client).await;
     assert_eq!(
         names,
-        vec!["mcp_raw_echo", "mcp_raw_bare"],
+        vec![
+            "mcp_raw_echo",
+            "mcp_raw_bare",
+            "mcp_raw_typeless",
+            "mcp_raw_stringy"
+        ],
         "the nameless entry is skipped"
     );
     let tools = client.list_all_tools().await.expect("tools/list");
@@ -49,6 +55,54 @@ async fn a_malformed_tool_costs_only_itself() {
     assert!(
         c.log().contains("skipping a malformed tool"),
         "the skip is logged"
+    );
+    for tool in &tools {
+        assert_eq!(
+            tool.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            tool.name
+        );
+    }
+    assert_eq!(
+        tools
+            .iter()
+            .find(|t| t.name == "mcp_raw_typeless")
+            .expect("typeless")
+            .input_schema["properties"],
+        json!({"message": {"type": "string"}}),
+        "a schema without type keeps its properties"
+    );
+    assert!(
+        c.log()
+            .contains(r#"tool inputSchema has type \"string\", but MCP requires"#)
+            || c.log()
+                .contains(r#"tool inputSchema has type "string", but MCP requires"#),
+        "the replaced schema is logged: {}",
+        c.log()
+    );
+
+    // The official Python SDK 2.x validates the whole listing: one tool of type string made it
+    // reject every server's tools.
+    let Some(peers) = peers_dir() else { return };
+    let socket = c.socket.to_string_lossy().into_owned();
+    let home = c.home.clone();
+    let python = python_sdk2(&peers);
+    let run = tokio::task::spawn_blocking(move || {
+        let args = ["--list", "--", BIN, "--socket", &socket, "bridge"];
+        run_agent(&python, &args, &home, std::time::Duration::from_secs(60))
+    })
+    .await
+    .expect("join agent");
+    assert_eq!(
+        run["tools"],
+        json!([
+            "mcp_raw_echo",
+            "mcp_raw_bare",
+            "mcp_raw_typeless",
+            "mcp_raw_stringy"
+        ]),
+        "{run:#}"
     );
 }
 

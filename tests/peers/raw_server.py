@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A deliberately non-conformant stdio MCP server (stdlib only) for robustness tests.
 
-Its tools/list contains one good tool (`echo`), one tool without `inputSchema` (`bare`) and one
-entry that is not a tool at all. Spec-valid clients reject the whole list; the companion must keep
-the usable tools.
+Its tools/list contains one good tool (`echo`), one tool without `inputSchema` (`bare`), one whose
+`inputSchema` has no `type` (`typeless`), one whose `inputSchema` is of type string (`stringy`)
+and one entry that is not a tool at all. Spec-valid clients reject the whole list; the companion
+must keep the usable tools and serve a list they accept.
 
   --refuse-initialize   answer `initialize` with JSON-RPC error -32602 (unsupported protocol
                         version, as servers pinned to one version do), then exit when stdin closes
@@ -18,6 +19,8 @@ CAPABILITIES = {} if "--declare-nothing" in sys.argv[1:] else {"tools": {}}
 TOOLS = [
     {"name": "echo", "description": "echo", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}},
     {"name": "bare", "description": "no inputSchema at all"},
+    {"name": "typeless", "description": "inputSchema without type", "inputSchema": {"properties": {"message": {"type": "string"}}}},
+    {"name": "stringy", "description": "inputSchema of type string", "inputSchema": {"type": "string"}},
     {"description": "no name"},
 ]
 
