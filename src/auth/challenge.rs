@@ -19,7 +19,9 @@ pub struct SignInNeeded {
 
 impl SignInNeeded {
     /// A sentence for `status` and the log, quoting the server's `error` and
-    /// `error_description` (challenges carry no secret), and the command that fixes it.
+    /// `error_description`, and the command that fixes it. A careless server may quote the
+    /// token it refuses there: the supervisor masks known secrets in every last error
+    /// (`supervisor::task`), the log writer in every line.
     pub fn describe(&self, server: &str) -> String {
         let said = |name: &str| self.challenge.as_deref().and_then(|c| param(c, name));
         let mut quoted = if self.insufficient_scope {

@@ -221,6 +221,7 @@ fn unavailable(status: &ServerStatus) -> String {
         (ServerState::Starting, _) => format!("server \"{}\" is starting", status.name),
         // A session is being torn down (a stop, or a loss before the restart is scheduled).
         (ServerState::Running, _) => format!("server \"{}\" has no session right now", status.name),
+        (ServerState::NeedsSignIn, _) => format!("server \"{}\" needs a sign-in", status.name),
         (state, _) => format!("server \"{}\" is {}", status.name, state.as_str()),
     };
     if let Some(err) = &status.last_error {
@@ -250,9 +251,10 @@ pub fn lost_in_flight(server: &str, e: &CallError) -> String {
     describe_failure(server, e, false)
 }
 
-/// An `isError` result with `message` as its one text block.
+/// An `isError` result with `message` as its one text block, every known secret masked
+/// ([`crate::net::scrub_known`]: the message may quote a server that echoed one).
 pub fn error_result(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message)])
+    CallToolResult::error(vec![ContentBlock::text(crate::net::scrub_known(&message))])
 }
 
 #[cfg(test)]

@@ -366,11 +366,20 @@ impl Task {
         });
     }
 
-    /// Applies `f` to the snapshot, stamps state changes, and tells the hub.
+    /// Applies `f` to the snapshot, stamps state changes, and tells the hub. A last error
+    /// that changed is scrubbed of every known secret first: it quotes what the server said
+    /// (a `WWW-Authenticate` `error_description`, stderr), and a hostile or careless server
+    /// may echo the token it was sent; `status`, the window and agents' errors read it.
     pub(super) fn update(&self, f: impl FnOnce(&mut Snapshot)) {
         self.publish.send_modify(|snap| {
             let before = snap.status.state;
+            let error_before = snap.status.last_error.clone();
             f(snap);
+            if snap.status.last_error != error_before
+                && let Some(error) = snap.status.last_error.as_mut()
+            {
+                *error = crate::net::scrub_known(error);
+            }
             if snap.status.state != before {
                 snap.status.since_ms = now_ms();
             }

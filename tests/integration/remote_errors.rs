@@ -112,6 +112,23 @@ async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
             "/sse400",
             get(|| async { (StatusCode::BAD_REQUEST, "no such stream") }),
         )
+        .route(
+            "/echo401",
+            // A careless server that quotes the credential it refuses.
+            post(|headers: HeaderMap| async move {
+                let sent = headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned();
+                let mut out = HeaderMap::new();
+                let value = format!(
+                    r#"Bearer error="invalid_token", error_description="token {sent} is revoked""#
+                );
+                out.insert(header::WWW_AUTHENTICATE, value.parse().expect("header"));
+                (StatusCode::UNAUTHORIZED, out, format!("token {sent} is revoked")).into_response()
+            }),
+        )
         .route("/rpc-error", post(refuse_initialize))
         .route("/blob", post(hand_written));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -134,6 +151,8 @@ async fn remote_refusals_are_reported_in_the_servers_own_words() {
             "forbidden": { "url": url("403"), "connectTimeout": 5 },
             "badrequest": { "url": url("400"), "connectTimeout": 5 },
             "refused": { "url": url("rpc-error"), "connectTimeout": 5 },
+            "echoer": { "url": url("echo401"), "connectTimeout": 5,
+                        "headers": { "Authorization": "Bearer s3cr3t-echoed-token" } },
             "blob": { "url": url("blob"), "connectTimeout": 5 },
             "sseunauthorized": { "type": "sse", "url": url("sse401"), "connectTimeout": 5 },
             "ssebadrequest": { "type": "sse", "url": url("sse400"), "connectTimeout": 5 },
@@ -189,6 +208,21 @@ async fn remote_refusals_are_reported_in_the_servers_own_words() {
             assert!(!err.contains(dump), "{name}: {dump:?} in {err:?}");
         }
     }
+
+    // The server's words are quoted, the credential it echoed is not.
+    let echoed = error_of("echoer");
+    assert!(
+        echoed.contains("invalid_token") && echoed.contains("is revoked"),
+        "{echoed:?}"
+    );
+    assert!(!echoed.contains("s3cr3t-echoed-token"), "{echoed:?}");
+    assert!(
+        !c.cli(&["status"])
+            .stdout
+            .windows(19)
+            .any(|w| w == b"s3cr3t-echoed-token")
+    );
+    assert!(!c.log().contains("s3cr3t-echoed-token"), "{}", c.log());
 
     let blob = servers.iter().find(|s| s.name == "blob").expect("blob");
     assert_eq!(blob.state.as_str(), "running", "{blob:?}\n{}", c.log());
