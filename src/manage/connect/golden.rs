@@ -126,6 +126,27 @@ fn a_changed_binary_path_is_updated_in_place() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_symlinked_client_file_keeps_its_link_and_its_target_is_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let dots = dir.path().join("dots");
+    std::fs::create_dir(&dots).unwrap();
+    let target = dots.join("cursor.json");
+    std::fs::write(&target, "{ \"mcpServers\": {} }\n").unwrap();
+    let link = dir.path().join("mcp.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert_eq!(
+        connect(Client::Cursor, &link, EXE).unwrap(),
+        Outcome::Changed
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(std::fs::read_to_string(&target).unwrap().contains(EXE));
+    assert_eq!(disconnect(Client::Cursor, &link).unwrap(), Outcome::Changed);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(!std::fs::read_to_string(&target).unwrap().contains(EXE));
+}
+
 #[test]
 fn missing_files_are_created_and_unparsable_ones_never_touched() {
     let dir = tempfile::tempdir().unwrap();

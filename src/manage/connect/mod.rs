@@ -184,8 +184,18 @@ fn write_if_changed(path: &Path, changed: Option<String>) -> Result<Outcome, Con
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename; the
 /// previous content (if any) is copied to `<path>.bak` first and its permissions are kept.
+/// When `path` is a symbolic link (a dotfiles checkout), its target is written and the link
+/// kept, as the companion's own config is ([`crate::config::save_atomic`]).
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path)?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir)?;
