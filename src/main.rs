@@ -259,7 +259,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Restart { server, json } => {
             cli::control(socket, ControlRequest::Restart { server }, json).await
         }
-        Command::Reload { json } => cli::control(socket, ControlRequest::Reload, json).await,
+        Command::Reload { json } => cli::reload(args.config.as_deref(), socket, json).await,
         Command::Login { server } => {
             cli::auth::login(args.config.as_deref(), socket, &server).await
         }

@@ -287,6 +287,38 @@ pub async fn control(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `reload`: the running companion re-reads its own config file. A `--config` naming another
+/// file is refused (it would be ignored: the companion reads the file it started with).
+pub async fn reload(
+    config: Option<&Path>,
+    socket: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if let Some(asked) = config {
+        let paths = mcp_companion::ipc::record::locate(socket).await;
+        let running = control::status(&paths.control).await?.config;
+        let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => std::path::absolute(a).ok() == std::path::absolute(b).ok(),
+        };
+        match running {
+            Some(running) if !same(asked, &running) => anyhow::bail!(
+                "the running companion reads {} and `reload` re-reads that file; --config names {} \
+                 (edit the running config, or restart the companion with --config {})",
+                running.display(),
+                asked.display(),
+                asked.display()
+            ),
+            None => anyhow::bail!(
+                "the running companion has no config file to re-read (--config names {})",
+                asked.display()
+            ),
+            Some(_) => {}
+        }
+    }
+    control(socket, ControlRequest::Reload, json).await
+}
+
 /// `demo-server`: the built-in MCP server on stdio.
 pub async fn demo_server(opts: mcp_companion::demo::DemoOptions) -> anyhow::Result<ExitCode> {
     mcp_companion::demo::run_stdio(opts).await?;

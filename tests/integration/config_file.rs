@@ -107,6 +107,27 @@ async fn reload_and_status_show_the_files_warnings_until_it_is_fixed() {
     assert!(c.status().await.warnings.is_empty());
 }
 
+/// `reload --config OTHER` would re-read the running companion's own file, not OTHER: it is
+/// refused with both paths named, and changes nothing; the running file itself is accepted.
+#[tokio::test]
+async fn reload_refuses_a_config_the_companion_does_not_read() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let other = c.home.join("other.json");
+    std::fs::write(&other, r#"{"mcpServers": {}}"#).expect("write");
+    let out = c.cli(&["--config", other.to_str().expect("utf-8"), "reload"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("other.json") && err.contains(c.config.to_str().expect("utf-8")),
+        "{err}"
+    );
+    assert_eq!(c.status().await.servers.len(), 1, "nothing was reloaded");
+    let out = c.cli(&["--config", c.config.to_str().expect("utf-8"), "reload"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unchanged: demo"));
+}
+
 #[tokio::test]
 async fn serve_watch_logs_a_syntax_error_with_line_and_column() {
     let dir = tempfile::tempdir().expect("tempdir");
