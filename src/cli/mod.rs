@@ -176,7 +176,7 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
                 .lines()
                 .next()
                 .unwrap_or("");
-            outln!("{:width$}  {desc}", t.name);
+            outln!("{:width$}  {}", t.name, out::visible(desc));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -201,7 +201,9 @@ pub async fn call(
     } else {
         for block in &result.content {
             match block {
-                rmcp::model::ContentBlock::Text(t) => outln!("{}", t.text),
+                rmcp::model::ContentBlock::Text(t) => {
+                    outln!("{}", out::visible_on_terminal(&t.text))
+                }
                 rmcp::model::ContentBlock::Image(i) => {
                     outln!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
                 }
@@ -240,7 +242,7 @@ pub async fn logs(
     while let Some(batch) = client.next().await? {
         if let ControlResponse::Logs(batch) = batch {
             for line in batch.lines {
-                outln!("{line}");
+                outln!("{}", out::visible_on_terminal(&line));
             }
         }
         if !follow {
@@ -276,7 +278,7 @@ pub async fn control(
             outln!("changed:   {}", list(&report.changed));
             outln!("unchanged: {}", list(&report.unchanged));
             for warning in &report.warnings {
-                outln!("warning:   {warning}");
+                outln!("warning:   {}", out::visible(warning));
             }
         }
         (ControlRequest::Start { server }, _) => outln!("started {server}"),

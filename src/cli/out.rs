@@ -7,6 +7,7 @@
 //! with `ERROR_NO_DATA` (232) or `ERROR_PIPE_NOT_CONNECTED` (233, which std does not map to
 //! [`std::io::ErrorKind::BrokenPipe`]), and this module is what ends the command there.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Write as _;
 
@@ -40,6 +41,61 @@ pub fn is_closed_pipe(kind: std::io::ErrorKind, raw: Option<i32>, windows: bool)
     kind == std::io::ErrorKind::BrokenPipe || (windows && raw == Some(ERROR_PIPE_NOT_CONNECTED))
 }
 
+/// `text` safe to show on a terminal: every control character except tab and newline (C0, DEL,
+/// C1) is written as an escape such as `\x1b`, except colour sequences (`ESC [ digits ; … m`),
+/// which are kept. So text a server wrote (its stderr, its error texts, tool descriptions and
+/// results) cannot clear the screen, move the cursor or retitle the window of the person
+/// reading `status`, `logs`, `tools` or `call`.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\t' && c != '\n';
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b'
+            && let Some(len) = colour_sequence(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        if unsafe_char(c) {
+            let code = u32::from(c);
+            if code <= 0xff {
+                out.push_str(&format!("\\x{code:02x}"));
+            } else {
+                out.push_str(&format!("\\u{{{code:x}}}"));
+            }
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// [`visible`] when stdout is a terminal; `text` unchanged when it goes to a pipe or a file, for
+/// the commands whose output is data (`call`, `logs`).
+pub fn visible_on_terminal(text: &str) -> Cow<'_, str> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        visible(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// The length of the SGR sequence (`ESC [ 0-9;… m`) `text` starts with, if it starts with one.
+fn colour_sequence(text: &str) -> Option<usize> {
+    let body = text.strip_prefix("\x1b[")?;
+    let params = body
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
+
 /// `println!` that returns [`StdoutClosed`] (with `?`) instead of panicking.
 macro_rules! outln {
     ($($arg:tt)*) => {
@@ -52,7 +108,18 @@ pub(crate) use outln;
 mod tests {
     use std::io::ErrorKind;
 
-    use super::is_closed_pipe;
+    use super::{is_closed_pipe, visible};
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed_and_colours_kept() {
+        assert_eq!(visible("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            visible("\x1b[2J\x1b]0;pwned\x07\x1b[31mred\x1b[0m \u{9b}x\r"),
+            "\\x1b[2J\\x1b]0;pwned\\x07\x1b[31mred\x1b[0m \\x9bx\\x0d"
+        );
+        assert_eq!(visible("\x1b[1;32"), "\\x1b[1;32", "an unfinished sequence");
+        assert_eq!(visible("del\x7f"), "del\\x7f");
+    }
 
     #[test]
     fn a_closed_pipe_is_recognised_on_every_os() {

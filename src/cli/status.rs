@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use mcp_companion::ipc::control;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 
-use super::out::outln;
+use super::out::{outln, visible};
 
 /// `status`: every server's state.
 pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
@@ -44,21 +44,21 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     for s in &report.servers {
         outln!(
             "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
-            ellipsize(&s.name, NAME_COLUMN),
+            visible(&ellipsize(&s.name, NAME_COLUMN)),
             s.transport,
             state_cell(s, now_ms),
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             s.restarts,
             match &s.last_error {
-                Some(e) if s.error_is_current() => e.clone(),
-                Some(e) => format!("(earlier) {e}"),
+                Some(e) if s.error_is_current() => visible(e).into_owned(),
+                Some(e) => format!("(earlier) {}", visible(e)),
                 None => String::new(),
             }
         );
     }
     for warning in &report.warnings {
-        outln!("config warning: {warning}");
+        outln!("config warning: {}", visible(warning));
     }
     Ok(ExitCode::SUCCESS)
 }

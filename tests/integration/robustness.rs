@@ -175,3 +175,32 @@ on_both_paths!(
     cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why,
     cli_output_into_a_closed_pipe_ends_quietly_and_stopped_tools_say_why
 );
+
+/// What a server wrote to its stderr reaches `status` and `logs` as text, not as terminal
+/// commands: a screen clear and a window title are shown escaped (`status` always; `logs`
+/// keeps raw bytes when its output is not a terminal, as here).
+#[tokio::test]
+async fn a_servers_terminal_escapes_are_shown_not_obeyed_by_status() {
+    let c = Companion::start(json!({ "mcpServers": { "rude": {
+        "command": "sh",
+        "args": ["-c", "printf '\\033[2J\\033]0;pwned\\007boom\\n' >&2; exit 3"],
+    } } }));
+    let servers = c.settled().await;
+    let error = servers[0].last_error.clone().unwrap_or_default();
+    assert!(
+        error.contains("\u{1b}]0;pwned"),
+        "the raw text is kept: {error:?}"
+    );
+    let out = c.cli(&["status"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains(r"\x1b[2J\x1b]0;pwned\x07boom"), "{shown}");
+    let logs = c.cli(&["logs", "rude"]);
+    assert!(
+        String::from_utf8_lossy(&logs.stdout).contains("\u{1b}]0;pwned"),
+        "logs to a pipe are raw"
+    );
+}
