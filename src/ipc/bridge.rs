@@ -35,7 +35,21 @@ pub enum BridgeError {
     /// Copying failed mid-session.
     #[error("bridge i/o failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The companion closed the connection while the client was still connected (it stopped
+    /// or crashed); each request it had not answered was answered with [`GONE_CODE`].
+    #[error(
+        "the companion closed the connection (it stopped or crashed); {unanswered} request(s) \
+         in flight were answered with an error"
+    )]
+    CompanionClosed {
+        /// Requests in flight at that moment.
+        unanswered: usize,
+    },
 }
+
+/// The JSON-RPC error code of the answer the bridge writes for a request the companion never
+/// answered because it went away (an implementation-defined server error, JSON-RPC 2.0 §5.1).
+pub const GONE_CODE: i64 = -32000;
 
 /// Connects to the first of `candidates` that accepts (see [`super::record::candidates`]) and
 /// copies the process's stdin/stdout to it until the companion hangs up.
@@ -56,11 +70,14 @@ pub async fn run_stdio(candidates: &[PathBuf]) -> Result<(), BridgeError> {
 
 /// Copies `input` → `stream` and `stream` → `output`, a line at a time, until `stream` reaches end
 /// of file, or until `input` has ended and every JSON-RPC request read from it has its response
-/// (then `stream` is dropped, which closes the connection).
+/// (then `stream` is dropped, which closes the connection). When `stream` ends first, every
+/// request still in flight gets an error answer on `output` ([`GONE_CODE`]), so each request
+/// the client sent has exactly one response.
 ///
 /// # Errors
-/// [`BridgeError::Io`] when reading the companion or writing `output` fails; a failing `input`
-/// only ends the upward direction.
+/// [`BridgeError::Io`] when reading the companion or writing `output` fails;
+/// [`BridgeError::CompanionClosed`] when the companion hung up while `input` was still open. A
+/// failing `input` only ends the upward direction.
 pub async fn pump<I, O, S>(input: I, mut output: O, stream: S) -> Result<(), BridgeError>
 where
     I: AsyncRead + Unpin,
@@ -95,16 +112,33 @@ where
             output.write_all(&line).await?;
             output.flush().await?;
             if in_flight.answered(&line) {
-                break;
+                output.flush().await?;
+                return Ok(None);
             }
         }
-        output.flush().await
+        // The companion hung up first: answer what it left unanswered.
+        let unanswered = in_flight.take_all();
+        for id in &unanswered {
+            let answer = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{GONE_CODE},\"message\":\"the companion closed the connection before answering (it stopped or crashed); the request may or may not have run\"}}}}\n"
+            );
+            output.write_all(answer.as_bytes()).await?;
+        }
+        output.flush().await?;
+        Ok::<_, std::io::Error>(Some(unanswered.len()))
     };
     tokio::pin!(upward, downward);
     let mut upward_done = false;
     loop {
         tokio::select! {
-            r = &mut downward => return r.map_err(BridgeError::from),
+            r = &mut downward => {
+                return match r? {
+                    Some(unanswered) if !in_flight.has_input_ended() => {
+                        Err(BridgeError::CompanionClosed { unanswered })
+                    }
+                    _ => Ok(()),
+                };
+            }
             r = &mut upward, if !upward_done => {
                 upward_done = true;
                 if let Err(e) = r {
@@ -161,6 +195,17 @@ impl InFlight {
             }
         }
         ids.is_empty() && self.input_ended.load(Ordering::SeqCst)
+    }
+
+    /// Every id still in flight (JSON text), forgetting them.
+    fn take_all(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.ids().drain().collect();
+        ids.sort();
+        ids
+    }
+
+    fn has_input_ended(&self) -> bool {
+        self.input_ended.load(Ordering::SeqCst)
     }
 
     /// Marks the input as ended; true when nothing is in flight.

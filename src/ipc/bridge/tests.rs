@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
-use super::pump;
+use super::{BridgeError, GONE_CODE, pump};
 
 /// Generous: only a hang (the bug) can exceed it.
 const HANG: Duration = Duration::from_secs(20);
@@ -98,8 +98,54 @@ async fn ends_when_the_companion_hangs_up_while_input_is_open() {
     let (_keep_open, input) = tokio::io::duplex(1024);
     drop(theirs);
     let mut output = Vec::new();
-    tokio::time::timeout(HANG, pump(input, &mut output, ours))
+    let err = tokio::time::timeout(HANG, pump(input, &mut output, ours))
         .await
         .expect("the bridge ends when the companion closes")
-        .expect("no i/o error");
+        .expect_err("the client is still there: the hang-up is an error");
+    assert!(
+        matches!(err, BridgeError::CompanionClosed { unanswered: 0 }),
+        "{err}"
+    );
+    assert!(output.is_empty());
+}
+
+/// Every request the companion left unanswered when it went away gets one error answer.
+#[tokio::test]
+async fn requests_in_flight_when_the_companion_goes_away_are_answered_with_an_error() {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (mut client, input) = tokio::io::duplex(64 * 1024);
+    use tokio::io::AsyncReadExt;
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .expect("write");
+    let companion = async move {
+        // Read the three lines, answer none, hang up.
+        let mut theirs = theirs;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        while seen.iter().filter(|b| **b == b'\n').count() < 3 {
+            let n = theirs.read(&mut buf).await.expect("read");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    };
+    let mut output = Vec::new();
+    let (result, ()) = tokio::time::timeout(HANG, async {
+        tokio::join!(pump(input, &mut output, ours), companion)
+    })
+    .await
+    .expect("the bridge ends");
+    assert!(
+        matches!(result, Err(BridgeError::CompanionClosed { unanswered: 2 })),
+        "{result:?}"
+    );
+    let answers: Vec<serde_json::Value> = String::from_utf8(output)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let ids: Vec<_> = answers.iter().map(|a| a["id"].clone()).collect();
+    assert_eq!(ids, [serde_json::json!("a"), serde_json::json!(7)]);
+    assert!(answers.iter().all(|a| a["error"]["code"] == GONE_CODE));
+    drop(client);
 }
