@@ -54,7 +54,7 @@ mod whitelist;
 
 // Shared with `crate::manage::import`, which converts other clients' entries into ours.
 pub(crate) use entry::KNOWN_KEYS as ENTRY_KEYS;
-pub(crate) use parse::syntax_error;
+pub(crate) use parse::{BOM, syntax_error};
 pub(crate) use transport::{Kind as TransportKind, detect as detect_transport};
 
 use std::collections::BTreeMap;

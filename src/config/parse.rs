@@ -17,17 +17,23 @@ const KNOWN_KEYS: &[&str] = &[
     "registries",
 ];
 
+/// The UTF-8 byte order mark some Windows editors put at the start of a file.
+pub(crate) const BOM: &str = "\u{feff}";
+
 /// Parses and validates the text of a config file; `origin` is only used in errors.
 ///
 /// A missing `mcpServers` means no servers. Each server entry is validated on its own
 /// ([`ServerSpec::entry`]), so one bad entry never hides the others; whitelist problems land
 /// in [`SsrfWhitelist::errors`]. Every warning (one per unknown key, top level or per server)
-/// is returned in [`Config::warnings`] and logged with `tracing::warn`.
+/// is returned in [`Config::warnings`] and logged with `tracing::warn`. A UTF-8 byte order mark
+/// at the start (Windows editors write one) is skipped.
 ///
 /// # Errors
 /// Only file-level problems: [`ConfigError::Syntax`] (with 1-based line and column) when the
 /// text is not JSON, [`ConfigError::Shape`] when the top level or `mcpServers` is not an object.
 pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+    // Notepad and PowerShell's `Out-File` start UTF-8 files with a byte order mark.
+    let text = text.strip_prefix(BOM).unwrap_or(text);
     let raw: Value = serde_json::from_str(text).map_err(|e| syntax_error(&e, origin))?;
     let top = raw.as_object().ok_or_else(|| ConfigError::Shape {
         path: origin.to_owned(),
@@ -162,6 +168,21 @@ pub(crate) fn syntax_error(e: &serde_json::Error, path: &Path) -> ConfigError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_one_elsewhere_is_a_syntax_error() {
+        let text = "\u{feff}{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}";
+        let cfg = parse(text, Path::new("c.json")).expect("a BOM is fine");
+        assert_eq!(cfg.servers.len(), 1);
+        assert!(cfg.warnings.is_empty());
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("config.json");
+        std::fs::write(&path, text).expect("write");
+        // Saving over it: the file with its BOM counts as valid.
+        crate::config::save_text_atomic(&path, "{}", crate::config::Overwrite::IfValid)
+            .expect("replaced");
+        assert!(parse("{}\u{feff}", Path::new("c.json")).is_err());
+    }
 
     #[test]
     fn first_list_timeout_defaults_and_rejects_bad_values() {

@@ -93,7 +93,11 @@ pub fn save_text_atomic(path: &Path, text: &str, overwrite: Overwrite) -> Result
     let existed = match fs::read(path) {
         Ok(bytes) => {
             if overwrite == Overwrite::IfValid
-                && let Err(e) = serde_json::from_slice::<Value>(&bytes)
+                && let Err(e) = serde_json::from_slice::<Value>(
+                    bytes
+                        .strip_prefix(super::parse::BOM.as_bytes())
+                        .unwrap_or(&bytes),
+                )
             {
                 let e = syntax_error(&e, path);
                 if let ConfigError::Syntax { line, column, .. } = e {

@@ -220,3 +220,21 @@ fn crlf_files_block_comments_and_one_line_objects_round_trip() {
         );
     }
 }
+
+#[test]
+fn a_byte_order_mark_is_kept_and_the_file_still_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claude_desktop_config.json");
+    let before = "\u{feff}{\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}}\n}\n";
+    std::fs::write(&file, before).unwrap();
+    assert!(!is_connected(Client::ClaudeDesktop, &file).unwrap());
+    assert_eq!(
+        connect(Client::ClaudeDesktop, &file, EXE).unwrap(),
+        Outcome::Changed
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with('\u{feff}') && text.contains(EXE), "{text}");
+    assert!(is_connected(Client::ClaudeDesktop, &file).unwrap());
+    disconnect(Client::ClaudeDesktop, &file).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+}

@@ -81,6 +81,14 @@ fn read(path: &Path) -> Result<String, ConnectError> {
     }
 }
 
+/// Splits off a UTF-8 byte order mark (Notepad writes one), to be put back on save.
+fn split_bom(text: &str) -> (&str, &str) {
+    match text.strip_prefix(crate::config::BOM) {
+        Some(rest) => (crate::config::BOM, rest),
+        None => ("", text),
+    }
+}
+
 fn parse_error(path: &Path, reason: impl ToString) -> ConnectError {
     ConnectError::Parse {
         path: path.to_owned(),
@@ -93,14 +101,15 @@ fn parse_error(path: &Path, reason: impl ToString) -> ConnectError {
 /// # Errors
 /// [`ConnectError`]; the file is unchanged then.
 pub fn connect(client: Client, path: &Path, exe: &str) -> Result<Outcome, ConnectError> {
-    let text = read(path)?;
+    let file = read(path)?;
+    let (bom, text) = split_bom(&file);
     let changed = match client.format() {
-        Format::Json(at) => json_edit::set_member(&text, at, ENTRY_NAME, &client.entry(exe))
+        Format::Json(at) => json_edit::set_member(text, at, ENTRY_NAME, &client.entry(exe))
             .map_err(|e| parse_error(path, e))?,
-        Format::CodexToml => codex::set_server(&text, ENTRY_NAME, exe, &["bridge"])
+        Format::CodexToml => codex::set_server(text, ENTRY_NAME, exe, &["bridge"])
             .map_err(|e| parse_error(path, e))?,
     };
-    write_if_changed(path, changed)
+    write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
 }
 
 /// Removes our entry from `client`'s file at `path`, and nothing else.
@@ -111,16 +120,17 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
     if !path.exists() {
         return Ok(Outcome::Unchanged);
     }
-    let text = read(path)?;
+    let file = read(path)?;
+    let (bom, text) = split_bom(&file);
     let changed = match client.format() {
         Format::Json(at) => {
-            json_edit::remove_member(&text, at, ENTRY_NAME).map_err(|e| parse_error(path, e))?
+            json_edit::remove_member(text, at, ENTRY_NAME).map_err(|e| parse_error(path, e))?
         }
         Format::CodexToml => {
-            codex::remove_server(&text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
+            codex::remove_server(text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
         }
     };
-    write_if_changed(path, changed)
+    write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
 }
 
 /// Whether our entry is in the file (`Ok(false)` for a missing file).
@@ -128,13 +138,14 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
 /// # Errors
 /// [`ConnectError`] for a file that cannot be read or parsed.
 pub fn is_connected(client: Client, path: &Path) -> Result<bool, ConnectError> {
-    let text = read(path)?;
+    let file = read(path)?;
+    let (_, text) = split_bom(&file);
     match client.format() {
         Format::Json(at) => {
-            let Some(root) = jsonc::parse(&text).map_err(|e| parse_error(path, e))? else {
+            let Some(root) = jsonc::parse(text).map_err(|e| parse_error(path, e))? else {
                 return Ok(false);
             };
-            let doc = jsonc::to_value(&text, &root);
+            let doc = jsonc::to_value(text, &root);
             let mut node = &doc;
             for seg in at {
                 match node.get(seg) {
@@ -144,7 +155,7 @@ pub fn is_connected(client: Client, path: &Path) -> Result<bool, ConnectError> {
             }
             Ok(node.get(ENTRY_NAME).is_some())
         }
-        Format::CodexToml => codex::has_server(&text, ENTRY_NAME).map_err(|e| parse_error(path, e)),
+        Format::CodexToml => codex::has_server(text, ENTRY_NAME).map_err(|e| parse_error(path, e)),
     }
 }
 

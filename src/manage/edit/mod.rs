@@ -135,8 +135,16 @@ fn edit_file(
     parse: impl FnOnce(&str) -> Result<Value, ConfigError>,
     change: impl FnOnce(&mut Value) -> Result<(), EditError>,
 ) -> Result<Value, EditError> {
+    let mut bom = "";
     let text = match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
+        Ok(text) => match text.strip_prefix(config::BOM) {
+            // Kept on save: the file stays as the editor that wrote it wants it.
+            Some(rest) => {
+                bom = config::BOM;
+                Some(rest.to_owned())
+            }
+            None => Some(text),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(EditError::File(ConfigError::io(path, "read", &e))),
     };
@@ -165,8 +173,12 @@ fn edit_file(
         pretty.push('\n');
         pretty
     });
-    config::save_text_atomic(path, &new_text, config::Overwrite::IfValid)
-        .map_err(EditError::File)?;
+    config::save_text_atomic(
+        path,
+        &(bom.to_owned() + &new_text),
+        config::Overwrite::IfValid,
+    )
+    .map_err(EditError::File)?;
     Ok(doc)
 }
 

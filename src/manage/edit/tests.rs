@@ -254,3 +254,21 @@ fn rewrite_always_means_the_wanted_document() {
         }
     }
 }
+
+#[test]
+fn a_config_with_a_byte_order_mark_is_edited_and_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, "\u{feff}{\n  \"mcpServers\": {}\n}\n").unwrap();
+    update_file(&path, |doc| {
+        set_path(
+            doc,
+            &["mcpServers", "a"],
+            serde_json::json!({"command": "x"}),
+        )
+    })
+    .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with('\u{feff}'), "{text:?}");
+    assert_eq!(crate::config::load(&path).unwrap().servers.len(), 1);
+}
