@@ -191,19 +191,10 @@ fn main() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
     mcp_companion::reaper::run_if_reaper();
     let args = Args::parse();
-    #[cfg(unix)]
-    if !matches!(
-        args.command,
-        Command::Serve { .. } | Command::Bridge | Command::DemoServer { .. }
-    ) {
-        // Commands that print end quietly when their reader goes away (`status | head`), as Unix
-        // tools do. Long-running ones keep Rust's default (EPIPE as an error, never a signal).
-        // Elsewhere (Windows) `cli::out` ends them quietly on the write error.
-        // SAFETY: restoring a signal's default disposition before any thread is started.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        }
-    }
+    // SIGPIPE stays ignored (Rust's default) in every command: a client command whose reader
+    // goes away (`status | head`) ends quietly through `cli::out`, and one whose companion
+    // hangs up on it (a refused connection) gets EPIPE and says so, rather than dying silently
+    // by the signal.
     let default_level = match args.command {
         Command::Serve { .. } => "info",
         _ => "warn",

@@ -14,6 +14,8 @@ use mcp_companion::config::{self, TransportConfig};
 use mcp_companion::ipc::control::{ControlClient, ControlError, ControlRequest, ControlResponse};
 use mcp_companion::net::Guard;
 
+use super::out::outln;
+
 /// `login SERVER`.
 pub async fn login(
     config_path: Option<&Path>,
@@ -44,7 +46,7 @@ pub async fn login(
     let Some(ControlResponse::SignedIn(_)) = client.next().await? else {
         bail!("the companion closed the connection before the sign-in finished");
     };
-    println!("Signed in to \"{server}\"; it is restarting with the new token.");
+    outln!("Signed in to \"{server}\"; it is restarting with the new token.");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -62,7 +64,7 @@ async fn login_here(config_path: Option<&Path>, server: &str) -> anyhow::Result<
     }
     eprintln!("  {}", pending.url());
     pending.finish(flow::SIGN_IN_TIMEOUT).await?;
-    println!("Signed in to \"{server}\"; the token is in the keychain for the next start.");
+    outln!("Signed in to \"{server}\"; the token is in the keychain for the next start.");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -85,9 +87,9 @@ pub async fn logout(
         Err(e) => return Err(e.into()),
     };
     if forgotten {
-        println!("Signed out of \"{server}\": its tokens are gone from the keychain.");
+        outln!("Signed out of \"{server}\": its tokens are gone from the keychain.");
     } else {
-        println!("\"{server}\" had no stored sign-in.");
+        outln!("\"{server}\" had no stored sign-in.");
     }
     Ok(ExitCode::SUCCESS)
 }

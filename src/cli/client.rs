@@ -27,10 +27,12 @@ async fn connect(
     let (rd, wr) = tokio::io::split(stream);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new(rd, wr)
         .with_max_line_length(mcp_companion::upstream::MAX_MESSAGE_BYTES);
-    client_info()
-        .serve(transport)
-        .await
-        .context("MCP handshake with the companion failed")
+    client_info().serve(transport).await.map_err(|e| {
+        anyhow::anyhow!(
+            "MCP handshake with the companion failed: {}",
+            mcp_companion::upstream::error_text::describe(&e)
+        )
+    })
 }
 
 /// Every wrapped tool, following `nextCursor`.

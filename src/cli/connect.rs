@@ -9,6 +9,8 @@ use mcp_companion::config;
 use mcp_companion::manage::connect::{self, Client, Os, Outcome, Roots};
 use mcp_companion::manage::{edit, import};
 
+use super::out::outln;
+
 /// `connect` / `disconnect` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ConnectArgs {
@@ -16,7 +18,7 @@ pub struct ConnectArgs {
     /// list every client with its path and state.
     pub client: Option<String>,
     /// Only print where the file is on this OS (linux, macos, windows); change nothing.
-    #[arg(long, value_parser = ["windows", "macos", "linux"])]
+    #[arg(long, value_parser = ["windows", "macos", "linux"], conflicts_with_all = ["file", "import"])]
     pub os: Option<String>,
     /// Use this file instead of the client's standard path.
     #[arg(long, value_name = "PATH")]
@@ -45,8 +47,15 @@ fn bridge_exe() -> anyhow::Result<String> {
 
 /// `connect` (`on == true`) or `disconnect`.
 pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::Result<ExitCode> {
-    let roots = Roots::current().context("cannot tell the home directory")?;
+    let os = args.os.as_deref().and_then(Os::parse);
     let Some(id) = args.client.as_deref() else {
+        if let Some(os) = os {
+            for client in connect::ALL {
+                outln!("{:15} {}", client.id(), symbolic_path(client, os));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        let roots = Roots::current().context("cannot tell the home directory")?;
         for s in connect::statuses(&roots) {
             let state = match (&s.error, s.connected, s.installed) {
                 (Some(e), _, _) => format!("error: {e}"),
@@ -54,25 +63,26 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
                 (None, false, true) => "installed, not connected".into(),
                 (None, false, false) => "not installed".into(),
             };
-            println!("{:15} {:26} {}", s.id, state, s.path.display());
+            outln!("{:15} {:26} {}", s.id, state, s.path.display());
         }
         return Ok(ExitCode::SUCCESS);
     };
     let client = pick(id)?;
-    if let Some(os) = args.os.as_deref().and_then(Os::parse) {
-        let mut path = client.path(os, &Roots::symbolic(os)).display().to_string();
-        if os == Os::Windows {
-            path = path.replace('/', "\\");
-        }
-        println!("{} on {os:?}: {path}", client.label());
+    if let Some(os) = os {
+        outln!(
+            "{} on {os:?}: {}",
+            client.label(),
+            symbolic_path(client, os)
+        );
         let exe = if os == Os::Windows {
             "C:\\path\\to\\mcp-companion.exe"
         } else {
             "/path/to/mcp-companion"
         };
-        println!("entry \"{}\": {}", connect::ENTRY_NAME, client.entry(exe));
+        outln!("entry \"{}\": {}", connect::ENTRY_NAME, client.entry(exe));
         return Ok(ExitCode::SUCCESS);
     }
+    let roots = Roots::current().context("cannot tell the home directory")?;
     let path = args
         .file
         .clone()
@@ -80,9 +90,9 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
     if !on {
         let outcome = connect::disconnect(client, &path)?;
         match outcome {
-            Outcome::Changed => println!("disconnected {} ({})", client.label(), path.display()),
+            Outcome::Changed => outln!("disconnected {} ({})", client.label(), path.display()),
             Outcome::Unchanged => {
-                println!("{} was not connected ({})", client.label(), path.display())
+                outln!("{} was not connected ({})", client.label(), path.display())
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -92,19 +102,29 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
     }
     let outcome = connect::connect(client, &path, &bridge_exe()?)?;
     match outcome {
-        Outcome::Changed => println!(
+        Outcome::Changed => outln!(
             "connected {} ({}); restart it to pick up \"{}\"",
             client.label(),
             path.display(),
             connect::ENTRY_NAME
         ),
-        Outcome::Unchanged => println!(
+        Outcome::Unchanged => outln!(
             "{} is already connected ({})",
             client.label(),
             path.display()
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `client`'s file is on `os`, spelled with that OS's placeholders and separators.
+fn symbolic_path(client: Client, os: Os) -> String {
+    let path = client.path(os, &Roots::symbolic(os)).display().to_string();
+    if os == Os::Windows {
+        path.replace('/', "\\")
+    } else {
+        path
+    }
 }
 
 /// Imports the client's servers (before our entry is added, so it is not among them).
@@ -130,7 +150,7 @@ fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyho
         import::apply(doc, &plan);
         Ok(())
     })?;
-    println!(
+    outln!(
         "imported {added} server(s) from {} into {}",
         client.label(),
         target.display()

@@ -7,7 +7,9 @@
 //! server cannot start on this machine.
 //!
 //! The environment a child gets (pass-through variables, PATH, the GUI login-shell PATH) is the
-//! running companion's, asked over the control API, when one runs; only otherwise this shell's.
+//! running companion's, asked over the control API, when one runs on the same config file; only
+//! otherwise this shell's. That companion's state of each server is shown too (`state:`), and
+//! a server it reports failed, retrying or waiting for a sign-in counts as one that cannot start.
 //! The caller's environment often differs from the companion's (a terminal versus the desktop
 //! session), and then a local plan would say "ok" for a server the companion cannot start.
 //! Values from the entry's own `env` are shown as hidden: they are often keys.
@@ -17,10 +19,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mcp_companion::config::{self, ServerConfig, TransportConfig};
-use mcp_companion::ipc::control::{self, ChildEnvironment, ControlRequest, ControlResponse};
+use mcp_companion::ipc::control::{
+    self, ChildEnvironment, ControlRequest, ControlResponse, StatusReport,
+};
 use mcp_companion::ipc::record;
 use mcp_companion::launch::{self, LaunchError, TargetOs};
 use mcp_companion::net;
+use mcp_companion::supervisor::ServerState;
 
 /// How long `doctor` waits for a running companion to describe its environment.
 const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -49,14 +54,26 @@ pub async fn run(
             os.name()
         );
     }
-    let child_env = match running_companion(socket).await {
-        Some(env) => {
-            println!("environment: the running companion's (pid {})", env.pid);
-            env
+    let running = running_companion(socket).await;
+    let (child_env, seen_by_companion) = match running {
+        Some((env, report)) if serves(&report, &path) => {
+            outln!("environment: the running companion's (pid {})", env.pid);
+            (env, Some(report))
+        }
+        Some((env, report)) => {
+            let theirs = report
+                .config
+                .as_deref()
+                .map_or_else(|| "no config file".to_owned(), |p| p.display().to_string());
+            outln!(
+                "environment: this shell's (the running companion, pid {}, serves {theirs})",
+                env.pid
+            );
+            (ChildEnvironment::of_this_process().await, None)
         }
         None => {
-            println!("environment: this shell's (no companion is running)");
-            ChildEnvironment::of_this_process().await
+            outln!("environment: this shell's (no companion is running)");
+            (ChildEnvironment::of_this_process().await, None)
         }
     };
     let mut failed = 0usize;
@@ -84,9 +101,33 @@ pub async fn run(
                 false
             }
         };
+        // The plan can be fine and the server still fail when run (it exits at start, its
+        // sign-in expired): the running companion knows.
+        let seen = seen_by_companion
+            .as_ref()
+            .and_then(|r| r.servers.iter().find(|s| s.name == spec.name));
+        let failing = seen.is_some_and(|s| {
+            matches!(
+                s.state,
+                ServerState::Failed | ServerState::Backoff | ServerState::NeedsSignIn
+            )
+        });
+        if let Some(seen) = seen {
+            let why = seen
+                .last_error
+                .as_deref()
+                .filter(|_| seen.error_is_current())
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            outln!(
+                "  state:   {}{}",
+                seen.state.label(),
+                super::out::visible(&why)
+            );
+        }
         if entry.disabled {
             outln!("  disabled: yes (not started by serve)");
-        } else if !ok {
+        } else if !ok || failing {
             failed += 1;
         }
     }
@@ -169,17 +210,34 @@ async fn report(
     }
 }
 
-/// The environment of the companion listening where a bridge would look, if one answers.
-async fn running_companion(socket: Option<&Path>) -> Option<ChildEnvironment> {
+/// The environment and status of the companion listening where a bridge would look, if one
+/// answers.
+async fn running_companion(socket: Option<&Path>) -> Option<(ChildEnvironment, StatusReport)> {
     for paths in record::candidates(socket) {
-        let ask = control::request(&paths.control, &ControlRequest::Environment);
-        if let Ok(Ok(ControlResponse::Environment(env))) =
+        let ask = async {
+            let env = control::request(&paths.control, &ControlRequest::Environment).await;
+            let status = control::request(&paths.control, &ControlRequest::Status).await;
+            (env, status)
+        };
+        if let Ok((Ok(ControlResponse::Environment(env)), Ok(ControlResponse::Status(report)))) =
             tokio::time::timeout(ASK_TIMEOUT, ask).await
         {
-            return Some(env);
+            return Some((env, report));
         }
     }
     None
+}
+
+/// Whether the companion that sent `report` serves the config file at `path`.
+fn serves(report: &StatusReport, path: &Path) -> bool {
+    let same = |theirs: &Path| {
+        theirs == path
+            || matches!(
+                (theirs.canonicalize(), path.canonicalize()),
+                (Ok(a), Ok(b)) if a == b
+            )
+    };
+    report.config.as_deref().is_some_and(same)
 }
 
 /// Plans `stdio` for `os` with the companion's environment `child_env`. For another OS than

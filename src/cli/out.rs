@@ -2,10 +2,11 @@
 //! `status | findstr x` on Windows), the command ends quietly instead of panicking as `println!`
 //! does, on every OS.
 //!
-//! Unix also restores SIGPIPE's default for these commands (see `main`), so there the process
-//! usually ends by the signal first; Windows has no such signal: a write to a closed pipe fails
-//! with `ERROR_NO_DATA` (232) or `ERROR_PIPE_NOT_CONNECTED` (233, which std does not map to
-//! [`std::io::ErrorKind::BrokenPipe`]), and this module is what ends the command there.
+//! SIGPIPE stays ignored (see `main`): on Unix the write fails with EPIPE; on Windows with
+//! `ERROR_NO_DATA` (232) or `ERROR_PIPE_NOT_CONNECTED` (233, which std does not map to
+//! [`std::io::ErrorKind::BrokenPipe`]). Either way this module is what ends the command. (With
+//! SIGPIPE's default restored, a write to a companion that hung up would also kill the
+//! command, silently.)
 
 use std::borrow::Cow;
 use std::fmt;

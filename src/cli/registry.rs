@@ -12,6 +12,8 @@ use mcp_companion::manage::registry::{
     update::{self, UpdatePlan},
 };
 
+use super::out::outln;
+
 /// `registry …` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum RegistryCommand {
@@ -137,7 +139,7 @@ pub async fn registry(
         RegistryCommand::List => {
             for r in sources::registries(&cfg.raw)? {
                 let token = if r.token.is_some() { "  (token)" } else { "" };
-                println!("{:12}  {}{token}", r.name, r.url);
+                outln!("{:12}  {}{token}", r.name, r.url);
             }
         }
         RegistryCommand::Search {
@@ -152,11 +154,11 @@ pub async fn registry(
                 .list(Some(&term), cursor.as_deref(), Some(limit))
                 .await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&page)?);
+                outln!("{}", serde_json::to_string_pretty(&page)?);
                 return Ok(ExitCode::SUCCESS);
             }
             if page.servers.is_empty() {
-                println!("no servers match \"{term}\"");
+                outln!("no servers match \"{term}\"");
             }
             for r in &page.servers {
                 let s = &r.server;
@@ -167,7 +169,7 @@ pub async fn registry(
                     .status()
                     .filter(|s| *s != "active")
                     .map(|s| format!(" [{s}]"));
-                println!(
+                outln!(
                     "{}@{}{}  ({})\n    {}",
                     s.name,
                     s.version,
@@ -177,7 +179,7 @@ pub async fn registry(
                 );
             }
             if let Some(next) = page.metadata.next_cursor.filter(|c| !c.is_empty()) {
-                println!("more: mcp-companion registry search \"{term}\" --cursor {next}");
+                outln!("more: mcp-companion registry search \"{term}\" --cursor {next}");
             }
         }
         RegistryCommand::Show {
@@ -200,10 +202,10 @@ pub async fn registry(
             };
             if json {
                 let v = serde_json::json!({"server": d, "versions": versions.servers.iter().map(|r| &r.server.version).collect::<Vec<_>>(), "options": options, "fields": fields});
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
                 return Ok(ExitCode::SUCCESS);
             }
-            println!(
+            outln!(
                 "{}@{}  {}",
                 d.name,
                 d.version,
@@ -214,13 +216,13 @@ pub async fn registry(
                 .iter()
                 .map(|r| r.server.version.as_str())
                 .collect();
-            println!("versions: {}", list.join(", "));
+            outln!("versions: {}", list.join(", "));
             for (i, o) in options.iter().enumerate() {
                 let why = o
                     .unsupported
                     .as_deref()
                     .map(|u| format!("  (unsupported: {u})"));
-                println!("option {i}: {}{}", o.label, why.unwrap_or_default());
+                outln!("option {i}: {}{}", o.label, why.unwrap_or_default());
             }
             for f in &fields {
                 let mut notes = Vec::new();
@@ -236,7 +238,7 @@ pub async fn registry(
                 if !f.choices.is_empty() {
                     notes.push(format!("one of {}", f.choices.join("|")));
                 }
-                println!(
+                outln!(
                     "--set {}=…  ({}; {})  {}",
                     f.key,
                     f.target,
@@ -301,7 +303,7 @@ fn finish(
         eprintln!("warning: {w}");
     }
     if dry_run {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ &planned.server: planned.entry }))?
         );
@@ -318,17 +320,17 @@ fn finish(
             ))
         })
         .unwrap_or_default();
-    println!(
+    outln!(
         "{verb} server \"{}\" ({what}) to {}",
         planned.server,
         path.display()
     );
     for var in &planned.built.exports {
-        println!(
+        outln!(
             "secret input: export {var}=… in the environment the companion starts from (no keychain)"
         );
     }
-    println!(
+    outln!(
         "apply with: mcp-companion reload   (check with: mcp-companion doctor {})",
         planned.server
     );
@@ -340,11 +342,11 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
     let (_, cfg) = load(config_path)?;
     let report = install::outdated(&cfg, &keychain::token_lookup).await;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
     if report.is_empty() {
-        println!("no server was installed from a registry");
+        outln!("no server was installed from a registry");
     }
     for o in &report {
         let state = match (&o.latest, &o.error) {
@@ -352,9 +354,11 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
             (Some(l), None) if o.update_available => format!("update available: {l}"),
             _ => "up to date".into(),
         };
-        println!(
+        outln!(
             "{:20}  {}@{}  {state}",
-            o.server, o.source.name, o.source.version
+            o.server,
+            o.source.name,
+            o.source.version
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -375,9 +379,11 @@ pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Res
     .await?
     {
         UpdatePlan::UpToDate(source) => {
-            println!(
+            outln!(
                 "\"{}\" is up to date ({}@{})",
-                args.server, source.name, source.version
+                args.server,
+                source.name,
+                source.version
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -11,6 +11,8 @@ use mcp_companion::manage::{edit, secrets};
 use mcp_companion::secret::{self, KEYCHAIN_KIND, SecretStore};
 use serde::Serialize;
 
+use super::out::outln;
+
 /// The `secret` subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum SecretCommand {
@@ -77,11 +79,11 @@ fn set(
         anyhow::bail!("the value is empty: nothing stored");
     }
     store.set(name, &value)?;
-    println!("stored secret {name} in {KEYCHAIN_KIND}; refer to it as ${{secret:{name}}}");
+    outln!("stored secret {name} in {KEYCHAIN_KIND}; refer to it as ${{secret:{name}}}");
     let users = users_of(config_path).remove(name).unwrap_or_default();
     if !users.is_empty() {
         let servers: Vec<&str> = users.iter().map(|u| u.server.as_str()).collect();
-        println!(
+        outln!(
             "used by: {} (a running companion reads it when each starts: mcp-companion restart SERVER)",
             dedup(servers).join(", ")
         );
@@ -131,15 +133,15 @@ fn list(
     }
     rows.sort_by(|a, b| a.name.cmp(&b.name));
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        println!("no secrets stored in {KEYCHAIN_KIND} and none referenced by the config");
+        outln!("no secrets stored in {KEYCHAIN_KIND} and none referenced by the config");
         return Ok(ExitCode::SUCCESS);
     }
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  USED BY", "NAME");
+    outln!("{:width$}  USED BY", "NAME");
     for r in &rows {
         let mut used: Vec<String> = r
             .used_by
@@ -154,7 +156,7 @@ fn list(
         } else {
             format!("  [not stored: mcp-companion secret set {}]", r.name)
         };
-        println!("{:width$}  {}{note}", r.name, used.join(", "));
+        outln!("{:width$}  {}{note}", r.name, used.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -163,7 +165,7 @@ fn rm(config_path: Option<&Path>, store: &dyn SecretStore, name: &str) -> anyhow
     if !store.delete(name)? {
         anyhow::bail!("no secret named \"{name}\" in {KEYCHAIN_KIND}");
     }
-    println!("removed secret {name}");
+    outln!("removed secret {name}");
     let users = users_of(config_path).remove(name).unwrap_or_default();
     if !users.is_empty() {
         let servers: Vec<&str> = users.iter().map(|u| u.server.as_str()).collect();
@@ -185,13 +187,13 @@ fn migrate(
         config::load(&path).with_context(|| format!("cannot load config {}", path.display()))?;
     let moves = secrets::plan(&cfg.raw, None, store)?;
     if moves.is_empty() {
-        println!(
+        outln!(
             "nothing to migrate in {}: no plain-text value under a secret-looking env or header key",
             path.display()
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{} {} value(s) of {} into the keychain ({KEYCHAIN_KIND}):",
         if yes { "moving" } else { "would move" },
         moves.len(),
@@ -203,10 +205,10 @@ fn migrate(
         } else {
             ""
         };
-        println!("  {} {}  ->  {}{note}", m.server, m.field, m.reference);
+        outln!("  {} {}  ->  {}{note}", m.server, m.field, m.reference);
     }
     if !yes {
-        println!("run `mcp-companion secret migrate --yes` to move them");
+        outln!("run `mcp-companion secret migrate --yes` to move them");
         return Ok(ExitCode::SUCCESS);
     }
     let stored = secrets::store_values(&moves, store)?;
@@ -220,7 +222,7 @@ fn migrate(
             path.display()
         )
     })?;
-    println!(
+    outln!(
         "stored {stored} secret(s); {} now refers to them with ${{secret:…}} (a running companion applies it on reload)",
         path.display()
     );

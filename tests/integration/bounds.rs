@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::common::{CallPath, Companion, call, demo, eventually, on_both_paths, text};
+use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
 /// What [`mcp_companion::ipc::limits::MAX_IN_FLIGHT`] allows.
 const MAX_IN_FLIGHT: usize = mcp_companion::ipc::limits::MAX_IN_FLIGHT;
@@ -391,6 +391,24 @@ async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
         "{}",
         c.log()
     );
+
+    // The CLI, refused, says so and exits 1; it was killed silently by SIGPIPE when the
+    // companion hung up before it wrote its `initialize`.
+    for command in [&["tools"][..], &["call", "mcp_demo_echo", "{}"]] {
+        let out = std::process::Command::new(BIN)
+            .args(command)
+            .arg("--socket")
+            .arg(&c.socket)
+            .env("HOME", &c.home)
+            .output()
+            .expect("run the CLI");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {err}");
+        assert!(
+            err.starts_with("error: MCP handshake with the companion failed: "),
+            "{command:?}: {err}"
+        );
+    }
 
     // One leaves; a newcomer is served again (once the companion has seen it leave).
     drop(open.pop());

@@ -39,16 +39,19 @@ async fn doctor_shows_the_environment_of_the_running_companion() {
         &[("SSL_CERT_FILE", Some("/etc/corp/ca.pem"))],
     );
     c.settled().await;
-    let out = Command::new(BIN)
-        .args(["doctor", "--config"])
-        .arg(&c.config)
-        .arg("--socket")
-        .arg(&c.socket)
-        .env("HOME", &c.home)
-        .env_remove("SSL_CERT_FILE")
-        .env("MCP_COMPANION_GUI_PATH", "0")
-        .output()
-        .expect("run doctor");
+    let doctor = |config: &std::path::Path| {
+        Command::new(BIN)
+            .args(["doctor", "--config"])
+            .arg(config)
+            .arg("--socket")
+            .arg(&c.socket)
+            .env("HOME", &c.home)
+            .env_remove("SSL_CERT_FILE")
+            .env("MCP_COMPANION_GUI_PATH", "0")
+            .output()
+            .expect("run doctor")
+    };
+    let out = doctor(&c.config);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(
@@ -57,6 +60,24 @@ async fn doctor_shows_the_environment_of_the_running_companion() {
     );
     assert!(
         stdout.contains("SSL_CERT_FILE=/etc/corp/ca.pem"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  state:   running"), "{stdout}");
+
+    // Another config than the one the companion serves: this shell's environment, said why.
+    let other = c.home.join("other.json");
+    std::fs::write(
+        &other,
+        json!({ "mcpServers": { "demo": demo(&[]) } }).to_string(),
+    )
+    .expect("write");
+    let out = doctor(&other);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("environment: this shell's (the running companion, pid ")
+            && stdout.contains(&format!("serves {})", c.config.display()))
+            && !stdout.contains("SSL_CERT_FILE=/etc/corp/ca.pem")
+            && !stdout.contains("state:"),
         "{stdout}"
     );
 
@@ -77,6 +98,44 @@ async fn doctor_shows_the_environment_of_the_running_companion() {
         "{stdout}"
     );
     assert!(stdout.contains("SSL_CERT_FILE=/mine.pem"), "{stdout}");
+}
+
+/// A server whose launch plan is fine but which exits at start: `doctor` shows what the running
+/// companion sees (retrying, with the server's own words) and counts it as one that cannot start.
+#[tokio::test]
+async fn doctor_shows_a_server_the_running_companion_reports_failing() {
+    let c = Companion::start(json!({ "mcpServers": {
+        "good": demo(&[]),
+        "exits": demo(&["--fail-start"]),
+    } }));
+    c.settled().await;
+    let mut tries = 0;
+    let (code, stdout) = loop {
+        let out = Command::new(BIN)
+            .args(["doctor", "--config"])
+            .arg(&c.config)
+            .arg("--socket")
+            .arg(&c.socket)
+            .env("HOME", &c.home)
+            .env("MCP_COMPANION_GUI_PATH", "0")
+            .output()
+            .expect("run doctor");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        // Between two tries the server is `starting` for a moment; it spends the rest waiting.
+        tries += 1;
+        if stdout.contains("  state:   retrying") || tries == 50 {
+            break (out.status.code(), stdout);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(stdout.contains("exits (stdio): ok"), "{stdout}");
+    assert!(
+        stdout.contains("  state:   retrying: ")
+            && stdout.contains("failing at start as requested"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  state:   running"), "{stdout}");
+    assert_eq!(code, Some(1), "{stdout}");
 }
 
 /// Runs `bridge` with only `PATH` and `HOME` (what the Inspector and the SDKs pass) and returns

@@ -343,4 +343,19 @@ async fn cli_connect_writes_the_bridge_into_a_fake_home_and_disconnect_restores_
         "{}",
         out(&o)
     );
+    // Without a client: every client's path on that OS, not this machine's states.
+    let o = run(&["connect", "--os", "macos"]);
+    let text = out(&o);
+    assert!(
+        text.contains(
+            "claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json"
+        ) && !text.contains("connected"),
+        "{text}"
+    );
+    let o = run(&["connect", "cursor", "--os", "linux", "--file", "x.json"]);
+    assert!(
+        !o.status.success(),
+        "--os with --file is refused: {}",
+        out(&o)
+    );
 }
