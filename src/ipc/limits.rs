@@ -29,8 +29,10 @@ use tokio::time::Instant;
 pub const MAX_IN_FLIGHT: usize = 64;
 
 /// Bytes of answers and notifications one agent connection may have waiting to be written
-/// (4 MiB). Past it, the connection's next line is not read until the agent reads what it was
-/// sent. One message larger than this is still sent whole.
+/// (4 MiB) before its next line is not read until the agent reads what it was sent. One
+/// message larger than this is still sent whole, and the calls already in flight (up to
+/// [`MAX_IN_FLIGHT`]) still queue their answers: the queue's worst case is this plus their
+/// answers.
 pub const MAX_QUEUED_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long a line may take from its first byte to its newline (60 s) before the connection
