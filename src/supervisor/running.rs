@@ -85,7 +85,9 @@ impl Task {
     async fn exit_reason(&self, closed: Closed) -> String {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let mut why = closed.to_string();
-        let tail = self.log.tail(upstream::STDERR_LINES_IN_ERRORS);
+        let tail = self
+            .log
+            .tail_of_last_process(upstream::STDERR_LINES_IN_ERRORS);
         if !tail.is_empty() {
             why.push_str("; last stderr: ");
             why.push_str(&tail.join(" | "));

@@ -151,6 +151,12 @@ pub fn process_marker(pid: Option<u32>) -> String {
     }
 }
 
+/// Whether `line` is a [`process_marker`].
+pub fn is_process_marker(line: &str) -> bool {
+    line.starts_with("── process ") && line.ends_with(" started ──")
+        || line == "── process started ──"
+}
+
 /// Plans `stdio` for this machine: the real environment and file system, and in GUI mode the
 /// login shell's PATH (looked up once per process, see [`launch::shell_path`]).
 pub async fn plan_here(stdio: &crate::config::StdioConfig) -> launch::Launch {

@@ -73,6 +73,20 @@ impl LogRing {
         ring.lines.iter().skip(skip).cloned().collect()
     }
 
+    /// The last `n` lines of the current process: those after the last
+    /// [`super::process_marker`], oldest first (the marker itself and earlier processes'
+    /// lines are not quoted in its exit reason).
+    pub fn tail_of_last_process(&self, n: usize) -> Vec<String> {
+        let ring = self.lock();
+        let start = ring
+            .lines
+            .iter()
+            .rposition(|l| super::is_process_marker(l))
+            .map_or(0, |at| at + 1);
+        let skip = start.max(ring.lines.len().saturating_sub(n));
+        ring.lines.iter().skip(skip).cloned().collect()
+    }
+
     /// Lines pushed after the first `seen` ones (as far as still held), and the new total.
     pub fn since(&self, seen: u64) -> (Vec<String>, u64) {
         let ring = self.lock();
@@ -183,6 +197,21 @@ mod tests {
         let (new, total) = ring.since(seen);
         assert_eq!(new, vec!["b", "c"]);
         assert_eq!(total, 3);
+    }
+
+    #[test]
+    fn the_last_process_tail_skips_its_marker_and_earlier_processes() {
+        let ring = LogRing::new();
+        ring.push("old".into());
+        ring.push(crate::upstream::process_marker(Some(7)));
+        assert!(ring.tail_of_last_process(3).is_empty());
+        ring.push("a".into());
+        ring.push("b".into());
+        assert_eq!(ring.tail_of_last_process(3), vec!["a", "b"]);
+        assert_eq!(ring.tail_of_last_process(1), vec!["b"]);
+        ring.push(crate::upstream::process_marker(None));
+        ring.push("c".into());
+        assert_eq!(ring.tail_of_last_process(3), vec!["c"]);
     }
 
     #[test]

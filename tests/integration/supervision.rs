@@ -84,6 +84,13 @@ async fn a_crash_fails_the_call_without_waiting_for_its_timeout_and_the_server_c
             .contains("exit code 7"),
         "{s:?}"
     );
+    // The process's own last words are quoted; the log's process marker is not.
+    let err = s.last_error.clone().unwrap_or_default();
+    assert!(
+        err.contains("demo-server: crashing with exit code 7 as requested")
+            && !err.contains("── process"),
+        "{err}"
+    );
     assert_eq!(
         c.server("steady").await.pid,
         steady_pid,
