@@ -131,7 +131,8 @@ impl Companion {
     }
 
     /// Reloads the config whenever its file changes (checked every `interval`): a file that
-    /// fails to load is logged and ignored, leaving the running servers untouched.
+    /// fails to load is logged and ignored, leaving the running servers untouched, and says so
+    /// first among the config warnings (`status`, the window) until a good version loads.
     pub fn watch_config(&mut self, interval: Duration) {
         let Some(path) = self.config_path.clone() else {
             return;
@@ -156,7 +157,12 @@ impl Companion {
                         let report = hub.reload(&cfg).await;
                         tracing::info!(?report, "config file changed: reloaded");
                     }
-                    Err(e) => tracing::error!(error = %e, "config file changed but does not load; running servers untouched"),
+                    Err(e) => {
+                        tracing::error!(error = %e, "config file changed but does not load; running servers untouched");
+                        hub.config_refused(format!(
+                            "the config file changed but cannot be used, so the previous version still runs: {e}"
+                        ));
+                    }
                 }
             }
         }));

@@ -203,9 +203,16 @@ impl Hub {
     }
 
     /// The warnings of the config in effect (the one the hub started with, or the last one
-    /// [`Hub::reload`] applied): one sentence each, naming the key (`Config::warnings`).
+    /// [`Hub::reload`] applied): one sentence each, naming the key (`Config::warnings`); first,
+    /// when the file changed since and could not be used, why ([`Hub::config_refused`]).
     pub fn config_warnings(&self) -> Arc<[String]> {
         self.view().warnings.clone()
+    }
+
+    /// Records that the config file changed but cannot be used (`why`, one sentence): it leads
+    /// [`Hub::config_warnings`] until a reload applies a config. Nothing else changes.
+    pub fn config_refused(&self, why: String) {
+        let _ = self.inbox.send(owner::Msg::FileRefused(why));
     }
 
     /// Every server's handle, in config order.

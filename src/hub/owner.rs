@@ -53,6 +53,9 @@ pub(super) enum Msg {
     ReloadStopped,
     /// Helper → owner: the current reload's new servers left `starting` (or timed out).
     ReloadSettled,
+    /// The config file changed but cannot be used (a sentence saying why); shown with the
+    /// warnings until a reload applies a config.
+    FileRefused(String),
 }
 
 /// A command on one server.
@@ -85,6 +88,8 @@ pub(super) struct Owner {
     pub(super) generations: HashMap<Arc<str>, u64>,
     /// The warnings of the config in effect ([`Config::warnings`]).
     warnings: Arc<[String]>,
+    /// Why the config file, changed since, is not in effect ([`Msg::FileRefused`]).
+    refused: Option<String>,
     tools_epoch: u64,
     servers_epoch: u64,
     /// Reports arrived since the last rebuild.
@@ -115,6 +120,7 @@ pub(super) fn spawn(
         replacing: Arc::default(),
         generations: HashMap::new(),
         warnings: config.warnings.clone().into(),
+        refused: None,
         tools_epoch: 0,
         servers_epoch: 0,
         dirty: false,
@@ -180,6 +186,10 @@ impl Owner {
             }
             Msg::ReloadStopped => self.reload_stopped(),
             Msg::ReloadSettled => self.reload_settled(),
+            Msg::FileRefused(why) => {
+                self.refused = Some(why);
+                self.publish();
+            }
         }
     }
 
@@ -331,6 +341,7 @@ impl Owner {
         }
         self.servers = Arc::new(Servers::from_handles(order));
         self.warnings = config.warnings.clone().into();
+        self.refused = None;
         self.replacing = Arc::default();
         self.forget_removed_routes();
         self.servers_epoch += 1;
@@ -400,7 +411,12 @@ impl Owner {
             known: self.known.clone(),
             replacing: self.replacing.clone(),
             generations: Arc::new(self.generations.clone()),
-            warnings: self.warnings.clone(),
+            warnings: match &self.refused {
+                None => self.warnings.clone(),
+                Some(why) => std::iter::once(why.clone())
+                    .chain(self.warnings.iter().cloned())
+                    .collect(),
+            },
             tools_epoch: self.tools_epoch,
             servers_epoch: self.servers_epoch,
         }));

@@ -374,12 +374,50 @@ async fn serve_watch_reloads_when_the_file_changes() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let warned = |s: &mcp_companion::ipc::control::StatusReport| {
+        s.warnings
+            .first()
+            .is_some_and(|w| w.contains("the config file changed but cannot be used"))
+    };
+    // A broken edit: the servers keep running and `status` says why the edit is not in effect.
+    std::fs::write(&config, "{ \"mcpServers\": { \"one\": ").expect("write");
+    let mut refused = None;
+    for _ in 0..1200 {
+        if let Some(s) = status().await.filter(|s| warned(s)) {
+            refused = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Fixed again: the warning goes.
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({ "mcpServers": { "one": demo(&[]) } })).expect("json"),
+    )
+    .expect("write");
+    let mut cleared = false;
+    for _ in 0..1200 {
+        if status()
+            .await
+            .is_some_and(|s| !warned(&s) && s.servers.len() == 1)
+        {
+            cleared = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     crate::common::sigterm(serve.id());
     let _ = serve.wait();
     assert!(
         two_running,
         "the added server started after the file changed"
     );
+    let refused = refused.expect("the broken edit shown in status");
+    assert!(
+        refused.warnings[0].contains("line 1") && refused.servers.len() == 2,
+        "{refused:?}"
+    );
+    assert!(cleared, "the warning left once the file was fixed");
 }
 
 #[tokio::test]
