@@ -72,6 +72,11 @@ pub(crate) fn parse_entry(
     };
     let command = f.string("command")?;
     let url = f.string("url")?;
+    if explicit.is_none() && command.is_some() && url.is_some() {
+        warnings.push(format!(
+            "server \"{name}\": both \"command\" and \"url\" are set; \"command\" is run and \"url\" is ignored (set \"type\" to choose)"
+        ));
+    }
     let kind = explicit
         .or_else(|| detect(command.is_some(), url))
         .ok_or_else(|| {
@@ -178,6 +183,24 @@ mod tests {
 
     fn entry(value: Value) -> Result<ServerConfig, ConfigError> {
         parse_entry("srv", &value, &mut Vec::new())
+    }
+
+    #[test]
+    fn command_and_url_without_a_type_run_the_command_and_say_so() {
+        let mut warnings = Vec::new();
+        let value = json!({"command": "npx", "url": "https://h/mcp"});
+        let cfg = parse_entry("both", &value, &mut warnings).expect("valid");
+        assert!(matches!(cfg.transport, TransportConfig::Stdio(_)));
+        assert_eq!(
+            warnings,
+            [
+                "server \"both\": both \"command\" and \"url\" are set; \"command\" is run and \"url\" is ignored (set \"type\" to choose)"
+            ]
+        );
+        let mut warnings = Vec::new();
+        let typed = json!({"type": "stdio", "command": "npx", "url": "https://h/mcp"});
+        parse_entry("both", &typed, &mut warnings).expect("valid");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]
