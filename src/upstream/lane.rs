@@ -20,13 +20,17 @@
 
 mod peek;
 mod transport;
+mod waiting;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
+
+use self::waiting::{Delivery, Swept, Waiter, Waiting};
 
 pub use transport::LaneTransport;
 
@@ -69,7 +73,7 @@ pub struct FastLane {
 impl std::fmt::Debug for FastLane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FastLane")
-            .field("waiting", &self.lock_waiting().len())
+            .field("waiting", &self.lock_waiting().map.len())
             .field("ended", &self.shared.ended.get())
             .finish()
     }
@@ -78,26 +82,49 @@ impl std::fmt::Debug for FastLane {
 struct Shared {
     /// `None` once our side closed the session.
     writer: tokio::sync::Mutex<Option<Writer>>,
-    /// Fast-lane request number → the ticket waiting for its answer line.
-    waiting: Mutex<HashMap<u64, oneshot::Sender<Vec<u8>>>>,
+    /// The tickets waiting for their answer lines, with their deadlines ([`waiting`]).
+    waiting: Mutex<Waiting>,
+    /// Wakes the deadline sweeper ([`waiting::spawn_sweeper`]).
+    wake: Arc<Notify>,
     next: AtomicU64,
     ended: OnceLock<LaneEnd>,
 }
 
-impl FastLane {
-    /// A lane writing to `writer`; pair it with [`LaneTransport::new`] on the read half.
-    pub fn new(writer: impl AsyncWrite + Send + Unpin + 'static) -> FastLane {
-        FastLane {
-            shared: Arc::new(Shared {
-                writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
-                waiting: Mutex::new(HashMap::new()),
-                next: AtomicU64::new(1),
-                ended: OnceLock::new(),
-            }),
-        }
+impl Swept for Shared {
+    fn with_waiting<T>(&self, f: impl FnOnce(&mut Waiting) -> T) -> T {
+        // Each critical section is one insert, remove or sweep: a poisoned table is consistent.
+        f(&mut self.waiting.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Vec<u8>>>> {
+    fn has_ended(&self) -> bool {
+        self.ended.get().is_some()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // The sweeper holds the lane weakly: this is its cue to stop.
+        self.wake.notify_one();
+    }
+}
+
+impl FastLane {
+    /// A lane writing to `writer`; pair it with [`LaneTransport::new`] on the read half. Spawns
+    /// the lane's deadline sweeper, so it must be called inside a tokio runtime.
+    pub fn new(writer: impl AsyncWrite + Send + Unpin + 'static) -> FastLane {
+        let wake = Arc::new(Notify::new());
+        let shared = Arc::new(Shared {
+            writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
+            waiting: Mutex::new(Waiting::default()),
+            wake: wake.clone(),
+            next: AtomicU64::new(1),
+            ended: OnceLock::new(),
+        });
+        waiting::spawn_sweeper(Arc::downgrade(&shared), wake);
+        FastLane { shared }
+    }
+
+    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
         // Each critical section is one insert, remove or drain: a poisoned map is consistent.
         self.shared
             .waiting
@@ -110,20 +137,27 @@ impl FastLane {
         self.shared.ended.get().cloned()
     }
 
-    /// Registers a new fast-lane request and returns its ticket (which holds its id).
+    /// Registers a new fast-lane request and returns its ticket (which holds its id); its
+    /// answer is given up `timeout` from now ([`NoAnswer::TimedOut`]).
     ///
     /// # Errors
     /// Why the lane ended, when it has: nothing would answer.
-    pub fn open(&self) -> Result<Ticket, LaneEnd> {
+    pub fn open(&self, timeout: Duration) -> Result<Ticket, LaneEnd> {
         if let Some(end) = self.ended() {
             return Err(end);
         }
         let n = self.shared.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.lock_waiting().insert(n, tx);
+        let waiter = Waiter {
+            tx,
+            deadline: Instant::now() + timeout,
+        };
+        if self.lock_waiting().insert(n, waiter) {
+            self.shared.wake.notify_one();
+        }
         // Ended between the check and the insert: the drain may have missed this entry.
         if let Some(end) = self.ended() {
-            self.lock_waiting().remove(&n);
+            self.lock_waiting().map.remove(&n);
             return Err(end);
         }
         Ok(Ticket {
@@ -148,16 +182,16 @@ impl FastLane {
 
     /// Whether any fast-lane request waits for an answer (the reader peeks ids only then).
     fn has_waiting(&self) -> bool {
-        !self.lock_waiting().is_empty()
+        !self.lock_waiting().map.is_empty()
     }
 
     /// Hands `line` to the ticket waiting for request `n`; gives the line back when none waits.
     fn deliver(&self, n: u64, line: Vec<u8>) -> Result<(), Vec<u8>> {
-        let sender = self.lock_waiting().remove(&n);
-        match sender {
+        let waiter = self.lock_waiting().map.remove(&n);
+        match waiter {
             // A ticket dropped meanwhile (its agent cancelled): the answer is not wanted.
-            Some(tx) => {
-                let _ = tx.send(line);
+            Some(waiter) => {
+                let _ = waiter.tx.send(Some(line));
                 Ok(())
             }
             None => Err(line),
@@ -167,7 +201,8 @@ impl FastLane {
     /// Records why the lane ended (the first reason wins) and wakes every waiting ticket.
     fn end(&self, why: LaneEnd) {
         let _ = self.shared.ended.set(why);
-        self.lock_waiting().clear();
+        self.lock_waiting().map.clear();
+        self.shared.wake.notify_one();
     }
 
     /// Closes the write half (the server sees end of input), as rmcp's `close` does.
@@ -185,7 +220,16 @@ impl FastLane {
 pub struct Ticket {
     lane: FastLane,
     n: u64,
-    answer: oneshot::Receiver<Vec<u8>>,
+    answer: oneshot::Receiver<Delivery>,
+}
+
+/// Why a [`Ticket`] has no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// The `timeout` given to [`FastLane::open`] passed first.
+    TimedOut,
+    /// The lane ended first.
+    Ended(LaneEnd),
 }
 
 impl Ticket {
@@ -206,11 +250,15 @@ impl Ticket {
     /// The server's answer line (JSON-RPC response or error, `\n` included). Cancel-safe.
     ///
     /// # Errors
-    /// Why the lane ended before the answer came.
-    pub async fn answer(&mut self) -> Result<Vec<u8>, LaneEnd> {
-        (&mut self.answer)
-            .await
-            .map_err(|_| self.lane.ended().unwrap_or(LaneEnd::Closed))
+    /// [`NoAnswer`]: the ticket's timeout passed, or the lane ended, before the answer came.
+    pub async fn answer(&mut self) -> Result<Vec<u8>, NoAnswer> {
+        match (&mut self.answer).await {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => Err(NoAnswer::TimedOut),
+            Err(_) => Err(NoAnswer::Ended(
+                self.lane.ended().unwrap_or(LaneEnd::Closed),
+            )),
+        }
     }
 
     /// Sends `notifications/cancelled` for this request with `reason` and forgets it.
@@ -230,7 +278,7 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        self.lane.lock_waiting().remove(&self.n);
+        self.lane.lock_waiting().map.remove(&self.n);
     }
 }
 

@@ -25,7 +25,7 @@ use super::envelope::{self, Answer, Reply};
 use crate::hub::{self, FastTarget, Hub};
 use crate::upstream::askers::{Asker, AskerGuard};
 use crate::upstream::call::{self as upstream_call, CallError};
-use crate::upstream::lane::LaneEnd;
+use crate::upstream::lane::{LaneEnd, NoAnswer};
 
 /// The `reason` of the `notifications/cancelled` sent upstream when an agent cancels.
 const CANCELLED_BY_CLIENT: &str = "cancelled by the client";
@@ -84,7 +84,7 @@ impl FastCall {
     /// or left (see the module doc).
     pub async fn run(self) -> Option<Reply> {
         let server = self.target.server.clone();
-        let Ok(mut ticket) = self.target.lane.open() else {
+        let Ok(mut ticket) = self.target.lane.open(self.target.timeout) else {
             return Box::pin(self.slow()).await;
         };
         let frame = envelope::request_frame(
@@ -103,11 +103,12 @@ impl FastCall {
             biased;
             () = self.shutdown.cancelled() => Waited::ShuttingDown,
             () = self.cancel.cancelled() => Waited::Cancelled,
+            // The lane keeps the toolTimeout deadline (no timer per call, see its `waiting`).
             answer = ticket.answer() => match answer {
                 Ok(line) => Waited::Answer(line),
-                Err(end) => Waited::Lost(end),
+                Err(NoAnswer::TimedOut) => Waited::Timeout,
+                Err(NoAnswer::Ended(end)) => Waited::Lost(end),
             },
-            () = tokio::time::sleep(self.target.timeout) => Waited::Timeout,
         };
         match waited {
             Waited::Answer(line) => Some(self.answer(line)),

@@ -28,7 +28,7 @@ fn pipes(
 #[tokio::test]
 async fn answers_to_fast_requests_reach_their_ticket_raw_and_the_rest_reaches_rmcp() {
     let (lane, mut transport, mut server_out, _server_in) = pipes(1 << 20);
-    let mut ticket = lane.open().expect("open");
+    let mut ticket = lane.open(Duration::from_secs(60)).expect("open");
     let id = ticket.id_json();
     let answer = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[]  }}}}\n");
     server_out
@@ -62,28 +62,36 @@ async fn answers_to_fast_requests_reach_their_ticket_raw_and_the_rest_reaches_rm
         lane.ended(),
         Some(LaneEnd::Lost("the connection closed".into()))
     );
-    assert!(lane.open().is_err(), "an ended lane takes no requests");
+    assert!(
+        lane.open(Duration::from_secs(60)).is_err(),
+        "an ended lane takes no requests"
+    );
 }
 
 #[tokio::test]
 async fn a_ticket_waiting_when_the_output_ends_learns_why() {
     let (lane, mut transport, server_out, _server_in) = pipes(1 << 20);
-    let mut ticket = lane.open().expect("open");
+    let mut ticket = lane.open(Duration::from_secs(60)).expect("open");
     let reader = tokio::spawn(async move { transport.receive().await.is_none() });
     drop(server_out);
     let waited = tokio::time::timeout(Duration::from_secs(10), ticket.answer())
         .await
         .expect("woken");
-    assert_eq!(waited, Err(LaneEnd::Lost("the connection closed".into())));
+    assert_eq!(
+        waited,
+        Err(NoAnswer::Ended(LaneEnd::Lost(
+            "the connection closed".into()
+        )))
+    );
     assert!(reader.await.expect("join"));
 }
 
 #[tokio::test]
 async fn closing_the_session_ends_the_lane_as_closed_and_closes_stdin() {
     let (lane, mut transport, _server_out, server_in) = pipes(1 << 20);
-    let mut ticket = lane.open().expect("open");
+    let mut ticket = lane.open(Duration::from_secs(60)).expect("open");
     transport.close().await.expect("close");
-    assert_eq!(ticket.answer().await, Err(LaneEnd::Closed));
+    assert_eq!(ticket.answer().await, Err(NoAnswer::Ended(LaneEnd::Closed)));
     let mut rest = Vec::new();
     let mut server_in = BufReader::new(server_in);
     let n = tokio::io::AsyncReadExt::read_to_end(&mut server_in, &mut rest)
@@ -98,7 +106,7 @@ async fn frames_from_rmcp_and_from_tickets_never_interleave() {
     let big = "y".repeat(200_000);
     let mut tasks = Vec::new();
     for i in 0..20 {
-        let ticket = lane.open().expect("open");
+        let ticket = lane.open(Duration::from_secs(60)).expect("open");
         let frame = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"{big}\"}}}}\n",
             ticket.id_json()
@@ -147,7 +155,7 @@ impl ThenOk for tokio::task::JoinHandle<Result<(), std::io::Error>> {
 #[tokio::test]
 async fn a_large_answer_costs_about_its_size_not_double() {
     let (lane, mut transport, mut server_out, _server_in) = pipes(64 << 20);
-    let mut ticket = lane.open().expect("open");
+    let mut ticket = lane.open(Duration::from_secs(60)).expect("open");
     let text = "z".repeat(8 << 20);
     let line = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"t\":\"{text}\"}}}}\n",
@@ -181,4 +189,46 @@ async fn an_oversized_line_is_skipped_and_the_next_one_read() {
         .expect("write");
     let next = transport.receive().await.expect("the next line");
     assert!(matches!(next, JsonRpcMessage::Response(_)), "{next:?}");
+}
+
+#[tokio::test]
+async fn a_ticket_whose_timeout_passes_is_told_so_and_the_others_still_get_their_answers() {
+    let (lane, mut transport, mut server_out, _server_in) = pipes(1 << 20);
+    // A long deadline first (the sweeper arms for it), then a shorter one must re-arm it.
+    let mut patient = lane.open(Duration::from_secs(60)).expect("open");
+    let mut hasty = lane.open(Duration::from_millis(50)).expect("open");
+    let reader = tokio::spawn(async move { while transport.receive().await.is_some() {} });
+    let waited = tokio::time::timeout(Duration::from_secs(30), hasty.answer())
+        .await
+        .expect("the sweeper ends it");
+    assert_eq!(waited, Err(NoAnswer::TimedOut));
+    // A third ticket after the sweep, with a deadline later than none: armed again.
+    let mut later = lane.open(Duration::from_millis(50)).expect("open");
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(30), later.answer())
+            .await
+            .expect("the sweeper ends it"),
+        Err(NoAnswer::TimedOut)
+    );
+    let answer = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}\n",
+        patient.id_json()
+    );
+    server_out
+        .write_all(answer.as_bytes())
+        .await
+        .expect("write");
+    assert_eq!(patient.answer().await.expect("answered"), answer.as_bytes());
+    drop(server_out);
+    reader.await.expect("join");
+}
+
+#[tokio::test]
+async fn the_sweeper_stops_when_the_lane_is_dropped() {
+    let (lane, transport, _server_out, _server_in) = pipes(1 << 20);
+    let ticket = lane.open(Duration::from_secs(3600)).expect("open");
+    let weak = std::sync::Arc::downgrade(&lane.shared);
+    drop((ticket, transport, lane));
+    // Nothing but the sweeper could hold the lane; it holds it weakly.
+    assert!(weak.upgrade().is_none());
 }
