@@ -32,8 +32,8 @@ pub enum BridgeError {
         /// Every socket path or pipe name tried, in order, with what the OS said.
         tried: Vec<(PathBuf, String)>,
     },
-    /// Copying failed mid-session.
-    #[error("bridge i/o failed: {0}")]
+    /// Copying failed mid-session (the error's source says how).
+    #[error("bridge i/o failed")]
     Io(#[from] std::io::Error),
     /// The companion closed the connection while the client was still connected (it stopped
     /// or crashed); each request it had not answered was answered with [`GONE_CODE`].
@@ -86,28 +86,54 @@ where
 {
     let (sock_rd, mut sock_wr) = tokio::io::split(stream);
     let in_flight = InFlight::default();
+    // `Ok(true)`: the client's input ended (or failed); `Ok(false)`: the companion stopped
+    // taking lines (it is going away; the downward side sees it and answers what is left).
     let upward = async {
         let mut input = BufReader::new(input);
         let mut line = Vec::new();
         loop {
             line.clear();
-            if input.read_until(b'\n', &mut line).await? == 0 {
-                break;
+            match input.read_until(b'\n', &mut line).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(error = %e, "reading the client's input failed; treated as its end");
+                    break;
+                }
+            }
+            if line.last() != Some(&b'\n') {
+                // The last message, sent without its newline before the input ended: the
+                // companion only reads whole lines.
+                line.push(b'\n');
             }
             in_flight.sent(&line);
-            sock_wr.write_all(&line).await?;
-            sock_wr.flush().await?;
+            let sent = async {
+                sock_wr.write_all(&line).await?;
+                sock_wr.flush().await
+            };
+            if let Err(e) = sent.await {
+                tracing::debug!(error = %e, "the companion stopped taking requests");
+                return false;
+            }
         }
         // The client closed stdin: on Unix the companion sees end of file; answers still come.
-        sock_wr.shutdown().await
+        if let Err(e) = sock_wr.shutdown().await {
+            tracing::debug!(error = %e, "could not half-close the connection");
+        }
+        true
     };
     let downward = async {
         let mut sock_rd = BufReader::new(sock_rd);
         let mut line = Vec::new();
         loop {
             line.clear();
-            if sock_rd.read_until(b'\n', &mut line).await? == 0 {
-                break;
+            match sock_rd.read_until(b'\n', &mut line).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                // A companion that exits with our lines unread resets the connection: it is
+                // gone all the same.
+                Err(e) if is_hang_up(&e) => break,
+                Err(e) => return Err(e),
             }
             output.write_all(&line).await?;
             output.flush().await?;
@@ -139,17 +165,24 @@ where
                     _ => Ok(()),
                 };
             }
-            r = &mut upward, if !upward_done => {
+            input_ended = &mut upward, if !upward_done => {
                 upward_done = true;
-                if let Err(e) = r {
-                    tracing::debug!(error = %e, "stdin side of the bridge ended with an error");
-                }
-                if in_flight.input_ended() {
+                if input_ended && in_flight.input_ended() {
                     return Ok(());
                 }
             }
         }
     }
+}
+
+/// Whether a read error means the companion hung up (reset or broken connection).
+fn is_hang_up(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe
+    )
 }
 
 /// The ids of the client's requests that have no response yet, and whether its input ended.
@@ -174,12 +207,21 @@ impl InFlight {
         self.ids.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Notes the requests (with `method` and `id`) in a line sent to the companion.
+    /// Notes the request (with `method` and `id`) in a line sent to the companion, when the
+    /// companion will answer it with that same id: the id a string or an integer (JSON-RPC
+    /// 2.0 §4; the companion answers others, batches, lines that are not UTF-8 and lines over
+    /// its size limit with an error whose id is `null` or normalised).
     fn sent(&self, line: &[u8]) {
-        for m in peek(line) {
-            if let (Some(id), Some(_)) = (m.id, m.method) {
-                self.ids().insert(id.to_string());
-            }
+        if line.len() > crate::upstream::MAX_MESSAGE_BYTES || std::str::from_utf8(line).is_err() {
+            return;
+        }
+        if let Ok(Peek {
+            id: Some(id),
+            method: Some(_),
+        }) = serde_json::from_slice::<Peek>(line.trim_ascii_start())
+            && (id.is_string() || id.is_i64() || id.is_u64())
+        {
+            self.ids().insert(id.to_string());
         }
     }
 

@@ -149,3 +149,64 @@ async fn requests_in_flight_when_the_companion_goes_away_are_answered_with_an_er
     assert!(answers.iter().all(|a| a["error"]["code"] == GONE_CODE));
     drop(client);
 }
+
+/// Ids the companion does not echo as sent (floats, booleans, arrays, objects), batches (it
+/// refuses them with an `id: null` error) and lines that are not UTF-8 are not waited for: the
+/// bridge once answered them a second time, claiming a crash.
+#[tokio::test]
+async fn only_requests_answered_under_their_own_id_are_waited_for() {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1e3,\"method\":\"ping\"}\n\
+        {\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"ping\"}\n\
+        {\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}\n\
+        {\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}\n\
+        {\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}\n\
+        [{\"jsonrpc\":\"2.0\",\"id\":54,\"method\":\"ping\"}]\n\
+        {\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}\n";
+    // A companion that reads everything, answers nothing and stays open (a named pipe).
+    let _companion = tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        let mut theirs = theirs;
+        let mut sink = Vec::new();
+        let _ = theirs.read_to_end(&mut sink).await;
+        std::future::pending::<()>().await;
+    });
+    let mut output = Vec::new();
+    tokio::time::timeout(HANG, pump(input, &mut output, ours))
+        .await
+        .expect("nothing to wait for once the input ended")
+        .expect("no error");
+    assert!(output.is_empty(), "{}", String::from_utf8_lossy(&output));
+}
+
+/// A companion that exits with our lines unread resets the connection (ECONNRESET on Linux):
+/// that is a hang-up like end of file, and what was in flight is answered, not lost.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_reset_from_the_companion_is_a_hang_up_and_in_flight_requests_are_answered() {
+    let (ours, theirs) = tokio::net::UnixStream::pair().expect("pair");
+    let (mut client, input) = tokio::io::duplex(64 * 1024);
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\"}\n")
+        .await
+        .expect("write");
+    let companion = async move {
+        // Wait for the request to arrive, then go away without reading it.
+        theirs.readable().await.expect("readable");
+        drop(theirs);
+    };
+    let mut output = Vec::new();
+    let (result, ()) = tokio::time::timeout(HANG, async {
+        tokio::join!(pump(input, &mut output, ours), companion)
+    })
+    .await
+    .expect("the bridge ends");
+    assert!(
+        matches!(result, Err(BridgeError::CompanionClosed { unanswered: 1 })),
+        "{result:?}"
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&output).expect("one JSON answer");
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["error"]["code"], GONE_CODE);
+    drop(client);
+}
