@@ -145,6 +145,22 @@ pub fn remember_secrets<'a>(url: &str, values: impl IntoIterator<Item = &'a Stri
     if let Ok(parsed) = url::Url::parse(url) {
         found.push(parsed.username().to_owned());
         found.extend(parsed.password().map(str::to_owned));
+        // The HTTP client sends userinfo as `Authorization: Basic base64(user:password)`,
+        // which a server may quote back: that form is the same secret.
+        if let Some(password) = parsed.password() {
+            use base64::Engine as _;
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            for pair in [
+                format!("{}:{password}", parsed.username()),
+                format!("{}:{}", decode(parsed.username()), decode(password)),
+            ] {
+                found.push(base64::engine::general_purpose::STANDARD.encode(pair));
+            }
+        }
         found.extend(parsed.query().map(str::to_owned));
         found.extend(parsed.fragment().map(str::to_owned));
         for (_, v) in parsed.query_pairs() {
@@ -289,6 +305,11 @@ mod tests {
         assert_eq!(
             got,
             "server said: <redacted> <redacted> <redacted> <redacted> <redacted> ab"
+        );
+        // The Basic credential the client built from the userinfo, quoted back by a server.
+        assert_eq!(
+            scrub_known("auth=Basic YWxpY2UtdXNlcjpwdy1YcTgxdlo="),
+            "auth=Basic <redacted>"
         );
         let env = std::collections::BTreeMap::from([
             ("GITHUB_TOKEN".to_owned(), "ghp-env-5521aa".to_owned()),
