@@ -24,16 +24,19 @@ pub fn default_config_path() -> Result<PathBuf, ConfigError> {
 }
 
 /// The config path to use: `explicit` (CLI `--config`), else `$MCP_COMPANION_CONFIG` if set and
-/// non-empty, else [`default_config_path`].
+/// non-empty, else [`default_config_path`]; made absolute against the current directory.
 ///
 /// # Errors
 /// [`ConfigError::NoConfigDir`] when neither override is given and there is no config dir.
 pub fn resolve_config_path(explicit: Option<&Path>) -> Result<PathBuf, ConfigError> {
-    resolve_config_path_from(
+    let path = resolve_config_path_from(
         explicit,
         std::env::var_os(CONFIG_ENV_VAR).as_deref(),
         dirs::config_dir(),
-    )
+    )?;
+    // Absolute from here on: the running companion reports it (`status`), and `reload` and
+    // `doctor` run from other directories compare it with theirs.
+    Ok(std::path::absolute(&path).unwrap_or(path))
 }
 
 /// [`resolve_config_path`] with the environment value and OS config dir passed in (testable

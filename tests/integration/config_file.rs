@@ -164,3 +164,57 @@ async fn serve_watch_logs_a_syntax_error_with_line_and_column() {
     let _ = serve.wait();
     assert!(reported, "{}", read_log());
 }
+
+/// A companion started with a relative `--config` reports the file's absolute path, so
+/// `reload --config` and `doctor` run from elsewhere compare the right files (they compared
+/// the relative text with their own directory's file).
+#[tokio::test]
+async fn a_relative_config_path_is_reported_absolute_and_reload_accepts_it_from_elsewhere() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.json");
+    let doc = json!({ "mcpServers": { "one": demo(&[]) } });
+    std::fs::write(&config, doc.to_string()).expect("write");
+    let socket = dir.path().join("mcp.sock");
+    let mut serve = Command::new(BIN)
+        .args(["serve", "--config", "config.json", "--socket"])
+        .arg(&socket)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let control = dir.path().join("control.sock");
+    let mut reported = None;
+    for _ in 0..1200 {
+        if let Ok(s) = mcp_companion::ipc::control::status(&control).await {
+            reported = Some(s.config);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let reload = Command::new(BIN)
+        .arg("--config")
+        .arg(&config)
+        .args(["reload", "--socket"])
+        .arg(&socket)
+        .current_dir(elsewhere.path())
+        .env("HOME", dir.path())
+        .output()
+        .expect("reload");
+    // The same relative name in another directory is another file: refused.
+    std::fs::write(elsewhere.path().join("config.json"), "{}").expect("write");
+    let other = Command::new(BIN)
+        .args(["--config", "config.json", "reload", "--socket"])
+        .arg(&socket)
+        .current_dir(elsewhere.path())
+        .env("HOME", dir.path())
+        .output()
+        .expect("reload");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    let _ = serve.wait();
+    assert_eq!(reported, Some(Some(config.clone())));
+    assert!(reload.status.success(), "{reload:?}");
+    assert!(!other.status.success(), "{other:?}");
+}
