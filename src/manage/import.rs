@@ -154,8 +154,10 @@ impl Source {
             path: path.to_owned(),
             reason: e.to_string(),
         })?;
+        // Notepad starts UTF-8 files with a byte order mark.
+        let text = text.strip_prefix(crate::config::BOM).unwrap_or(&text);
         let doc: Value =
-            serde_json::from_str(&strip_json_comments(&text)).map_err(|e| ImportError::Syntax {
+            serde_json::from_str(&strip_json_comments(text)).map_err(|e| ImportError::Syntax {
                 path: path.to_owned(),
                 reason: e.to_string(),
             })?;

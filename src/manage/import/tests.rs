@@ -193,6 +193,11 @@ fn reading_a_file_detects_its_client() {
     std::fs::write(&path, VSCODE).unwrap();
     let src = Source::read(&path, None).unwrap();
     assert_eq!(src.client, ClientKind::VsCode);
+    // With the byte order mark Notepad writes: the same.
+    std::fs::write(&path, format!("\u{feff}{VSCODE}")).unwrap();
+    let src = Source::read(&path, None).unwrap();
+    assert_eq!(src.client, ClientKind::VsCode);
+    assert!(!src.servers().is_empty());
     std::fs::write(&path, "{").unwrap();
     assert!(matches!(
         Source::read(&path, None),
