@@ -155,7 +155,13 @@ impl Companion {
                 match config::load(&path) {
                     Ok(cfg) => {
                         let report = hub.reload(&cfg).await;
-                        tracing::info!(?report, "config file changed: reloaded");
+                        tracing::info!(
+                            added = report.added.len(),
+                            removed = report.removed.len(),
+                            changed = report.changed.len(),
+                            unchanged = report.unchanged.len(),
+                            "config file changed: reloaded"
+                        );
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "config file changed but does not load; running servers untouched");

@@ -53,7 +53,18 @@ pub async fn call_tool(
     let result = client
         .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
         .await
-        .context("tools/call failed")?;
+        .map_err(|e| {
+            let why = mcp_companion::upstream::error_text::describe(&e);
+            match e {
+                // Sent, then the companion went away: it cannot say whether the call ran.
+                rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {
+                    anyhow::anyhow!(
+                        "tools/call failed: {why} (the companion went away); the call may or may not have run"
+                    )
+                }
+                _ => anyhow::anyhow!("tools/call failed: {why}"),
+            }
+        })?;
     let _ = client.cancel().await;
     Ok(result)
 }

@@ -21,7 +21,7 @@ pub struct ConnectArgs {
     #[arg(long, value_parser = ["windows", "macos", "linux"], conflicts_with_all = ["file", "import"])]
     pub os: Option<String>,
     /// Use this file instead of the client's standard path.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", requires = "client")]
     pub file: Option<PathBuf>,
     /// connect: also import the client's own servers into the companion's config.
     #[arg(long)]

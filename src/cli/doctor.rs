@@ -32,6 +32,14 @@ const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 use super::out::outln;
 
+/// [`outln!`] with control characters made visible: names, commands and errors come from the
+/// config file and the servers, and are shown, not obeyed, by the terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        outln!("{}", super::out::visible(&format!($($arg)*)))
+    };
+}
+
 /// Runs `doctor` for every server, or only `only`, planning for `os` (default: this OS).
 pub async fn run(
     config_path: Option<&Path>,
@@ -47,9 +55,9 @@ pub async fn run(
     let path = config::resolve_config_path(config_path)?;
     let cfg =
         config::load(&path).with_context(|| format!("cannot load config {}", path.display()))?;
-    outln!("config {}", path.display());
+    say!("config {}", path.display());
     if preview {
-        outln!(
+        say!(
             "preview for {}: commands are not looked up on this machine",
             os.name()
         );
@@ -57,7 +65,7 @@ pub async fn run(
     let running = running_companion(socket).await;
     let (child_env, seen_by_companion) = match running {
         Some((env, report)) if serves(&report, &path) => {
-            outln!("environment: the running companion's (pid {})", env.pid);
+            say!("environment: the running companion's (pid {})", env.pid);
             (env, Some(report))
         }
         Some((env, report)) => {
@@ -65,14 +73,14 @@ pub async fn run(
                 .config
                 .as_deref()
                 .map_or_else(|| "no config file".to_owned(), |p| p.display().to_string());
-            outln!(
+            say!(
                 "environment: this shell's (the running companion, pid {}, serves {theirs})",
                 env.pid
             );
             (ChildEnvironment::of_this_process().await, None)
         }
         None => {
-            outln!("environment: this shell's (no companion is running)");
+            say!("environment: this shell's (no companion is running)");
             (ChildEnvironment::of_this_process().await, None)
         }
     };
@@ -86,7 +94,7 @@ pub async fn run(
         let entry = match &spec.entry {
             Ok(entry) => entry,
             Err(e) => {
-                outln!("{}: cannot start: {e}", spec.name);
+                say!("{}: cannot start: {e}", spec.name);
                 failed += 1;
                 continue;
             }
@@ -97,7 +105,7 @@ pub async fn run(
         let ok = match entry.expand(&config::default_lookup, &masked) {
             Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await?,
             Err(e) => {
-                outln!("{}: cannot start: {e}", spec.name);
+                say!("{}: cannot start: {e}", spec.name);
                 false
             }
         };
@@ -119,14 +127,14 @@ pub async fn run(
                 .filter(|_| seen.error_is_current())
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default();
-            outln!(
+            say!(
                 "  state:   {}{}",
                 seen.state.label(),
                 super::out::visible(&why)
             );
         }
         if entry.disabled {
-            outln!("  disabled: yes (not started by serve)");
+            say!("  disabled: yes (not started by serve)");
         } else if !ok || failing {
             failed += 1;
         }
@@ -165,28 +173,28 @@ async fn report(
                 other => other.as_ref(),
             };
             match blocking {
-                None => outln!("{name} (stdio): ok"),
-                Some(e) => outln!("{name} (stdio): cannot start: {e}"),
+                None => say!("{name} (stdio): ok"),
+                Some(e) => say!("{name} (stdio): cannot start: {e}"),
             }
             let program = match &spec.resolved {
                 Some(p) => p.display().to_string(),
                 None if preview => format!("{} (not looked up)", stdio.command),
                 None => format!("{} (not found)", stdio.command),
             };
-            outln!("  program: {program}");
-            outln!(
+            say!("  program: {program}");
+            say!(
                 "  exists:  {}",
                 if spec.resolved.is_some() { "yes" } else { "no" }
             );
-            outln!("  launch:  {}", spec.display_line());
-            outln!("  PATH:    {}", spec.path(os));
-            outln!("  from:    {}", spec.path_source);
+            say!("  launch:  {}", spec.display_line());
+            say!("  PATH:    {}", spec.path(os));
+            say!("  from:    {}", spec.path_source);
             if let Some(cwd) = &spec.cwd {
-                outln!("  cwd:     {}", cwd.display());
+                say!("  cwd:     {}", cwd.display());
             }
             for (i, (k, v)) in spec.env.iter().enumerate() {
                 let label = if i == 0 { "  env:     " } else { "           " };
-                outln!("{label}{k}={}", shown_value(k, v, &stdio.env));
+                say!("{label}{k}={}", shown_value(k, v, &stdio.env));
             }
             Ok(blocking.is_none())
         }
@@ -194,11 +202,11 @@ async fn report(
             let transport = server.transport_name();
             let verdict = ssrf_verdict(&http.url, whitelist).await;
             match &verdict {
-                Ok(()) => outln!("{name} ({transport}): ok"),
-                Err(why) => outln!("{name} ({transport}): cannot start: {why}"),
+                Ok(()) => say!("{name} ({transport}): ok"),
+                Err(why) => say!("{name} ({transport}): cannot start: {why}"),
             }
-            outln!("  url:     {}", net::redact(&http.url));
-            outln!(
+            say!("  url:     {}", net::redact(&http.url));
+            say!(
                 "  SSRF:    {}",
                 match &verdict {
                     Ok(()) => "allowed".to_owned(),

@@ -270,7 +270,8 @@ pub async fn control(
                 if names.is_empty() {
                     "-".to_owned()
                 } else {
-                    names.join(", ")
+                    // Names come from the config file: shown, not obeyed, by the terminal.
+                    out::visible(&names.join(", ")).into_owned()
                 }
             };
             outln!("added:     {}", list(&report.added));

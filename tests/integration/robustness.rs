@@ -203,4 +203,17 @@ async fn a_servers_terminal_escapes_are_shown_not_obeyed_by_status() {
         String::from_utf8_lossy(&logs.stdout).contains("\u{1b}]0;pwned"),
         "logs to a pipe are raw"
     );
+    // A name in the config with escapes: reload and doctor show it escaped too.
+    let rude_name = "e\u{1b}]0;title\u{7}";
+    let doc = json!({ "mcpServers": { rude_name: { "command": "/nonexistent\u{1b}[2J" } } });
+    std::fs::write(&c.config, doc.to_string()).expect("write");
+    let config = c.config.to_str().expect("utf-8");
+    for command in [&["reload"][..], &["doctor", "--config", config]] {
+        let out = c.cli(command);
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !shown.contains('\u{1b}') && shown.contains(r"e\x1b]0;title\x07"),
+            "{command:?}: {shown:?}"
+        );
+    }
 }
