@@ -72,11 +72,6 @@ pub(crate) fn parse_entry(
     };
     let command = f.string("command")?;
     let url = f.string("url")?;
-    if explicit.is_none() && command.is_some() && url.is_some() {
-        warnings.push(format!(
-            "server \"{name}\": both \"command\" and \"url\" are set; \"command\" is run and \"url\" is ignored (set \"type\" to choose)"
-        ));
-    }
     let kind = explicit
         .or_else(|| detect(command.is_some(), url))
         .ok_or_else(|| {
@@ -87,6 +82,19 @@ pub(crate) fn parse_entry(
             )
         })?;
 
+    match (explicit, kind, command.is_some(), url.is_some()) {
+        (None, _, true, true) => warnings.push(format!(
+            "server \"{name}\": both \"command\" and \"url\" are set; \"command\" is run and \"url\" is ignored (set \"type\" to choose)"
+        )),
+        (Some(_), Kind::Stdio, _, true) => warnings.push(format!(
+            "server \"{name}\": \"url\" is ignored for type stdio"
+        )),
+        (Some(_), Kind::Sse | Kind::StreamableHttp, true, _) => warnings.push(format!(
+            "server \"{name}\": \"command\" is ignored for type {}",
+            kind.name()
+        )),
+        _ => {}
+    }
     let transport = match kind {
         Kind::Stdio => {
             let command = command
@@ -197,10 +205,20 @@ mod tests {
                 "server \"both\": both \"command\" and \"url\" are set; \"command\" is run and \"url\" is ignored (set \"type\" to choose)"
             ]
         );
-        let mut warnings = Vec::new();
-        let typed = json!({"type": "stdio", "command": "npx", "url": "https://h/mcp"});
-        parse_entry("both", &typed, &mut warnings).expect("valid");
-        assert!(warnings.is_empty(), "{warnings:?}");
+        for (typed, want) in [
+            (
+                json!({"type": "stdio", "command": "npx", "url": "https://h/mcp"}),
+                "server \"both\": \"url\" is ignored for type stdio",
+            ),
+            (
+                json!({"type": "http", "command": "npx", "url": "https://h/mcp"}),
+                "server \"both\": \"command\" is ignored for type streamableHttp",
+            ),
+        ] {
+            let mut warnings = Vec::new();
+            parse_entry("both", &typed, &mut warnings).expect("valid");
+            assert_eq!(warnings, [want]);
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! |---|---|
 //! | `error.rs` | [`ConfigError`] |
 //! | `parse.rs` | [`parse`]: the document level (syntax, shape, unknown top-level keys) |
+//! | `duplicates.rs` | keys repeated within one object, warned about (JSON keeps the last silently) |
 //! | `entry.rs` | one server entry: validation and defaults |
 //! | `fields.rs` | typed access to an entry's fields, errors naming server and field |
 //! | `transport.rs` | transport kinds, detection when `type` is absent, URL checks |
@@ -37,6 +38,7 @@
 //! [`SsrfWhitelist::errors`] and never affects stdio servers. Unknown keys are warnings and stay
 //! in [`Config::raw`], which is what gets saved, so a load/save round trip is lossless.
 
+mod duplicates;
 mod entry;
 mod error;
 mod expand;

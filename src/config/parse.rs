@@ -48,8 +48,10 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         .map(|k| format!("unknown top-level key \"{k}\" is ignored (kept in the file)"))
         .collect();
 
+    // `null` is refused like any other non-object: read as "no servers", a slip would stop
+    // every running server on reload.
     let servers = match top.get("mcpServers") {
-        None | Some(Value::Null) => Vec::new(),
+        None => Vec::new(),
         Some(Value::Object(entries)) => entries
             .iter()
             .map(|(name, value)| ServerSpec {
@@ -84,11 +86,11 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             }
         },
     };
-    for name in duplicate_server_names(text) {
-        warnings.push(format!(
-            "server \"{name}\" appears more than once in mcpServers; only the last entry is used"
-        ));
-    }
+    warnings.extend(
+        super::duplicates::duplicate_keys(text)
+            .iter()
+            .map(super::duplicates::warning),
+    );
 
     for w in &warnings {
         tracing::warn!(path = %origin.display(), "{w}");
@@ -100,52 +102,6 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         warnings,
         raw,
     })
-}
-
-/// Names that occur more than once as keys of `mcpServers` (a JSON object keeps only the last
-/// one, silently). Reads `text` again with a visitor that sees every key; empty on any error.
-fn duplicate_server_names(text: &str) -> Vec<String> {
-    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-
-    struct Keys(Vec<String>);
-    impl<'de> serde::Deserialize<'de> for Keys {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Keys;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
-                    let mut keys = Vec::new();
-                    while let Some(k) = map.next_key::<String>()? {
-                        map.next_value::<IgnoredAny>()?;
-                        keys.push(k);
-                    }
-                    Ok(Keys(keys))
-                }
-            }
-            d.deserialize_map(V)
-        }
-    }
-    #[derive(serde::Deserialize)]
-    struct Top {
-        #[serde(rename = "mcpServers", default)]
-        servers: Option<Keys>,
-    }
-    let Ok(Top {
-        servers: Some(Keys(keys)),
-    }) = serde_json::from_str::<Top>(text)
-    else {
-        return Vec::new();
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    let mut dups: Vec<String> = keys
-        .into_iter()
-        .filter(|k| !seen.insert(k.clone()))
-        .collect();
-    dups.dedup();
-    dups
 }
 
 /// Turns a serde_json error into [`ConfigError::Syntax`], moving its position into fields.
@@ -324,12 +280,8 @@ mod tests {
     }
 
     #[test]
-    fn missing_or_null_sections_mean_empty() {
-        for text in [
-            "{}",
-            r#"{"mcpServers": null, "ssrfWhitelist": null}"#,
-            r#"{"mcpServers": {}}"#,
-        ] {
+    fn missing_sections_mean_empty_and_a_null_whitelist_too() {
+        for text in ["{}", r#"{"ssrfWhitelist": null}"#, r#"{"mcpServers": {}}"#] {
             let cfg = load(text);
             assert!(cfg.servers.is_empty(), "{text}");
             assert_eq!(cfg.ssrf_whitelist, SsrfWhitelist::default());
@@ -342,6 +294,7 @@ mod tests {
             ("[1]", "the top level", "array"),
             ("\"x\"", "the top level", "string"),
             (r#"{"mcpServers": []}"#, "`mcpServers`", "array"),
+            (r#"{"mcpServers": null}"#, "`mcpServers`", "null"),
             (r#"{"mcpServers": "files"}"#, "`mcpServers`", "string"),
         ];
         for (text, want_what, want_found) in cases {
