@@ -102,7 +102,17 @@ pub async fn run(
         // Secrets are checked for presence but never printed: `<secret:NAME>` stands in.
         let keychain = mcp_companion::secret::os_keychain();
         let masked = mcp_companion::secret::Masked::new(&keychain);
-        let ok = match entry.expand(&config::default_lookup, &masked) {
+        // `${VAR}` of a secret-looking name (`${API_TOKEN}`) is checked, not printed.
+        let lookup = |name: &str| {
+            config::default_lookup(name).map(|value| {
+                if net::is_secret_name(name) {
+                    format!("<${{{name}}}>")
+                } else {
+                    value
+                }
+            })
+        };
+        let ok = match entry.expand(&lookup, &masked) {
             Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await?,
             Err(e) => {
                 say!("{}: cannot start: {e}", spec.name);

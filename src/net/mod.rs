@@ -36,7 +36,9 @@ use ipnet::IpNet;
 pub use client::{ClientError, CrossOriginRedirect, build_client};
 pub use error_chain::error_chain;
 pub use ranges::BLOCKED;
-pub use redact::{redact, redact_urls, remember_env_secrets, remember_secrets, scrub, scrub_known};
+pub use redact::{
+    is_secret_name, redact, redact_urls, remember_env_secrets, remember_secrets, scrub, scrub_known,
+};
 pub use resolver::GuardedResolver;
 
 use ranges::{is_blocked, unmap};

@@ -190,16 +190,20 @@ const SECRET_NAME_WORDS: &[&str] = &[
     "KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CRED", "COOKIE", "SESSION",
 ];
 
+/// Whether an environment variable's name marks its value as a secret (`API_KEY`,
+/// `GITHUB_TOKEN`, `DB_PASSWORD`, `*_SECRET`, `*AUTH*`, `*CRED*`…; any case).
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
+}
+
 /// Remembers the values of a stdio server's `env` whose names mark them as secrets
 /// (`API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`, `*_SECRET`, `*AUTH*`, `*CRED*`…), so a server
 /// echoing its environment on stderr does not put them into `logs`, errors or the log.
 pub fn remember_env_secrets<'a>(env: impl IntoIterator<Item = (&'a String, &'a String)>) {
     let found = env
         .into_iter()
-        .filter(|(name, _)| {
-            let upper = name.to_ascii_uppercase();
-            SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
-        })
+        .filter(|(name, _)| is_secret_name(name))
         .map(|(_, value)| value.clone())
         .collect();
     remember(found);

@@ -13,7 +13,7 @@ use crate::common::{BIN, Companion, call, eventually, text};
 use crate::remote_fixture::{mcp_server, mcp_server_at, mcp_server_moved, redirector};
 
 /// Every planted secret; each must be absent from every captured output.
-const PLANTED: [&str; 7] = [
+const PLANTED: [&str; 8] = [
     "PLANTED-query-7f3a",
     "PLANTED-user-19c",
     "PLANTED-pass-88d",
@@ -21,6 +21,7 @@ const PLANTED: [&str; 7] = [
     "PLANTED-header-5e0",
     "PLANTED-env-c4d",
     "PLANTED-stdioenv-3e7",
+    "PLANTED-argtoken-a1b",
 ];
 
 /// A TCP relay to `127.0.0.1:to` that can be cut: the listener closes (new connections are
@@ -100,7 +101,8 @@ async fn planted_secrets_never_reach_the_trace_log_status_doctor_logs_or_agent_e
             // stdio servers that print their API key on stderr, one running, one exiting.
             "echoer": {
                 "command": "sh",
-                "args": ["-c", "echo \"my key is $API_KEY\" >&2; exec \"$0\" demo-server", BIN],
+                // `$1`, unused by the script: a `${VAR}` of a secret-looking name in the args.
+                "args": ["-c", "echo \"my key is $API_KEY\" >&2; exec \"$0\" demo-server", BIN, "--token=${MCPC_PLANTED_TOKEN}"],
                 "env": { "API_KEY": "PLANTED-stdioenv-3e7" },
             },
             "crasher": {
@@ -115,6 +117,7 @@ async fn planted_secrets_never_reach_the_trace_log_status_doctor_logs_or_agent_e
         config,
         &[
             ("MCPC_PLANTED", Some("PLANTED-env-c4d")),
+            ("MCPC_PLANTED_TOKEN", Some("PLANTED-argtoken-a1b")),
             ("RUST_LOG", Some("trace")),
         ],
     );
@@ -163,11 +166,16 @@ async fn planted_secrets_never_reach_the_trace_log_status_doctor_logs_or_agent_e
         .arg(&c.config)
         .env("HOME", &c.home)
         .env("MCPC_PLANTED", "PLANTED-env-c4d")
+        .env("MCPC_PLANTED_TOKEN", "PLANTED-argtoken-a1b")
         .env("RUST_LOG", "trace")
         .output()
         .expect("doctor");
     let doctor_text = stdout_and_stderr(&doctor);
     assert!(doctor_text.contains("127.0.0.1"), "{doctor_text}");
+    assert!(
+        doctor_text.contains("--token=<${MCPC_PLANTED_TOKEN}>"),
+        "{doctor_text}"
+    );
     assert_clean("doctor", &doctor_text);
 
     c.terminate(Duration::from_secs(10));
