@@ -112,13 +112,6 @@ pub async fn run(
                 }
             })
         };
-        let ok = match entry.expand(&lookup, &masked) {
-            Ok(expanded) => report(&expanded, os, preview, &cfg.ssrf_whitelist, &child_env).await?,
-            Err(e) => {
-                say!("{}: cannot start: {e}", spec.name);
-                false
-            }
-        };
         // The plan can be fine and the server still fail when run (it exits at start, its
         // sign-in expired): the running companion knows.
         let seen = seen_by_companion
@@ -130,6 +123,22 @@ pub async fn run(
                 ServerState::Failed | ServerState::Backoff | ServerState::NeedsSignIn
             )
         });
+        let fails_as = seen.filter(|_| failing).map(|s| s.state.label());
+        let ok = match entry.expand(&lookup, &masked) {
+            Ok(expanded) => {
+                let plan = Plan {
+                    os,
+                    preview,
+                    whitelist: &cfg.ssrf_whitelist,
+                    child_env: &child_env,
+                };
+                report(&expanded, &plan, fails_as).await?
+            }
+            Err(e) => {
+                say!("{}: cannot start: {e}", spec.name);
+                false
+            }
+        };
         if let Some(seen) = seen {
             let why = seen
                 .last_error
@@ -161,18 +170,38 @@ pub async fn run(
     })
 }
 
+/// What a diagnosis is made for.
+struct Plan<'a> {
+    os: TargetOs,
+    preview: bool,
+    whitelist: &'a config::SsrfWhitelist,
+    child_env: &'a ChildEnvironment,
+}
+
 /// Prints one server's diagnosis; true when it can start (or, in a preview, when nothing but
-/// the lookup is in doubt).
+/// the lookup is in doubt). `fails_as`: the state the running companion reports for a server
+/// that launches but then fails (`retrying`), said in the headline instead of "ok".
 ///
 /// # Errors
 /// Only when stdout cannot be written (see [`super::out`]).
 async fn report(
     server: &ServerConfig,
-    os: TargetOs,
-    preview: bool,
-    whitelist: &config::SsrfWhitelist,
-    child_env: &ChildEnvironment,
+    plan_for: &Plan<'_>,
+    fails_as: Option<&str>,
 ) -> anyhow::Result<bool> {
+    let Plan {
+        os,
+        preview,
+        whitelist,
+        child_env,
+    } = *plan_for;
+    let ok_line = |transport: &str| match fails_as {
+        None => format!("{} ({transport}): ok", server.name),
+        Some(state) => format!(
+            "{} ({transport}): launches, but the running companion reports it {state} (see state)",
+            server.name
+        ),
+    };
     let name = &server.name;
     match &server.transport {
         TransportConfig::Stdio(stdio) => {
@@ -183,7 +212,7 @@ async fn report(
                 other => other.as_ref(),
             };
             match blocking {
-                None => say!("{name} (stdio): ok"),
+                None => say!("{}", ok_line("stdio")),
                 Some(e) => say!("{name} (stdio): cannot start: {e}"),
             }
             let program = match &spec.resolved {
@@ -212,7 +241,7 @@ async fn report(
             let transport = server.transport_name();
             let verdict = ssrf_verdict(&http.url, whitelist).await;
             match &verdict {
-                Ok(()) => say!("{name} ({transport}): ok"),
+                Ok(()) => say!("{}", ok_line(transport)),
                 Err(why) => say!("{name} ({transport}): cannot start: {why}"),
             }
             say!("  url:     {}", net::redact(&http.url));

@@ -128,7 +128,10 @@ async fn doctor_shows_a_server_the_running_companion_reports_failing() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
-    assert!(stdout.contains("exits (stdio): ok"), "{stdout}");
+    assert!(
+        stdout.contains("exits (stdio): launches, but the running companion reports it retrying"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("  state:   retrying: ")
             && stdout.contains("failing at start as requested"),
