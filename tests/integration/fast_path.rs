@@ -99,6 +99,8 @@ async fn a_call_lost_in_flight_is_answered_once(path: CallPath) {
     // Notifications (the catalog changes as the server goes down) may come first.
     let (answer, _) = agent.until_response(&json!(3)).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
+    // The session negotiated a version before 2026-07-28: no `resultType`, on either path.
+    assert!(answer["result"].get("resultType").is_none(), "{answer}");
     let text = answer["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();

@@ -15,7 +15,7 @@
 //!                                  otherwise: isError "…; the call may or may not have run"
 //! ```
 
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, JsonObject, ProtocolVersion};
 use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
@@ -185,7 +185,18 @@ impl FastCall {
         )))
     }
 
+    /// The agent's answer `result`, in its protocol version's shape: before 2026-07-28 without
+    /// `resultType: "complete"`, as rmcp's own session strips it
+    /// (`ServerResult::strip_result_type_for_legacy_peer`).
     fn reply(&self, result: &CallToolResult) -> Reply {
+        let legacy = self.agent.peer_info().is_some_and(|info| {
+            info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str()
+        });
+        if legacy && result.result_type.as_ref().is_some_and(|t| t.is_complete()) {
+            let mut result = result.clone();
+            result.result_type = None;
+            return Reply::result(&self.agent_id, &result);
+        }
         Reply::result(&self.agent_id, result)
     }
 
