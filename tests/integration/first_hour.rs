@@ -123,20 +123,19 @@ async fn doctor_shows_a_server_the_running_companion_reports_failing() {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         // Between two tries the server is `starting` for a moment; it spends the rest waiting.
         tries += 1;
-        if stdout.contains("  state:   retrying") || tries == 50 {
+        // Retrying, or (on a slow machine, after its fifth try) failed for good.
+        let settled =
+            stdout.contains("  state:   retrying: ") || stdout.contains("  state:   failed: ");
+        if settled || tries == 50 {
             break (out.status.code(), stdout);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     assert!(
-        stdout.contains("exits (stdio): launches, but the running companion reports it retrying"),
+        stdout.contains("exits (stdio): launches, but the running companion reports it "),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("  state:   retrying: ")
-            && stdout.contains("failing at start as requested"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("failing at start as requested"), "{stdout}");
     assert!(stdout.contains("  state:   running"), "{stdout}");
     assert_eq!(code, Some(1), "{stdout}");
 }
