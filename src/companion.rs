@@ -154,14 +154,9 @@ impl Companion {
                 last = now;
                 match config::load(&path) {
                     Ok(cfg) => {
-                        let report = hub.reload(&cfg).await;
-                        tracing::info!(
-                            added = report.added.len(),
-                            removed = report.removed.len(),
-                            changed = report.changed.len(),
-                            unchanged = report.unchanged.len(),
-                            "config file changed: reloaded"
-                        );
+                        // The hub logs what the reload changed ("config reloaded").
+                        tracing::info!("config file changed: reloading");
+                        hub.reload(&cfg).await;
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "config file changed but does not load; running servers untouched");

@@ -48,6 +48,26 @@ async fn bridge(input: &'static str, delay: Duration) -> String {
     String::from_utf8(output).expect("utf-8")
 }
 
+/// Runs the bridge on `input` and `stream` while `companion` plays the other end; returns the
+/// bridge's result and what it wrote to its stdout.
+async fn pump_beside<I, S>(
+    input: I,
+    stream: S,
+    companion: impl Future<Output = ()>,
+) -> (Result<(), BridgeError>, Vec<u8>)
+where
+    I: tokio::io::AsyncRead + Unpin,
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let mut output = Vec::new();
+    let (result, ()) = tokio::time::timeout(HANG, async {
+        tokio::join!(pump(input, &mut output, stream), companion)
+    })
+    .await
+    .expect("the bridge ends");
+    (result, output)
+}
+
 #[tokio::test]
 async fn ends_after_closed_input_once_every_request_is_answered() {
     let input = concat!(
@@ -129,12 +149,7 @@ async fn requests_in_flight_when_the_companion_goes_away_are_answered_with_an_er
             seen.extend_from_slice(&buf[..n]);
         }
     };
-    let mut output = Vec::new();
-    let (result, ()) = tokio::time::timeout(HANG, async {
-        tokio::join!(pump(input, &mut output, ours), companion)
-    })
-    .await
-    .expect("the bridge ends");
+    let (result, output) = pump_beside(input, ours, companion).await;
     assert!(
         matches!(result, Err(BridgeError::CompanionClosed { unanswered: 2 })),
         "{result:?}"
@@ -195,12 +210,7 @@ async fn a_reset_from_the_companion_is_a_hang_up_and_in_flight_requests_are_answ
         theirs.readable().await.expect("readable");
         drop(theirs);
     };
-    let mut output = Vec::new();
-    let (result, ()) = tokio::time::timeout(HANG, async {
-        tokio::join!(pump(input, &mut output, ours), companion)
-    })
-    .await
-    .expect("the bridge ends");
+    let (result, output) = pump_beside(input, ours, companion).await;
     assert!(
         matches!(result, Err(BridgeError::CompanionClosed { unanswered: 1 })),
         "{result:?}"
