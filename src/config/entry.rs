@@ -132,6 +132,11 @@ pub(crate) fn parse_entry(
                 headers: f.string_map("headers")?,
                 oauth: super::oauth::parse_oauth(name, obj.get("oauth"), warnings)?,
             };
+            if has_userinfo(url) && crate::net::has_authorization(&http.headers) {
+                warnings.push(format!(
+                    "server \"{name}\": the user and password in \"url\" are not sent: the \"Authorization\" header is"
+                ));
+            }
             if kind == Kind::Sse {
                 TransportConfig::Sse(http)
             } else {
@@ -153,6 +158,12 @@ pub(crate) fn parse_entry(
         disabled: f.boolean("disabled")?.unwrap_or(false),
         roots: parse_roots(name, f.string_list("roots")?.unwrap_or_default())?,
     })
+}
+
+/// Whether `url` carries `user[:password]@` (a `${VAR}` inside it is not expanded here; the
+/// connection drops such userinfo all the same, see [`crate::net::connect_url`]).
+fn has_userinfo(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
 }
 
 /// `roots`: absolute directory paths (a leading `~/` is the home directory), sent to the server

@@ -58,6 +58,37 @@ pub struct CrossOriginRedirect {
     pub to: String,
 }
 
+/// The URL a remote server's transport connects to: `url` without its userinfo when `headers`
+/// (the entry's `headers`) has an `Authorization` header, or when `signed_in` (an OAuth sign-in
+/// sends its own bearer token); otherwise `url` as it is.
+///
+/// reqwest turns a URL's `user:password@` into `Authorization: Basic …` on every request, and
+/// default headers (where the configured `headers` ride) only fill in what a request lacks, so
+/// the userinfo's Basic credential would replace the configured header, or go out beside the
+/// bearer token. The explicit header or the sign-in is the one meant.
+pub fn connect_url(
+    url: &reqwest::Url,
+    headers: &BTreeMap<String, String>,
+    signed_in: bool,
+) -> reqwest::Url {
+    let has_userinfo = !url.username().is_empty() || url.password().is_some();
+    if !has_userinfo || !(signed_in || has_authorization(headers)) {
+        return url.clone();
+    }
+    let mut bare = url.clone();
+    // Only "cannot-be-a-base" URLs refuse these, and an http(s) URL never is one.
+    let _ = bare.set_username("");
+    let _ = bare.set_password(None);
+    bare
+}
+
+/// Whether `headers` sets `Authorization` (header names are case-insensitive).
+pub fn has_authorization(headers: &BTreeMap<String, String>) -> bool {
+    headers
+        .keys()
+        .any(|k| k.trim().eq_ignore_ascii_case("authorization"))
+}
+
 /// Builds the client for one remote server.
 ///
 /// `connect_timeout` bounds each TCP + TLS connect; whole-request limits come from the MCP

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 
-pub use client::{ClientError, CrossOriginRedirect, build_client};
+pub use client::{ClientError, CrossOriginRedirect, build_client, connect_url, has_authorization};
 pub use error_chain::error_chain;
 pub use ranges::BLOCKED;
 pub use redact::{

@@ -304,17 +304,18 @@ async fn connect_remote(
                 match crate::auth::connect_client(target, client.clone()).await? {
                     Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
                         signed_in,
-                        &url,
+                        &net::connect_url(&url, &http.headers, true),
                         gone.clone(),
                     ))),
                     None => Opened::StreamableHttp(progress.tap(http::transport(
                         client,
-                        &url,
+                        &net::connect_url(&url, &http.headers, false),
                         gone.clone(),
                     ))),
                 }
             }
             Remote::Sse => {
+                let url = net::connect_url(&url, &http.headers, false);
                 Opened::Sse(progress.tap(LegacySseTransport::connect(client, &url).await?))
             }
         };

@@ -344,3 +344,53 @@ async fn a_restarted_fastmcp_http_server_is_reconnected_on_the_next_call() {
         "no tools/list_changed after the reconnect"
     );
 }
+
+/// reqwest sends a URL's `user:password@` as `Authorization: Basic …` on every request, where
+/// it replaced a configured `Authorization` header; the header is the one meant, and the
+/// userinfo alone still works.
+#[tokio::test]
+async fn a_configured_authorization_header_wins_over_the_urls_userinfo() {
+    let (with_header, userinfo_only) = (mcp_server().await, mcp_server().await);
+    let c = Companion::start(json!({
+        "mcpServers": {
+            "both": {
+                "url": format!("http://alice:pw1@127.0.0.1:{}/mcp", with_header.port),
+                "headers": { "authorization": "Bearer the-header" },
+            },
+            "basic": { "url": format!("http://alice:pw1@127.0.0.1:{}/mcp", userinfo_only.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1"],
+    }));
+    let status = c.settled().await;
+    assert!(
+        status.iter().all(|s| s.state.as_str() == "running"),
+        "{status:?}\n{}",
+        c.log()
+    );
+    let sent = |fixture: &crate::remote_fixture::HttpFixture| -> Vec<Vec<String>> {
+        let seen = fixture.shared.headers.lock().unwrap();
+        seen.iter()
+            .map(|h| {
+                h.get_all("authorization")
+                    .iter()
+                    .map(|v| v.to_str().unwrap_or("<not text>").to_owned())
+                    .collect()
+            })
+            .collect()
+    };
+    let header_side = sent(&with_header);
+    assert!(!header_side.is_empty());
+    for values in &header_side {
+        assert_eq!(values, &["Bearer the-header"], "{header_side:?}");
+    }
+    // base64("alice:pw1")
+    for values in sent(&userinfo_only) {
+        assert_eq!(values, ["Basic YWxpY2U6cHcx"]);
+    }
+    let warnings = c.status().await.warnings;
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("\"both\"") && warnings[0].contains("not sent"),
+        "{warnings:?}"
+    );
+}

@@ -265,3 +265,24 @@ fn roots_are_absolute_directories_and_home_relative_ones_are_expanded() {
     let err = entry(json!({"command": "c", "roots": "/one"})).unwrap_err();
     assert!(err.to_string().contains("field \"roots\""), "{err}");
 }
+
+#[test]
+fn userinfo_beside_an_authorization_header_is_warned_about() {
+    let with_header = json!({"url": "https://u:p@h/mcp", "headers": {"authorization": "Bearer t"}});
+    let mut warnings = Vec::new();
+    parse_entry("r", &with_header, &mut warnings).expect("valid");
+    assert_eq!(
+        warnings,
+        [
+            "server \"r\": the user and password in \"url\" are not sent: the \"Authorization\" header is"
+        ]
+    );
+    for quiet in [
+        json!({"url": "https://u:p@h/mcp"}),
+        json!({"url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}}),
+    ] {
+        let mut warnings = Vec::new();
+        parse_entry("r", &quiet, &mut warnings).expect("valid");
+        assert!(warnings.is_empty(), "{quiet}: {warnings:?}");
+    }
+}
