@@ -19,17 +19,32 @@ export XDG_DATA_HOME="$tmp/data" XDG_RUNTIME_DIR="$tmp/run"
 mkdir -p "$XDG_DATA_HOME"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 # --unlock reads the password from stdin: it creates the login keyring and leaves it unlocked.
-printf 'keychain-test' | gnome-keyring-daemon --foreground --unlock --components=secrets \
-  >"$tmp/keyring.log" 2>&1 &
-keyring_pid=$!
-for _ in $(seq 1 100); do
-  if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+owned() {
+  dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
     org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null |
-    grep -q 'boolean true'; then
-    break
+    grep -q 'boolean true'
+}
+start_keyring() {
+  printf 'keychain-test' | gnome-keyring-daemon --foreground --unlock --components=secrets \
+    >>"$tmp/keyring.log" 2>&1 &
+  keyring_pid=$!
+  for _ in $(seq 1 100); do
+    if owned; then return; fi
+    sleep 0.1
+  done
+}
+# Once (CI, 2026-12-03) the daemon was gone after the integration tests and D-Bus activated a
+# locked default one for the library tests, which then failed: say so and start ours again.
+ensure_keyring() {
+  if ! kill -0 "$keyring_pid" 2>/dev/null || ! owned; then
+    echo "keychain.sh: gnome-keyring-daemon (pid $keyring_pid) is gone from the bus; its log:" >&2
+    kill "$keyring_pid" 2>/dev/null || true
+    cat "$tmp/keyring.log" >&2 || true
+    start_keyring
   fi
-  sleep 0.1
-done
+}
+start_keyring
 export MCP_REQUIRE_KEYCHAIN=1
 cargo test --locked --test integration keychain:: "$@"
+ensure_keyring
 cargo test --locked --lib secret:: "$@"
