@@ -10,7 +10,9 @@
 //! process group (so a terminal's Ctrl-C does not reach it). The companion writes `+<pgid>` when
 //! it spawns a server and `-<pgid>` when that group is gone, over the reaper's stdin. When the
 //! pipe closes — the companion exited, however it exited — the reaper sends SIGTERM to every
-//! group still listed, SIGKILL half a second later, and exits. Every binary that embeds the
+//! group still listed, and on Linux to every process carrying one of the companion's launch
+//! tokens ([`crate::upstream::strays`], for what left its group), SIGKILL half a second later,
+//! and exits. Every binary that embeds the
 //! companion must call [`run_if_reaper`] first thing in `main`.
 //!
 //! Windows needs none of this: children live in a Job Object that is killed when its last
@@ -48,7 +50,8 @@ pub fn start() -> std::io::Result<()> {
         }
         use std::os::unix::process::CommandExt;
         let mut child = std::process::Command::new(std::env::current_exe()?)
-            .env(REAPER_ENV, "1")
+            // The value is this companion's launch-token prefix, to find its servers' strays.
+            .env(REAPER_ENV, crate::upstream::strays::prefix())
             .process_group(0)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
@@ -120,12 +123,26 @@ mod unix {
             return;
         }
         let groups: Vec<Pid> = groups.into_iter().filter_map(Pid::from_raw).collect();
+        let prefix = std::env::var(super::REAPER_ENV).unwrap_or_default();
         for pgid in &groups {
             let _ = kill_process_group(*pgid, Signal::TERM);
         }
+        strays(&prefix, Signal::TERM);
         std::thread::sleep(GRACE);
         for pgid in &groups {
             let _ = kill_process_group(*pgid, Signal::KILL);
         }
+        strays(&prefix, Signal::KILL);
+    }
+
+    /// Signals what the servers started outside their groups ([`crate::upstream::strays`]).
+    fn strays(prefix: &str, signal: Signal) {
+        #[cfg(target_os = "linux")]
+        if !prefix.is_empty() {
+            let launches = crate::upstream::strays::Launches::Prefix(prefix);
+            crate::upstream::strays::signal(launches, None, signal);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (prefix, signal);
     }
 }

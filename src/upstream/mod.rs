@@ -31,6 +31,7 @@ pub mod session;
 pub mod sse;
 pub mod stderr;
 pub mod stdio;
+pub mod strays;
 
 use std::time::Duration;
 

@@ -2,8 +2,9 @@
 //!
 //! The child runs in its own process group (Unix) or Job Object (Windows), so stopping it reaches
 //! `npx`'s grandchildren too. On Linux the child also gets `PR_SET_PDEATHSIG`, so it dies if the
-//! companion is killed with SIGKILL. Stop is SIGTERM to the group, a grace period, then SIGKILL;
-//! dropping a [`StdioChild`] that is still running kills the group at once. On Windows no console
+//! companion is killed with SIGKILL, and a launch token that finds what it started outside its
+//! group ([`super::strays`]). Stop is SIGTERM to the group (and the strays), a grace period, then
+//! SIGKILL; dropping a [`StdioChild`] kills what is left at once. On Windows no console
 //! window opens (`CREATE_NO_WINDOW`), and a command `launch` wrapped in `cmd.exe /d /v:off /s /c` gets its
 //! pre-quoted command line verbatim (`raw_arg`), so std's quoting cannot double-quote it.
 
@@ -23,6 +24,8 @@ pub struct StdioChild {
     child: Box<dyn ChildWrapper>,
     pid: Option<u32>,
     exited: Option<ExitStatus>,
+    /// The launch token its processes carry in [`super::strays::LAUNCH_ENV`] (Linux).
+    launch: Option<String>,
 }
 
 /// The pipes of a freshly spawned child.
@@ -62,6 +65,14 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
         cmd.current_dir(dir);
     }
     #[cfg(target_os = "linux")]
+    let launch = {
+        let token = super::strays::new_token();
+        cmd.env(super::strays::LAUNCH_ENV, &token);
+        Some(token)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let launch = None;
+    #[cfg(target_os = "linux")]
     // SAFETY: the closure runs between fork and exec and only makes the prctl(2) system call
     // (rustix calls it directly); it allocates nothing and touches no locks.
     unsafe {
@@ -100,6 +111,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
             child,
             pid,
             exited: None,
+            launch,
         },
         ChildPipes {
             stdin,
@@ -121,6 +133,27 @@ fn apply_args(cmd: &mut tokio::process::Command, spec: &LaunchSpec) {
 }
 
 impl StdioChild {
+    /// SIGTERM (SIGKILL when `kill`) to the processes of this launch outside its group
+    /// ([`super::strays`]); nothing off Linux.
+    fn signal_strays(&self, kill: bool) {
+        #[cfg(target_os = "linux")]
+        if let Some(token) = &self.launch {
+            use rustix::process::Signal;
+            let signal = if kill { Signal::KILL } else { Signal::TERM };
+            let launches = super::strays::Launches::Token(token);
+            let count = super::strays::signal(launches, self.pid, signal);
+            if count > 0 {
+                tracing::info!(
+                    count,
+                    signal = if kill { "SIGKILL" } else { "SIGTERM" },
+                    "signalled processes the server started outside its process group"
+                );
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (kill, &self.launch);
+    }
+
     /// The leader's process id (also the process group id on Unix).
     pub fn pid(&self) -> Option<u32> {
         self.pid
@@ -136,12 +169,14 @@ impl StdioChild {
         Ok(status)
     }
 
-    /// Stops the process tree: SIGTERM to the group (Windows: terminate the job), up to `grace`
-    /// for it to exit, then SIGKILL to the group. Returns the leader's exit status when known.
+    /// Stops the process tree: SIGTERM to the group and its strays (Windows: terminate the
+    /// job), up to `grace` for the leader to exit, then SIGKILL to the group and the strays.
+    /// Returns the leader's exit status when known.
     pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
         if let Some(status) = self.exited {
             // The leader is gone, but its group may not be: finish the job.
             let _ = self.child.start_kill();
+            self.signal_strays(true);
             return Some(status);
         }
         #[cfg(unix)]
@@ -149,9 +184,11 @@ impl StdioChild {
             if let Err(e) = self.child.signal(libc::SIGTERM) {
                 tracing::debug!(error = %e, "SIGTERM to the process group failed");
             }
+            self.signal_strays(false);
             if let Ok(Ok(status)) = tokio::time::timeout(grace, self.wait()).await {
-                // Stragglers in the group that ignored SIGTERM.
+                // Stragglers in the group (and strays) that ignored SIGTERM.
                 let _ = self.child.start_kill();
+                self.signal_strays(true);
                 return Some(status);
             }
         }
@@ -160,6 +197,7 @@ impl StdioChild {
         if let Err(e) = self.child.start_kill() {
             tracing::debug!(error = %e, "kill of the process tree failed");
         }
+        self.signal_strays(true);
         match tokio::time::timeout(grace, self.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => None,
@@ -173,6 +211,7 @@ impl Drop for StdioChild {
             // Never leave a process behind, even when a task is aborted mid-stop.
             let _ = self.child.start_kill();
         }
+        self.signal_strays(true);
         #[cfg(unix)]
         if let Some(pgid) = self.pid {
             crate::reaper::unregister(pgid);

@@ -44,5 +44,6 @@ mod secrets;
 mod sessions;
 mod socket_dir;
 mod ssrf;
+mod strays;
 mod supervision;
 mod third_party;
