@@ -73,7 +73,10 @@ pub fn judge(line: &[u8]) -> Verdict {
                 // Arrays (JSON-RPC batches, which MCP does not use) and bare values.
                 _ => Value::Null,
             };
-            let message = format!("invalid request: {e}");
+            let message = match value.get("id").and_then(id_problem) {
+                Some(problem) => format!("invalid request: {problem}"),
+                None => format!("invalid request: {e}"),
+            };
             return Verdict::Answer {
                 id,
                 error: ErrorData::invalid_request(message, None),
@@ -120,11 +123,31 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }
 
-/// A request `id` as JSON-RPC allows it (string or number), else `null`.
+/// A request `id` as JSON-RPC allows it (string or number), else `null`. An integer beyond
+/// ±2^53 that does not fit 64 bits was read as a float that has lost digits: echoing it would
+/// name another request, so it is `null` too (JSON-RPC 2.0 §5: the id could not be detected).
 fn usable_id(id: &Value) -> Value {
     match id {
+        Value::Number(n) if n.as_f64().is_some_and(lost_digits) && n.is_f64() => Value::Null,
         Value::String(_) | Value::Number(_) => id.clone(),
         _ => Value::Null,
+    }
+}
+
+/// Whether the float `f` is an integer too large to have kept every digit it was sent with.
+fn lost_digits(f: f64) -> bool {
+    f.fract() == 0.0 && f.abs() >= 9_007_199_254_740_992.0
+}
+
+/// Why a request `id` cannot be taken, when it is a number rmcp cannot hold: ids are strings
+/// or 64-bit signed integers.
+fn id_problem(id: &Value) -> Option<&'static str> {
+    match id {
+        Value::Number(n) if n.as_i64().is_none() => Some(
+            "a numeric id must be an integer from -9223372036854775808 to 9223372036854775807; \
+             send other ids as strings",
+        ),
+        _ => None,
     }
 }
 

@@ -191,6 +191,40 @@ fn an_invalid_params_answer_echoes_the_id_exactly_as_sent() {
     }
 }
 
+/// An id rmcp cannot hold (a number that is not a 64-bit signed integer) gets a -32600 that
+/// says so; one that lost digits as a float is answered with `null`, never another number.
+#[test]
+fn a_numeric_id_beyond_64_bits_is_named_and_never_echoed_changed() {
+    for (line, want) in [
+        (
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            json!(9_223_372_036_854_775_808_u64),
+        ),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, json!(1.5)),
+    ] {
+        match judge(line.as_bytes()) {
+            Verdict::Answer { id, error } => {
+                assert_eq!(error.code.0, -32600, "{line}");
+                assert_eq!(id, want, "{line}");
+                assert!(
+                    error.message.contains("numeric id must be an integer from"),
+                    "{line}: {}",
+                    error.message
+                );
+            }
+            _ => panic!("{line} was not answered"),
+        }
+    }
+}
+
 /// Property tests and the corpus replay over [`judge`], the same entry point as the `endpoint`
 /// fuzz target (`fuzz/fuzz_targets/endpoint.rs`). Run longer with `PROPTEST_CASES=…` (see
 /// `tests/fuzz.sh`).
@@ -233,8 +267,18 @@ mod props {
                         fields.contains_key("id"),
                         "a notification was answered: {fields:?}"
                     );
-                    if let Some(sent @ (Value::String(_) | Value::Number(_))) = fields.get("id") {
-                        assert_eq!(id, sent);
+                    match fields.get("id") {
+                        // A float that lost digits of the integer sent cannot be echoed.
+                        Some(Value::Number(n))
+                            if n.is_f64()
+                                && n.as_f64().is_some_and(|f| {
+                                    f.fract() == 0.0 && f.abs() >= 2f64.powi(53)
+                                }) =>
+                        {
+                            assert!(id.is_null(), "{id}");
+                        }
+                        Some(sent @ (Value::String(_) | Value::Number(_))) => assert_eq!(id, sent),
+                        _ => {}
                     }
                 }
             }
