@@ -54,8 +54,14 @@ pub(crate) fn parse_entry(
         return Err(ConfigError::field(name, "name", "the server name is empty"));
     }
     for key in obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+        // A key of the file's top level put inside an entry: say where it goes.
+        let hint = if key == "ssrfWhitelist" {
+            "; it belongs at the top level of the file, beside \"mcpServers\""
+        } else {
+            ""
+        };
         warnings.push(format!(
-            "server \"{name}\": unknown key \"{key}\" is ignored (kept in the file)"
+            "server \"{name}\": unknown key \"{key}\" is ignored (kept in the file){hint}"
         ));
     }
     let f = Fields { name, obj };

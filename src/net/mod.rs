@@ -57,7 +57,7 @@ pub enum SsrfError {
     NoHost,
     /// The host resolves to (or is) a blocked address.
     #[error(
-        "blocked: {} private/internal address {address}; to allow it, add \"{suggestion}\" to ssrfWhitelist",
+        "blocked: {} private/internal address {address}; to allow it, add \"{suggestion}\" to ssrfWhitelist (the config file's top-level list)",
         blocked_subject(host, address)
     )]
     Blocked {
@@ -293,7 +293,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             literal.to_string(),
-            "blocked: the URL points at private/internal address 127.0.0.1; to allow it, add \"127.0.0.1/32\" to ssrfWhitelist"
+            "blocked: the URL points at private/internal address 127.0.0.1; to allow it, add \"127.0.0.1/32\" to ssrfWhitelist (the config file's top-level list)"
         );
         let named = g
             .check_addr("localhost", "::1".parse().unwrap())

@@ -246,6 +246,16 @@ fn unknown_keys_are_warned_about_even_in_bad_entries() {
     let mut warnings = Vec::new();
     assert!(parse_entry("srv", &json!({"extra": 1}), &mut warnings).is_err());
     assert_eq!(warnings.len(), 1);
+    // A top-level key put inside an entry is named, with where it belongs.
+    let mut warnings = Vec::new();
+    let url = json!({"url": "http://127.0.0.1:1/mcp", "ssrfWhitelist": ["127.0.0.1/32"]});
+    assert!(parse_entry("srv", &url, &mut warnings).is_ok());
+    assert_eq!(
+        warnings,
+        [
+            "server \"srv\": unknown key \"ssrfWhitelist\" is ignored (kept in the file); it belongs at the top level of the file, beside \"mcpServers\""
+        ]
+    );
 }
 
 #[cfg(unix)]
