@@ -124,6 +124,9 @@ struct Pending<'a> {
     raw: &'a str,
     item: Item<'a>,
     name: String,
+    /// The name has a suffix (a collision, or a raw name with nothing left after
+    /// sanitising): the description then says what it wraps ([`wrap::name_note`]).
+    suffixed: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -201,6 +204,11 @@ impl Catalog {
                         arguments: wrap::prompt_argument_names(prompt),
                     },
                 ),
+            };
+            let tool = if p.suffixed {
+                wrap::name_note(tool, &p.server, p.kind, p.raw)
+            } else {
+                tool
             };
             *catalog.counts.entry(p.server.clone()).or_default() += 1;
             catalog.index.insert(p.name, catalog.tools.len());
@@ -330,6 +338,7 @@ fn select_server<'a>(
                 raw,
                 item,
                 name,
+                suffixed: is_blank(raw),
             });
         }
     }
@@ -352,6 +361,7 @@ fn settle_names(pending: &mut Vec<Pending<'_>>, warnings: &mut Vec<CatalogWarnin
         for i in group {
             let p = &mut pending[i];
             p.name = suffixed_name(&p.server, p.kind, p.raw);
+            p.suffixed = true;
         }
     }
     // Equal suffixes mean equal identities: same-named resources differ by URI.

@@ -222,6 +222,23 @@ fn tools_that_sanitize_alike_are_both_served_and_route_to_their_own_raw_name() {
         one.route("mcp_srv_c").map(|r| &r.target),
         Some(&Target::Tool { name: "c".into() })
     );
+    // The suffixed names alone cannot tell the two apart: their descriptions say which is which.
+    for raw in ["a b", "a.b"] {
+        let wrapped = suffixed_name("srv", CapabilityKind::Tool, raw);
+        let description = one
+            .tool(&wrapped)
+            .and_then(|t| t.description.as_deref())
+            .unwrap_or_default();
+        assert!(
+            description.ends_with(&format!("(This is the tool \"{raw}\" of server \"srv\".)")),
+            "{description}"
+        );
+    }
+    let plain = one.tool("mcp_srv_c").and_then(|t| t.description.as_deref());
+    assert!(
+        !plain.unwrap_or_default().contains("This is the"),
+        "{plain:?}"
+    );
 }
 
 #[test]

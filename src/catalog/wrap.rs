@@ -16,6 +16,7 @@ use std::sync::Arc;
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
+use super::naming::CapabilityKind;
 use super::schema::{JsonObject, SchemaWarning, normalize_input_schema};
 use super::uri_template;
 
@@ -109,6 +110,26 @@ pub fn prompt_argument_names(prompt: &Prompt) -> Vec<String> {
         .flatten()
         .map(|a| a.name.clone())
         .collect()
+}
+
+/// `tool` with a sentence saying what it wraps, for a name with a suffix: another capability
+/// shares its name, or its raw name had nothing left after sanitising, so the name alone no
+/// longer tells the agent which capability this is.
+pub fn name_note(mut tool: Tool, server: &str, kind: CapabilityKind, raw: &str) -> Tool {
+    let kind = match kind {
+        CapabilityKind::Tool => "tool",
+        CapabilityKind::Resource => "resource",
+        CapabilityKind::ResourceTemplate => "resource template",
+        CapabilityKind::Prompt => "prompt",
+    };
+    let raw = serde_json::to_string(raw).unwrap_or_default();
+    let note = format!("(This is the {kind} {raw} of server \"{server}\".)");
+    let description = match tool.description.as_deref() {
+        Some(d) if !d.is_empty() => format!("{d}\n{note}"),
+        _ => note,
+    };
+    tool.description = Some(Cow::Owned(description));
+    tool
 }
 
 fn describe<'a>(description: Option<&'a str>, name: &'a str) -> &'a str {
