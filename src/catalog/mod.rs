@@ -10,7 +10,8 @@
 //! | [`wrap`] | the description / schema / annotations of each wrapped tool |
 //! | `warning` | [`CatalogWarning`], what a build reports |
 //! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
-//! | this file | [`Catalog::build`]: allowlist → names → collision suffixes → table |
+//! | `settle` | the capabilities waiting for their names, and making those names unique |
+//! | this file | [`Catalog::build`]: allowlist → names (`settle`) → table |
 //!
 //! A catalog is built once per change of any server's listing and then only read: `tools()`
 //! is a slice and `route()` a hash lookup, so tools/list and tools/call cost nothing per tool.
@@ -19,6 +20,7 @@ pub mod allowlist;
 pub mod naming;
 mod pages;
 pub mod schema;
+mod settle;
 pub mod uri_template;
 mod warning;
 pub mod wrap;
@@ -32,7 +34,8 @@ use std::sync::Arc;
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 
 use self::allowlist::Candidate;
-use self::naming::{CapabilityKind, base_name, is_blank, suffixed_name, suffixed_name_with};
+use self::naming::{CapabilityKind, base_name, is_blank, suffixed_name};
+use self::settle::{Item, Pending, settle_names};
 
 /// What one server listed (tools/list, resources/list, resources/templates/list,
 /// prompts/list), after pagination.
@@ -115,36 +118,6 @@ pub struct Catalog {
     warnings: Vec<CatalogWarning>,
     /// The `tools/list` pages as JSON, made the first time one is asked for (`pages.rs`).
     pages: std::sync::OnceLock<Vec<String>>,
-}
-
-/// A capability that passed the allowlist, waiting for its final name.
-struct Pending<'a> {
-    server: Arc<str>,
-    kind: CapabilityKind,
-    raw: &'a str,
-    item: Item<'a>,
-    name: String,
-    /// The name has a suffix (a collision, or a raw name with nothing left after
-    /// sanitising): the description then says what it wraps ([`wrap::name_note`]).
-    suffixed: bool,
-}
-
-#[derive(Clone, Copy)]
-enum Item<'a> {
-    Tool(&'a Tool),
-    Resource(&'a Resource),
-    Template(&'a ResourceTemplate),
-    Prompt(&'a Prompt),
-}
-
-impl<'a> Item<'a> {
-    fn uri(self) -> Option<&'a str> {
-        match self {
-            Item::Resource(r) => Some(&r.uri),
-            Item::Template(t) => Some(&t.uri_template),
-            Item::Tool(_) | Item::Prompt(_) => None,
-        }
-    }
 }
 
 impl Catalog {
@@ -342,63 +315,6 @@ fn select_server<'a>(
             });
         }
     }
-}
-
-/// Makes every pending name unique; see [`Catalog::build`] for the rules.
-fn settle_names(pending: &mut Vec<Pending<'_>>, warnings: &mut Vec<CatalogWarning>) {
-    for group in shared_names(pending) {
-        warnings.push(CatalogWarning::NameCollision {
-            name: pending[group[0]].name.clone(),
-            members: group
-                .iter()
-                .map(|&i| CollisionMember {
-                    server: pending[i].server.clone(),
-                    kind: pending[i].kind,
-                    raw: pending[i].raw.to_owned(),
-                })
-                .collect(),
-        });
-        for i in group {
-            let p = &mut pending[i];
-            p.name = suffixed_name(&p.server, p.kind, p.raw);
-            p.suffixed = true;
-        }
-    }
-    // Equal suffixes mean equal identities: same-named resources differ by URI.
-    for group in shared_names(pending) {
-        for i in group {
-            let p = &mut pending[i];
-            if let Some(uri) = p.item.uri() {
-                p.name = suffixed_name_with(&p.server, p.kind, p.raw, uri);
-            }
-        }
-    }
-    let mut dropped = vec![false; pending.len()];
-    for group in shared_names(pending) {
-        for &i in &group[1..] {
-            dropped[i] = true;
-            let p = &pending[i];
-            warnings.push(CatalogWarning::Duplicate {
-                server: p.server.clone(),
-                kind: p.kind,
-                raw: p.raw.to_owned(),
-                name: p.name.clone(),
-            });
-        }
-    }
-    let mut flags = dropped.into_iter();
-    pending.retain(|_| !flags.next().unwrap_or(false));
-}
-
-/// Groups of indices whose names are equal, each group and the list in order of first index.
-fn shared_names(pending: &[Pending<'_>]) -> Vec<Vec<usize>> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::with_capacity(pending.len());
-    for (i, p) in pending.iter().enumerate() {
-        by_name.entry(&p.name).or_default().push(i);
-    }
-    let mut groups: Vec<Vec<usize>> = by_name.into_values().filter(|g| g.len() > 1).collect();
-    groups.sort_unstable_by_key(|g| g[0]);
-    groups
 }
 
 #[cfg(test)]
