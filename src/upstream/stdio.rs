@@ -134,8 +134,9 @@ fn apply_args(cmd: &mut tokio::process::Command, spec: &LaunchSpec) {
 
 impl StdioChild {
     /// SIGTERM (SIGKILL when `kill`) to the processes of this launch outside its group
-    /// ([`super::strays`]); nothing off Linux.
-    fn signal_strays(&self, kill: bool) {
+    /// ([`super::strays`]); nothing off Linux. After SIGKILL nothing of the launch is left, so
+    /// the token is dropped and later calls (`Drop` after `terminate`) scan nothing again.
+    fn signal_strays(&mut self, kill: bool) {
         #[cfg(target_os = "linux")]
         if let Some(token) = &self.launch {
             use rustix::process::Signal;
@@ -148,6 +149,9 @@ impl StdioChild {
                     signal = if kill { "SIGKILL" } else { "SIGTERM" },
                     "signalled processes the server started outside its process group"
                 );
+            }
+            if kill {
+                self.launch = None;
             }
         }
         #[cfg(not(target_os = "linux"))]

@@ -128,7 +128,7 @@ fn trim_line(line: &[u8]) -> &[u8] {
 /// name another request, so it is `null` too (JSON-RPC 2.0 §5: the id could not be detected).
 fn usable_id(id: &Value) -> Value {
     match id {
-        Value::Number(n) if n.as_f64().is_some_and(lost_digits) && n.is_f64() => Value::Null,
+        Value::Number(n) if n.is_f64() && n.as_f64().is_some_and(lost_digits) => Value::Null,
         Value::String(_) | Value::Number(_) => id.clone(),
         _ => Value::Null,
     }
