@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds in release mode and prints the benchmark table (README "Performance").
+# Builds in release mode and prints the benchmark table (docs/src/performance.md).
 #   benches/run.sh [--quick] [--n CALLS_PER_ROUND] [--rounds R]
 # Installs (idempotent, pinned) the third-party peers: server-everything and the Python venvs
 # via tests/peers/setup.sh, and the peer aggregators compared in item 7 (mcp-proxy from PyPI,

@@ -5,7 +5,8 @@
 #
 # Gate: every client scenario tagged 2025-11-25, 2025-06-18 or 2025-03-26 among `initialize`,
 # `tools_call`, `sse-retry` and `auth/*` must pass, except those listed in
-# tests/conformance/expected-failures.yml (each explained in the README). Draft and extension
+# tests/conformance/expected-failures.yml (each explained in the user guide,
+# docs/src/development.md). Draft and extension
 # scenarios (and the other dated ones) are run and reported, never gated.
 #
 # The scenario servers listen on all interfaces of a random port, so each run happens in a
@@ -69,7 +70,7 @@ for line in "${SCENARIOS[@]}"; do
     if [ "$verdict" = PASS ]; then
       pass=$((pass + 1))
     elif expected_failure "$name"; then
-      verdict="FAIL (expected, see README)"
+      verdict="FAIL (expected, see docs/src/development.md)"
     else
       gate_fail+=("$name")
     fi

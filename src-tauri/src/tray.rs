@@ -69,7 +69,7 @@ impl TrayAction {
     }
 }
 
-/// Overall health, one icon each. The rule (README "Desktop"): servers the user stopped (or
+/// Overall health, one icon each. The rule (docs/src/desktop.md, "Tray"): servers the user stopped (or
 /// `disabled`) are not trouble; failed and backing-off ones are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Health {

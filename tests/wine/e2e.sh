@@ -8,7 +8,7 @@
 # Needs wine64 (Debian: /usr/lib/wine/wine64) and the MinGW C compiler. Prints how many checks
 # ran and which were skipped as Wine limitations; exits 1 on the first failed check.
 #
-# Wine is not Windows: what passes here is "runs under Wine 8", see README "Windows".
+# Wine is not Windows: what passes here is "runs under Wine 8", see docs/src/platforms.md.
 set -euo pipefail
 exe_src=$(realpath "${1:?usage: tests/wine/e2e.sh PATH/TO/mcp-companion.exe}")
 here=$(cd "$(dirname "$0")" && pwd)
