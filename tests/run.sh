@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README "Run the tests"): installs the missing system packages and the
 # third-party MCP peers the integration tests use (npm + PyPI, pinned), then runs formatting,
-# lints, unit and integration tests, builds the Windows CLI and runs it end to end under Wine
-# (tests/windows.sh), and bundles, installs and runs the .deb (tests/package/deb.sh). The macOS
-# check was dropped: aws-lc-sys (rustls's crypto) needs a macOS SDK to compile its C code.
+# lints, unit and integration tests, builds the user guide (docs/, mdBook) and checks its links,
+# builds the Windows CLI and runs it end to end under Wine (tests/windows.sh), and bundles,
+# installs and runs the .deb (tests/package/deb.sh). The macOS check was dropped: aws-lc-sys
+# (rustls's crypto) needs a macOS SDK to compile its C code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MCP_PEERS_DIR=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
@@ -18,6 +19,8 @@ bash tests/fuzz.sh
 # The keychain tests again, against a real Secret Service (a private gnome-keyring).
 bash tests/keychain.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
+# The user guide: mdbook build docs (mdBook installed when missing) and its link check.
+bash tests/docs/mdbook.sh
 bash tests/soak.sh
 bash tests/conformance.sh
 bash tests/windows.sh
