@@ -7,5 +7,5 @@
 //! depend on this empty crate, whose `Cargo.toml` asks for the desktop's feature set of every
 //! shared crate, so either build resolves the same features and reuses the other's artifacts.
 //!
-//! Regenerate after changing dependencies (README "Build from source"); `tests/one_build.sh`
-//! checks the result.
+//! Regenerate after changing dependencies (docs/src/development.md, "One build for both
+//! binaries"); `tests/one_build.sh` checks the result.
