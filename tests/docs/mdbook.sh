@@ -8,7 +8,11 @@ cd "$(dirname "$0")/../.."
 MDBOOK_VERSION=0.5.4
 if [ "$(mdbook --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
   echo "installing mdbook $MDBOOK_VERSION"
-  cargo install --locked --force "mdbook@$MDBOOK_VERSION" --no-default-features --features search
+  # Its own scratch target dir: the project's (CARGO_TARGET_DIR) gains nothing from mdBook's units.
+  scratch=$(mktemp -d)
+  cargo install --locked --force "mdbook@$MDBOOK_VERSION" --no-default-features --features search \
+    --target-dir "$scratch"
+  rm -rf "$scratch"
 fi
 mdbook build docs
 python3 tests/docs/linkcheck.py docs/book README.md
