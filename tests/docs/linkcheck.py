@@ -90,6 +90,7 @@ def github_slug(heading):
 def check_readme(readme, book, cache):
     broken = []
     repo = os.path.dirname(os.path.abspath(readme))
+    label = os.path.basename(readme)
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
@@ -101,7 +102,7 @@ def check_readme(readme, book, cache):
         why = None
         if not target:
             if fragment not in slugs:
-                why = f'no heading "#{fragment}" in README.md'
+                why = f'no heading "#{fragment}" in {label}'
         elif not os.path.exists(os.path.join(repo, target)):
             why = "no such file"
         elif fragment:
@@ -111,7 +112,7 @@ def check_readme(readme, book, cache):
             else:
                 why = missing(os.path.join(book, rel[:-3] + ".html"), fragment, cache)
         if why:
-            broken.append(f"README.md: {link} ({why})")
+            broken.append(f"{label}: {link} ({why})")
     return broken
 
 
