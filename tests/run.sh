@@ -13,14 +13,15 @@ export MCP_REQUIRE_PEERS=1
 bash tests/system-packages.sh
 bash tests/peers/setup.sh "$MCP_PEERS_DIR"
 cargo fmt --all -- --check
+# The user guide: mdbook build docs (mdBook installed when missing) and its link check; early,
+# so a broken link fails in seconds.
+bash tests/docs/mdbook.sh
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
 bash tests/fuzz.sh
 # The keychain tests again, against a real Secret Service (a private gnome-keyring).
 bash tests/keychain.sh
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
-# The user guide: mdbook build docs (mdBook installed when missing) and its link check.
-bash tests/docs/mdbook.sh
 bash tests/soak.sh
 bash tests/conformance.sh
 bash tests/windows.sh
