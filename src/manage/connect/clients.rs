@@ -268,9 +268,10 @@ impl Client {
     pub fn note(self) -> Option<&'static str> {
         match self {
             Client::Gemini => Some(
-                "Gemini CLI asks before each tool of a server it does not trust, and in headless \
-                 mode (gemini -p) gives its model none of them: run it with --yolo, or add \
-                 \"trust\": true to the \"mcp-companion\" entry to trust every tool the \
+                "Gemini CLI starts MCP servers only in folders you trust (it asks when it first \
+                 opens one), asks before each tool of a server it does not trust, and in \
+                 headless mode (gemini -p) gives its model none of them: run it with --yolo, or \
+                 add \"trust\": true to the \"mcp-companion\" entry to trust every tool the \
                  companion serves",
             ),
             Client::ClaudeCode => Some(
