@@ -14,8 +14,8 @@ use super::out::outln;
 /// `connect` / `disconnect` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ConnectArgs {
-    /// claude-desktop, claude-code, cursor, vscode, windsurf, codex, zed or nanobot; omit to
-    /// list every client with its path and state.
+    /// claude-desktop, claude-code, cursor, vscode, windsurf, codex, zed, nanobot, gemini or
+    /// opencode; omit to list every client with its path and state.
     pub client: Option<String>,
     /// Only print where the file is on this OS (linux, macos, windows); change nothing.
     #[arg(long, value_parser = ["windows", "macos", "linux"], conflicts_with_all = ["file", "import"])]
@@ -114,6 +114,9 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
             path.display()
         ),
     }
+    if let Some(note) = client.note() {
+        outln!("note: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -136,7 +139,9 @@ fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyho
         Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
             import::ClientKind::ClaudeDesktop
         }
-        Client::Codex | Client::Zed => bail!("--import does not read {} files yet", client.label()),
+        Client::Codex | Client::Zed | Client::Gemini | Client::Opencode => {
+            bail!("--import does not read {} files yet", client.label())
+        }
     };
     if !path.exists() {
         return Ok(());

@@ -7,7 +7,7 @@
 //! | group | when | tools |
 //! |---|---|---|
 //! | default | always | `echo`, `add`, `sleep`, `image` |
-//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `argv`, `toggle_extra` (+ `extra` while toggled on) |
+//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `append`, `work`, `read_slowly`, `argv`, `toggle_extra` (+ `extra` while toggled on) |
 //! | generated | `--extra-tools N` | `gen_0` … `gen_{N-1}` |
 
 use std::sync::Arc;
@@ -65,24 +65,30 @@ impl Tools {
     /// Builds the catalog for the given switches; `raw_lines` is where `garbage` writes.
     pub fn new(test_tools: bool, extra_tools: usize, raw_lines: RawLines) -> Self {
         let empty = Arc::new(empty_schema());
+        // The default tools touch nothing outside the server, and say so: agents such as Codex
+        // ask the person before a tool that declares no hints, which a headless run cannot do.
         let mut catalog = vec![
             Tool::new(
                 "echo",
                 "Return the message unchanged",
                 schema_for_type::<EchoArgs>(),
-            ),
+            )
+            .with_annotations(harmless()),
             Tool::new("add", "Add two numbers", schema_for_type::<AddArgs>())
-                .with_raw_output_schema(Arc::new(sum_schema())),
+                .with_raw_output_schema(Arc::new(sum_schema()))
+                .with_annotations(harmless()),
             Tool::new(
                 "sleep",
                 "Sleep, reporting progress at the start, every 0.25 s and at the end; stops when cancelled",
                 schema_for_type::<SleepArgs>(),
-            ),
+            )
+            .with_annotations(harmless()),
             Tool::new(
                 "image",
                 "Return a PNG gradient",
                 schema_for_type::<ImageArgs>(),
-            ),
+            )
+            .with_annotations(harmless()),
         ];
         if test_tools {
             catalog.extend([
@@ -126,6 +132,11 @@ impl Tools {
                     "append",
                     "Append a line to a file, then wait `seconds` before answering (a side effect that must not run twice)",
                     schema_for_type::<AppendArgs>(),
+                ),
+                Tool::new(
+                    "work",
+                    "Sleep like `sleep`, but declare no hints, as a tool with side effects does (a call that must not run twice)",
+                    schema_for_type::<SleepArgs>(),
                 ),
                 Tool::new(
                     "read_slowly",
@@ -228,6 +239,7 @@ impl Tools {
             "get_env" => get_env(parse(args)?),
             "pid" => text(std::process::id().to_string()),
             "append" => append(parse(args)?).await,
+            "work" => self.sleep(parse(args)?, context).await,
             "read_slowly" => {
                 let ReadSlowlyArgs { seconds } = parse(args)?;
                 tokio::time::sleep(Duration::from_secs_f64(
@@ -314,6 +326,15 @@ impl Tools {
             "extra added"
         })
     }
+}
+
+/// The hints of a tool that only computes its answer: read-only, idempotent, closed world.
+fn harmless() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
 }
 
 fn text(s: impl Into<String>) -> CallToolResult {

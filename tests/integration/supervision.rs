@@ -150,7 +150,7 @@ async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn(path:
             let tool = if i % 2 == 0 {
                 "mcp_demo_read_slowly"
             } else {
-                "mcp_demo_sleep"
+                "mcp_demo_work"
             };
             tokio::spawn(async move {
                 (
@@ -169,7 +169,7 @@ async fn concurrent_calls_on_a_session_that_dies_share_exactly_one_respawn(path:
         let said = text(&result);
         match (tool, result.is_error == Some(true)) {
             ("mcp_demo_read_slowly", false) if said.starts_with("read after") => read_ok += 1,
-            ("mcp_demo_sleep", true) if said.contains("may or may not have run") => told += 1,
+            ("mcp_demo_work", true) if said.contains("may or may not have run") => told += 1,
             _ => eprintln!("unexpected answer from {tool}: {said}"),
         }
     }

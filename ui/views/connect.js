@@ -30,7 +30,8 @@ function clientsTable(host) {
         try {
           if (toggle.checked) {
             const added = await api.connectClient(c.id, alsoImport.checked);
-            note.textContent = added ? `connected; imported ${added} server(s)` : 'connected; restart the client';
+            const done = added ? `connected; imported ${added} server(s)` : 'connected; restart the client';
+            note.textContent = c.note ? `${done}. Note: ${c.note}` : done;
           } else {
             await api.disconnectClient(c.id);
             note.textContent = 'disconnected';

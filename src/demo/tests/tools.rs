@@ -20,6 +20,23 @@ async fn default_tools_echo_add_and_image_answer_as_specified() {
         !tools.iter().any(|t| t.name == "fail"),
         "test tools hidden by default"
     );
+    // Every default tool declares itself read-only and closed-world, so agents whose default
+    // policy asks before an unannotated tool (Codex) run them without a person.
+    assert_eq!(tools.len(), 4);
+    for tool in &tools {
+        let hints = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(
+            (
+                hints.read_only_hint,
+                hints.destructive_hint,
+                hints.idempotent_hint,
+                hints.open_world_hint
+            ),
+            (Some(true), Some(false), Some(true), Some(false)),
+            "{}",
+            tool.name
+        );
+    }
 
     let image = call(&s, "image", json!({"width": 3, "height": 2})).await;
     let block = image.content[0].as_image().expect("image block");

@@ -4,13 +4,15 @@
 //! | client | file | servers under | entry |
 //! |---|---|---|---|
 //! | Claude Desktop | `<config>/Claude/claude_desktop_config.json` | `mcpServers` | `command`, `args` |
-//! | Claude Code (user scope) | `~/.claude.json` | `mcpServers` | `type: stdio`, `command`, `args` |
+//! | Claude Code (user scope) | `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`) | `mcpServers` | `type: stdio`, `command`, `args` |
 //! | Cursor | `~/.cursor/mcp.json` | `mcpServers` | `command`, `args` |
 //! | VS Code (user) | `<config>/Code/User/mcp.json` | `servers` | `type: stdio`, `command`, `args` |
 //! | Windsurf | `~/.codeium/windsurf/mcp_config.json` | `mcpServers` | `command`, `args` |
 //! | Codex CLI | `~/.codex/config.toml` (`$CODEX_HOME`) | `[mcp_servers.<name>]` | `command`, `args` |
 //! | Zed | `~/.config/zed/settings.json` (Windows: `%APPDATA%\Zed\settings.json`) | `context_servers` | `source: custom`, `command`, `args` |
 //! | nanobot | `~/.nanobot/config.json` | `tools.mcpServers` | `command`, `args` |
+//! | Gemini CLI | `~/.gemini/settings.json` | `mcpServers` | `command`, `args` |
+//! | opencode | `~/.config/opencode/opencode.json` (`$XDG_CONFIG_HOME`, or the file `$OPENCODE_CONFIG`) | `mcp` | `type: local`, `command: [exe, "bridge"]`, `enabled` |
 //!
 //! `<config>` is `~/.config` on Linux, `~/Library/Application Support` on macOS and
 //! `%APPDATA%` on Windows.
@@ -40,10 +42,14 @@ pub enum Client {
     Zed,
     /// nanobot.
     Nanobot,
+    /// Google's Gemini CLI, user settings.
+    Gemini,
+    /// opencode, global config.
+    Opencode,
 }
 
 /// Every client, in display order.
-pub const ALL: [Client; 8] = [
+pub const ALL: [Client; 10] = [
     Client::ClaudeDesktop,
     Client::ClaudeCode,
     Client::Cursor,
@@ -52,6 +58,8 @@ pub const ALL: [Client; 8] = [
     Client::Codex,
     Client::Zed,
     Client::Nanobot,
+    Client::Gemini,
+    Client::Opencode,
 ];
 
 /// An operating system, for `--os` previews.
@@ -97,8 +105,12 @@ pub struct Roots {
     pub config: PathBuf,
     /// `$CODEX_HOME`, when set.
     pub codex_home: Option<PathBuf>,
-    /// `$XDG_CONFIG_HOME` (Zed on Linux), when set.
+    /// `$XDG_CONFIG_HOME` (Zed on Linux, opencode), when set.
     pub xdg_config: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`, when set: Claude Code keeps `.claude.json` there instead of home.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `$OPENCODE_CONFIG`, when set: the file opencode reads.
+    pub opencode_config: Option<PathBuf>,
 }
 
 impl Roots {
@@ -109,6 +121,8 @@ impl Roots {
             config: dirs::config_dir()?,
             codex_home: std::env::var_os("CODEX_HOME").map(PathBuf::from),
             xdg_config: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+            claude_config_dir: std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+            opencode_config: std::env::var_os("OPENCODE_CONFIG").map(PathBuf::from),
         })
     }
 
@@ -124,6 +138,8 @@ impl Roots {
             config: config.into(),
             codex_home: None,
             xdg_config: None,
+            claude_config_dir: None,
+            opencode_config: None,
         }
     }
 }
@@ -149,6 +165,8 @@ impl Client {
             Client::Codex => "codex",
             Client::Zed => "zed",
             Client::Nanobot => "nanobot",
+            Client::Gemini => "gemini",
+            Client::Opencode => "opencode",
         }
     }
 
@@ -163,6 +181,8 @@ impl Client {
             Client::Codex => "Codex CLI",
             Client::Zed => "Zed",
             Client::Nanobot => "nanobot",
+            Client::Gemini => "Gemini CLI",
+            Client::Opencode => "opencode",
         }
     }
 
@@ -177,6 +197,7 @@ impl Client {
             Client::Vscode => Format::Json(&["servers"]),
             Client::Zed => Format::Json(&["context_servers"]),
             Client::Nanobot => Format::Json(&["tools", "mcpServers"]),
+            Client::Opencode => Format::Json(&["mcp"]),
             Client::Codex => Format::CodexToml,
             _ => Format::Json(&["mcpServers"]),
         }
@@ -190,7 +211,11 @@ impl Client {
                 .config
                 .join("Claude")
                 .join("claude_desktop_config.json"),
-            Client::ClaudeCode => home.join(".claude.json"),
+            Client::ClaudeCode => roots
+                .claude_config_dir
+                .as_deref()
+                .unwrap_or(home)
+                .join(".claude.json"),
             Client::Cursor => home.join(".cursor").join("mcp.json"),
             Client::Vscode => roots.config.join("Code").join("User").join("mcp.json"),
             Client::Windsurf => home
@@ -212,14 +237,49 @@ impl Client {
                     .join("settings.json"),
             },
             Client::Nanobot => home.join(".nanobot").join("config.json"),
+            Client::Gemini => home.join(".gemini").join("settings.json"),
+            // opencode finds its directory through XDG on every OS (on Windows too).
+            Client::Opencode => roots.opencode_config.clone().unwrap_or_else(|| {
+                roots
+                    .xdg_config
+                    .clone()
+                    .unwrap_or_else(|| home.join(".config"))
+                    .join("opencode")
+                    .join("opencode.json")
+            }),
         }
     }
 
     /// The directory whose presence means the client is installed (or its file exists).
-    pub fn marker(self, path: &Path) -> PathBuf {
+    pub fn marker(self, path: &Path, roots: &Roots) -> PathBuf {
         match self {
-            Client::ClaudeCode => path.with_file_name(".claude"),
+            // `~/.claude.json` sits in the home directory, so its marker is `~/.claude`; under
+            // `$CLAUDE_CONFIG_DIR` the directory itself is the marker.
+            Client::ClaudeCode if roots.claude_config_dir.is_none() => {
+                path.with_file_name(".claude")
+            }
             _ => path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        }
+    }
+
+    /// What the person must know to use the companion's tools from this client once the entry
+    /// is written: the client's own permission gate, where it has one that hides or blocks
+    /// tools by default.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            Client::Gemini => Some(
+                "Gemini CLI starts MCP servers only in folders you trust (it asks when it first \
+                 opens one), asks before each tool of a server it does not trust, and in \
+                 headless mode (gemini -p) gives its model none of them: run it with --yolo, or \
+                 add \"trust\": true to the \"mcp-companion\" entry to trust every tool the \
+                 companion serves",
+            ),
+            Client::ClaudeCode => Some(
+                "in headless mode (claude -p) Claude Code runs only allowed tools: pass \
+                 --allowedTools mcp__mcp-companion (all of the companion's tools) or name them \
+                 one by one",
+            ),
+            _ => None,
         }
     }
 
@@ -230,6 +290,10 @@ impl Client {
                 json!({"type": "stdio", "command": exe, "args": ["bridge"]})
             }
             Client::Zed => json!({"source": "custom", "command": exe, "args": ["bridge"]}),
+            // opencode's schema has no `args` and refuses unknown keys: the command is an array.
+            Client::Opencode => {
+                json!({"type": "local", "command": [exe, "bridge"], "enabled": true})
+            }
             _ => json!({"command": exe, "args": ["bridge"]}),
         }
     }
@@ -262,9 +326,42 @@ mod tests {
             "zed ~/.config/zed/settings.json",
             "zed %APPDATA%/Zed/settings.json",
             "nanobot ~/.nanobot/config.json",
+            "gemini ~/.gemini/settings.json",
+            "gemini %USERPROFILE%/.gemini/settings.json",
+            "opencode ~/.config/opencode/opencode.json",
+            "opencode %USERPROFILE%/.config/opencode/opencode.json",
         ] {
             assert!(text.contains(want), "{want} missing from\n{text}");
         }
         assert_eq!(Client::from_id("vscode"), Some(Client::Vscode));
+    }
+
+    #[test]
+    fn the_clients_own_directory_variables_move_their_files() {
+        let mut roots = Roots::symbolic(Os::Linux);
+        roots.claude_config_dir = Some("/work/claude-work".into());
+        roots.opencode_config = Some("/work/oc.json".into());
+        let claude = Client::ClaudeCode.path(Os::Linux, &roots);
+        assert_eq!(claude, Path::new("/work/claude-work/.claude.json"));
+        assert_eq!(
+            Client::ClaudeCode.marker(&claude, &roots),
+            Path::new("/work/claude-work")
+        );
+        assert_eq!(
+            Client::Opencode.path(Os::Linux, &roots),
+            Path::new("/work/oc.json")
+        );
+        roots.opencode_config = None;
+        roots.xdg_config = Some("/xdg".into());
+        assert_eq!(
+            Client::Opencode.path(Os::Linux, &roots),
+            Path::new("/xdg/opencode/opencode.json")
+        );
+        let home = Roots::symbolic(Os::Linux);
+        let claude = Client::ClaudeCode.path(Os::Linux, &home);
+        assert_eq!(
+            Client::ClaudeCode.marker(&claude, &home),
+            Path::new("~/.claude")
+        );
     }
 }

@@ -110,6 +110,16 @@ fn golden_nanobot() {
 }
 
 #[test]
+fn golden_gemini() {
+    check(Client::Gemini);
+}
+
+#[test]
+fn golden_opencode() {
+    check(Client::Opencode);
+}
+
+#[test]
 fn a_changed_binary_path_is_updated_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("mcp.json");

@@ -68,6 +68,8 @@ pub struct ClientStatus {
     pub connected: bool,
     /// Why the file could not be read, if so.
     pub error: Option<String>,
+    /// The client's own permission setting the person needs ([`Client::note`]).
+    pub note: Option<&'static str>,
 }
 
 fn read(path: &Path) -> Result<String, ConnectError> {
@@ -171,10 +173,11 @@ pub fn statuses(roots: &Roots) -> Vec<ClientStatus> {
             ClientStatus {
                 id: client.id(),
                 label: client.label(),
-                installed: path.exists() || client.marker(&path).is_dir(),
+                installed: path.exists() || client.marker(&path, roots).is_dir(),
                 path,
                 connected,
                 error,
+                note: client.note(),
             }
         })
         .collect()
