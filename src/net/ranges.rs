@@ -1,7 +1,7 @@
 //! The blocked address set of the SSRF guard, reviewed against the IANA IPv4 and IPv6
 //! Special-Purpose Address Registries (RFC 6890) and every form in which an IPv6 address can
-//! carry an IPv4 one. The README table "What the SSRF guard blocks" mirrors [`BLOCKED`] row by
-//! row, with the reason for each decision.
+//! carry an IPv4 one. The user guide's table "What the SSRF guard blocks" (`docs/src/remote.md`)
+//! mirrors [`BLOCKED`] row by row, with the reason for each decision.
 //!
 //! Rule of thumb: a range is blocked unless the registry marks it globally reachable *and* it
 //! could plausibly host an MCP server. Ranges the registry marks global but which are anycast
