@@ -71,7 +71,7 @@ impl Hub {
     /// `server` ended in [`Verdict::Retry`] with `e` (the fast path's lost or unwritable
     /// attempts): a new session, then the attempts [`Hub::call`] makes, with the retry already
     /// spent in `forward`.
-    pub(crate) async fn resend(
+    pub async fn resend(
         &self,
         name: &str,
         target: &Target,
