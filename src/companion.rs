@@ -1,6 +1,6 @@
 //! One running companion: the single-instance lock, the hub, the MCP endpoint and the control
 //! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one
-//! (each binary also starts the [`crate::reaper`] first: it re-executes the binary itself).
+//! (each binary also starts the [`crate::process::reaper`] first: it re-executes the binary itself).
 //!
 //! Every agent and control session is a task on one [`TaskTracker`]; shutdown stops accepting,
 //! tells the sessions (a cancellation token), stops the servers, and waits for the sessions to

@@ -9,6 +9,7 @@
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS |
+//! | [`process`] | stdio servers' processes: spawn in a group / Job Object, stop, strays, the reaper |
 //! | [`upstream`] | one MCP client session per server (stdio child processes, streamable HTTP, legacy SSE) |
 //! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL and secret redaction |
 //! | [`logging`] | the log writer that scrubs URLs and secrets from every line |
@@ -18,7 +19,6 @@
 //! | [`ipc`] | the local endpoint, the aggregated MCP server on it, `bridge`, the control API |
 //! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
 //! | [`companion`] | one running companion: lock, hub, endpoint and control API started and stopped together |
-//! | [`reaper`] | the guardian process that kills every server's process group if the companion dies |
 //! | [`manage`] | the install side: presets, import, validated edits, probe (used by window and CLI) |
 
 pub mod auth;
@@ -32,7 +32,7 @@ pub mod launch;
 pub mod logging;
 pub mod manage;
 pub mod net;
-pub mod reaper;
+pub mod process;
 pub mod secret;
 pub mod supervisor;
 pub mod upstream;

@@ -52,7 +52,7 @@ pub async fn serve(
     }
     let paths = EndpointPaths::resolve(socket);
     // Before any server starts, so every process group is registered with it.
-    if let Err(e) = mcp_companion::reaper::start() {
+    if let Err(e) = mcp_companion::process::reaper::start() {
         tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
     }
     let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;

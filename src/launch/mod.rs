@@ -7,7 +7,7 @@
 //!
 //! The strategy: [`plan`] is a pure function of the entry, the target OS, the companion's
 //! environment and an injected [`Lookup`], so every rule is unit-tested for every OS on every
-//! host; the spawn side ([`crate::upstream::stdio`]) only applies the result.
+//! host; the spawn side ([`crate::process::child`]) only applies the result.
 //!
 //! | file | rule |
 //! |---|---|

@@ -24,14 +24,13 @@ use super::progress::{ProgressRoutes, ProgressTap};
 use super::session::Session;
 use super::sse::LegacySseTransport;
 use super::stderr::{self, LogRing};
-use super::{
-    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing, stdio,
-};
+use super::{ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing};
 use crate::auth::challenge::{self, SignInNeeded};
 use crate::auth::transport::SignedInClient;
 use crate::catalog::ServerListing;
 use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
 use crate::net::{self, Guard, SsrfError};
+use crate::process::child as stdio;
 
 /// A connection opened by one transport, ready for the MCP handshake.
 pub enum Opened {

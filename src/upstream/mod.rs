@@ -2,7 +2,7 @@
 //!
 //! | transport (`type`) | file | how |
 //! |---|---|---|
-//! | `stdio` | `stdio.rs`, `lane.rs` | [`stdio::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
+//! | `stdio` | `lane.rs` | [`crate::process::child::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
 //! | `streamableHttp` | `http.rs` | [`http::transport`]: rmcp's streamable HTTP client on the guarded `reqwest` client ([`crate::net`]) |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
@@ -30,8 +30,6 @@ pub mod roots;
 pub mod session;
 pub mod sse;
 pub mod stderr;
-pub mod stdio;
-pub mod strays;
 
 use std::time::Duration;
 
