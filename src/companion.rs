@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{self, Config};
+use crate::control::{self, ControlContext, ShowWindow};
+use crate::endpoint;
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlContext, ShowWindow};
-use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
 use crate::upstream::elicitor::{self, SharedElicitor};

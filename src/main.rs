@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use mcp_companion::ipc::control::ControlRequest;
+use mcp_companion::control::ControlRequest;
 
 /// Install MCP servers once; share them with every local AI agent through one endpoint.
 #[derive(Debug, Parser)]

@@ -31,7 +31,7 @@ use std::process::ExitCode;
 
 use mcp_companion::companion::{Companion, StartError};
 use mcp_companion::config::{self, Config};
-use mcp_companion::ipc::control::ControlRequest;
+use mcp_companion::control::ControlRequest;
 use mcp_companion::ipc::paths::EndpointPaths;
 use tauri::{Builder, Manager, RunEvent, Runtime, WindowEvent};
 
@@ -174,7 +174,7 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
 /// Asks the companion listening on `paths` to show its window (control API `show`); true when
 /// it did. A headless `serve` has no window and refuses.
 fn show_running(paths: &EndpointPaths) -> bool {
-    let ask = mcp_companion::ipc::control::request(&paths.control, &ControlRequest::Show);
+    let ask = mcp_companion::control::request(&paths.control, &ControlRequest::Show);
     match tauri::async_runtime::block_on(ask) {
         Ok(_) => true,
         Err(e) => {

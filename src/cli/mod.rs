@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 use mcp_companion::companion::Companion;
 use mcp_companion::config;
-use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
+use mcp_companion::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
 use out::outln;

@@ -19,7 +19,7 @@
 //! ← {"ok":true,"result":{}}
 //! → {"method":"environment"}
 //! ← {"ok":true,"result":{"pid":1234,"vars":{"PATH":"…","SSL_CERT_FILE":"…"},"gui":null}}
-//! → {"method":"login","server":"linear"}      (see `ipc::login`: two answers)
+//! → {"method":"login","server":"linear"}      (see `control::login`: two answers)
 //! ← {"ok":true,"result":{"url":"https://…/authorize?…","browserOpened":true}}
 //! ← {"ok":true,"result":{"signedIn":true}}
 //! → {"method":"stop","server":"tiem"}
@@ -32,9 +32,11 @@
 //! | `server.rs` | [`serve`]: sessions, the verb handlers, `logs --follow` |
 //! | `client.rs` | [`ControlClient`], [`request`], [`status`] |
 //! | `lines.rs` | reading lines with the length limit enforced while reading |
+//! | [`login`] | `login` / `logout`: the OAuth sign-in of a remote server, driven from a client |
 
 mod client;
 mod lines;
+pub mod login;
 mod protocol;
 mod server;
 

@@ -60,7 +60,7 @@ pub enum ControlRequest {
     Environment,
     /// Sign `server` in with OAuth → [`ControlResponse::SignIn`] at once (the authorization
     /// URL), then, on the same connection, [`ControlResponse::SignedIn`] or a refusal when it
-    /// finished (see `ipc::login`).
+    /// finished (see `control::login`).
     Login {
         /// Server name.
         server: String,
@@ -244,7 +244,7 @@ pub enum ErrorKind {
     /// sign-in could not start or finish; the message quotes the authorization server.
     SignIn,
     /// The companion already serves as many control connections as it allows
-    /// (`ipc::limits::MAX_CONTROL_CONNECTIONS`); the connection is closed.
+    /// (`endpoint::limits::MAX_CONTROL_CONNECTIONS`); the connection is closed.
     Busy,
     /// Anything else (a bug): the message says what.
     Internal,
