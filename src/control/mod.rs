@@ -41,6 +41,7 @@ mod protocol;
 mod server;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::hub::Hub;
 
@@ -53,6 +54,14 @@ pub use server::{serve, session};
 
 /// Longest request line accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+/// Control connections served at once (the CLI and the desktop window use one each, briefly;
+/// `logs --follow` holds one).
+pub const MAX_CONTROL_CONNECTIONS: usize = 64;
+
+/// How long writing one control reply may take before the connection is closed (30 s): a
+/// client that stops reading (e.g. a stalled `logs --follow`) does not keep its session.
+pub const CONTROL_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the control API serves.
 #[derive(Clone, Debug)]

@@ -10,9 +10,8 @@ use super::protocol::{
     ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply,
     StatusReport,
 };
-use super::{ControlContext, MAX_REQUEST_BYTES};
+use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_CONTROL_CONNECTIONS, MAX_REQUEST_BYTES};
 use crate::config;
-use crate::endpoint::limits::{CONTROL_WRITE_TIMEOUT, MAX_CONTROL_CONNECTIONS};
 use crate::ipc::accept::{ConnectionLimit, accept_loop};
 use crate::ipc::socket::LocalListener;
 

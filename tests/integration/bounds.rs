@@ -452,7 +452,7 @@ async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
 /// Past 64 control connections a new one gets one `busy` refusal and is closed; the CLI says
 /// so rather than hanging.
 async fn control_connections_over_the_limit_are_refused_in_words(path: CallPath) {
-    const MAX: usize = mcp_companion::endpoint::limits::MAX_CONTROL_CONNECTIONS;
+    const MAX: usize = mcp_companion::control::MAX_CONTROL_CONNECTIONS;
     let (c, _) = companion_counting_calls(path).await;
     let (open, _, refusal) = overfill(&c.control, MAX).await;
     let refusal: Value = serde_json::from_str(&refusal).expect("json");
