@@ -1,6 +1,6 @@
 //! One running companion: the single-instance lock, the hub, the MCP endpoint and the control
 //! API, started and stopped together. `mcp-companion serve` and the desktop shell both run one
-//! (each binary also starts the [`crate::reaper`] first: it re-executes the binary itself).
+//! (each binary also starts the [`crate::process::reaper`] first: it re-executes the binary itself).
 //!
 //! Every agent and control session is a task on one [`TaskTracker`]; shutdown stops accepting,
 //! tells the sessions (a cancellation token), stops the servers, and waits for the sessions to
@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{self, Config};
+use crate::control::{self, ControlContext, ShowWindow};
+use crate::endpoint;
 use crate::hub::Hub;
-use crate::ipc::control::{self, ControlContext, ShowWindow};
-use crate::ipc::endpoint;
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
 use crate::upstream::elicitor::{self, SharedElicitor};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use mcp_companion::ipc::control::ControlRequest;
+use mcp_companion::control::ControlRequest;
 
 /// Install MCP servers once; share them with every local AI agent through one endpoint.
 #[derive(Debug, Parser)]
@@ -189,7 +189,7 @@ enum Command {
 
 fn main() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
-    mcp_companion::reaper::run_if_reaper();
+    mcp_companion::process::reaper::run_if_reaper();
     let args = Args::parse();
     // SIGPIPE stays ignored (Rust's default) in every command: a client command whose reader
     // goes away (`status | head`) ends quietly through `cli::out`, and one whose companion

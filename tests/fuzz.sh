@@ -75,5 +75,5 @@ if [ "$engine" = cargo-fuzz ]; then
 else
   echo "fuzz: running the proptest suites (cargo-fuzz $CARGO_FUZZ_VERSION with nightly: cargo install --locked cargo-fuzz@$CARGO_FUZZ_VERSION)"
   PROPTEST_CASES=${PROPTEST_CASES:-1000} cargo test --locked --lib -- \
-    ipc::line::tests::props config::props
+    endpoint::line::tests::props config::props
 fi

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use mcp_companion::ipc::control::{StatusReport, status};
+use mcp_companion::control::{StatusReport, status};
 use mcp_companion::supervisor::ServerState;
 use serde_json::{Map, Value, json};
 use tokio::process::{Child, Command};

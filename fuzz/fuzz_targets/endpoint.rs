@@ -1,9 +1,9 @@
-//! Fuzzes how the local endpoint judges one line from an agent (`ipc::line::judge`): any bytes
+//! Fuzzes how the local endpoint judges one line from an agent (`endpoint::line::judge`): any bytes
 //! must give a verdict without panicking, and an answer must be a JSON-RPC error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_companion::ipc::line::{Verdict, judge};
+use mcp_companion::endpoint::line::{Verdict, judge};
 
 fuzz_target!(|data: &[u8]| {
     for line in data.split(|b| *b == b'\n') {

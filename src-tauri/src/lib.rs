@@ -31,7 +31,7 @@ use std::process::ExitCode;
 
 use mcp_companion::companion::{Companion, StartError};
 use mcp_companion::config::{self, Config};
-use mcp_companion::ipc::control::ControlRequest;
+use mcp_companion::control::ControlRequest;
 use mcp_companion::ipc::paths::EndpointPaths;
 use tauri::{Builder, Manager, RunEvent, Runtime, WindowEvent};
 
@@ -84,7 +84,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
 /// Runs the desktop app; returns only on a start-up failure (Tauri exits the process itself).
 pub fn run() -> ExitCode {
     // A copy of this binary may be the reaper that guards the servers' process groups.
-    mcp_companion::reaper::run_if_reaper();
+    mcp_companion::process::reaper::run_if_reaper();
     if let Some(code) = subcommand::run_if_subcommand() {
         return code;
     }
@@ -129,7 +129,7 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
         .setup(move |app| {
             // Before any server starts, so every process group is registered with it. Not in
             // `setup`: the reaper re-executes this binary, which a test binary must not do.
-            if let Err(e) = mcp_companion::reaper::start() {
+            if let Err(e) = mcp_companion::process::reaper::start() {
                 tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
             }
             let paths = launch.paths.clone();
@@ -174,7 +174,7 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
 /// Asks the companion listening on `paths` to show its window (control API `show`); true when
 /// it did. A headless `serve` has no window and refuses.
 fn show_running(paths: &EndpointPaths) -> bool {
-    let ask = mcp_companion::ipc::control::request(&paths.control, &ControlRequest::Show);
+    let ask = mcp_companion::control::request(&paths.control, &ControlRequest::Show);
     match tauri::async_runtime::block_on(ask) {
         Ok(_) => true,
         Err(e) => {

@@ -340,8 +340,7 @@ fn the_app_setup_runs_on_the_mock_runtime_and_serves_the_sockets() {
     crate::setup(&mut app, launch).unwrap();
 
     let status =
-        tauri::async_runtime::block_on(mcp_companion::ipc::control::status(&paths.control))
-            .unwrap();
+        tauri::async_runtime::block_on(mcp_companion::control::status(&paths.control)).unwrap();
     assert_eq!(status.pid, std::process::id(), "this process serves");
     assert_eq!(status.config.as_deref(), Some(config_path.as_path()));
 

@@ -9,7 +9,6 @@
 //! | `vault.rs` | [`vault::TokenVault`]: the keychain face the store uses; [`vault::vault`] picks it |
 //! | `callback.rs` | [`callback::CallbackListener`]: the one-shot loopback redirect listener |
 //! | `browser.rs` | [`browser::open`]: `$BROWSER`, else the system's URL opener |
-//! | `transport.rs` | [`transport::SignedInClient`]: bearer tokens, refresh, scope step-up on the MCP transport |
 //! | `challenge.rs` | recognising a 401 / `insufficient_scope` in transport errors; the last challenge per server |
 //! | `pending.rs` | sign-ins in progress inside a running companion (for `login` and `status`) |
 //!
@@ -17,7 +16,8 @@
 //! `needs sign-in` (no restart loop) → `mcp-companion login SERVER` (or the window's button)
 //! asks the running companion to sign in: it opens the browser, the listener takes the
 //! redirect, the tokens go to the keychain and the server restarts with them. Later connects
-//! load the tokens ([`connect_client`]); rmcp refreshes them before expiry and once on a 401.
+//! load the tokens ([`crate::upstream::signed_in::connect_client`], beside the scope step-up
+//! on the MCP transport: the client connection is `upstream`'s, this module only signs in); rmcp refreshes them before expiry and once on a 401.
 
 pub mod browser;
 pub mod callback;
@@ -26,10 +26,7 @@ pub mod flow;
 pub mod http;
 pub mod pending;
 pub mod store;
-pub mod transport;
 pub mod vault;
-
-use std::sync::Arc;
 
 pub use flow::{SignInError, Target};
 
@@ -46,29 +43,6 @@ pub fn secret_safe(mut filter: tracing_subscriber::EnvFilter) -> tracing_subscri
         }
     }
     filter
-}
-
-/// The client for a streamable HTTP server: [`transport::SignedInClient`] when the keychain
-/// holds a sign-in for this server and resource, else `None` (connect without a token; a 401
-/// then leads to `needs sign-in`).
-///
-/// # Errors
-/// [`SignInError`] when the keychain or the authorization server metadata cannot be read.
-pub async fn connect_client(
-    target: Target,
-    http: reqwest::Client,
-) -> Result<Option<transport::SignedInClient>, SignInError> {
-    let vault = vault::vault();
-    let Some(manager) = flow::stored(&target, vault.clone()).await? else {
-        return Ok(None);
-    };
-    tracing::debug!(server = %target.server, "using the stored sign-in");
-    Ok(Some(transport::signed_in_client(
-        http,
-        manager,
-        target,
-        Arc::clone(&vault),
-    )))
 }
 
 /// Forgets `target`'s tokens and client registration. `true` when there was a sign-in.

@@ -4,7 +4,7 @@
 //!
 //! A catalog is immutable, so each page's JSON is made once, the first time an agent's
 //! `tools/list` asks for it ([`Catalog::page_json`]), and every later listing of the same
-//! catalog writes those bytes (the fast path, [`crate::ipc::fast`]). With 2000 tools that is
+//! catalog writes those bytes (the fast path, [`crate::endpoint::fast`]). With 2000 tools that is
 //! 510 KiB of JSON that was re-encoded for every listing. The cached JSON has the shape rmcp
 //! answers a session on a protocol version before 2026-07-28 with (no `resultType`, only
 //! object `outputSchema`s); sessions on later versions are answered by rmcp.

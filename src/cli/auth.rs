@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcp_companion::auth::{self, Target, browser, flow};
 use mcp_companion::config::{self, TransportConfig};
-use mcp_companion::ipc::control::{ControlClient, ControlError, ControlRequest, ControlResponse};
+use mcp_companion::control::{ControlClient, ControlError, ControlRequest, ControlResponse};
 use mcp_companion::net::Guard;
 
 use super::out::outln;
@@ -78,7 +78,7 @@ pub async fn logout(
     let req = ControlRequest::Logout {
         server: server.to_owned(),
     };
-    let forgotten = match mcp_companion::ipc::control::request(&paths.control, &req).await {
+    let forgotten = match mcp_companion::control::request(&paths.control, &req).await {
         Ok(ControlResponse::LoggedOut(answer)) => answer.forgotten,
         Ok(_) => bail!("unexpected answer to logout"),
         Err(ControlError::NotRunning { .. }) => {

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mcp_companion::config::{self, ServerConfig, TransportConfig};
-use mcp_companion::ipc::control::{
+use mcp_companion::control::{
     self, ChildEnvironment, ControlRequest, ControlResponse, StatusReport,
 };
 use mcp_companion::ipc::record;

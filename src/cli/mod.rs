@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 use mcp_companion::companion::Companion;
 use mcp_companion::config;
-use mcp_companion::ipc::control::{self, ControlRequest, ControlResponse};
+use mcp_companion::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::ipc::paths::EndpointPaths;
 use mcp_companion::supervisor::ServerState;
 use out::outln;
@@ -52,7 +52,7 @@ pub async fn serve(
     }
     let paths = EndpointPaths::resolve(socket);
     // Before any server starts, so every process group is registered with it.
-    if let Err(e) = mcp_companion::reaper::start() {
+    if let Err(e) = mcp_companion::process::reaper::start() {
         tracing::warn!(error = %e, "cannot start the reaper: servers may outlive a killed companion");
     }
     let mut companion = Companion::start(&cfg, paths, Some(path.clone())).await?;

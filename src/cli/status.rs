@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use mcp_companion::ipc::control;
+use mcp_companion::control;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 
 use super::out::{outln, visible};

@@ -4,11 +4,11 @@
 //! answers it as it always has.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::Hub;
+use super::forward::Forward;
 use crate::catalog::Target;
-use crate::config::DEFAULT_TOOL_TIMEOUT;
+use crate::supervisor::ServerHandle;
 use crate::upstream::lane::FastLane;
 
 /// A call the fast path may forward.
@@ -20,11 +20,12 @@ pub struct FastTarget {
     pub raw_name: String,
     /// The live session's fast lane.
     pub lane: FastLane,
-    /// The server's `toolTimeout`.
-    pub timeout: Duration,
-    /// Whether the tool declares `readOnlyHint` or `idempotentHint`: only such a call is
-    /// retried (the slow way) when its session breaks while the call is in flight.
-    pub retry_in_flight: bool,
+    /// The call's rules ([`Forward`]): its deadline, its one retry and its error texts.
+    pub forward: Forward,
+    /// The server, for a retry ([`Hub::resend`]).
+    pub handle: ServerHandle,
+    /// Which of the server's sessions `lane` belongs to: a retry reconnects from it.
+    pub generation: u64,
     /// The session's calls in flight: a fast-path call enters it too, so the server's requests
     /// during the call reach its agent.
     pub askers: crate::upstream::askers::Askers,
@@ -45,18 +46,14 @@ impl Hub {
         if lane.ended().is_some() {
             return None;
         }
-        let annotations = catalog.tool(name).and_then(|t| t.annotations.as_ref());
-        let retry_in_flight = annotations
-            .is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true));
         Some(FastTarget {
             server: route.server.clone(),
             raw_name: raw_name.clone(),
             lane,
-            timeout: server
-                .config()
-                .map_or(DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout),
-            retry_in_flight,
+            forward: Forward::new(name, route, &server),
             askers: live.askers.clone(),
+            generation: live.generation,
+            handle: server,
         })
     }
 }

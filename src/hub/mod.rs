@@ -23,11 +23,13 @@
 //! | `owner.rs` | the owner task: the inbox loop, coalescing, hold-back |
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
-//! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, the retry rule, error results |
+//! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |
+//! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 
 mod fast;
+pub mod forward;
 mod owner;
 mod rebuild;
 mod reload;
@@ -47,8 +49,8 @@ use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 use crate::upstream::elicitor::SharedElicitor;
 
 pub use fast::FastTarget;
+pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use reload::{RELOAD_SETTLE, ReloadReport};
-pub use route::{describe_failure, error_result, lost_in_flight};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
 pub const COALESCE: Duration = Duration::from_millis(100);

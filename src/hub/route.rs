@@ -17,14 +17,8 @@
 //! reconnect(g), shared by every caller that saw g fail ──▶ call once more ──▶ result
 //! ```
 //!
-//! **The retry rule.** A call whose session broke is sent again (once, on a new session) only
-//! when that cannot run it twice: the request certainly never reached the server
-//! ([`CallError::certainly_not_delivered`]: the session was already closed, the write failed,
-//! the connection was refused, or the server answered this very request "no such session"),
-//! or the tool declares `readOnlyHint` or `idempotentHint` (wrapped resources and prompts are
-//! read-only). Otherwise the agent gets an `isError` result saying the connection was lost and
-//! the call may or may not have run. The rule is the same for stdio crashes and remote
-//! sessions.
+//! **The retry rule** and the texts of failed calls live in [`Forward`] (`forward.rs`), which
+//! the fast path drives too; this file routes the call and finds it a session.
 //!
 //! **Restarts.** While a server restarts (the `restart` command, a crash and its backoff, a
 //! `reload` that changed its entry) its tools leave `tools/list`, but the hub keeps their last
@@ -32,13 +26,14 @@
 //! server that was removed, stopped by the user, has failed or needs sign-in answers at once,
 //! saying which.
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::model::{CallToolResult, JsonObject};
 use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::Hub;
+use super::forward::{Forward, Verdict, error_result};
 use crate::catalog::{Route, ServerListing, Target, naming};
-use crate::config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+use crate::config::DEFAULT_CONNECT_TIMEOUT;
 use crate::supervisor::{Live, ServerHandle, ServerState, ServerStatus, now_ms};
 use crate::upstream::call::{self, CallError, Downstream};
 
@@ -48,28 +43,78 @@ impl Hub {
     /// lost connection) becomes `isError: true` with a readable message naming the server.
     ///
     /// Waits for a restarting server (up to its `connectTimeout`); retries a call whose session
-    /// broke only when that cannot run it twice (see the module docs).
+    /// broke only when that cannot run it twice ([`Forward`], see the module docs).
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
     ) -> CallToolResult {
-        let (route, server, mut live) = match self.ready(name, downstream).await {
+        let (route, server, live) = match self.ready(name, downstream).await {
             Ok(ready) => ready,
             Err(message) => return error_result(message),
         };
-        let timeout = server
-            .config()
-            .map_or(DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout);
-        let mut retried = false;
+        let forward = Forward::new(name, &route, &server);
+        self.attempts(
+            name,
+            &route.target,
+            &server,
+            live,
+            forward,
+            arguments,
+            downstream,
+        )
+        .await
+    }
+
+    /// Sends a call again on the rmcp path after an attempt on session `generation` of
+    /// `server` ended in [`Verdict::Retry`] with `e` (the fast path's lost or unwritable
+    /// attempts): a new session, then the attempts [`Hub::call`] makes, with the retry already
+    /// spent in `forward`.
+    pub async fn resend(
+        &self,
+        name: &str,
+        target: &Target,
+        server: &ServerHandle,
+        generation: u64,
+        (forward, e): (Forward, &CallError),
+        arguments: Option<JsonObject>,
+    ) -> CallToolResult {
+        match self
+            .fresh_session(name, server, generation, &forward, e, None)
+            .await
+        {
+            Ok(live) => {
+                self.attempts(name, target, server, live, forward, arguments, None)
+                    .await
+            }
+            Err(answer) => answer,
+        }
+    }
+
+    /// Attempts the call on `live`, and on a new session each time `forward` says
+    /// [`Verdict::Retry`], until it answers.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call's parts, borrowed from the two callers that hold them"
+    )]
+    async fn attempts(
+        &self,
+        name: &str,
+        target: &Target,
+        server: &ServerHandle,
+        mut live: Arc<Live>,
+        mut forward: Forward,
+        arguments: Option<JsonObject>,
+        downstream: Option<&Downstream>,
+    ) -> CallToolResult {
         loop {
             let attempt = call::call(
                 &live.peer,
                 &live.askers,
-                &route.target,
+                target,
                 arguments.clone(),
-                timeout,
+                forward.timeout(),
                 downstream,
             )
             .await;
@@ -77,28 +122,37 @@ impl Hub {
                 Ok(result) => return result,
                 Err(e) => e,
             };
-            let safe = e.certainly_not_delivered() || route.retry_safe;
-            if !e.breaks_session() || !safe || retried {
-                tracing::info!(server = %route.server, tool = name, error = %e, "call failed");
-                return error_result(describe_failure(&route.server, &e, route.retry_safe));
+            if let Verdict::Fail(answer) = forward.judge(&e) {
+                return answer;
             }
-            tracing::info!(server = %route.server, tool = name, error = %e, "session broke; reconnecting to send the call again on a new session");
-            retried = true;
-            live = match server.reconnect(live.generation).await {
+            live = match self
+                .fresh_session(name, server, live.generation, &forward, &e, downstream)
+                .await
+            {
                 Ok(fresh) => fresh,
-                // The reconnect failed (the server is down or backing off): wait for it like
-                // any call for a restarting server.
-                Err(why) => match self.ready(name, downstream).await {
-                    Ok((_, _, fresh)) => fresh,
-                    Err(message) => {
-                        tracing::info!(server = %route.server, tool = name, error = %why, "no session to retry on");
-                        return error_result(format!(
-                            "{}; {message}",
-                            describe_failure(&route.server, &e, true)
-                        ));
-                    }
-                },
+                Err(answer) => return answer,
             };
+        }
+    }
+
+    /// A session to send a retried call on, after session `generation` broke with `e`: the
+    /// reconnect every caller that saw `generation` fail shares, or — when that fails (the
+    /// server is down or backing off) — whatever a call for a restarting server waits for.
+    async fn fresh_session(
+        &self,
+        name: &str,
+        server: &ServerHandle,
+        generation: u64,
+        forward: &Forward,
+        e: &CallError,
+        downstream: Option<&Downstream>,
+    ) -> Result<Arc<Live>, CallToolResult> {
+        match server.reconnect(generation).await {
+            Ok(fresh) => Ok(fresh),
+            Err(why) => match self.ready(name, downstream).await {
+                Ok((_, _, fresh)) => Ok(fresh),
+                Err(message) => Err(forward.no_session(e, &why.to_string(), &message)),
+            },
         }
     }
 
@@ -229,32 +283,6 @@ fn unavailable(status: &ServerStatus) -> String {
         msg.push_str(err);
     }
     msg
-}
-
-/// The text of a failed call: `server "x" returned an error: <message> (JSON-RPC error <code>)`
-/// for a JSON-RPC error; for a lost connection when the call is not `retry_safe`, that it may
-/// or may not have run; `server "x": <why>` otherwise.
-pub fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
-    match e {
-        CallError::Rpc { .. } => format!("server \"{server}\" returned an error: {e}"),
-        CallError::Transport { .. } | CallError::SessionClosed if !retry_safe => format!(
-            "server \"{server}\": {e}. The call may or may not have run; it was not sent again \
-             because the tool does not declare readOnlyHint or idempotentHint"
-        ),
-        _ => format!("server \"{server}\": {e}"),
-    }
-}
-
-/// The text of a call whose session broke while it was in flight and that is not retried
-/// (the tool declares neither `readOnlyHint` nor `idempotentHint`): the server may have run it.
-pub fn lost_in_flight(server: &str, e: &CallError) -> String {
-    describe_failure(server, e, false)
-}
-
-/// An `isError` result with `message` as its one text block, every known secret masked
-/// ([`crate::net::scrub_known`]: the message may quote a server that echoed one).
-pub fn error_result(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(crate::net::scrub_known(&message))])
 }
 
 #[cfg(test)]

@@ -7,6 +7,11 @@
 //! The second rule matters on Windows: a named pipe has no half-close, so the companion never
 //! sees end of file there and the session would last forever; the bridge ends it by closing the
 //! pipe. On Unix the socket is also half-closed when stdin ends, as before.
+//!
+//! It lives in `ipc`, the local transport, not with the agent endpoint: it is a client of the
+//! socket that runs in its own short-lived process, finds the socket as `serve` does
+//! ([`super::record`], [`super::paths`]) and moves lines without reading them as MCP, so it
+//! needs neither the hub nor a session, and a bridge build pulls in no part of the endpoint.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,7 @@
-//! The local endpoint and everything that talks over local sockets (DESIGN §10).
+//! Local transport (DESIGN §10): the private sockets and named pipes agents and the CLI reach a
+//! running companion on, where they live, and the accept loop both servers share. What is
+//! spoken on them is not this module's: the agents' MCP endpoint is [`crate::endpoint`], the
+//! control API [`crate::control`].
 //!
 //! | module | owns |
 //! |---|---|
@@ -7,25 +10,11 @@
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
-//! | [`endpoint`] | the aggregated MCP server each agent session talks to |
-//! | [`fast`] | the forwarding fast path for `tools/call`, beside the rmcp session (issue 15) |
-//! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
-//! | [`limits`] | what one connection may hold: in-flight requests, queued bytes, connections, deadlines |
-//! | [`bounded`] | the agent connection's transport under those limits: backpressure, noticing a gone agent |
-//! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command |
-//! | [`control`] | the control API the CLI drives a running companion with |
-//! | [`login`] | the control API's `login` / `logout` (OAuth sign-in of a remote server) |
+//! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command (why it is here: its module doc) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
-pub mod bounded;
 pub mod bridge;
-pub mod control;
-pub mod endpoint;
-pub mod fast;
-pub mod limits;
-pub mod line;
-pub mod login;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

@@ -7,13 +7,14 @@
 //!
 //! The strategy: [`plan`] is a pure function of the entry, the target OS, the companion's
 //! environment and an injected [`Lookup`], so every rule is unit-tested for every OS on every
-//! host; the spawn side ([`crate::upstream::stdio`]) only applies the result.
+//! host; the spawn side ([`crate::process::child`]) only applies the result.
 //!
 //! | file | rule |
 //! |---|---|
 //! | [`env`](mod@env) | minimal child environment plus the entry's `env` |
 //! | [`windows`] | which commands run under `cmd.exe /d /v:off /s /c`, and quoting that survives cmd.exe |
 //! | [`shell_path`] | PATH from the login shell for GUI launches on macOS and Linux |
+//! | [`inherited`] | [`ChildEnvironment`]: what a child gets from the companion's own process |
 //!
 //! PATH, for both the lookup and the child, is the entry's own `env.PATH` when set; else, in GUI
 //! mode on macOS/Linux, the companion's PATH extended with the login shell's and the common tool
@@ -22,6 +23,7 @@
 //! error.
 
 pub mod env;
+pub mod inherited;
 pub mod shell_path;
 pub mod windows;
 
@@ -31,6 +33,8 @@ use std::path::{Path, PathBuf};
 
 use crate::config::StdioConfig;
 use shell_path::LoginPath;
+
+pub use inherited::ChildEnvironment;
 
 /// The operating system a launch is planned for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

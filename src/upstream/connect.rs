@@ -22,16 +22,15 @@ use super::initialize::Failure;
 use super::lane::{FastLane, LaneTransport};
 use super::progress::{ProgressRoutes, ProgressTap};
 use super::session::Session;
+use super::signed_in::SignedInClient;
 use super::sse::LegacySseTransport;
 use super::stderr::{self, LogRing};
-use super::{
-    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing, stdio,
-};
+use super::{ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing};
 use crate::auth::challenge::{self, SignInNeeded};
-use crate::auth::transport::SignedInClient;
 use crate::catalog::ServerListing;
 use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
 use crate::net::{self, Guard, SsrfError};
+use crate::process::child as stdio;
 
 /// A connection opened by one transport, ready for the MCP handshake.
 pub enum Opened {
@@ -301,7 +300,7 @@ async fn connect_remote(
                     oauth: http.oauth.clone(),
                     guard: guard.clone(),
                 };
-                match crate::auth::connect_client(target, client.clone()).await? {
+                match super::signed_in::connect_client(target, client.clone()).await? {
                     Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
                         signed_in,
                         &net::connect_url(&url, &http.headers, true),

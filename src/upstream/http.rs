@@ -36,7 +36,7 @@ use super::http_layer::{HttpError, HttpLayer, Layered, PostAnswer, SseStream};
 pub type SessionGuard<C> = Layered<C, SessionCheck>;
 
 /// The transport for `url` on `client` (the guarded `reqwest::Client`, or
-/// [`crate::auth::transport::SignedInClient`] on top of it for a signed-in server), reporting
+/// [`super::signed_in::SignedInClient`] on top of it for a signed-in server), reporting
 /// a forgotten session to `gone`.
 pub fn transport<C>(
     client: C,

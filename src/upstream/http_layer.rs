@@ -2,7 +2,7 @@
 //! forwards every request kind, so each layer writes only what it adds around a POST or a GET.
 //!
 //! Two layers use it: [`super::http::SessionCheck`] (answers meaning "this session is gone") and
-//! [`crate::auth::transport::StepUp`] (scope step-up for a signed-in server). A signed-in server
+//! [`super::signed_in::StepUp`] (scope step-up for a signed-in server). A signed-in server
 //! stacks both: `Layered<Layered<AuthClient<reqwest::Client>, StepUp>, SessionCheck>`.
 
 use std::collections::HashMap;

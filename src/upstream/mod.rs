@@ -2,8 +2,8 @@
 //!
 //! | transport (`type`) | file | how |
 //! |---|---|---|
-//! | `stdio` | `stdio.rs`, `lane.rs` | [`stdio::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
-//! | `streamableHttp` | `http.rs` | [`http::transport`]: rmcp's streamable HTTP client on the guarded `reqwest` client ([`crate::net`]) |
+//! | `stdio` | `lane.rs` | [`crate::process::child::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
+//! | `streamableHttp` | `http.rs`, `signed_in.rs` | [`http::transport`]: rmcp's streamable HTTP client on the guarded `reqwest` client ([`crate::net`]); for a signed-in server [`signed_in::SignedInClient`] (bearer token, refresh, scope step-up) |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
 //! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
@@ -28,10 +28,9 @@ pub mod listing;
 pub mod progress;
 pub mod roots;
 pub mod session;
+pub mod signed_in;
 pub mod sse;
 pub mod stderr;
-pub mod stdio;
-pub mod strays;
 
 use std::time::Duration;
 

@@ -11,8 +11,8 @@ use tokio::task::JoinHandle;
 
 use super::handler::{UpstreamEvent, UpstreamHandler};
 use super::lane::FastLane;
-use super::stdio::{self, StdioChild};
 use crate::catalog::ServerListing;
+use crate::process::child::{self as stdio, StdioChild};
 
 /// How long [`Session::shutdown`] waits for the rmcp service to wind down after the process is
 /// gone.

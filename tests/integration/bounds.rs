@@ -19,8 +19,8 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
-/// What [`mcp_companion::ipc::limits::MAX_IN_FLIGHT`] allows.
-const MAX_IN_FLIGHT: usize = mcp_companion::ipc::limits::MAX_IN_FLIGHT;
+/// What [`mcp_companion::endpoint::limits::MAX_IN_FLIGHT`] allows.
+const MAX_IN_FLIGHT: usize = mcp_companion::endpoint::limits::MAX_IN_FLIGHT;
 
 /// A companion taking `path` whose demo server records every call in the returned file.
 async fn companion_counting_calls(path: CallPath) -> (Companion, PathBuf) {
@@ -370,7 +370,7 @@ async fn a_half_closed_agent_still_gets_every_answer(path: CallPath) {
 /// Past 256 agent connections a new one gets one JSON-RPC error line saying why, and is
 /// closed; once one closes, a new connection is served again.
 async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
-    const MAX: usize = mcp_companion::ipc::limits::MAX_AGENT_CONNECTIONS;
+    const MAX: usize = mcp_companion::endpoint::limits::MAX_AGENT_CONNECTIONS;
     let (c, _) = companion_counting_calls(path).await;
     let (mut open, which, refusal) = overfill(&c.socket, MAX).await;
     let refusal: Value = serde_json::from_str(&refusal).expect("json");
@@ -452,7 +452,7 @@ async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
 /// Past 64 control connections a new one gets one `busy` refusal and is closed; the CLI says
 /// so rather than hanging.
 async fn control_connections_over_the_limit_are_refused_in_words(path: CallPath) {
-    const MAX: usize = mcp_companion::ipc::limits::MAX_CONTROL_CONNECTIONS;
+    const MAX: usize = mcp_companion::control::MAX_CONTROL_CONNECTIONS;
     let (c, _) = companion_counting_calls(path).await;
     let (open, _, refusal) = overfill(&c.control, MAX).await;
     let refusal: Value = serde_json::from_str(&refusal).expect("json");
@@ -466,10 +466,7 @@ async fn control_connections_over_the_limit_are_refused_in_words(path: CallPath)
     drop(open);
     // Once they are gone, the control API answers again.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while mcp_companion::ipc::control::status(&c.control)
-        .await
-        .is_err()
-    {
+    while mcp_companion::control::status(&c.control).await.is_err() {
         assert!(Instant::now() < deadline, "control API still refusing");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{self, StatusReport};
+use mcp_companion::control::{self, StatusReport};
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,

@@ -186,7 +186,7 @@ async fn a_relative_config_path_is_reported_absolute_and_reload_accepts_it_from_
     let control = dir.path().join("control.sock");
     let mut reported = None;
     for _ in 0..1200 {
-        if let Ok(s) = mcp_companion::ipc::control::status(&control).await {
+        if let Ok(s) = mcp_companion::control::status(&control).await {
             reported = Some(s.config);
             break;
         }

@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use mcp_companion::config::{self, Config};
+use mcp_companion::endpoint;
 use mcp_companion::hub::Hub;
-use mcp_companion::ipc::endpoint;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};

@@ -204,9 +204,9 @@ async fn headers_reach_the_server_secrets_stay_out_of_logs_and_an_expired_sessio
 
     // Stopping the server deletes its session (MCP 2025-03-26 "Session Management").
     let current = server.shared.sessions.lock().unwrap().last().cloned();
-    mcp_companion::ipc::control::request(
+    mcp_companion::control::request(
         &c.control,
-        &mcp_companion::ipc::control::ControlRequest::Stop {
+        &mcp_companion::control::ControlRequest::Stop {
             server: "remote".into(),
         },
     )

@@ -1,7 +1,7 @@
 //! Proves that a process a server started outside its process group (`setsid`, as a daemon's
 //! double fork does) does not outlive the server: stopping the server, and `kill -9` of
 //! `serve` (the reaper), end it too, and stopping one server leaves another server's alone
-//! (Linux: the launch token in `MCP_COMPANION_LAUNCH`, `src/upstream/strays.rs`).
+//! (Linux: the launch token in `MCP_COMPANION_LAUNCH`, `src/process/strays.rs`).
 
 #![cfg(target_os = "linux")]
 

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_companion::ipc::control::{ControlClient, ControlRequest, ControlResponse};
+use mcp_companion::control::{ControlClient, ControlRequest, ControlResponse};
 use serde_json::json;
 
 use crate::common::{
@@ -341,7 +341,7 @@ async fn serve_watch_reloads_when_the_file_changes() {
         .spawn()
         .expect("serve");
     let control = dir.path().join("control.sock");
-    let status = || async { mcp_companion::ipc::control::status(&control).await.ok() };
+    let status = || async { mcp_companion::control::status(&control).await.ok() };
     let mut ready = false;
     // Generous bounds: each loop ends as soon as the state is reached.
     for _ in 0..2400 {
@@ -374,7 +374,7 @@ async fn serve_watch_reloads_when_the_file_changes() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let warned = |s: &mcp_companion::ipc::control::StatusReport| {
+    let warned = |s: &mcp_companion::control::StatusReport| {
         s.warnings
             .first()
             .is_some_and(|w| w.contains("the config file changed but cannot be used"))

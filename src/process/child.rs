@@ -34,7 +34,7 @@ pub struct ChildPipes {
     pub stdin: ChildStdin,
     /// The child's stdout (our JSON-RPC input).
     pub stdout: ChildStdout,
-    /// The child's stderr, to be drained by [`super::stderr::spawn_drain`].
+    /// The child's stderr, to be drained by [`crate::upstream::stderr::spawn_drain`].
     pub stderr: ChildStderr,
 }
 
@@ -104,7 +104,7 @@ pub fn spawn(spec: &LaunchSpec) -> std::io::Result<(StdioChild, ChildPipes)> {
     let pid = child.id();
     #[cfg(unix)]
     if let Some(pgid) = pid {
-        crate::reaper::register(pgid);
+        super::reaper::register(pgid);
     }
     Ok((
         StdioChild {
@@ -218,7 +218,7 @@ impl Drop for StdioChild {
         self.signal_strays(true);
         #[cfg(unix)]
         if let Some(pgid) = self.pid {
-            crate::reaper::unregister(pgid);
+            super::reaper::unregister(pgid);
         }
     }
 }

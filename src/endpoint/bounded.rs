@@ -58,7 +58,7 @@ enum Probe {
 
 impl Hangup {
     /// The probe for an accepted agent connection.
-    pub fn of(stream: &super::socket::ServerStream) -> Self {
+    pub fn of(stream: &crate::ipc::socket::ServerStream) -> Self {
         #[cfg(unix)]
         {
             match rustix::io::fcntl_dupfd_cloexec(stream, 0) {

@@ -130,7 +130,7 @@ struct TakeAll {
     taken: Arc<std::sync::atomic::AtomicI64>,
 }
 
-impl crate::ipc::line::Tap for TakeAll {
+impl crate::endpoint::line::Tap for TakeAll {
     fn take(&mut self, _line: &[u8]) -> bool {
         let n = self.taken.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.budget.requested(RequestId::Number(n + 1));

@@ -11,7 +11,7 @@
 //! it spawns a server and `-<pgid>` when that group is gone, over the reaper's stdin. When the
 //! pipe closes — the companion exited, however it exited — the reaper sends SIGTERM to every
 //! group still listed, and on Linux to every process carrying one of the companion's launch
-//! tokens ([`crate::upstream::strays`], for what left its group), SIGKILL half a second later,
+//! tokens ([`super::strays`], for what left its group), SIGKILL half a second later,
 //! and exits. Every binary that embeds the
 //! companion must call [`run_if_reaper`] first thing in `main`.
 //!
@@ -51,7 +51,7 @@ pub fn start() -> std::io::Result<()> {
         use std::os::unix::process::CommandExt;
         let mut child = std::process::Command::new(std::env::current_exe()?)
             // The value is this companion's launch-token prefix, to find its servers' strays.
-            .env(REAPER_ENV, crate::upstream::strays::prefix())
+            .env(REAPER_ENV, super::strays::prefix())
             .process_group(0)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
@@ -135,12 +135,12 @@ mod unix {
         strays(&prefix, Signal::KILL);
     }
 
-    /// Signals what the servers started outside their groups ([`crate::upstream::strays`]).
+    /// Signals what the servers started outside their groups ([`crate::process::strays`]).
     fn strays(prefix: &str, signal: Signal) {
         #[cfg(target_os = "linux")]
         if !prefix.is_empty() {
-            let launches = crate::upstream::strays::Launches::Prefix(prefix);
-            crate::upstream::strays::signal(launches, None, signal);
+            let launches = crate::process::strays::Launches::Prefix(prefix);
+            crate::process::strays::signal(launches, None, signal);
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (prefix, signal);

@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::hub::{HubError, ReloadReport};
 use crate::supervisor::ServerStatus;
 
+/// The `environment` answer (computed by `launch`, which owns what a child inherits).
+pub use crate::launch::inherited::ChildEnvironment;
+
 /// A control request. Adding a verb: a variant here, its [`ControlResponse`] variant in
 /// [`ControlRequest::parse_result`], and its arm in the server's `handle`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +63,7 @@ pub enum ControlRequest {
     Environment,
     /// Sign `server` in with OAuth → [`ControlResponse::SignIn`] at once (the authorization
     /// URL), then, on the same connection, [`ControlResponse::SignedIn`] or a refusal when it
-    /// finished (see `ipc::login`).
+    /// finished (see `control::login`).
     Login {
         /// Server name.
         server: String,
@@ -95,39 +98,6 @@ pub struct SignedIn {
 pub struct LoggedOut {
     /// Whether there was a stored sign-in to forget.
     pub forgotten: bool,
-}
-
-/// The `environment` answer: the inputs of a child's environment that come from the companion.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildEnvironment {
-    /// Process id of the companion.
-    pub pid: u32,
-    /// The companion's values of every pass-through variable that is set
-    /// ([`crate::launch::env::passthrough`]).
-    pub vars: std::collections::BTreeMap<String, String>,
-    /// The login shell's PATH when the companion runs in GUI mode.
-    pub gui: Option<crate::launch::shell_path::LoginPath>,
-}
-
-impl ChildEnvironment {
-    /// What this process would give its children.
-    pub async fn of_this_process() -> ChildEnvironment {
-        let os = crate::launch::TargetOs::host();
-        let vars = crate::launch::env::passthrough(os)
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_owned(), v)))
-            .collect();
-        let gui = if os != crate::launch::TargetOs::Windows && crate::launch::shell_path::gui_mode()
-        {
-            Some(crate::launch::shell_path::login_path().await.clone())
-        } else {
-            None
-        };
-        ChildEnvironment {
-            pid: std::process::id(),
-            vars,
-            gui,
-        }
-    }
 }
 
 fn default_lines() -> usize {
@@ -244,7 +214,7 @@ pub enum ErrorKind {
     /// sign-in could not start or finish; the message quotes the authorization server.
     SignIn,
     /// The companion already serves as many control connections as it allows
-    /// (`ipc::limits::MAX_CONTROL_CONNECTIONS`); the connection is closed.
+    /// ([`super::MAX_CONTROL_CONNECTIONS`]); the connection is closed.
     Busy,
     /// Anything else (a bug): the message says what.
     Internal,

@@ -6,6 +6,10 @@
 //! the challenged ones, in the browser, then the request is sent again. At most
 //! [`MAX_STEP_UPS`] step-ups per request; after that the 403 stands and the server goes to
 //! `needs sign-in` instead of looping.
+//!
+//! It lives with the other transports, not in [`crate::auth`]: it is a layer on the MCP
+//! client connection ([`HttpLayer`]), and `auth` (discovery, PKCE, the keychain store, the
+//! redirect listener) stays below `upstream` in the layer order.
 
 use std::sync::Arc;
 
@@ -15,10 +19,10 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig}
 use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
 use tokio::sync::Mutex;
 
-use super::flow::{self, SIGN_IN_TIMEOUT, SignInError, Target};
-use super::vault::TokenVault;
-use super::{browser, challenge};
-use crate::upstream::http_layer::{HttpError, HttpLayer, Layered, PostAnswer};
+use super::http_layer::{HttpError, HttpLayer, Layered, PostAnswer};
+use crate::auth::flow::{self, SIGN_IN_TIMEOUT, SignInError, Target};
+use crate::auth::vault::{self, TokenVault};
+use crate::auth::{browser, challenge};
 
 /// Step-ups tried for one request before the 403 is reported.
 pub const MAX_STEP_UPS: u32 = 2;
@@ -42,6 +46,29 @@ pub fn signed_in_client(
         step_up_lock: Arc::default(),
     };
     Layered { inner, layer }
+}
+
+/// The client for a streamable HTTP server: [`SignedInClient`] when the keychain
+/// holds a sign-in for this server and resource, else `None` (connect without a token; a 401
+/// then leads to `needs sign-in`).
+///
+/// # Errors
+/// [`SignInError`] when the keychain or the authorization server metadata cannot be read.
+pub async fn connect_client(
+    target: Target,
+    http: reqwest::Client,
+) -> Result<Option<SignedInClient>, SignInError> {
+    let vault = vault::vault();
+    let Some(manager) = flow::stored(&target, vault.clone()).await? else {
+        return Ok(None);
+    };
+    tracing::debug!(server = %target.server, "using the stored sign-in");
+    Ok(Some(signed_in_client(
+        http,
+        manager,
+        target,
+        Arc::clone(&vault),
+    )))
 }
 
 /// Scope step-up around the requests of a signed-in server (see the module docs).

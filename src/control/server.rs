@@ -10,10 +10,9 @@ use super::protocol::{
     ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply,
     StatusReport,
 };
-use super::{ControlContext, MAX_REQUEST_BYTES};
+use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_CONTROL_CONNECTIONS, MAX_REQUEST_BYTES};
 use crate::config;
 use crate::ipc::accept::{ConnectionLimit, accept_loop};
-use crate::ipc::limits::{CONTROL_WRITE_TIMEOUT, MAX_CONTROL_CONNECTIONS};
 use crate::ipc::socket::LocalListener;
 
 /// Serves the control API on `listener` until `shutdown`; each connection is a task on
@@ -91,10 +90,10 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
             }) => return follow_logs(&mut rd, &mut wr, ctx, &server, n).await,
             Ok(ControlRequest::Login { server }) => {
                 // Two answers: the URL at once, the outcome when the browser came back.
-                match crate::ipc::login::start(ctx, &server).await {
+                match super::login::start(ctx, &server).await {
                     Ok((first, phase)) => {
                         send(&mut wr, Reply::from_outcome(Ok(first))).await?;
-                        let last = crate::ipc::login::outcome(&server, phase).await;
+                        let last = super::login::outcome(&server, phase).await;
                         send(&mut wr, Reply::from_outcome(last)).await?;
                     }
                     Err(refusal) => send(&mut wr, Reply::from_outcome(Err(refusal))).await?,
@@ -190,7 +189,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             version: env!("CARGO_PKG_VERSION").to_owned(),
             socket: ctx.mcp_socket.clone(),
             config: ctx.config_path.clone(),
-            servers: crate::ipc::login::with_sign_in_urls(hub.statuses()),
+            servers: super::login::with_sign_in_urls(hub.statuses()),
             warnings: hub.config_warnings().to_vec(),
         })),
         ControlRequest::Logs { server, lines, .. } => hub
@@ -224,10 +223,10 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             ChildEnvironment::of_this_process().await,
         )),
         // Without waiting for the outcome (a session waits: see `session`).
-        ControlRequest::Login { server } => crate::ipc::login::start(ctx, &server)
+        ControlRequest::Login { server } => super::login::start(ctx, &server)
             .await
             .map(|(first, _)| first),
-        ControlRequest::Logout { server } => crate::ipc::login::logout(ctx, &server).await,
+        ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
     }
 }
 

@@ -1,18 +1,20 @@
-//! [`FastCall`]: one `tools/call` forwarded on a fast lane, answered exactly once.
+//! [`FastCall`]: one `tools/call` forwarded on a fast lane, answered exactly once. Its
+//! deadline, its retry and its error texts are the call's [`Forward`] (`hub/forward.rs`), the
+//! same state machine [`Hub::call`] drives; this file only moves the bytes.
 //!
 //! ```text
-//! open a ticket ──lane ended──▶ slow path (Hub::call)
+//! open a ticket ──lane ended──▶ slow path (Hub::call), nothing was sent
 //!      ▼
-//! write the request ──write failed──▶ slow path: the server cannot have read it
+//! write the request ──write failed──▶ judged: not delivered, so resent on a new session
 //!      ▼
 //! wait ─┬─ answer: result ──plain──▶ spliced through untouched
 //!       │                 └─other──▶ decoded and judged as the slow path does
-//!       │          error ─────────▶ isError "server "x" returned an error: … (JSON-RPC error n)"
-//!       ├─ toolTimeout ───────────▶ notifications/cancelled upstream; isError "… timed out after n s"
+//!       │          error ─────────▶ judged: isError "server "x" returned an error: … (JSON-RPC error n)"
+//!       ├─ toolTimeout ───────────▶ notifications/cancelled upstream; judged: isError "… timed out after n s"
 //!       ├─ agent cancelled / left ▶ notifications/cancelled upstream; no answer (as rmcp does)
 //!       ├─ companion shutting down▶ notifications/cancelled upstream; isError "… shutting down"
-//!       └─ session lost ──────────▶ readOnlyHint/idempotentHint: slow path (which retries once)
-//!                                  otherwise: isError "…; the call may or may not have run"
+//!       └─ session lost or closed ▶ judged: readOnlyHint/idempotentHint → resent on a new session
+//!                                  (Hub::resend); otherwise isError "…; the call may or may not have run"
 //! ```
 
 use rmcp::model::{CallToolResult, JsonObject, ProtocolVersion};
@@ -22,7 +24,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::InFlight;
 use super::envelope::{self, Answer, Reply};
-use crate::hub::{self, FastTarget, Hub};
+use crate::catalog::Target;
+use crate::hub::{FastTarget, Forward, Hub, Verdict};
 use crate::upstream::askers::{Asker, AskerGuard};
 use crate::upstream::call::{self as upstream_call, CallError};
 use crate::upstream::lane::{LaneEnd, NoAnswer};
@@ -83,9 +86,8 @@ impl FastCall {
     /// Forwards the call and returns its one answer, or `None` when the agent cancelled it
     /// or left (see the module doc).
     pub async fn run(self) -> Option<Reply> {
-        let server = self.target.server.clone();
-        let Ok(mut ticket) = self.target.lane.open(self.target.timeout) else {
-            return Box::pin(self.slow()).await;
+        let Ok(mut ticket) = self.target.lane.open(self.target.forward.timeout()) else {
+            return Box::pin(self.slow(None)).await;
         };
         let frame = envelope::request_frame(
             &ticket.id_json(),
@@ -94,9 +96,11 @@ impl FastCall {
         );
         let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
         if let Err(e) = ticket.send(&frame).await {
-            tracing::debug!(server = %server, error = %e, "fast-lane write failed; taking the slow path");
             drop(ticket);
-            return Box::pin(self.slow()).await;
+            let e = CallError::NotDelivered {
+                reason: e.to_string(),
+            };
+            return self.judged(e).await;
         }
         drop(frame);
         let waited = tokio::select! {
@@ -110,40 +114,50 @@ impl FastCall {
                 Err(NoAnswer::Ended(end)) => Waited::Lost(end),
             },
         };
-        match waited {
-            Waited::Answer(line) => Some(self.answer(line)),
+        let e = match waited {
+            Waited::Answer(line) => {
+                drop(ticket);
+                match self.answer(line) {
+                    Ok(reply) => return Some(reply),
+                    Err(e) => e,
+                }
+            }
             Waited::Cancelled => {
                 ticket.cancel(CANCELLED_BY_CLIENT).await;
-                None
+                return None;
             }
             Waited::ShuttingDown => {
                 ticket.cancel(SHUTTING_DOWN).await;
-                Some(self.failed(&CallError::ShuttingDown))
+                CallError::ShuttingDown
             }
             Waited::Timeout => {
                 ticket.cancel(TIMEOUT_REASON).await;
-                let e = CallError::Timeout {
-                    timeout: self.target.timeout,
-                };
-                tracing::info!(server = %server, tool = %self.wrapped, error = %e, "call failed");
-                Some(self.failed(&e))
-            }
-            Waited::Lost(LaneEnd::Closed) => Some(self.failed(&CallError::SessionClosed)),
-            Waited::Lost(LaneEnd::Lost(reason)) => {
-                drop(ticket);
-                let e = CallError::Transport { reason };
-                if self.target.retry_in_flight {
-                    tracing::info!(server = %server, tool = %self.wrapped, error = %e, "session broke during a call to a read-only or idempotent tool; retrying the slow way");
-                    return Box::pin(self.slow()).await;
+                CallError::Timeout {
+                    timeout: self.target.forward.timeout(),
                 }
-                tracing::info!(server = %server, tool = %self.wrapped, error = %e, "session broke during a call; not retried");
-                Some(self.reply(&hub::error_result(hub::lost_in_flight(&server, &e))))
             }
+            Waited::Lost(end) => {
+                drop(ticket);
+                match end {
+                    LaneEnd::Closed => CallError::SessionClosed,
+                    LaneEnd::Lost(reason) => CallError::Transport { reason },
+                }
+            }
+        };
+        self.judged(e).await
+    }
+
+    /// The answer to an attempt that failed with `e`, as the call's [`Forward`] judges it:
+    /// the agent's `isError` answer, or the call resent the slow way on a new session.
+    async fn judged(mut self, e: CallError) -> Option<Reply> {
+        match self.target.forward.judge(&e) {
+            Verdict::Fail(result) => Some(self.reply(&result)),
+            Verdict::Retry => Box::pin(self.slow(Some(e))).await,
         }
     }
 
-    /// The agent's answer from the server's answer `line`.
-    fn answer(&self, line: Vec<u8>) -> Reply {
+    /// The agent's answer from the server's answer `line`, or why it is not a result.
+    fn answer(&self, line: Vec<u8>) -> Result<Reply, CallError> {
         let parsed = serde_json::from_slice::<Answer<'_>>(&line);
         let e = match parsed {
             Ok(Answer {
@@ -153,10 +167,10 @@ impl FastCall {
                 if envelope::is_plain_result(result)
                     && let Some(range) = envelope::range_in(&line, result)
                 {
-                    return Reply::spliced(&self.agent_id, line, range);
+                    return Ok(Reply::spliced(&self.agent_id, line, range));
                 }
                 match upstream_call::tool_result_from_json(result.get()) {
-                    Ok(result) => return self.reply(&result),
+                    Ok(result) => return Ok(self.reply(&result)),
                     Err(e) => e,
                 }
             }
@@ -173,16 +187,12 @@ impl FastCall {
                 what: format!("an answer that is not JSON-RPC: {e}"),
             },
         };
-        tracing::info!(server = %self.target.server, tool = %self.wrapped, error = %e, "call failed");
-        self.failed(&e)
+        Err(e)
     }
 
+    /// The agent's answer to a call that ended with `e` and cannot go on.
     fn failed(&self, e: &CallError) -> Reply {
-        self.reply(&hub::error_result(hub::describe_failure(
-            &self.target.server,
-            e,
-            true,
-        )))
+        self.reply(&self.target.forward.fail(e))
     }
 
     /// The agent's answer `result`, in its protocol version's shape: before 2026-07-28 without
@@ -200,12 +210,14 @@ impl FastCall {
         Reply::result(&self.agent_id, result)
     }
 
-    /// The call the slow way ([`Hub::call`]: its routing, reconnect and retry rules), still
-    /// cancelled by the agent and by shutdown. Callers box it: its future is many times the
-    /// size of the rest of [`Self::run`], and tokio copies a spawned task's whole future when
-    /// it spawns and ends it (a profile of 64 calls in flight showed those copies at 8 % of
-    /// the companion's CPU before the box).
-    async fn slow(self) -> Option<Reply> {
+    /// The call the slow way, still cancelled by the agent and by shutdown: from the start
+    /// ([`Hub::call`]: its routing, reconnect and retry rules) when `retry` is `None`, else
+    /// resent after the fast attempt failed with `retry` ([`Hub::resend`], the call's retry
+    /// spent). Callers box it: its future is many times the size of the rest of
+    /// [`Self::run`], and tokio copies a spawned task's whole future when it spawns and ends
+    /// it (a profile of 64 calls in flight showed those copies at 8 % of the companion's CPU
+    /// before the box).
+    async fn slow(self, retry: Option<CallError>) -> Option<Reply> {
         let arguments = match self
             .arguments
             .as_deref()
@@ -220,12 +232,31 @@ impl FastCall {
             }
         };
         let hub = self.hub.clone();
-        let call = hub.call(&self.wrapped, arguments, None);
+        let result = async {
+            match &retry {
+                None => hub.call(&self.wrapped, arguments, None).await,
+                Some(e) => {
+                    let target = Target::Tool {
+                        name: self.target.raw_name.clone(),
+                    };
+                    let forward: Forward = self.target.forward.clone();
+                    hub.resend(
+                        &self.wrapped,
+                        &target,
+                        &self.target.handle,
+                        self.target.generation,
+                        (forward, e),
+                        arguments,
+                    )
+                    .await
+                }
+            }
+        };
         tokio::select! {
             biased;
             () = self.shutdown.cancelled() => Some(self.failed(&CallError::ShuttingDown)),
             () = self.cancel.cancelled() => None,
-            result = call => Some(self.reply(&result)),
+            result = result => Some(self.reply(&result)),
         }
     }
 }

@@ -19,7 +19,7 @@
 //! ← {"ok":true,"result":{}}
 //! → {"method":"environment"}
 //! ← {"ok":true,"result":{"pid":1234,"vars":{"PATH":"…","SSL_CERT_FILE":"…"},"gui":null}}
-//! → {"method":"login","server":"linear"}      (see `ipc::login`: two answers)
+//! → {"method":"login","server":"linear"}      (see `control::login`: two answers)
 //! ← {"ok":true,"result":{"url":"https://…/authorize?…","browserOpened":true}}
 //! ← {"ok":true,"result":{"signedIn":true}}
 //! → {"method":"stop","server":"tiem"}
@@ -32,13 +32,16 @@
 //! | `server.rs` | [`serve`]: sessions, the verb handlers, `logs --follow` |
 //! | `client.rs` | [`ControlClient`], [`request`], [`status`] |
 //! | `lines.rs` | reading lines with the length limit enforced while reading |
+//! | [`login`] | `login` / `logout`: the OAuth sign-in of a remote server, driven from a client |
 
 mod client;
 mod lines;
+pub mod login;
 mod protocol;
 mod server;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::hub::Hub;
 
@@ -51,6 +54,14 @@ pub use server::{serve, session};
 
 /// Longest request line accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+/// Control connections served at once (the CLI and the desktop window use one each, briefly;
+/// `logs --follow` holds one).
+pub const MAX_CONTROL_CONNECTIONS: usize = 64;
+
+/// How long writing one control reply may take before the connection is closed (30 s): a
+/// client that stops reading (e.g. a stalled `logs --follow`) does not keep its session.
+pub const CONTROL_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the control API serves.
 #[derive(Clone, Debug)]

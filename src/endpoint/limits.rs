@@ -1,5 +1,6 @@
 //! What one connection on the local sockets may hold, so that one agent cannot hurt the others
-//! or the machine (SECURITY.md, "Hostile or broken agents").
+//! or the machine (SECURITY.md, "Hostile or broken agents"). The two control-socket bounds are
+//! defined with the control API; the table lists them too, so every bound is in one place.
 //!
 //! | resource | bound | when reached |
 //! |---|---|---|
@@ -9,8 +10,8 @@
 //! | a line begun but not finished | [`LINE_DEADLINE`] | the connection is closed |
 //! | a connection that has not finished `initialize` | [`INITIALIZE_TIMEOUT`] | the connection is closed |
 //! | open agent connections | [`MAX_AGENT_CONNECTIONS`] | a new one gets one JSON-RPC error line and is closed |
-//! | open control connections | [`MAX_CONTROL_CONNECTIONS`] | a new one gets one `busy` reply and is closed |
-//! | a control reply the client does not read | [`CONTROL_WRITE_TIMEOUT`] | the connection is closed |
+//! | open control connections | [`MAX_CONTROL_CONNECTIONS`](crate::control::MAX_CONTROL_CONNECTIONS) | a new one gets one `busy` reply and is closed |
+//! | a control reply the client does not read | [`CONTROL_WRITE_TIMEOUT`](crate::control::CONTROL_WRITE_TIMEOUT) | the connection is closed |
 //!
 //! No request is ever dropped: backpressure only delays reading, and every request that was
 //! read gets exactly one answer (or, once the agent is gone, is cancelled upstream with
@@ -50,14 +51,6 @@ pub const MAX_AGENT_CONNECTIONS: usize = 256;
 /// How long answers must have waited with none of them written, while the connection is
 /// paused, before the agent is said not to read them (logged once per episode).
 pub const NOT_READING_AFTER: Duration = Duration::from_secs(1);
-
-/// Control connections served at once (the CLI and the desktop window use one each, briefly;
-/// `logs --follow` holds one).
-pub const MAX_CONTROL_CONNECTIONS: usize = 64;
-
-/// How long writing one control reply may take before the connection is closed (30 s): a
-/// client that stops reading (e.g. a stalled `logs --follow`) does not keep its session.
-pub const CONTROL_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The in-flight requests and queued answer bytes of one agent connection, and the wait for
 /// room under [`MAX_IN_FLIGHT`] and [`MAX_QUEUED_BYTES`]. Shared between the reading side

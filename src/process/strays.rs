@@ -1,11 +1,11 @@
 //! Strays: processes a stdio server started that left its process group (`setsid`, the double
-//! fork of a daemon), so the signals to the group ([`super::stdio`]) miss them. Linux only.
+//! fork of a daemon), so the signals to the group ([`super::child`]) miss them. Linux only.
 //!
 //! Each server is started with [`LAUNCH_ENV`] set to a token of its own launch,
 //! `<prefix>-<n>`, where the prefix ([`prefix`]) is this companion's: its pid and start time.
 //! Every descendant inherits it unless it clears its environment. Stopping the server signals,
 //! besides its group, every other process whose environment (`/proc/PID/environ`) carries the
-//! token. When the companion itself is killed, the reaper ([`crate::reaper`]) does the same for
+//! token. When the companion itself is killed, the reaper ([`super::reaper`]) does the same for
 //! every token with the companion's prefix.
 //!
 //! Each process is signalled through a pidfd opened *before* its environment is read, so a

@@ -22,9 +22,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::call::{FastCall, Forget};
 use super::envelope::{self, CallParams, CancelledParams, Incoming, Reply};
 use super::{InFlight, lock};
+use crate::endpoint::limits::Budget;
+use crate::endpoint::line::{SharedWrite, Tap};
 use crate::hub::Hub;
-use crate::ipc::limits::Budget;
-use crate::ipc::line::{SharedWrite, Tap};
 
 /// The fast path of one agent connection. Dropping it (the connection ended) cancels every
 /// call it forwarded.
@@ -63,7 +63,7 @@ where
 {
     /// A relay for one connection to `hub`, answering on `write`, counting its calls in
     /// `budget` and ending them when `gone` fires; calls cut short by `shutdown` say so.
-    /// `first_list` is the session's ([`crate::ipc::endpoint::Endpoint::first_list`]).
+    /// `first_list` is the session's ([`crate::endpoint::Endpoint::first_list`]).
     pub fn new(
         hub: Hub,
         shutdown: CancellationToken,

@@ -13,7 +13,7 @@
 use futures::FutureExt;
 use tokio::sync::watch;
 
-use super::control::{
+use super::{
     ControlContext, ControlResponse, ErrorKind, LoggedOut, Refusal, SignInStarted, SignedIn,
 };
 use crate::auth::{self, Target, pending};

@@ -7,7 +7,7 @@
 //! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
 //! | `ping`, `logging/setLevel` | empty result |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
-//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`super::fast`]) |
+//! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`fast`]) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | `notifications/roots/list_changed` | forwarded to every running server |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
@@ -17,13 +17,29 @@
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
 //! every session gets `notifications/tools/list_changed`.
 //!
-//! Each connection runs under the bounds of [`super::limits`] ([`Bounded`]): a session that
+//! Each connection runs under the bounds of [`limits`] ([`Bounded`]): a session that
 //! has not finished its handshake within [`INITIALIZE_TIMEOUT`] is closed, and when its agent
 //! goes away every call it still has running is dropped, which cancels it upstream.
 //!
 //! Server requests: while an agent's `tools/call` is in flight, the upstream server's
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` are sent to that agent on
 //! this session when it declared the capability ([`crate::upstream::ask`]).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session, and [`serve`]: the accept loop's sessions |
+//! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
+//! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
+//! | [`limits`] | what one agent connection may hold: in-flight requests, queued bytes, connections, deadlines |
+//! | [`bounded`] | the agent connection's transport under those limits: backpressure, noticing a gone agent |
+//!
+//! The sockets, pipes and the accept loop underneath are [`crate::ipc`]'s; the call rules
+//! (deadline, retry, error texts) are [`crate::hub::forward`]'s.
+
+pub mod bounded;
+pub mod fast;
+pub mod limits;
+pub mod line;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -40,13 +56,13 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::accept::{ConnectionLimit, accept_loop};
-use super::bounded::{Bounded, Hangup};
-use super::fast::Relay;
-use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
-use super::line::LineTransport;
-use super::socket::LocalListener;
+use self::bounded::{Bounded, Hangup};
+use self::fast::Relay;
+use self::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
+use self::line::LineTransport;
 use crate::hub::{Hub, HubEvent};
+use crate::ipc::accept::{ConnectionLimit, accept_loop};
+use crate::ipc::socket::LocalListener;
 use crate::upstream::MAX_MESSAGE_BYTES;
 use crate::upstream::call::Downstream;
 

@@ -1,0 +1,150 @@
+//! [`Forward`]: the rules of one forwarded call, written once for both forwarding paths
+//! (DESIGN §7). [`Hub::call`](super::Hub::call) (the rmcp path, `route.rs`) and the agent
+//! endpoint's fast path (raw JSON on a stdio server's fast lane) each drive one `Forward` per
+//! agent call; neither decides a deadline, a retry or an error text of its own.
+//!
+//! ```text
+//! Forward::new(route, server) ── timeout() ──▶ the attempt's deadline: the server's toolTimeout
+//!      ▼
+//! an attempt fails with CallError e ── judge(e) ─┬─ Retry: a new session, one more attempt
+//!                                                └─ Fail(isError result): the agent's answer
+//! ```
+//!
+//! **The retry rule.** A failed attempt is sent again — once, on a new session — only when its
+//! session broke ([`CallError::breaks_session`]) and sending it again cannot run it twice: the
+//! request certainly never reached the server ([`CallError::certainly_not_delivered`]: the
+//! session was already closed, the write failed, the connection was refused, or the server
+//! answered this very request "no such session"), or the tool declares `readOnlyHint` or
+//! `idempotentHint` (wrapped resources and prompts are read-only). Otherwise the agent gets an
+//! `isError` result saying the connection was lost and the call may or may not have run.
+//! JSON-RPC errors and timeouts are answers, never retried. The rule is the same for stdio
+//! crashes and remote sessions, and for both paths: a fast-path attempt that is retried
+//! spends the call's one retry.
+//!
+//! **The texts.** Every failure names the server: `server "x" returned an error: <message>
+//! (JSON-RPC error <code>)` for a JSON-RPC error, `server "x": <why>` otherwise, plus, for a
+//! lost connection that is not retried, that the call may or may not have run.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+
+use crate::catalog::Route;
+use crate::config::DEFAULT_TOOL_TIMEOUT;
+use crate::supervisor::ServerHandle;
+use crate::upstream::call::CallError;
+
+/// One agent call's forwarding state: its server, its deadline and whether its one retry is
+/// spent. Made once per agent call and handed from attempt to attempt (and from the fast path
+/// to the rmcp path), so the retry budget is the call's, not the path's.
+#[derive(Clone, Debug)]
+pub struct Forward {
+    server: Arc<str>,
+    /// The wrapped name the agent called (for the log lines).
+    tool: String,
+    retry_safe: bool,
+    timeout: Duration,
+    retried: bool,
+}
+
+/// What happens after a failed attempt ([`Forward::judge`]).
+#[derive(Debug)]
+pub enum Verdict {
+    /// Get a new session (reconnect) and send the call once more.
+    Retry,
+    /// The call is over: this `isError` result is the agent's answer.
+    Fail(CallToolResult),
+}
+
+impl Forward {
+    /// The state of a call to the wrapped tool `tool` along `route`, on `server`.
+    pub fn new(tool: &str, route: &Route, server: &ServerHandle) -> Forward {
+        Forward::with(
+            route.server.clone(),
+            tool,
+            route.retry_safe,
+            server
+                .config()
+                .map_or(DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout),
+        )
+    }
+
+    /// The state of a call to `tool` on `server` with these rules (what [`Self::new`] reads
+    /// from the route and the config).
+    pub fn with(server: Arc<str>, tool: &str, retry_safe: bool, timeout: Duration) -> Forward {
+        Forward {
+            server,
+            tool: tool.to_owned(),
+            retry_safe,
+            timeout,
+            retried: false,
+        }
+    }
+
+    /// The deadline of each attempt: the server's `toolTimeout` (on expiry the path sends
+    /// `notifications/cancelled` upstream and the attempt fails with [`CallError::Timeout`]).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The server name, as configured.
+    pub fn server(&self) -> &Arc<str> {
+        &self.server
+    }
+
+    /// Judges a failed attempt by its variant (see the module doc): [`Verdict::Retry`] at most
+    /// once per call, else the agent's `isError` answer. Logs which it was.
+    pub fn judge(&mut self, e: &CallError) -> Verdict {
+        let safe = e.certainly_not_delivered() || self.retry_safe;
+        if e.breaks_session() && safe && !self.retried {
+            self.retried = true;
+            tracing::info!(server = %self.server, tool = %self.tool, error = %e, "session broke; reconnecting to send the call again on a new session");
+            return Verdict::Retry;
+        }
+        Verdict::Fail(self.fail(e))
+    }
+
+    /// The agent's answer to a call that ended with `e` and cannot go on (no retry is
+    /// considered: the agent's arguments were bad, the companion is shutting down).
+    pub fn fail(&self, e: &CallError) -> CallToolResult {
+        tracing::info!(server = %self.server, tool = %self.tool, error = %e, "call failed");
+        error_result(describe_failure(&self.server, e, self.retry_safe))
+    }
+
+    /// The agent's answer when a retry was due after `e` but no session came: the reconnect
+    /// failed (`why`) and the server did not come back either (`unavailable`, what the wait
+    /// for it said).
+    pub fn no_session(&self, e: &CallError, why: &str, unavailable: &str) -> CallToolResult {
+        tracing::info!(server = %self.server, tool = %self.tool, error = %why, "no session to retry on");
+        // Nothing was retried, so the text is that of a safe call: the caveat about a second
+        // run does not apply.
+        error_result(format!(
+            "{}; {unavailable}",
+            describe_failure(&self.server, e, true)
+        ))
+    }
+}
+
+/// The text of a failed call: `server "x" returned an error: <message> (JSON-RPC error <code>)`
+/// for a JSON-RPC error; for a lost connection when the call is not `retry_safe`, that it may
+/// or may not have run; `server "x": <why>` otherwise.
+pub fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
+    match e {
+        CallError::Rpc { .. } => format!("server \"{server}\" returned an error: {e}"),
+        CallError::Transport { .. } | CallError::SessionClosed if !retry_safe => format!(
+            "server \"{server}\": {e}. The call may or may not have run; it was not sent again \
+             because the tool does not declare readOnlyHint or idempotentHint"
+        ),
+        _ => format!("server \"{server}\": {e}"),
+    }
+}
+
+/// An `isError` result with `message` as its one text block, every known secret masked
+/// ([`crate::net::scrub_known`]: the message may quote a server that echoed one).
+pub fn error_result(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(crate::net::scrub_known(&message))])
+}
+
+#[cfg(test)]
+mod tests;
