@@ -69,8 +69,8 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
     ctx: &ControlContext,
 ) -> std::io::Result<()> {
     let (rd, mut wr) = tokio::io::split(stream);
-    let mut rd = BufReader::new(rd);
-    while let Some(line) = lines::read_line(&mut rd, MAX_REQUEST_BYTES).await? {
+    let mut rd = lines::reader(BufReader::new(rd), MAX_REQUEST_BYTES);
+    while let Some(line) = lines::read_line(&mut rd).await? {
         let req = match line {
             Line::Text(text) => serde_json::from_str::<ControlRequest>(&text)
                 .map_err(|e| Refusal::new(ErrorKind::BadRequest, format!("bad request: {e}"))),
@@ -134,7 +134,7 @@ async fn send<W: AsyncWrite + Unpin>(wr: &mut W, reply: Reply) -> std::io::Resul
 /// Streams `server`'s stderr: the last `n` lines, then each new batch as soon as it is written,
 /// until the client hangs up (end of its input, or a failed write).
 async fn follow_logs<R, W>(
-    rd: &mut R,
+    rd: &mut crate::io::LineReader<R>,
     wr: &mut W,
     ctx: &ControlContext,
     name: &str,
@@ -169,7 +169,7 @@ where
                 }
             }
             // Nothing more is expected from a follower; its end of input means it left.
-            more = lines::read_line(rd, MAX_REQUEST_BYTES) => match more {
+            more = lines::read_line(rd) => match more {
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => return Ok(()),
             },
