@@ -20,7 +20,7 @@
 //! | [`companion`] | one running companion: lock, hub, endpoint and control API started and stopped together |
 //! | [`reaper`] | the guardian process that kills every server's process group if the companion dies |
 //! | [`manage`] | the install side: presets, import, validated edits, probe (used by window and CLI) |
-//! | [`io`] | shared by every room: the bounded line reader every input from outside the process goes through |
+//! | [`io`] | shared by every room: the bounded line reader every input from outside the process goes through, the atomic file write |
 
 pub mod auth;
 pub mod catalog;
