@@ -11,7 +11,7 @@ use super::protocol::{
     StatusReport,
 };
 use super::{ControlContext, MAX_REQUEST_BYTES};
-use crate::config;
+use crate::config::{self, UnknownServer};
 use crate::ipc::accept::{ConnectionLimit, accept_loop};
 use crate::ipc::limits::{CONTROL_WRITE_TIMEOUT, MAX_CONTROL_CONNECTIONS};
 use crate::ipc::socket::LocalListener;
@@ -145,10 +145,7 @@ where
     W: AsyncWrite + Unpin,
 {
     let Some(server) = ctx.hub.server(name) else {
-        let refusal = Refusal::new(
-            ErrorKind::UnknownServer,
-            format!("no server named \"{name}\""),
-        );
+        let refusal = Refusal::from(UnknownServer::new(name));
         return send(wr, Reply::from_outcome(Err(refusal))).await;
     };
     let log = server.log().clone();
@@ -200,12 +197,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
                     lines: s.log().tail(lines),
                 })
             })
-            .ok_or_else(|| {
-                Refusal::new(
-                    ErrorKind::UnknownServer,
-                    format!("no server named \"{server}\""),
-                )
-            }),
+            .ok_or_else(|| UnknownServer::new(server).into()),
         ControlRequest::Start { server } => done(hub.start_server(&server).await),
         ControlRequest::Stop { server } => done(hub.stop_server(&server).await),
         ControlRequest::Restart { server } => done(hub.restart_server(&server).await),
