@@ -1,7 +1,7 @@
 //! The one error type that crosses the Tauri boundary: a stable machine-readable `kind`, a
 //! human `message`, and, for entry validation, the `field` the window highlights.
 
-use mcp_companion::config::ConfigError;
+use mcp_companion::config::{ConfigError, UnknownServer};
 use mcp_companion::hub::HubError;
 use mcp_companion::manage::edit::EditError;
 use mcp_companion::manage::presets::PresetError;
@@ -55,6 +55,12 @@ impl CommandError {
             message: message.into(),
             field: None,
         }
+    }
+}
+
+impl From<UnknownServer> for CommandError {
+    fn from(e: UnknownServer) -> CommandError {
+        CommandError::new(ErrorKind::UnknownServer, e.to_string())
     }
 }
 

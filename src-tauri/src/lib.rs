@@ -14,6 +14,7 @@
 //! | `logging` | stderr logging with a run-time log level |
 //! | `subcommand` | `bridge` and `demo-server` answered by this binary |
 //! | `bridge_program` | the installed program the Connect snippets name |
+//! | `command_lists` | (tests) the four lists of command names agree |
 
 pub mod bridge_program;
 pub mod commands;
@@ -292,5 +293,7 @@ fn exit_on_signal<R: Runtime>(app: tauri::AppHandle<R>) {
     });
 }
 
+#[cfg(test)]
+mod command_lists;
 #[cfg(test)]
 mod tests;

@@ -99,7 +99,11 @@ fn target_from_config(config_path: Option<&Path>, server: &str) -> anyhow::Resul
     let cfg =
         config::load(&path).with_context(|| format!("cannot load config {}", path.display()))?;
     let Some(spec) = cfg.servers.iter().find(|s| s.name == server) else {
-        bail!("no server named \"{server}\" in {}", path.display());
+        bail!(
+            "{} in {}",
+            config::UnknownServer::new(server),
+            path.display()
+        );
     };
     let entry = spec.entry.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
     let entry = entry.expand_from_env()?;

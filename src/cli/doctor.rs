@@ -161,7 +161,11 @@ pub async fn run(
     if let Some(name) = only
         && shown == 0
     {
-        anyhow::bail!("no server named \"{name}\" in {}", path.display());
+        anyhow::bail!(
+            "{} in {}",
+            mcp_companion::config::UnknownServer::new(name),
+            path.display()
+        );
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE

@@ -7,6 +7,22 @@
 use std::io;
 use std::path::PathBuf;
 
+/// A server name that is not in the config: the one text every room (hub, edits, control API,
+/// window, CLI) uses for it, so agents, scripts and people see the same words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no server named \"{name}\"")]
+pub struct UnknownServer {
+    /// The name asked for, as given.
+    pub name: String,
+}
+
+impl UnknownServer {
+    /// The error for `name`.
+    pub fn new(name: impl Into<String>) -> UnknownServer {
+        UnknownServer { name: name.into() }
+    }
+}
+
 /// Everything that can go wrong while resolving, loading, validating, expanding or saving the
 /// config.
 ///

@@ -64,7 +64,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
-pub use error::ConfigError;
+pub use error::{ConfigError, UnknownServer};
 pub use expand::{
     BUILTIN_EXE_VARIABLE, SECRET_PREFIX, builtin_variable, default_lookup, expand_for_start,
     secret_names_in,

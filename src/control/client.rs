@@ -42,7 +42,7 @@ impl ControlError {
 
 /// A client connection to a companion's control socket.
 pub struct ControlClient {
-    rd: BufReader<ReadHalf<ClientStream>>,
+    rd: crate::io::LineReader<BufReader<ReadHalf<ClientStream>>>,
     wr: WriteHalf<ClientStream>,
     /// The last request sent: it decides how answers are read.
     asked: Option<ControlRequest>,
@@ -61,7 +61,7 @@ impl ControlClient {
             })?;
         let (rd, wr) = tokio::io::split(stream);
         Ok(ControlClient {
-            rd: BufReader::new(rd),
+            rd: lines::reader(BufReader::new(rd), MAX_ANSWER_BYTES),
             wr,
             asked: None,
         })
@@ -90,7 +90,7 @@ impl ControlClient {
     /// [`ControlError::Io`].
     pub async fn next(&mut self) -> Result<Option<ControlResponse>, ControlError> {
         let io = |e: String| ControlError::Io(e);
-        let line = match lines::read_line(&mut self.rd, MAX_ANSWER_BYTES)
+        let line = match lines::read_line(&mut self.rd)
             .await
             .map_err(|e| io(e.to_string()))?
         {

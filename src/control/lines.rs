@@ -1,7 +1,9 @@
-//! Reading newline-delimited lines with a length limit enforced while reading: a line longer
-//! than the limit is skipped through its newline without ever being held in memory whole.
+//! Control API lines as text: [`crate::io::LineReader`] (which enforces the limit while
+//! reading) with each line decoded as UTF-8, the form both ends of the control API want.
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::io::AsyncBufRead;
+
+use crate::io::{LineReader, Overflow, Read};
 
 /// One line read by [`read_line`].
 #[derive(Debug, PartialEq, Eq)]
@@ -14,87 +16,56 @@ pub enum Line {
     NotUtf8,
 }
 
-/// Reads the next line of at most `max` bytes (newline excluded). `Ok(None)` at end of input;
-/// a last line without a newline still counts. Holds at most `max` bytes plus one read buffer.
+/// A reader of control lines of at most `max` bytes (newline excluded) from `read`.
+pub fn reader<R: AsyncBufRead + Unpin>(read: R, max: usize) -> LineReader<R> {
+    LineReader::new(read, max, Overflow::Skip)
+}
+
+/// Reads the next line. `Ok(None)` at end of input; a last line without a newline still
+/// counts. Holds at most the reader's limit plus one read buffer. Cancel-safe.
 ///
 /// # Errors
 /// The I/O error of the underlying reader.
 pub async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    max: usize,
+    reader: &mut LineReader<R>,
 ) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
-    let mut too_long = false;
-    let mut any = false;
     loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            if !any {
-                return Ok(None);
+        match reader.next().await? {
+            Read::Line | Read::Last => {
+                let line = reader.take_line();
+                let line = match line.strip_suffix(b"\n") {
+                    Some(text) => text.to_vec(),
+                    None => line,
+                };
+                return Ok(Some(match String::from_utf8(line) {
+                    Ok(text) => Line::Text(text),
+                    Err(_) => Line::NotUtf8,
+                }));
             }
-            break;
-        }
-        any = true;
-        let (chunk, used, done) = match buf.iter().position(|b| *b == b'\n') {
-            Some(i) => (&buf[..i], i + 1, true),
-            None => (buf, buf.len(), false),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > max {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        reader.consume(used);
-        if done {
-            break;
+            Read::TooLong => return Ok(Some(Line::TooLong)),
+            Read::Eof => return Ok(None),
+            // Neither pieces (`Overflow::Skip`) nor stalls (no deadline) come here.
+            Read::Piece | Read::Stalled => {}
         }
     }
-    if too_long {
-        return Ok(Some(Line::TooLong));
-    }
-    Ok(Some(match String::from_utf8(line) {
-        Ok(text) => Line::Text(text),
-        Err(_) => Line::NotUtf8,
-    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    async fn all(input: &[u8], max: usize) -> Vec<Line> {
-        // A tiny buffer so lines span many reads.
-        let mut reader = tokio::io::BufReader::with_capacity(3, input);
+    #[tokio::test]
+    async fn lines_come_as_text_and_long_or_broken_ones_are_named() {
+        let input: &[u8] = b"abc\r\nabcdefg\n\xff\xfe\nlast";
+        let mut lines = reader(tokio::io::BufReader::with_capacity(3, input), 6);
         let mut out = Vec::new();
-        while let Some(line) = read_line(&mut reader, max).await.unwrap() {
+        while let Some(line) = read_line(&mut lines).await.unwrap() {
             out.push(line);
         }
-        out
-    }
-
-    #[tokio::test]
-    async fn long_lines_are_skipped_and_the_next_line_still_reads() {
         let text = |s: &str| Line::Text(s.to_owned());
-        let cases: &[(&[u8], Vec<Line>)] = &[
-            (b"", vec![]),
-            (b"abc\n", vec![text("abc")]),
-            (b"abc", vec![text("abc")]),
-            (b"abcdef\nxy\n", vec![text("abcdef"), text("xy")]),
-            (b"abcdefg\nxy\n", vec![Line::TooLong, text("xy")]),
-            (b"abcdefghijklmnop", vec![Line::TooLong]),
-            (b"\n\n", vec![text(""), text("")]),
-            (b"\xff\xfe\nok\n", vec![Line::NotUtf8, text("ok")]),
-        ];
-        for (input, want) in cases {
-            assert_eq!(
-                &all(input, 6).await,
-                want,
-                "{:?}",
-                String::from_utf8_lossy(input)
-            );
-        }
+        assert_eq!(
+            out,
+            vec![text("abc\r"), Line::TooLong, Line::NotUtf8, text("last")]
+        );
     }
 }

@@ -49,12 +49,9 @@ pub fn target_of(handle: &ServerHandle) -> Result<Target, String> {
 }
 
 fn handle(ctx: &ControlContext, server: &str) -> Result<ServerHandle, Refusal> {
-    ctx.hub.server(server).ok_or_else(|| {
-        Refusal::new(
-            ErrorKind::UnknownServer,
-            format!("no server named \"{server}\""),
-        )
-    })
+    ctx.hub
+        .server(server)
+        .ok_or_else(|| crate::config::UnknownServer::new(server).into())
 }
 
 /// Starts signing `handle`'s server in (the control API, the window's **Sign in** button and

@@ -240,6 +240,12 @@ impl Refusal {
     }
 }
 
+impl From<crate::config::UnknownServer> for Refusal {
+    fn from(e: crate::config::UnknownServer) -> Refusal {
+        Refusal::new(ErrorKind::UnknownServer, e.to_string())
+    }
+}
+
 impl From<HubError> for Refusal {
     fn from(e: HubError) -> Refusal {
         let kind = match e {
@@ -326,7 +332,10 @@ mod tests {
                 follow: false
             }
         );
-        let refused = Reply::from_outcome(Err(HubError::UnknownServer { name: "x".into() }.into()));
+        let refused = Reply::from_outcome(Err(HubError::from(crate::config::UnknownServer::new(
+            "x",
+        ))
+        .into()));
         assert_eq!(
             serde_json::to_string(&refused).unwrap(),
             r#"{"ok":false,"kind":"unknownServer","error":"no server named \"x\""}"#

@@ -11,7 +11,7 @@ use super::protocol::{
     StatusReport,
 };
 use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_CONTROL_CONNECTIONS, MAX_REQUEST_BYTES};
-use crate::config;
+use crate::config::{self, UnknownServer};
 use crate::ipc::accept::{ConnectionLimit, accept_loop};
 use crate::ipc::socket::LocalListener;
 
@@ -68,8 +68,8 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
     ctx: &ControlContext,
 ) -> std::io::Result<()> {
     let (rd, mut wr) = tokio::io::split(stream);
-    let mut rd = BufReader::new(rd);
-    while let Some(line) = lines::read_line(&mut rd, MAX_REQUEST_BYTES).await? {
+    let mut rd = lines::reader(BufReader::new(rd), MAX_REQUEST_BYTES);
+    while let Some(line) = lines::read_line(&mut rd).await? {
         let req = match line {
             Line::Text(text) => serde_json::from_str::<ControlRequest>(&text)
                 .map_err(|e| Refusal::new(ErrorKind::BadRequest, format!("bad request: {e}"))),
@@ -133,7 +133,7 @@ async fn send<W: AsyncWrite + Unpin>(wr: &mut W, reply: Reply) -> std::io::Resul
 /// Streams `server`'s stderr: the last `n` lines, then each new batch as soon as it is written,
 /// until the client hangs up (end of its input, or a failed write).
 async fn follow_logs<R, W>(
-    rd: &mut R,
+    rd: &mut crate::io::LineReader<R>,
     wr: &mut W,
     ctx: &ControlContext,
     name: &str,
@@ -144,10 +144,7 @@ where
     W: AsyncWrite + Unpin,
 {
     let Some(server) = ctx.hub.server(name) else {
-        let refusal = Refusal::new(
-            ErrorKind::UnknownServer,
-            format!("no server named \"{name}\""),
-        );
+        let refusal = Refusal::from(UnknownServer::new(name));
         return send(wr, Reply::from_outcome(Err(refusal))).await;
     };
     let log = server.log().clone();
@@ -168,7 +165,7 @@ where
                 }
             }
             // Nothing more is expected from a follower; its end of input means it left.
-            more = lines::read_line(rd, MAX_REQUEST_BYTES) => match more {
+            more = lines::read_line(rd) => match more {
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => return Ok(()),
             },
@@ -199,12 +196,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
                     lines: s.log().tail(lines),
                 })
             })
-            .ok_or_else(|| {
-                Refusal::new(
-                    ErrorKind::UnknownServer,
-                    format!("no server named \"{server}\""),
-                )
-            }),
+            .ok_or_else(|| UnknownServer::new(server).into()),
         ControlRequest::Start { server } => done(hub.start_server(&server).await),
         ControlRequest::Stop { server } => done(hub.stop_server(&server).await),
         ControlRequest::Restart { server } => done(hub.restart_server(&server).await),

@@ -28,10 +28,11 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
+
+use crate::io::{LineReader, Overflow, Read};
 
 pub use judge::{Verdict, judge, params_problem};
 
@@ -61,19 +62,13 @@ pub enum Step {
 
 /// A newline-delimited JSON-RPC transport for the server side of an agent connection.
 pub struct LineTransport<R, W> {
-    read: BufReader<R>,
-    /// The line being read; survives a cancelled `receive`.
-    line: Vec<u8>,
-    /// Skipping the rest of an oversized line.
-    discarding: bool,
-    max_line: usize,
+    /// The line being read survives a cancelled `receive` in here.
+    read: LineReader<BufReader<R>>,
     write: SharedWrite<W>,
     /// The write of our last answer, awaited before the next line is read.
     answering: Option<JoinHandle<()>>,
-    /// How long a line may take from its first byte to its newline.
+    /// How long a line may take from its first byte to its newline (for the log line).
     line_deadline: Option<Duration>,
-    /// When the line being read (or skipped) began.
-    line_started: Option<Instant>,
     /// Why `receive` last returned `None`.
     end: End,
     /// The fast path, when on: sees each line before it is judged.
@@ -101,14 +96,10 @@ where
     /// A transport on `read`/`write` accepting lines up to `max_line` bytes (newline excluded).
     pub fn new(read: R, write: W, max_line: usize) -> Self {
         LineTransport {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            discarding: false,
-            max_line,
+            read: LineReader::new(BufReader::new(read), max_line, Overflow::Skip),
             write: Arc::new(Mutex::new(write)),
             answering: None,
             line_deadline: None,
-            line_started: None,
             end: End::Open,
             tap: None,
         }
@@ -118,6 +109,7 @@ where
     #[must_use]
     pub fn with_line_deadline(mut self, deadline: Duration) -> Self {
         self.line_deadline = Some(deadline);
+        self.read = self.read.with_line_deadline(deadline);
         self
     }
 
@@ -163,11 +155,13 @@ where
                 let _ = answering.await;
                 self.answering = None;
             }
-            match self.read_line().await {
-                Ok(Line::Complete) => {
-                    let taken = self.tap.as_mut().is_some_and(|tap| tap.take(&self.line));
+            match self.read.next().await {
+                Ok(Read::Line) => {
+                    let taken = self
+                        .tap
+                        .as_mut()
+                        .is_some_and(|tap| tap.take(self.read.line()));
                     let message = if taken { None } else { self.classify() };
-                    self.line.clear();
                     if taken {
                         return Step::Taken;
                     }
@@ -175,23 +169,26 @@ where
                         return Step::Message(Box::new(message));
                     }
                 }
-                Ok(Line::Oversized) => {
+                Ok(Read::TooLong) => {
                     let message = format!(
                         "parse error: message longer than {} bytes; skipped",
-                        self.max_line
+                        self.read.max()
                     );
                     self.answer(
                         Value::Null,
                         ErrorData::new(ErrorCode::PARSE_ERROR, message, None),
                     );
                 }
-                Ok(Line::Eof) => {
+                // A last message without its newline is not a message (as for rmcp's reader).
+                Ok(Read::Eof | Read::Last) => {
                     self.end = End::Eof;
                     return Step::End;
                 }
-                Ok(Line::Stalled) => {
+                // Only `Overflow::Pass` hands on pieces.
+                Ok(Read::Piece) => {}
+                Ok(Read::Stalled) => {
                     tracing::info!(
-                        received_bytes = self.line.len(),
+                        received_bytes = self.read.line().len(),
                         "agent connection sent part of a message and not its end within {} s; closing it",
                         self.line_deadline.unwrap_or_default().as_secs()
                     );
@@ -203,52 +200,6 @@ where
                     self.end = End::Failed;
                     return Step::End;
                 }
-            }
-        }
-    }
-
-    /// Reads up to and including the next `\n` into `self.line`, never holding more than
-    /// `max_line` bytes. Cancel-safe: bytes are moved into `self.line` and consumed together.
-    async fn read_line(&mut self) -> std::io::Result<Line> {
-        loop {
-            let deadline = self
-                .line_deadline
-                .zip(self.line_started)
-                .map(|(d, started)| started + d);
-            let available = match deadline {
-                Some(at) => match tokio::time::timeout_at(at, self.read.fill_buf()).await {
-                    Ok(read) => read?,
-                    Err(_) => return Ok(Line::Stalled),
-                },
-                None => self.read.fill_buf().await?,
-            };
-            if available.is_empty() {
-                return Ok(Line::Eof);
-            }
-            if self.line_started.is_none() {
-                self.line_started = Some(Instant::now());
-            }
-            let newline = memchr::memchr(b'\n', available);
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let outcome = if self.discarding {
-                if newline.is_some() {
-                    self.discarding = false;
-                }
-                None
-            } else if self.line.len() + take > self.max_line + 1 {
-                self.line.clear();
-                self.discarding = newline.is_none();
-                Some(Line::Oversized)
-            } else {
-                self.line.extend_from_slice(&available[..take]);
-                newline.map(|_| Line::Complete)
-            };
-            self.read.consume(take);
-            if newline.is_some() {
-                self.line_started = None;
-            }
-            if let Some(outcome) = outcome {
-                return Ok(outcome);
             }
         }
     }
@@ -268,7 +219,7 @@ where
 
     /// Hands one complete line to [`judge`] and sends its answer, if any.
     fn classify(&mut self) -> Option<ClientJsonRpcMessage> {
-        match judge(&self.line) {
+        match judge(self.read.line()) {
             Verdict::Deliver(message) => Some(*message),
             Verdict::Answer { id, error } => {
                 self.answer(id, error);
@@ -277,13 +228,6 @@ where
             Verdict::Ignore => None,
         }
     }
-}
-
-enum Line {
-    Complete,
-    Oversized,
-    Eof,
-    Stalled,
 }
 
 /// `message` as one line: its JSON and a newline.

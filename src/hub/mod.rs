@@ -69,11 +69,8 @@ pub enum HubEvent {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HubError {
     /// No server has that name.
-    #[error("no server named \"{name}\"")]
-    UnknownServer {
-        /// The name asked for.
-        name: String,
-    },
+    #[error(transparent)]
+    UnknownServer(#[from] crate::config::UnknownServer),
     /// The server's config entry is invalid, so it cannot run.
     #[error("server \"{name}\" has an invalid config entry: {reason}")]
     InvalidEntry {

@@ -223,9 +223,7 @@ impl Owner {
         reply: oneshot::Sender<Result<(), HubError>>,
     ) {
         let Some(server) = self.servers.by_name.get(name).cloned() else {
-            let _ = reply.send(Err(HubError::UnknownServer {
-                name: name.to_owned(),
-            }));
+            let _ = reply.send(Err(crate::config::UnknownServer::new(name).into()));
             return;
         };
         let starts = !matches!(op, ServerOp::Stop);

@@ -2,7 +2,10 @@
 //! (DESIGN §10).
 //!
 //! Bytes are copied unchanged in both directions, a line at a time; the framing (one JSON-RPC
-//! message per line) is the same on both sides. The bridge ends when the companion closes the
+//! message per line) is the same on both sides. A line over
+//! [`crate::upstream::MAX_MESSAGE_BYTES`] is copied on in pieces as it comes rather than held
+//! whole (the companion answers an over-long request with its parse error), so the bridge's
+//! memory stays bounded; such a line is not looked into for its id. The bridge ends when the companion closes the
 //! connection, or when the client has closed stdin and every request it sent has its response.
 //! The second rule matters on Windows: a named pipe has no half-close, so the companion never
 //! sees end of file there and the session would last forever; the bridge ends it by closing the
@@ -21,9 +24,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::socket;
+use crate::io::{LineReader, Overflow, Read};
+use crate::upstream::MAX_MESSAGE_BYTES;
 
 /// Why the bridge could not run.
 #[derive(Debug, thiserror::Error)]
@@ -94,31 +99,41 @@ where
     // `Ok(true)`: the client's input ended (or failed); `Ok(false)`: the companion stopped
     // taking lines (it is going away; the downward side sees it and answers what is left).
     let upward = async {
-        let mut input = BufReader::new(input);
-        let mut line = Vec::new();
+        let mut input = LineReader::new(BufReader::new(input), MAX_MESSAGE_BYTES, Overflow::Pass);
+        // Inside an over-long line whose pieces are being copied on.
+        let mut passing = false;
         loop {
-            line.clear();
-            match input.read_until(b'\n', &mut line).await {
-                Ok(0) => break,
-                Ok(_) => {}
+            let read = match input.next().await {
+                Ok(read) => read,
                 Err(e) => {
                     tracing::debug!(error = %e, "reading the client's input failed; treated as its end");
                     break;
                 }
+            };
+            // The last message, sent without its newline before the input ended, gets one:
+            // the companion only reads whole lines.
+            let end: &[u8] = match read {
+                Read::Last => b"\n",
+                Read::Eof | Read::Stalled if passing => b"\n",
+                Read::Eof | Read::Stalled => break,
+                Read::Line | Read::TooLong | Read::Piece => b"",
+            };
+            let line = input.line();
+            if matches!(read, Read::Line | Read::Last) {
+                in_flight.sent(line);
             }
-            if line.last() != Some(&b'\n') {
-                // The last message, sent without its newline before the input ended: the
-                // companion only reads whole lines.
-                line.push(b'\n');
-            }
-            in_flight.sent(&line);
+            passing = matches!(read, Read::TooLong | Read::Piece) && !line.ends_with(b"\n");
             let sent = async {
-                sock_wr.write_all(&line).await?;
+                sock_wr.write_all(line).await?;
+                sock_wr.write_all(end).await?;
                 sock_wr.flush().await
             };
             if let Err(e) = sent.await {
                 tracing::debug!(error = %e, "the companion stopped taking requests");
                 return false;
+            }
+            if matches!(read, Read::Last | Read::Eof) {
+                break;
             }
         }
         // The client closed stdin: on Unix the companion sees end of file; answers still come.
@@ -128,21 +143,21 @@ where
         true
     };
     let downward = async {
-        let mut sock_rd = BufReader::new(sock_rd);
-        let mut line = Vec::new();
+        let mut sock_rd =
+            LineReader::new(BufReader::new(sock_rd), MAX_MESSAGE_BYTES, Overflow::Pass);
         loop {
-            line.clear();
-            match sock_rd.read_until(b'\n', &mut line).await {
-                Ok(0) => break,
-                Ok(_) => {}
+            let read = match sock_rd.next().await {
+                Ok(Read::Eof | Read::Stalled) => break,
+                Ok(read) => read,
                 // A companion that exits with our lines unread resets the connection: it is
                 // gone all the same.
                 Err(e) if is_hang_up(&e) => break,
                 Err(e) => return Err(e),
-            }
-            output.write_all(&line).await?;
+            };
+            let line = sock_rd.line();
+            output.write_all(line).await?;
             output.flush().await?;
-            if in_flight.answered(&line) {
+            if matches!(read, Read::Line | Read::Last) && in_flight.answered(line) {
                 output.flush().await?;
                 return Ok(None);
             }
@@ -217,7 +232,7 @@ impl InFlight {
     /// 2.0 §4; the companion answers others, batches, lines that are not UTF-8 and lines over
     /// its size limit with an error whose id is `null` or normalised).
     fn sent(&self, line: &[u8]) {
-        if line.len() > crate::upstream::MAX_MESSAGE_BYTES || std::str::from_utf8(line).is_err() {
+        if line.len() > MAX_MESSAGE_BYTES || std::str::from_utf8(line).is_err() {
             return;
         }
         if let Ok(Peek {

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::paths::EndpointPaths;
+use crate::io::atomic::{Backup, Mode, write_atomic};
 
 /// What a companion records about itself.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +44,7 @@ pub fn record_path() -> Option<PathBuf> {
     )
 }
 
-/// Writes the record for `paths` (atomically: temp file, then rename).
+/// Writes the record for `paths` atomically ([`write_atomic`]: private, no backup).
 ///
 /// # Errors
 /// The I/O error of creating the directory or writing the file.
@@ -56,20 +57,9 @@ pub fn publish(paths: &EndpointPaths) -> io::Result<()> {
         mcp: absolute(&paths.mcp),
         control: absolute(&paths.control),
     };
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)?;
-    let temp = dir.join(format!(".endpoint.json.tmp-{}", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let body = serde_json::to_vec(&record).map_err(io::Error::other)?;
-    io::Write::write_all(&mut options.open(&temp)?, &body)?;
-    std::fs::rename(&temp, &file)
+    write_atomic(&file, &body, Mode::Private, Backup::None)
+        .map_err(|e| io::Error::new(e.source.kind(), e.to_string()))
 }
 
 /// Removes the record if it still names `paths` (a newer companion may have replaced it).

@@ -74,9 +74,9 @@ pub async fn probe(
         .next()
         .and_then(|s| s.entry.ok())
         .ok_or_else(|| {
-            ProbeError::Invalid(EditError::UnknownServer {
-                name: name.to_owned(),
-            })
+            ProbeError::Invalid(EditError::UnknownServer(crate::config::UnknownServer::new(
+                name,
+            )))
         })?;
     let expanded = config::expand_for_start(std::sync::Arc::new(spec))
         .await

@@ -3,18 +3,22 @@
 //! window read (DESIGN §7).
 //!
 //! Draining never stops while the pipe is open, so a chatty server can never block on a full
-//! stderr pipe.
+//! stderr pipe; and a line is cut while it is read, so a server that writes without newlines
+//! costs [`MAX_LINE_BYTES`], not what it wrote.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::watch;
 use tracing::Instrument;
 
+use crate::io::{LineReader, Overflow, Read};
+
 /// Lines kept per server.
 pub const LOG_CAPACITY: usize = 1000;
-/// Longest line kept, in bytes; longer lines are cut (at a char boundary) and marked with `…`.
+/// Longest line kept, in bytes; longer lines are cut (at a char boundary) and marked with `…`,
+/// and the rest of such a line is read and dropped.
 pub const MAX_LINE_BYTES: usize = 8 * 1024;
 
 /// A cheap, cloneable handle on one server's last [`LOG_CAPACITY`] stderr lines.
@@ -123,43 +127,46 @@ where
 {
     tokio::spawn(
         async move {
-            let mut reader = BufReader::new(stderr);
-            let mut buf = Vec::with_capacity(256);
+            let mut reader = LineReader::new(BufReader::new(stderr), MAX_LINE_BYTES, Overflow::Cut);
             loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf).await {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        // A server echoing its environment must not put its API key into
-                        // `logs` or the errors that quote stderr.
-                        let line = crate::net::scrub_known(&clean_line(&buf));
-                        tracing::info!(target: "mcp_companion::server_stderr", "{line}");
-                        ring.push(line);
-                    }
+                let cut = match reader.next().await {
+                    Ok(Read::Eof) => break,
+                    Ok(Read::Line | Read::Last) => false,
+                    Ok(Read::TooLong) => true,
+                    // Neither pieces (`Overflow::Cut`) nor stalls (no deadline) come here.
+                    Ok(Read::Piece | Read::Stalled) => continue,
                     Err(e) => {
                         tracing::debug!(error = %e, "stderr read failed");
                         break;
                     }
-                }
+                };
+                // A server echoing its environment must not put its API key into `logs` or
+                // the errors that quote stderr.
+                let line = crate::net::scrub_known(&clean_line(reader.line(), cut));
+                tracing::info!(target: "mcp_companion::server_stderr", "{line}");
+                ring.push(line);
             }
         }
         .instrument(span),
     )
 }
 
-/// Lossy UTF-8, trailing CR/LF removed, cut at [`MAX_LINE_BYTES`].
-fn clean_line(raw: &[u8]) -> String {
+/// Lossy UTF-8, trailing CR/LF removed, cut at [`MAX_LINE_BYTES`]; marked with `…` when cut
+/// here or already `cut` by the reader.
+fn clean_line(raw: &[u8], cut: bool) -> String {
     let trimmed = raw
         .strip_suffix(b"\n")
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
         .unwrap_or(raw);
     let mut line = String::from_utf8_lossy(trimmed).into_owned();
     if line.len() > MAX_LINE_BYTES {
-        let mut cut = MAX_LINE_BYTES;
-        while !line.is_char_boundary(cut) {
-            cut -= 1;
+        let mut at = MAX_LINE_BYTES;
+        while !line.is_char_boundary(at) {
+            at -= 1;
         }
-        line.truncate(cut);
+        line.truncate(at);
+        line.push('…');
+    } else if cut {
         line.push('…');
     }
     line
@@ -230,11 +237,15 @@ mod tests {
 
     #[test]
     fn lines_are_cleaned() {
-        assert_eq!(clean_line(b"hello\r\n"), "hello");
-        assert_eq!(clean_line(b"no newline"), "no newline");
-        assert_eq!(clean_line(b"bad \xff byte\n"), "bad \u{fffd} byte");
+        assert_eq!(clean_line(b"hello\r\n", false), "hello");
+        assert_eq!(clean_line(b"no newline", false), "no newline");
+        assert_eq!(clean_line(b"bad \xff byte\n", false), "bad \u{fffd} byte");
         let long = vec![b'x'; MAX_LINE_BYTES + 10];
-        assert_eq!(clean_line(&long).len(), MAX_LINE_BYTES + '…'.len_utf8());
+        assert_eq!(
+            clean_line(&long, false).len(),
+            MAX_LINE_BYTES + '…'.len_utf8()
+        );
+        assert_eq!(clean_line(b"head", true), "head…");
     }
 
     #[tokio::test]
@@ -245,5 +256,23 @@ mod tests {
             .await
             .expect("drain task");
         assert_eq!(ring.tail(10), vec!["one", "two", "three"]);
+    }
+
+    #[tokio::test]
+    async fn a_line_too_long_is_kept_cut_and_marked_and_the_next_one_whole() {
+        let ring = LogRing::new();
+        let mut data = vec![b'y'; MAX_LINE_BYTES * 4];
+        data.extend_from_slice(b"\nnext\n");
+        spawn_drain(
+            std::io::Cursor::new(data),
+            ring.clone(),
+            tracing::Span::none(),
+        )
+        .await
+        .expect("drain task");
+        let lines = ring.tail(10);
+        assert_eq!(lines.len(), 2, "{}", lines.len());
+        assert_eq!(lines[0], format!("{}…", "y".repeat(MAX_LINE_BYTES)));
+        assert_eq!(lines[1], "next");
     }
 }

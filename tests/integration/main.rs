@@ -16,6 +16,7 @@ mod endpoint;
 mod failures;
 mod fast_path;
 mod first_hour;
+mod flood;
 mod hub_commands;
 mod hub_race;
 mod keychain;

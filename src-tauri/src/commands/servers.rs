@@ -1,5 +1,6 @@
 //! The Servers and Server-detail pages.
 
+use mcp_companion::config::UnknownServer;
 use mcp_companion::hub::ReloadReport;
 use mcp_companion::manage::edit;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
@@ -97,12 +98,7 @@ pub fn get_server(state: State<'_, Desktop>, name: String) -> Result<ServerDetai
         .statuses()
         .into_iter()
         .find(|s| s.name == name)
-        .ok_or_else(|| {
-            CommandError::new(
-                ErrorKind::UnknownServer,
-                format!("no server named \"{name}\""),
-            )
-        })?;
+        .ok_or_else(|| UnknownServer::new(&name))?;
     let catalog = state.hub.catalog();
     let tools = if status.state == ServerState::Running {
         catalog
@@ -177,12 +173,10 @@ pub fn read_log(
     name: String,
     since: u64,
 ) -> Result<LogChunk, CommandError> {
-    let server = state.hub.server(&name).ok_or_else(|| {
-        CommandError::new(
-            ErrorKind::UnknownServer,
-            format!("no server named \"{name}\""),
-        )
-    })?;
+    let server = state
+        .hub
+        .server(&name)
+        .ok_or_else(|| UnknownServer::new(&name))?;
     let (lines, next) = server.log().since(since);
     Ok(LogChunk { lines, next })
 }

@@ -1,5 +1,6 @@
 //! The server page's **Sign in** button: OAuth sign-in of a server in `needs sign-in`.
 
+use mcp_companion::config::UnknownServer;
 use serde::Serialize;
 use tauri::State;
 
@@ -23,12 +24,10 @@ pub async fn sign_in_server(
     state: State<'_, Desktop>,
     name: String,
 ) -> Result<SignInStarted, CommandError> {
-    let handle = state.hub.server(&name).ok_or_else(|| {
-        CommandError::new(
-            ErrorKind::UnknownServer,
-            format!("no server named \"{name}\""),
-        )
-    })?;
+    let handle = state
+        .hub
+        .server(&name)
+        .ok_or_else(|| UnknownServer::new(&name))?;
     let started = mcp_companion::control::login::sign_in(handle)
         .await
         .map_err(|e| CommandError::new(ErrorKind::Connect, e))?;

@@ -220,3 +220,35 @@ async fn a_reset_from_the_companion_is_a_hang_up_and_in_flight_requests_are_answ
     assert_eq!(answer["error"]["code"], GONE_CODE);
     drop(client);
 }
+
+#[tokio::test]
+async fn a_line_over_the_limit_reaches_the_companion_unchanged_and_the_next_one_is_tracked() {
+    let mut input = vec![b'a'; crate::upstream::MAX_MESSAGE_BYTES + 10];
+    input.push(b'\n');
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    let want = {
+        let mut all = input.clone();
+        all.push(b'\n');
+        all
+    };
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let companion = async move {
+        let (mut rd, mut wr) = tokio::io::split(theirs);
+        let mut got = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut rd, &mut got)
+            .await
+            .expect("read");
+        assert!(
+            got == want,
+            "{} bytes arrived, {} sent",
+            got.len(),
+            want.len()
+        );
+        wr.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+            .await
+            .expect("answer");
+    };
+    let (result, output) = pump_beside(&input[..], ours, companion).await;
+    result.expect("the bridge ends once the ping is answered");
+    assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+}

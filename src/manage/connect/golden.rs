@@ -138,6 +138,26 @@ fn a_changed_binary_path_is_updated_in_place() {
 
 #[cfg(unix)]
 #[test]
+fn a_symlink_planted_at_the_backup_path_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    let victim = dir.path().join("victim");
+    std::fs::write(&file, "{ \"mcpServers\": {} }\n").unwrap();
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("mcp.json.bak")).unwrap();
+    assert_eq!(
+        connect(Client::Cursor, &file, EXE).unwrap(),
+        Outcome::Changed
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("mcp.json.bak")).unwrap(),
+        "{ \"mcpServers\": {} }\n"
+    );
+}
+
+#[cfg(unix)]
+#[test]
 fn a_symlinked_client_file_keeps_its_link_and_its_target_is_edited() {
     let dir = tempfile::tempdir().unwrap();
     let dots = dir.path().join("dots");

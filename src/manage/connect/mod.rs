@@ -2,8 +2,9 @@
 //! (and removing it again). See [`clients`] for the clients, paths and entry shapes.
 //!
 //! Every write keeps the file's other bytes as they were (comments, formatting, unrelated
-//! keys: JSONC is edited by byte spans, TOML with `toml_edit`), is atomic (temporary file +
-//! rename, the previous bytes kept as `<file>.bak`, permissions kept) and idempotent; a file
+//! keys: JSONC is edited by byte spans, TOML with `toml_edit`), is atomic
+//! ([`crate::io::atomic::write_atomic`]: temporary file + rename, the previous bytes kept as
+//! `<file>.bak`, permissions kept) and idempotent; a file
 //! that does not parse is never touched and the error says where it broke. `disconnect`
 //! removes only our entry, so connect + disconnect gives back the original bytes.
 
@@ -15,6 +16,8 @@ pub mod jsonc;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::io::atomic::{Backup, Mode, write_atomic};
 
 pub use clients::{ALL, Client, Format, Os, Roots};
 
@@ -187,47 +190,16 @@ fn write_if_changed(path: &Path, changed: Option<String>) -> Result<Outcome, Con
     match changed {
         None => Ok(Outcome::Unchanged),
         Some(text) => {
-            write_atomic(path, text.as_bytes()).map_err(|e| ConnectError::Io {
-                path: path.to_owned(),
-                reason: e.to_string(),
+            // Another program's file: its permissions are its user's choice.
+            write_atomic(path, text.as_bytes(), Mode::KeepTarget, Backup::Keep).map_err(|e| {
+                ConnectError::Io {
+                    path: path.to_owned(),
+                    reason: e.to_string(),
+                }
             })?;
             Ok(Outcome::Changed)
         }
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename; the
-/// previous content (if any) is copied to `<path>.bak` first and its permissions are kept.
-/// When `path` is a symbolic link (a dotfiles checkout), its target is written and the link
-/// kept, as the companion's own config is ([`crate::config::save_atomic`]).
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let resolved;
-    let path = match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            resolved = std::fs::canonicalize(path)?;
-            resolved.as_path()
-        }
-        _ => path,
-    };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".bak");
-    let previous = std::fs::metadata(path).ok();
-    if previous.is_some() {
-        std::fs::copy(path, path.with_file_name(&name))?;
-    }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Some(meta) = previous {
-        std::fs::set_permissions(tmp.path(), meta.permissions())?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

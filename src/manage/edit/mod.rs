@@ -53,11 +53,8 @@ pub enum EditError {
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Whitelist(Vec<ConfigError>),
     /// No server has that name.
-    #[error("no server named \"{name}\"")]
-    UnknownServer {
-        /// The name asked for.
-        name: String,
-    },
+    #[error(transparent)]
+    UnknownServer(#[from] crate::config::UnknownServer),
     /// A server with that name exists and replacing was not asked for.
     #[error("a server named \"{name}\" already exists")]
     Exists {
@@ -266,9 +263,7 @@ pub fn remove_server(doc: &mut Value, name: &str) -> Result<(), EditError> {
     servers_mut(doc)
         .shift_remove(name)
         .map(|_| ())
-        .ok_or_else(|| EditError::UnknownServer {
-            name: name.to_owned(),
-        })
+        .ok_or_else(|| crate::config::UnknownServer::new(name).into())
 }
 
 /// Replaces `ssrfWhitelist` with `entries` (trimmed, blank ones dropped).

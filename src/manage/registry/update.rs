@@ -44,7 +44,9 @@ pub async fn plan_update(
         .get("mcpServers")
         .and_then(|s| s.get(server))
         .cloned()
-        .ok_or_else(|| RegistryError::Config(format!("no server named \"{server}\"")))?;
+        .ok_or_else(|| {
+            RegistryError::Config(crate::config::UnknownServer::new(server).to_string())
+        })?;
     let source = Source::of_entry(&old).ok_or_else(|| {
         RegistryError::Config(format!(
             "\"{server}\" was not installed from a registry (no \"source\")"

@@ -15,88 +15,42 @@
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncRead, BufReader};
 
 use super::peek::fast_id;
 use super::{FastLane, LaneEnd};
+use crate::io::{LineReader, Overflow, Read};
 
 /// Read buffer size: large enough that a big answer takes few reads.
 const READ_BUFFER: usize = 64 * 1024;
 
 /// rmcp's upstream transport for a stdio server with a [`FastLane`] (see the module doc).
 pub struct LaneTransport<R> {
-    read: BufReader<R>,
-    /// The line being read; survives a cancelled `receive`.
-    line: Vec<u8>,
-    /// Skipping the rest of an oversized line.
-    discarding: bool,
-    max_line: usize,
+    /// The line being read survives a cancelled `receive` in here.
+    read: LineReader<BufReader<R>>,
     lane: FastLane,
-}
-
-enum Line {
-    Complete,
-    Oversized,
-    Eof,
 }
 
 impl<R: AsyncRead + Send + Unpin> LaneTransport<R> {
     /// Reads `read` (the server's stdout) for `lane`, accepting lines up to `max_line` bytes.
     pub fn new(read: R, lane: FastLane, max_line: usize) -> Self {
         LaneTransport {
-            read: BufReader::with_capacity(READ_BUFFER, read),
-            line: Vec::new(),
-            discarding: false,
-            max_line,
+            read: LineReader::new(
+                BufReader::with_capacity(READ_BUFFER, read),
+                max_line,
+                Overflow::Skip,
+            ),
             lane,
         }
     }
 
-    /// Reads up to and including the next `\n` into `self.line`. Cancel-safe: bytes move into
-    /// `self.line` and are consumed together. The buffer grows by at most a quarter of what it
-    /// holds (or one read) at a time, so a large line costs at most ~1.25× its size, not the
-    /// up-to-2× of doubling.
-    async fn read_line(&mut self) -> std::io::Result<Line> {
-        loop {
-            let available = self.read.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(Line::Eof);
-            }
-            let newline = memchr::memchr(b'\n', available);
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let outcome = if self.discarding {
-                if newline.is_some() {
-                    self.discarding = false;
-                }
-                None
-            } else if self.line.len() + take > self.max_line + 1 {
-                self.line = Vec::new();
-                self.discarding = newline.is_none();
-                Some(Line::Oversized)
-            } else {
-                let spare = self.line.capacity() - self.line.len();
-                if spare < take {
-                    let grow = take.max(self.line.len() / 4);
-                    let room = (self.max_line + 1).saturating_sub(self.line.len());
-                    self.line.reserve_exact(grow.min(room).max(take));
-                }
-                self.line.extend_from_slice(&available[..take]);
-                newline.map(|_| Line::Complete)
-            };
-            self.read.consume(take);
-            if let Some(outcome) = outcome {
-                return Ok(outcome);
-            }
-        }
-    }
-
-    /// The message in the complete line `self.line` for rmcp, if any; answers of fast-lane
+    /// The message in the complete line just read for rmcp, if any; answers of fast-lane
     /// requests go to their tickets.
     fn route(&mut self) -> Option<ServerJsonRpcMessage> {
         if self.lane.has_waiting()
-            && let Some(n) = fast_id(&self.line)
+            && let Some(n) = fast_id(self.read.line())
         {
-            let line = std::mem::take(&mut self.line);
+            let line = self.read.take_line();
             match self.lane.deliver(n, line) {
                 Ok(()) => return None,
                 Err(line) => {
@@ -110,14 +64,7 @@ impl<R: AsyncRead + Send + Unpin> LaneTransport<R> {
                 }
             }
         }
-        let parsed = decode(&self.line, &self.lane);
-        if self.line.capacity() > READ_BUFFER * 4 {
-            // Do not keep a large answer's buffer for the small lines that follow.
-            self.line = Vec::new();
-        } else {
-            self.line.clear();
-        }
-        parsed
+        decode(self.read.line(), &self.lane)
     }
 }
 
@@ -209,19 +156,22 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleClient> for LaneTransport<R> {
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            match self.read_line().await {
-                Ok(Line::Complete) => {
+            match self.read.next().await {
+                Ok(Read::Line) => {
                     if let Some(message) = self.route() {
                         return Some(message);
                     }
                 }
-                Ok(Line::Oversized) => {
+                Ok(Read::TooLong) => {
                     tracing::error!(
-                        max_line_length = self.max_line,
+                        max_line_length = self.read.max(),
                         "Incoming message exceeded the maximum line length, discarding it"
                     );
                 }
-                Ok(Line::Eof) => {
+                // Only `Overflow::Pass` hands on pieces, and only a line deadline stalls.
+                Ok(Read::Piece | Read::Stalled) => {}
+                // A last line without its newline is not a message (as for rmcp's reader).
+                Ok(Read::Eof | Read::Last) => {
                     self.lane.end(LaneEnd::Lost("the connection closed".into()));
                     return None;
                 }

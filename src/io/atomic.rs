@@ -1,0 +1,260 @@
+//! [`write_atomic`]: the one way a file we own or edit is replaced — the companion's
+//! `config.json` (`crate::config::save_atomic`) and another MCP client's config file
+//! (`crate::manage::connect`).
+//!
+//! The problem: such a file may hold secrets and hand edits, a crash or a full disk must not
+//! leave it torn, and its directory (a client's dot-directory) may be writable by tools we do
+//! not control. Strategy, in order:
+//!
+//! 1. `path` a symlink (a dotfiles checkout): its target is replaced, so the link survives.
+//! 2. The parent directory is created when missing (0700 on unix for [`Mode::Private`]).
+//! 3. Temp files `.<name>.tmp-<pid>-<n>` left by killed writes are removed once their process
+//!    is gone (unix; a temp of a write still running elsewhere is never touched).
+//! 4. The bytes go to a new temp file in the same directory (created exclusively, so nothing
+//!    planted there is followed), with the final mode set on it, and are fsynced.
+//! 5. The previous file, if any, becomes `<name>.bak` (unless [`Backup::None`]): hard-linked (or copied) to another
+//!    exclusive temp, which is renamed over `<name>.bak`. A rename replaces whatever is at
+//!    `<name>.bak` — a symlink planted there is replaced, never written through.
+//! 6. The temp file is renamed over the target, then the directory is fsynced (unix).
+//!
+//! A crash leaves the old file or the new one, never a mix, plus possibly a temp file the next
+//! write removes. Rejected: `tempfile::NamedTempFile::persist` (random names the next write
+//! cannot recognise as stale, and no directory fsync), and copying onto `<name>.bak` in place
+//! (which follows a symlink planted there).
+
+use std::ffi::OsStr;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The mode the written file gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// 0600 whatever the previous file had, and a missing directory is created 0700 (unix):
+    /// the companion's own config, which may hold secrets.
+    Private,
+    /// The previous file's permissions; 0600 for a new file (unix). Another program's file,
+    /// whose permissions are its user's choice.
+    KeepTarget,
+}
+
+/// Whether [`write_atomic`] keeps the previous file as `<name>.bak`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backup {
+    /// A file a person edits: the previous bytes stay one step back.
+    Keep,
+    /// A file only we write and re-create at will (the endpoint record).
+    None,
+}
+
+/// A step of [`write_atomic`] failed; the target is untouched then (a new `.bak` may exist).
+#[derive(Debug, thiserror::Error)]
+#[error("could not {step} {}: {source}", path.display())]
+pub struct WriteError {
+    /// The file or directory the step was working on.
+    pub path: PathBuf,
+    /// The step, as a verb phrase: "create temp file", "rename temp file onto", ….
+    pub step: &'static str,
+    /// What the OS said.
+    #[source]
+    pub source: io::Error,
+}
+
+fn failed<'a>(path: &'a Path, step: &'static str) -> impl FnOnce(io::Error) -> WriteError + 'a {
+    move |source| WriteError {
+        path: path.to_owned(),
+        step,
+        source,
+    }
+}
+
+/// Replaces `path` with `bytes` atomically, with `mode`, keeping the previous file as
+/// `<name>.bak` when `backup` says so (the module doc lists the steps and what a crash leaves).
+///
+/// # Errors
+/// [`WriteError`] naming the failed step and its path. The target is then untouched and no
+/// temp file of this call is left behind.
+pub fn write_atomic(
+    path: &Path,
+    bytes: &[u8],
+    mode: Mode,
+    backup: Backup,
+) -> Result<(), WriteError> {
+    let path = &match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            fs::canonicalize(path).map_err(failed(path, "resolve symlink"))?
+        }
+        _ => path.to_owned(),
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    create_dir(dir, mode)?;
+    let previous = match fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(failed(path, "read")(e)),
+    };
+    sweep_stale_temps(dir, path);
+
+    let temp = temp_path(dir, path);
+    let written = write_temp(&temp, bytes, mode, previous.as_ref());
+    let result = written.and_then(|()| {
+        if previous.is_some() && backup == Backup::Keep {
+            keep_backup(dir, path)?;
+        }
+        fs::rename(&temp, path).map_err(failed(path, "rename temp file onto"))
+    });
+    if result.is_err() {
+        // Best effort: the error already names the failed step.
+        let _ = fs::remove_file(&temp);
+    }
+    result?;
+    sync_dir(dir)
+}
+
+fn create_dir(dir: &Path, mode: Mode) -> Result<(), WriteError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    if mode == Mode::Private {
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    builder.create(dir).map_err(failed(dir, "create directory"))
+}
+
+/// A fresh `.NAME.tmp-PID-N` in `dir`.
+fn temp_path(dir: &Path, path: &Path) -> PathBuf {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let name = path
+        .file_name()
+        .unwrap_or(OsStr::new("file"))
+        .to_string_lossy();
+    dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Creates `temp` exclusively (0600 on unix), writes `bytes`, gives it its final mode and
+/// fsyncs it.
+fn write_temp(
+    temp: &Path,
+    bytes: &[u8],
+    mode: Mode,
+    previous: Option<&fs::Permissions>,
+) -> Result<(), WriteError> {
+    let mut file = exclusive(temp)?;
+    let kept = match (mode, previous) {
+        (Mode::KeepTarget, Some(permissions)) => file.set_permissions(permissions.clone()),
+        _ => Ok(()),
+    };
+    kept.and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.sync_all())
+        .map_err(failed(temp, "write temp file"))
+}
+
+/// A new file at `path` (mode 0600 on unix) that must not exist yet, so nothing planted there
+/// — a symlink included — is opened.
+fn exclusive(path: &Path) -> Result<fs::File, WriteError> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path).map_err(failed(path, "create temp file"))
+}
+
+/// Makes the current `path` the new `<name>.bak`, through a temp file renamed over it.
+fn keep_backup(dir: &Path, path: &Path) -> Result<(), WriteError> {
+    let bak = backup_path(path);
+    let temp = temp_path(dir, path);
+    let copied = fs::hard_link(path, &temp).or_else(|_| {
+        let mut to = exclusive(&temp)?;
+        let mut from = fs::File::open(path).map_err(failed(path, "read"))?;
+        io::copy(&mut from, &mut to)
+            .and_then(|_| to.set_permissions(from.metadata()?.permissions()))
+            .map_err(failed(&bak, "write backup"))
+    });
+    let result =
+        copied.and_then(|()| fs::rename(&temp, &bak).map_err(failed(&bak, "write backup")));
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// The backup path: `config.json` → `config.json.bak`.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or(OsStr::new("file")).to_owned();
+    name.push(".bak");
+    path.with_file_name(name)
+}
+
+/// Removes `.NAME.tmp-PID-N` files left by writes that were killed: those whose process is
+/// gone. Best effort.
+fn sweep_stale_temps(dir: &Path, path: &Path) {
+    let Some(name) = path.file_name() else { return };
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return true;
+    };
+    // Signal 0 only asks whether the process exists; EPERM means it does, as someone else's.
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    // No cheap check without more Windows APIs: keep every temp file.
+    true
+}
+
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> Result<(), WriteError> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(failed(dir, "sync directory"))
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> Result<(), WriteError> {
+    // Windows cannot open a directory as a file; MoveFileEx with replace is durable enough.
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests;
