@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcp_companion::config::{self, ConfigError};
 use mcp_companion::manage::registry::{
-    self, Choice, EnvSecrets, RegistryClient, Values, install, keychain, sources,
+    self, Choice, NoKeychainSink, RegistryClient, SecretSink, Values, install, keychain, sources,
     update::{self, UpdatePlan},
 };
 
@@ -59,6 +59,11 @@ pub struct AddArgs {
     /// An input value, e.g. --set API_KEY=… (repeat; `registry show` lists them).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Read an input from an environment variable of your choice, e.g. --set-env
+    /// API_KEY=MY_API_KEY: the entry gets `${MY_API_KEY}` (repeat). The only way an installed
+    /// entry reads the companion's environment.
+    #[arg(long = "set-env", value_name = "KEY=VAR")]
+    pub set_env: Vec<String>,
     /// Name of the entry in mcpServers (default: the part after the `/`).
     #[arg(long = "as", value_name = "SERVER")]
     pub server: Option<String>,
@@ -87,6 +92,9 @@ pub struct UpdateArgs {
     /// Change an input value (others are kept).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Read an input from an environment variable of your choice (see `add --set-env`).
+    #[arg(long = "set-env", value_name = "KEY=VAR")]
+    pub set_env: Vec<String>,
     /// Print the new entry instead of saving it.
     #[arg(long)]
     pub dry_run: bool,
@@ -120,13 +128,27 @@ fn split_version(name: &str) -> (&str, &str) {
     }
 }
 
-fn parse_sets(sets: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+fn parse_sets(flag: &str, sets: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     sets.iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-            _ => bail!("--set expects KEY=VALUE, got \"{s}\""),
+            _ => bail!("{flag} expects KEY=VALUE, got \"{s}\""),
         })
         .collect()
+}
+
+/// The values of `--set` and `--set-env`; one key given both ways is refused.
+fn parse_values(set: &[String], set_env: &[String]) -> anyhow::Result<Values> {
+    let plain = parse_sets("--set", set)?;
+    let env = parse_sets("--set-env", set_env)?;
+    if let Some(key) = plain.keys().find(|k| env.contains_key(*k)) {
+        bail!("input \"{key}\" is given with both --set and --set-env; keep one");
+    }
+    Ok(Values {
+        plain,
+        env,
+        stored: BTreeMap::new(),
+    })
 }
 
 /// `registry …`.
@@ -195,8 +217,15 @@ pub async fn registry(
             let options = registry::options(d);
             let fields = match registry::default_choice(d) {
                 Ok(choice) => {
-                    registry::build(d, choice, "server", &Values::default(), &EnvSecrets, true)?
-                        .fields
+                    registry::build(
+                        d,
+                        choice,
+                        "server",
+                        &Values::default(),
+                        &NoKeychainSink,
+                        true,
+                    )?
+                    .fields
                 }
                 Err(_) => Vec::new(),
             };
@@ -273,10 +302,7 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
         .server
         .clone()
         .unwrap_or_else(|| install::default_server_name(&detail.name));
-    let values = Values {
-        plain: parse_sets(&args.set)?,
-        stored: BTreeMap::new(),
-    };
+    let values = parse_values(&args.set, &args.set_env)?;
     let (secrets, _) = keychain::machine_secrets();
     let planned = install::plan(
         &registry_url,
@@ -289,15 +315,24 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
         &install::on_path,
     )
     .await?;
-    finish(&path, &planned, args.replace, args.dry_run, "added")
+    finish(
+        &path,
+        &planned,
+        args.replace,
+        args.dry_run,
+        "added",
+        secrets.as_ref(),
+    )
 }
 
+/// Prints (`dry_run`: writes nothing, keychain included) or saves `planned`.
 fn finish(
     path: &Path,
     planned: &install::Planned,
     replace: bool,
     dry_run: bool,
     verb: &str,
+    secrets: &dyn SecretSink,
 ) -> anyhow::Result<ExitCode> {
     for w in &planned.warnings {
         eprintln!("warning: {w}");
@@ -309,7 +344,7 @@ fn finish(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    install::save(path, planned, replace)?;
+    install::save(path, planned, replace, secrets)?;
     let source = planned.entry.get("source");
     let what = source
         .and_then(|s| {
@@ -326,9 +361,7 @@ fn finish(
         path.display()
     );
     for var in &planned.built.exports {
-        outln!(
-            "secret input: export {var}=… in the environment the companion starts from (no keychain)"
-        );
+        outln!("reads ${{{var}}}: export {var}=… in the environment the companion starts from");
     }
     outln!(
         "apply with: mcp-companion reload   (check with: mcp-companion doctor {})",
@@ -367,7 +400,7 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
 /// `update`.
 pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let (path, cfg) = load(config_path)?;
-    let changes = parse_sets(&args.set)?;
+    let changes = parse_values(&args.set, &args.set_env)?;
     let (secrets, _) = keychain::machine_secrets();
     match update::plan_update(
         &cfg,
@@ -387,6 +420,13 @@ pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Res
             );
             Ok(ExitCode::SUCCESS)
         }
-        UpdatePlan::Planned(planned) => finish(&path, &planned, true, args.dry_run, "updated"),
+        UpdatePlan::Planned(planned) => finish(
+            &path,
+            &planned,
+            true,
+            args.dry_run,
+            "updated",
+            secrets.as_ref(),
+        ),
     }
 }

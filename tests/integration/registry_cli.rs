@@ -180,8 +180,8 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         &[
             "add",
             "io.github.fixture/postgres-oci",
-            "--set",
-            "PGPASSWORD=hunter2",
+            "--set-env",
+            "PGPASSWORD=MY_PG_PASSWORD",
         ],
     )
     .await;
@@ -196,6 +196,18 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         0o755,
     );
     std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    // No keychain here. A secret input named after a variable of the person's environment
+    // (libpq reads PGPASSWORD) never becomes `${PGPASSWORD}`: not given, it is missing; given,
+    // the value is refused rather than dropped for a reference. Nothing is written.
+    let before = std::fs::read(&cfg).unwrap();
+    let o = cli(&cfg, &no_docker, &["add", "io.github.fixture/postgres-oci"]).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("input \"PGPASSWORD\" (env PGPASSWORD) is required"),
+        "{}",
+        out(&o)
+    );
     let o = cli(
         &cfg,
         &no_docker,
@@ -207,8 +219,29 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         ],
     )
     .await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("cannot store secret input \"PGPASSWORD\": no OS keychain")
+            && out(&o).contains("--set-env"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(std::fs::read(&cfg).unwrap(), before, "a refused add wrote");
+
+    // The variable the person names is the only one read.
+    let o = cli(
+        &cfg,
+        &no_docker,
+        &[
+            "add",
+            "io.github.fixture/postgres-oci",
+            "--set-env",
+            "PGPASSWORD=MY_PG_PASSWORD",
+        ],
+    )
+    .await;
     assert!(o.status.success(), "{}", out(&o));
-    assert!(out(&o).contains("export PGPASSWORD="), "{}", out(&o));
+    assert!(out(&o).contains("export MY_PG_PASSWORD="), "{}", out(&o));
     let e = entry(&cfg, "postgres-oci");
     assert_eq!(
         e["args"],
@@ -227,7 +260,7 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
     );
     assert_eq!(
         e["env"],
-        json!({"PGHOST": "localhost", "PGPASSWORD": "${PGPASSWORD}"})
+        json!({"PGHOST": "localhost", "PGPASSWORD": "${MY_PG_PASSWORD}"})
     );
 
     let o = cli(
@@ -243,11 +276,28 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         ],
     )
     .await;
+    assert!(!o.status.success(), "{}", out(&o));
+    let o = cli(
+        &cfg,
+        &no_docker,
+        &[
+            "add",
+            "io.github.fixture/hosted",
+            "--set",
+            "tenant=acme",
+            "--set-env",
+            "api_key=HOSTED_KEY",
+        ],
+    )
+    .await;
     assert!(o.status.success(), "{}", out(&o));
     let e = entry(&cfg, "hosted");
     assert_eq!(e["type"], "streamableHttp");
     assert_eq!(e["url"], "https://acme.mcp.example.com/mcp");
-    assert_eq!(e["headers"], json!({"Authorization": "Bearer ${API_KEY}"}));
+    assert_eq!(
+        e["headers"],
+        json!({"Authorization": "Bearer ${HOSTED_KEY}"})
+    );
     let file = std::fs::read_to_string(&cfg).unwrap();
     assert!(
         !file.contains("hunter2") && !file.contains("sk-live-1"),

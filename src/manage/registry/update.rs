@@ -3,8 +3,6 @@
 //! package or remote is chosen again, and keys the user added by hand (`enabledTools`,
 //! `toolTimeout`, `cwd`, `disabled`…) are kept.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use super::RegistryError;
@@ -35,7 +33,7 @@ pub enum UpdatePlan {
 pub async fn plan_update(
     cfg: &config::Config,
     server: &str,
-    changes: BTreeMap<String, String>,
+    changes: Values,
     secrets: &dyn SecretSink,
     lookup: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<UpdatePlan, RegistryError> {
@@ -54,13 +52,14 @@ pub async fn plan_update(
     let client = install::client_for(&configured, &source.registry, cfg, lookup)?;
     let latest = client.version(&source.name, "latest").await?;
     let detail = &latest.server;
-    if !sources::is_newer(&detail.version, &source.version) && changes.is_empty() {
+    let changed = !changes.plain.is_empty() || !changes.env.is_empty();
+    if !sources::is_newer(&detail.version, &source.version) && !changed {
         return Ok(UpdatePlan::UpToDate(source));
     }
     let choice = install::choice_like(detail, source.kind.as_deref())?;
     let values = Values {
-        plain: changes,
         stored: source.inputs.clone(),
+        ..changes
     };
     let mut planned = install::plan(
         &source.registry,
