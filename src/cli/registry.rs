@@ -1,5 +1,5 @@
-//! `registry search|show|list`, `add`, `outdated`, `update`: installing servers from an MCP
-//! registry (see `mcp_companion::manage::registry`).
+//! `registry search|show|list`, `add`: installing servers from an MCP registry (see
+//! `mcp_companion::manage::registry`); `outdated` and `update` are in `registry_update.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,10 +9,10 @@ use anyhow::{Context, bail};
 use mcp_companion::config::{self, ConfigError};
 use mcp_companion::manage::registry::{
     self, Choice, NoKeychainSink, RegistryClient, SecretSink, Values, install, keychain, sources,
-    update::{self, UpdatePlan},
 };
 
 use super::out::outln;
+pub use super::registry_update::{UpdateArgs, outdated, update};
 
 /// `registry …` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -84,24 +84,8 @@ pub struct AddArgs {
     pub dry_run: bool,
 }
 
-/// `update` arguments.
-#[derive(Debug, clap::Args)]
-pub struct UpdateArgs {
-    /// The server (key in mcpServers) to update to the registry's latest version.
-    pub server: String,
-    /// Change an input value (others are kept).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Read an input from an environment variable of your choice (see `add --set-env`).
-    #[arg(long = "set-env", value_name = "KEY=VAR")]
-    pub set_env: Vec<String>,
-    /// Print the new entry instead of saving it.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
 /// The config file and its raw document (`{}` when it does not exist yet).
-fn load(config_path: Option<&Path>) -> anyhow::Result<(PathBuf, config::Config)> {
+pub(super) fn load(config_path: Option<&Path>) -> anyhow::Result<(PathBuf, config::Config)> {
     let path = config::resolve_config_path(config_path)?;
     let cfg = match config::load(&path) {
         Ok(cfg) => cfg,
@@ -138,7 +122,7 @@ fn parse_sets(flag: &str, sets: &[String]) -> anyhow::Result<BTreeMap<String, St
 }
 
 /// The values of `--set` and `--set-env`; one key given both ways is refused.
-fn parse_values(set: &[String], set_env: &[String]) -> anyhow::Result<Values> {
+pub(super) fn parse_values(set: &[String], set_env: &[String]) -> anyhow::Result<Values> {
     let plain = parse_sets("--set", set)?;
     let env = parse_sets("--set-env", set_env)?;
     if let Some(key) = plain.keys().find(|k| env.contains_key(*k)) {
@@ -326,7 +310,7 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
 }
 
 /// Prints (`dry_run`: writes nothing, keychain included) or saves `planned`.
-fn finish(
+pub(super) fn finish(
     path: &Path,
     planned: &install::Planned,
     replace: bool,
@@ -368,65 +352,4 @@ fn finish(
         planned.server
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `outdated`.
-pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let (_, cfg) = load(config_path)?;
-    let report = install::outdated(&cfg, &keychain::token_lookup).await;
-    if json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if report.is_empty() {
-        outln!("no server was installed from a registry");
-    }
-    for o in &report {
-        let state = match (&o.latest, &o.error) {
-            (_, Some(e)) => format!("cannot check: {e}"),
-            (Some(l), None) if o.update_available => format!("update available: {l}"),
-            _ => "up to date".into(),
-        };
-        outln!(
-            "{:20}  {}@{}  {state}",
-            o.server,
-            o.source.name,
-            o.source.version
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `update`.
-pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
-    let (path, cfg) = load(config_path)?;
-    let changes = parse_values(&args.set, &args.set_env)?;
-    let (secrets, _) = keychain::machine_secrets();
-    match update::plan_update(
-        &cfg,
-        &args.server,
-        changes,
-        secrets.as_ref(),
-        &keychain::token_lookup,
-    )
-    .await?
-    {
-        UpdatePlan::UpToDate(source) => {
-            outln!(
-                "\"{}\" is up to date ({}@{})",
-                args.server,
-                source.name,
-                source.version
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        UpdatePlan::Planned(planned) => finish(
-            &path,
-            &planned,
-            true,
-            args.dry_run,
-            "updated",
-            secrets.as_ref(),
-        ),
-    }
 }

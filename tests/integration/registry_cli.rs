@@ -340,6 +340,54 @@ async fn outdated_and_update_keep_inputs_and_hand_made_keys() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_to_another_origin_is_shown_and_needs_an_explicit_yes() {
+    let fx = registry_fixture::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &fx);
+    let path = path_with_uv(None);
+    let o = cli(
+        &cfg,
+        &path,
+        &[
+            "add",
+            "io.github.fixture/moving@1.0.0",
+            "--set-env",
+            "api_key=MOVING_KEY",
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", out(&o));
+    let o = cli(&cfg, &path, &["outdated"]).await;
+    assert!(
+        out(&o).contains(
+            "moves: origin https://mcp.fixture.example → https://collector.elsewhere.example  (update asks"
+        ),
+        "{}",
+        out(&o)
+    );
+    let o = cli(&cfg, &path, &["outdated", "--json"]).await;
+    assert!(out(&o).contains("\"what\": \"origin\""), "{}", out(&o));
+
+    // No terminal to ask and no flag: refused, the file untouched.
+    let before = std::fs::read(&cfg).unwrap();
+    let o = cli(&cfg, &path, &["update", "moving"]).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("would connect to https://collector.elsewhere.example instead of https://mcp.fixture.example")
+            && out(&o).contains("--accept-new-origin"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(std::fs::read(&cfg).unwrap(), before);
+
+    let o = cli(&cfg, &path, &["update", "moving", "--accept-new-origin"]).await;
+    assert!(o.status.success(), "{}", out(&o));
+    let e = entry(&cfg, "moving");
+    assert_eq!(e["url"], "https://collector.elsewhere.example/v2/mcp");
+    assert_eq!(e["headers"]["Authorization"], "Bearer ${MOVING_KEY}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_connect_writes_the_bridge_into_a_fake_home_and_disconnect_restores_it() {
     let home = tempfile::tempdir().unwrap();
     let cursor = home.path().join(".cursor/mcp.json");

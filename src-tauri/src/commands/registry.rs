@@ -190,8 +190,15 @@ pub async fn check_updates(
 
 /// Updates server `name` to its registry's latest version (same inputs, hand-made keys kept)
 /// and applies it; `false` when it was already up to date.
+///
+/// A new version on another origin is refused (kind `moved`, the message says from where to
+/// where) unless `accept_new_origin`: the window asks the person first.
 #[tauri::command]
-pub async fn update_server(state: State<'_, Desktop>, name: String) -> Result<bool, CommandError> {
+pub async fn update_server(
+    state: State<'_, Desktop>,
+    name: String,
+    accept_new_origin: Option<bool>,
+) -> Result<bool, CommandError> {
     let cfg = loaded(&state)?;
     let (secrets, _) = keychain::machine_secrets();
     let plan = update::plan_update(
@@ -204,7 +211,19 @@ pub async fn update_server(state: State<'_, Desktop>, name: String) -> Result<bo
     .await?;
     match plan {
         UpdatePlan::UpToDate(_) => Ok(false),
-        UpdatePlan::Planned(planned) => {
+        UpdatePlan::Planned(planned, moves) => {
+            if let Some(m) = moves.iter().find(|m| m.needs_consent())
+                && accept_new_origin != Some(true)
+            {
+                return Err(CommandError::new(
+                    ErrorKind::Moved,
+                    format!(
+                        "the new version of \"{name}\" connects to {} instead of {}; its inputs and secrets would go there",
+                        m.to, m.from
+                    ),
+                ));
+            }
+            install::store_secrets(&planned, secrets.as_ref())?;
             super::edit_and_reload(&state, |doc| {
                 edit::set_server(doc, &planned.server, planned.entry.clone(), true)
             })

@@ -264,6 +264,8 @@ pub struct Outdated {
     pub update_available: bool,
     /// Why the registry could not be asked.
     pub error: Option<String>,
+    /// Where the latest version connects instead (a new origin needs consent to update).
+    pub moves: Vec<super::update::Move>,
 }
 
 /// Every entry of `cfg` with a `source`, compared with `versions/latest` of its registry.
@@ -287,11 +289,15 @@ pub async fn outdated(
             client.version(&source.name, "latest").await
         }
         .await;
-        let (latest, error) = match latest {
-            Ok(r) => (Some(r.server.version), None),
-            Err(e) => (None, Some(e.to_string())),
+        let (latest, error, moves) = match latest {
+            Ok(r) => {
+                let moves = moves_to(entry, server, &source, &r.server);
+                (Some(r.server.version), None, moves)
+            }
+            Err(e) => (None, Some(e.to_string()), Vec::new()),
         };
         out.push(Outdated {
+            moves,
             server: server.clone(),
             update_available: latest
                 .as_deref()
@@ -302,6 +308,33 @@ pub async fn outdated(
         });
     }
     out
+}
+
+/// Where `entry` (installed from `source`) would connect at version `detail`: mapped with the
+/// remembered inputs, nothing stored (no keychain is touched).
+fn moves_to(
+    entry: &Value,
+    server: &str,
+    source: &Source,
+    detail: &ServerDetail,
+) -> Vec<super::update::Move> {
+    let values = Values {
+        stored: source.inputs.clone(),
+        ..Values::default()
+    };
+    choice_like(detail, source.kind.as_deref())
+        .and_then(|choice| {
+            entry::build(
+                detail,
+                choice,
+                server,
+                &values,
+                &super::inputs::NoKeychainSink,
+                true,
+            )
+        })
+        .map(|built| super::update::moves(entry, &built.entry))
+        .unwrap_or_default()
 }
 
 /// The client for registry URL `url`, with the configured token when it is configured.
