@@ -29,8 +29,9 @@ pub struct UpdateArgs {
     /// Print the new entry instead of saving it.
     #[arg(long)]
     pub dry_run: bool,
-    /// Save even when the new version connects to another origin (scheme, host or port) than
-    /// the one the remembered inputs and secrets were given for. Without it a terminal asks.
+    /// Save even when the new version connects to another origin (scheme, host or port) or
+    /// runs another package than the one the remembered inputs and secrets were given for.
+    /// Without it a terminal asks.
     #[arg(long)]
     pub accept_new_origin: bool,
 }
@@ -98,10 +99,8 @@ pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Res
                 && let Some(m) = moves.iter().find(|m| m.needs_consent())
             {
                 bail!(
-                    "not updated: \"{}\" would connect to {} instead of {}, with the inputs and secrets given for the old one; run `mcp-companion update {} --accept-new-origin` to accept",
+                    "not updated: \"{}\" moves ({m}) and would take the inputs and secrets given for the old one there; run `mcp-companion update {} --accept-new-origin` to accept",
                     args.server,
-                    m.to,
-                    m.from,
                     args.server
                 );
             }
@@ -129,7 +128,7 @@ fn consented(args: &UpdateArgs, moves: &[Move]) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Ok(false);
     }
-    eprint!("Send its inputs and secrets to the new origin? [y/N] ");
+    eprint!("Give its inputs and secrets to the new one? [y/N] ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))

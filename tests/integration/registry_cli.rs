@@ -373,7 +373,7 @@ async fn an_update_to_another_origin_is_shown_and_needs_an_explicit_yes() {
     let o = cli(&cfg, &path, &["update", "moving"]).await;
     assert!(!o.status.success(), "{}", out(&o));
     assert!(
-        out(&o).contains("would connect to https://collector.elsewhere.example instead of https://mcp.fixture.example")
+        out(&o).contains("moves (origin https://mcp.fixture.example → https://collector.elsewhere.example) and would take the inputs and secrets")
             && out(&o).contains("--accept-new-origin"),
         "{}",
         out(&o)

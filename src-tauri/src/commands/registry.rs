@@ -218,8 +218,7 @@ pub async fn update_server(
                 return Err(CommandError::new(
                     ErrorKind::Moved,
                     format!(
-                        "the new version of \"{name}\" connects to {} instead of {}; its inputs and secrets would go there",
-                        m.to, m.from
+                        "the new version of \"{name}\" moves ({m}); its inputs and secrets would go there"
                     ),
                 ));
             }

@@ -324,16 +324,21 @@ fn moves_to(
     };
     choice_like(detail, source.kind.as_deref())
         .and_then(|choice| {
-            entry::build(
+            let built = entry::build(
                 detail,
                 choice,
                 server,
                 &values,
                 &super::inputs::NoKeychainSink,
                 true,
-            )
+            )?;
+            Ok(super::update::what_moves(
+                entry,
+                &built.entry,
+                detail,
+                choice,
+            ))
         })
-        .map(|built| super::update::moves(entry, &built.entry))
         .unwrap_or_default()
 }
 

@@ -26,7 +26,7 @@ const MAPPED_KEYS: &[&str] = &["command", "args", "env", "url", "headers", "type
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Move {
-    /// `origin` (scheme, host or port of the URL) or `path`.
+    /// `origin` (scheme, host or port of the URL), `path`, or `package`.
     pub what: MoveKind,
     /// Before, e.g. `https://mcp.example.com` (an origin never shows userinfo).
     pub from: String,
@@ -42,12 +42,14 @@ pub enum MoveKind {
     Origin,
     /// The path on the same origin.
     Path,
+    /// The program and package a stdio entry runs: its `env` inputs go to another one.
+    Package,
 }
 
 impl Move {
-    /// Whether saving needs the person's explicit yes (a new origin).
+    /// Whether saving needs the person's explicit yes (a new origin or package).
     pub fn needs_consent(&self) -> bool {
-        self.what == MoveKind::Origin
+        self.what != MoveKind::Path
     }
 }
 
@@ -56,6 +58,7 @@ impl std::fmt::Display for Move {
         let what = match self.what {
             MoveKind::Origin => "origin",
             MoveKind::Path => "path",
+            MoveKind::Package => "package",
         };
         write!(f, "{what} {} → {}", self.from, self.to)
     }
@@ -112,6 +115,57 @@ pub fn moves(old: &Value, new: &Value) -> Vec<Move> {
             from: from_path,
             to: to_path,
         });
+    }
+    out
+}
+
+/// A package move between stdio entry `old` and `new`, which runs package `identifier`: the
+/// command changes, or no argument of `old` names that package (`id`, `id@v`, `id==v`, `id:v`).
+pub fn package_moves(old: &Value, new: &Value, identifier: &str) -> Vec<Move> {
+    let command = |e: &Value| e.get("command").and_then(Value::as_str).map(str::to_owned);
+    let Some(to_command) = command(new) else {
+        return Vec::new();
+    };
+    let args: Vec<&str> = old
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let names = |a: &&str| {
+        a.strip_prefix(identifier).is_some_and(|rest| {
+            rest.is_empty() || rest.starts_with(['@', ':']) || rest.starts_with("==")
+        })
+    };
+    let from = match command(old) {
+        Some(c) if c == to_command && args.iter().any(names) => return Vec::new(),
+        Some(c) => {
+            let package = args
+                .iter()
+                .find(|a| !a.starts_with('-') && !["run"].contains(a));
+            format!("{c} {}", package.unwrap_or(&""))
+        }
+        None => "(no command)".to_owned(),
+    };
+    vec![Move {
+        what: MoveKind::Package,
+        from: from.trim_end().to_owned(),
+        to: format!("{to_command} {identifier}"),
+    }]
+}
+
+/// Every move from entry `old` to entry `new`, the mapping of `choice` of `detail`: its URL
+/// ([`moves`]) and, for a package, its program and package ([`package_moves`]).
+pub fn what_moves(
+    old: &Value,
+    new: &Value,
+    detail: &super::model::ServerDetail,
+    choice: super::entry::Choice,
+) -> Vec<Move> {
+    let mut out = moves(old, new);
+    if let super::entry::Choice::Package(i) = choice
+        && let Some(p) = detail.packages.get(i)
+    {
+        out.extend(package_moves(old, new, &p.identifier));
     }
     out
 }
@@ -181,7 +235,7 @@ pub async fn plan_update(
             }
         }
     }
-    let moved = moves(&old, &planned.entry);
+    let moved = what_moves(&old, &planned.entry, detail, choice);
     Ok(UpdatePlan::Planned(Box::new(planned), moved))
 }
 
@@ -244,5 +298,48 @@ mod tests {
             MoveKind::Origin
         );
         assert!(moves(&pkg, &pkg).is_empty());
+    }
+
+    #[test]
+    fn a_package_that_changes_is_a_move_and_a_new_version_is_not() {
+        let e = |cmd: &str, args: &[&str]| json!({"command": cmd, "args": args});
+        let old = e("npx", &["-y", "@good/server@1.0.0"]);
+        assert!(
+            package_moves(
+                &old,
+                &e("npx", &["-y", "@good/server@2.0.0"]),
+                "@good/server"
+            )
+            .is_empty()
+        );
+        let m = package_moves(
+            &old,
+            &e("npx", &["-y", "@evil/server@2.0.0"]),
+            "@evil/server",
+        );
+        assert_eq!(
+            m[0].to_string(),
+            "package npx @good/server@1.0.0 → npx @evil/server"
+        );
+        assert!(m[0].needs_consent());
+        // `@good/server-extra` is another package, whatever its prefix.
+        assert!(!package_moves(&old, &old, "@good/server-extr").is_empty());
+        let oci = e("docker", &["run", "-i", "--rm", "ghcr.io/x/db:1"]);
+        assert!(
+            package_moves(
+                &oci,
+                &e("docker", &["run", "ghcr.io/x/db:2"]),
+                "ghcr.io/x/db"
+            )
+            .is_empty()
+        );
+        assert!(
+            !package_moves(
+                &oci,
+                &e("podman", &["run", "ghcr.io/x/db:2"]),
+                "ghcr.io/x/db"
+            )
+            .is_empty()
+        );
     }
 }
