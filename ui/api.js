@@ -42,4 +42,4 @@ export const listClients = () => invoke('list_clients');
 export const connectClient = (id, importServers) => invoke('connect_client', { id, import: importServers });
 export const disconnectClient = (id) => invoke('disconnect_client', { id });
 export const checkUpdates = () => invoke('check_updates');
-export const updateServer = (name) => invoke('update_server', { name });
+export const updateServer = (name, acceptNewOrigin = false) => invoke('update_server', { name, acceptNewOrigin });

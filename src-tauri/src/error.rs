@@ -31,6 +31,8 @@ pub enum ErrorKind {
     ShuttingDown,
     /// The OS keychain is unavailable or refused a secret.
     Keychain,
+    /// An update would connect to another origin; it needs the person's yes.
+    Moved,
 }
 
 /// What a failed command returns to the window.

@@ -79,6 +79,9 @@ async fn manager(
     target: &Target,
     vault: Arc<dyn TokenVault>,
 ) -> Result<(AuthorizationManager, Arc<GuardedOAuthHttp>), SignInError> {
+    if let Some(secret) = &target.oauth.client_secret {
+        net::remember_credential(secret);
+    }
     let http = Arc::new(GuardedOAuthHttp::new(&target.guard)?);
     let mut m = AuthorizationManager::new_with_oauth_http_client(target.url.clone(), http.clone())
         .await
@@ -348,10 +351,12 @@ pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
     SignInError::OAuth(scrub(&text, target))
 }
 
-/// Replaces the server URL (it may carry a key in its query) with its redacted form.
+/// Replaces the server URL (it may carry a key in its query) with its redacted form, and
+/// masks every registered credential (a token endpoint quoting the code or verifier it
+/// refused; the text reaches `login`'s output and the log).
 fn scrub(text: &str, target: &Target) -> String {
     let full = target.url.as_str();
-    text.replace(full, &net::redact(full))
+    net::scrub_known(&text.replace(full, &net::redact(full)))
 }
 
 #[cfg(test)]

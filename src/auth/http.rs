@@ -6,6 +6,10 @@
 //! ([`Guard::check_url`]: scheme, IP literals, every address the host resolves to) and again at
 //! connect time by the [`GuardedResolver`] (no DNS-rebinding gap); redirects, when rmcp asks to
 //! follow them, are re-checked hop by hop by [`net::build_client`].
+//!
+//! Every credential that passes through here, sent (code, verifier, refresh token, client
+//! secret) or received (tokens, registered secrets), is registered with the redaction set
+//! ([`net::remember_credential`]) on the way.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -144,6 +148,7 @@ impl GuardedOAuthHttp {
                 url: url.clone(),
                 source,
             })?;
+        remember_sent(&request);
         tracing::debug!(method = %request.method(), url = %url, "OAuth request");
         let fail = |e: reqwest::Error| match self.guard.take_refusal() {
             Some(source) => OAuthHttpError::Refused {
@@ -177,6 +182,11 @@ impl GuardedOAuthHttp {
             }
             body.extend_from_slice(&chunk);
         }
+        // Tokens and client secrets are registered as they arrive, before anything can quote
+        // them (a later refresh error, a 401 naming the token).
+        if let Ok(json) = serde_json::from_slice::<serde_json::Value>(&body) {
+            net::remember_oauth_json(&json);
+        }
         builder.body(body).map_err(|e| OAuthHttpError::Request {
             url,
             reason: e.to_string(),
@@ -192,6 +202,22 @@ impl OAuthHttpClient for GuardedOAuthHttp {
                 Box::new(e) as OAuthHttpClientError
             })
         })
+    }
+}
+
+/// Registers the credentials `request` carries (the authorization code, PKCE verifier, refresh
+/// token, client secret in its form body; its `Authorization` header) with the redaction set
+/// before it is sent, so an answer quoting them back is masked.
+fn remember_sent(request: &reqwest::Request) {
+    if let Some(body) = request.body().and_then(reqwest::Body::as_bytes) {
+        net::remember_oauth_form(body);
+    }
+    if let Some(auth) = request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        net::remember_authorization(auth);
     }
 }
 

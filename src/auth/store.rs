@@ -10,7 +10,8 @@
 //!  "clientSecret": "…"}        (the secret of a dynamically registered confidential client)
 //! ```
 //!
-//! Nothing here logs or formats a value.
+//! Nothing here logs or formats a value; every token read or written is registered with the
+//! redaction set ([`crate::net::remember_oauth_json`]).
 
 use std::sync::Arc;
 
@@ -56,9 +57,16 @@ impl VaultCredentialStore {
         let (vault, name) = (self.vault.clone(), self.name.clone());
         let text = blocking(move || vault.get(&name)).await?;
         // A corrupt entry counts as "not signed in"; the next sign-in overwrites it.
-        Ok(text
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default())
+        let json: Option<serde_json::Value> = text.and_then(|t| serde_json::from_str(&t).ok());
+        let Some(json) = json else {
+            return Ok(Record::default());
+        };
+        // Loaded tokens are registered for redaction before any request can carry them.
+        crate::net::remember_oauth_json(&json);
+        if let Some(secret) = json.get("clientSecret").and_then(serde_json::Value::as_str) {
+            crate::net::remember_credential(secret);
+        }
+        Ok(serde_json::from_value(json).unwrap_or_default())
     }
 
     async fn write(&self, record: &Record) -> Result<(), VaultError> {
@@ -116,6 +124,9 @@ impl CredentialStore for VaultCredentialStore {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        if let Ok(json) = serde_json::to_value(&credentials) {
+            crate::net::remember_oauth_json(&json);
+        }
         let mut record = self.read().await.map_err(store_error)?;
         record.credentials = Some(credentials);
         self.write(&record).await.map_err(store_error)

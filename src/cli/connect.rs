@@ -149,10 +149,16 @@ fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyho
     let source = import::Source::read(path, Some(kind))?;
     let target = config::resolve_config_path(config_path)?;
     let mut added = 0;
+    let mut notes = Vec::new();
     edit::update_file(&target, |doc| {
         let plan = import::plan(doc, std::slice::from_ref(&source));
         added = plan.added();
         import::apply(doc, &plan);
+        for item in &plan.items {
+            if let Some(name) = item.target_name() {
+                notes.extend(item.notes.iter().map(|n| format!("{name}: {n}")));
+            }
+        }
         Ok(())
     })?;
     outln!(
@@ -160,5 +166,8 @@ fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyho
         client.label(),
         target.display()
     );
+    for note in notes {
+        outln!("  {note}");
+    }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! `registry search|show|list`, `add`, `outdated`, `update`: installing servers from an MCP
-//! registry (see `mcp_companion::manage::registry`).
+//! `registry search|show|list`, `add`: installing servers from an MCP registry (see
+//! `mcp_companion::manage::registry`); `outdated` and `update` are in `registry_update.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcp_companion::config::{self, ConfigError};
 use mcp_companion::manage::registry::{
-    self, Choice, EnvSecrets, RegistryClient, Values, install, keychain, sources,
-    update::{self, UpdatePlan},
+    self, Choice, NoKeychainSink, RegistryClient, SecretSink, Values, install, keychain, sources,
 };
 
 use super::out::outln;
+pub use super::registry_update::{UpdateArgs, outdated, update};
 
 /// `registry …` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -59,6 +59,11 @@ pub struct AddArgs {
     /// An input value, e.g. --set API_KEY=… (repeat; `registry show` lists them).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Read an input from an environment variable of your choice, e.g. --set-env
+    /// API_KEY=MY_API_KEY: the entry gets `${MY_API_KEY}` (repeat). The only way an installed
+    /// entry reads the companion's environment.
+    #[arg(long = "set-env", value_name = "KEY=VAR")]
+    pub set_env: Vec<String>,
     /// Name of the entry in mcpServers (default: the part after the `/`).
     #[arg(long = "as", value_name = "SERVER")]
     pub server: Option<String>,
@@ -79,21 +84,8 @@ pub struct AddArgs {
     pub dry_run: bool,
 }
 
-/// `update` arguments.
-#[derive(Debug, clap::Args)]
-pub struct UpdateArgs {
-    /// The server (key in mcpServers) to update to the registry's latest version.
-    pub server: String,
-    /// Change an input value (others are kept).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Print the new entry instead of saving it.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
 /// The config file and its raw document (`{}` when it does not exist yet).
-fn load(config_path: Option<&Path>) -> anyhow::Result<(PathBuf, config::Config)> {
+pub(super) fn load(config_path: Option<&Path>) -> anyhow::Result<(PathBuf, config::Config)> {
     let path = config::resolve_config_path(config_path)?;
     let cfg = match config::load(&path) {
         Ok(cfg) => cfg,
@@ -120,13 +112,27 @@ fn split_version(name: &str) -> (&str, &str) {
     }
 }
 
-fn parse_sets(sets: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+fn parse_sets(flag: &str, sets: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     sets.iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-            _ => bail!("--set expects KEY=VALUE, got \"{s}\""),
+            _ => bail!("{flag} expects KEY=VALUE, got \"{s}\""),
         })
         .collect()
+}
+
+/// The values of `--set` and `--set-env`; one key given both ways is refused.
+pub(super) fn parse_values(set: &[String], set_env: &[String]) -> anyhow::Result<Values> {
+    let plain = parse_sets("--set", set)?;
+    let env = parse_sets("--set-env", set_env)?;
+    if let Some(key) = plain.keys().find(|k| env.contains_key(*k)) {
+        bail!("input \"{key}\" is given with both --set and --set-env; keep one");
+    }
+    Ok(Values {
+        plain,
+        env,
+        stored: BTreeMap::new(),
+    })
 }
 
 /// `registry …`.
@@ -195,8 +201,15 @@ pub async fn registry(
             let options = registry::options(d);
             let fields = match registry::default_choice(d) {
                 Ok(choice) => {
-                    registry::build(d, choice, "server", &Values::default(), &EnvSecrets, true)?
-                        .fields
+                    registry::build(
+                        d,
+                        choice,
+                        "server",
+                        &Values::default(),
+                        &NoKeychainSink,
+                        true,
+                    )?
+                    .fields
                 }
                 Err(_) => Vec::new(),
             };
@@ -273,10 +286,7 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
         .server
         .clone()
         .unwrap_or_else(|| install::default_server_name(&detail.name));
-    let values = Values {
-        plain: parse_sets(&args.set)?,
-        stored: BTreeMap::new(),
-    };
+    let values = parse_values(&args.set, &args.set_env)?;
     let (secrets, _) = keychain::machine_secrets();
     let planned = install::plan(
         &registry_url,
@@ -289,15 +299,24 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
         &install::on_path,
     )
     .await?;
-    finish(&path, &planned, args.replace, args.dry_run, "added")
+    finish(
+        &path,
+        &planned,
+        args.replace,
+        args.dry_run,
+        "added",
+        secrets.as_ref(),
+    )
 }
 
-fn finish(
+/// Prints (`dry_run`: writes nothing, keychain included) or saves `planned`.
+pub(super) fn finish(
     path: &Path,
     planned: &install::Planned,
     replace: bool,
     dry_run: bool,
     verb: &str,
+    secrets: &dyn SecretSink,
 ) -> anyhow::Result<ExitCode> {
     for w in &planned.warnings {
         eprintln!("warning: {w}");
@@ -309,7 +328,7 @@ fn finish(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    install::save(path, planned, replace)?;
+    install::save(path, planned, replace, secrets)?;
     let source = planned.entry.get("source");
     let what = source
         .and_then(|s| {
@@ -326,67 +345,11 @@ fn finish(
         path.display()
     );
     for var in &planned.built.exports {
-        outln!(
-            "secret input: export {var}=… in the environment the companion starts from (no keychain)"
-        );
+        outln!("reads ${{{var}}}: export {var}=… in the environment the companion starts from");
     }
     outln!(
         "apply with: mcp-companion reload   (check with: mcp-companion doctor {})",
         planned.server
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `outdated`.
-pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let (_, cfg) = load(config_path)?;
-    let report = install::outdated(&cfg, &keychain::token_lookup).await;
-    if json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if report.is_empty() {
-        outln!("no server was installed from a registry");
-    }
-    for o in &report {
-        let state = match (&o.latest, &o.error) {
-            (_, Some(e)) => format!("cannot check: {e}"),
-            (Some(l), None) if o.update_available => format!("update available: {l}"),
-            _ => "up to date".into(),
-        };
-        outln!(
-            "{:20}  {}@{}  {state}",
-            o.server,
-            o.source.name,
-            o.source.version
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `update`.
-pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
-    let (path, cfg) = load(config_path)?;
-    let changes = parse_sets(&args.set)?;
-    let (secrets, _) = keychain::machine_secrets();
-    match update::plan_update(
-        &cfg,
-        &args.server,
-        changes,
-        secrets.as_ref(),
-        &keychain::token_lookup,
-    )
-    .await?
-    {
-        UpdatePlan::UpToDate(source) => {
-            outln!(
-                "\"{}\" is up to date ({}@{})",
-                args.server,
-                source.name,
-                source.version
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        UpdatePlan::Planned(planned) => finish(&path, &planned, true, args.dry_run, "updated"),
-    }
 }

@@ -12,7 +12,8 @@
 //! is added (under its own name or renamed `name-2`, `name-3`… when the name is taken by a
 //! different entry) or skipped (same server already present, our own `bridge`, not a server);
 //! [`apply`] writes the plan into a raw config document. Only the fields our config knows are
-//! copied; VS Code's `http` becomes `streamableHttp`.
+//! copied; VS Code's `http` becomes `streamableHttp`. `${…}` in the source is translated to
+//! what it meant there, never to a wider read (`values.rs`; each item's `notes` say how).
 
 use std::path::{Path, PathBuf};
 
@@ -219,6 +220,9 @@ pub struct ImportItem {
     /// The entry as it will be written (absent when skipped).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<Value>,
+    /// How its `${…}` references were translated or why they were not (see `values.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl ImportItem {
@@ -270,8 +274,9 @@ pub fn plan(doc: &Value, sources: &[Source]) -> ImportPlan {
                 path: source.path.clone(),
                 action,
                 entry,
+                notes: Vec::new(),
             };
-            let entry = match convert_entry(raw) {
+            let converted = match convert_entry(raw) {
                 Ok(e) => e,
                 Err(reason) => {
                     plan.items
@@ -279,6 +284,12 @@ pub fn plan(doc: &Value, sources: &[Source]) -> ImportPlan {
                     continue;
                 }
             };
+            let translate = |server: &str| {
+                let mut entry = converted.clone();
+                let done = values::translate_entry(&mut entry, source.client, server);
+                (entry, done)
+            };
+            let (mut entry, mut translated) = translate(name);
             if is_companion_bridge(&entry) {
                 let reason = "this is MCP Companion's own bridge".to_owned();
                 plan.items
@@ -295,10 +306,22 @@ pub fn plan(doc: &Value, sources: &[Source]) -> ImportPlan {
             let action = if target == *name {
                 ImportAction::Added
             } else {
+                // `${input:…}` secrets are named after the server.
+                (entry, translated) = translate(&target);
                 ImportAction::Renamed { to: target.clone() }
             };
+            if translated.unresolved
+                && let Some(obj) = entry.as_object_mut()
+            {
+                obj.insert("disabled".into(), Value::Bool(true));
+                translated
+                    .notes
+                    .push("imported disabled until the references above are edited".into());
+            }
             taken.push((target, entry.clone()));
-            plan.items.push(item(action, Some(entry)));
+            let mut added = item(action, Some(entry));
+            added.notes = translated.notes;
+            plan.items.push(added);
         }
         if source.client == ClientKind::Nanobot
             && let Some(list) = source
@@ -462,6 +485,8 @@ fn strip_json_comments(text: &str) -> String {
     }
     out
 }
+
+mod values;
 
 #[cfg(test)]
 mod tests;

@@ -6,24 +6,42 @@
 //! | [`redact_urls`] | free text (an error chain, a log line): every URL in it redacted |
 //! | [`remember_secrets`] | the secret parts of a remote server's config (URL userinfo, query and fragment values, header values), recorded once per connect |
 //! | [`remember_env_secrets`] | the values of a stdio server's `env` whose names say secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASS*`…) |
+//! | [`remember_credential`] | one credential the moment it exists: an OAuth access or refresh token received or loaded, an authorization code or PKCE verifier sent, a client secret, a registry token |
+//! | [`remember_oauth_form`] / [`remember_oauth_json`] | the credentials in an OAuth request's form body / an answer's JSON body |
 //! | [`scrub`] | free text: [`redact_urls`] plus every remembered secret replaced by `<redacted>` |
 //! | [`scrub_known`] | free text from a server (a JSON-RPC error message): remembered secrets only, its URLs kept |
 //!
 //! Every string that leaves through a log line ([`crate::logging`]), a status field
 //! (`lastError`) or an error an agent receives goes through [`scrub`] (or [`scrub_known`] for
 //! the server's own words).
+//!
+//! This is the one redaction mechanism: whatever holds or sends a credential registers it
+//! here when it is created, received or loaded, so a server quoting it back (a 401's
+//! `error_description`, a token endpoint's error) is masked in whatever text carries it. The
+//! set keeps the [`MAX_SECRETS`] most recently registered values (registering again counts as
+//! recent), so refreshed tokens never crowd out the ones in use.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::RwLock;
 
 /// Shorter remembered values are not replaced: they would mangle ordinary words in logs.
 const MIN_SECRET_LEN: usize = 8;
-/// At most this many secrets are remembered (reload loops must not grow the set forever).
-const MAX_SECRETS: usize = 512;
+/// At most this many secrets are remembered (reload and refresh loops must not grow the set
+/// forever); the least recently registered go first.
+pub const MAX_SECRETS: usize = 1024;
 /// What a remembered secret becomes.
 const MASK: &str = "<redacted>";
 
-static SECRETS: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
+/// The remembered values, and their order of registration (oldest first) for eviction.
+struct Remembered {
+    set: BTreeSet<String>,
+    order: VecDeque<String>,
+}
+
+static SECRETS: RwLock<Remembered> = RwLock::new(Remembered {
+    set: BTreeSet::new(),
+    order: VecDeque::new(),
+});
 
 /// Redacts `url` for logging: `https://user:pw@h:8443/mcp?key=x` → `https://h:8443/...`.
 ///
@@ -209,11 +227,118 @@ pub fn remember_env_secrets<'a>(env: impl IntoIterator<Item = (&'a String, &'a S
     remember(found);
 }
 
+/// Remembers one credential (and its percent-encoded form, as it appears in URLs and form
+/// bodies) so [`scrub`] masks it from now on. Values shorter than 8 bytes are skipped.
+pub fn remember_credential(value: &str) {
+    let encoded: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+    remember(vec![value.to_owned(), encoded]);
+}
+
+/// Form fields of OAuth requests that carry credentials (RFC 6749 §4.1.3, §6; RFC 7636;
+/// RFC 7523).
+const OAUTH_FORM_FIELDS: &[&str] = &[
+    "code",
+    "code_verifier",
+    "refresh_token",
+    "client_secret",
+    "client_assertion",
+    "assertion",
+    "password",
+];
+
+/// Remembers the credentials in an `application/x-www-form-urlencoded` OAuth request body
+/// (the authorization code, PKCE verifier, refresh token, client secret), at the moment they
+/// are sent.
+pub fn remember_oauth_form(body: &[u8]) {
+    for (k, v) in url::form_urlencoded::parse(body) {
+        if OAUTH_FORM_FIELDS.contains(&k.as_ref()) {
+            remember_credential(&v);
+        }
+    }
+}
+
+/// JSON fields of OAuth answers that carry credentials (RFC 6749 §5.1, RFC 7591 §3.2.1,
+/// OpenID Connect).
+const OAUTH_JSON_FIELDS: &[&str] = &[
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "registration_access_token",
+];
+
+/// Remembers the credentials in an OAuth JSON document (a token answer, a registration, a
+/// stored sign-in), at any depth, at the moment they are received or loaded. Text that is not
+/// JSON is ignored.
+pub fn remember_oauth_json(value: &serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                match v.as_str() {
+                    Some(s) if OAUTH_JSON_FIELDS.contains(&k.as_str()) => remember_credential(s),
+                    _ => remember_oauth_json(v),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(remember_oauth_json),
+        _ => {}
+    }
+}
+
+/// Remembers the credential of an `Authorization` header value we send: the token of
+/// `Bearer <token>`, the `Basic` pair and its decoded halves.
+pub fn remember_authorization(value: &str) {
+    let Some((scheme, credential)) = value.trim().split_once(' ') else {
+        remember_credential(value);
+        return;
+    };
+    let credential = credential.trim();
+    remember_credential(credential);
+    if scheme.eq_ignore_ascii_case("basic") {
+        use base64::Engine as _;
+        if let Ok(pair) = base64::engine::general_purpose::STANDARD.decode(credential)
+            && let Ok(pair) = String::from_utf8(pair)
+            && let Some((user, password)) = pair.split_once(':')
+        {
+            // Basic credentials are form-encoded halves (RFC 6749 §2.3.1).
+            let decode = |s: &str| {
+                url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default()
+            };
+            remember_credential(password);
+            remember_credential(&decode(password));
+            remember_credential(&decode(user));
+        }
+    }
+}
+
 fn remember(found: Vec<String>) {
-    let mut set = SECRETS.write().unwrap_or_else(|p| p.into_inner());
-    for s in found {
-        if s.len() >= MIN_SECRET_LEN && set.len() < MAX_SECRETS {
-            set.insert(s);
+    SECRETS
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .add(found, MAX_SECRETS);
+}
+
+impl Remembered {
+    /// Adds `found` as the most recent values, keeping at most `max`.
+    fn add(&mut self, found: Vec<String>, max: usize) {
+        for s in found {
+            if s.len() < MIN_SECRET_LEN {
+                continue;
+            }
+            if self.set.contains(&s) {
+                self.order.retain(|o| *o != s);
+            } else {
+                self.set.insert(s.clone());
+            }
+            self.order.push_back(s);
+            while self.order.len() > max {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
         }
     }
 }
@@ -226,8 +351,8 @@ pub fn scrub(text: &str) -> String {
 /// `text` with every remembered secret masked; URLs are left as they are (for the server's own
 /// words, whose links may matter to the reader).
 pub fn scrub_known(text: &str) -> String {
-    let set = SECRETS.read().unwrap_or_else(|p| p.into_inner());
-    let mut hits: Vec<&String> = set.iter().filter(|s| text.contains(s.as_str())).collect();
+    let r = SECRETS.read().unwrap_or_else(|p| p.into_inner());
+    let mut hits: Vec<&String> = r.set.iter().filter(|s| text.contains(s.as_str())).collect();
     if hits.is_empty() {
         return text.to_owned();
     }
@@ -241,93 +366,5 @@ pub fn scrub_known(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_and_paths_are_dropped() {
-        let cases = [
-            (
-                "https://user:secret@host.example/sse",
-                "https://host.example/...",
-            ),
-            ("http://h:8080/mcp?token=abc#frag", "http://h:8080/..."),
-            ("http://h/", "http://h/"),
-            ("http://h", "http://h/"),
-            ("http://[::1]:3000/a/b", "http://[::1]:3000/..."),
-            ("https://h:443/x", "https://h/..."),
-            ("http://h/?q=1", "http://h/"),
-            ("not a url", "<redacted-url>"),
-        ];
-        for (input, want) in cases {
-            assert_eq!(redact(input), want, "{input}");
-        }
-    }
-
-    #[test]
-    fn every_url_in_free_text_is_redacted() {
-        let cases = [
-            (
-                "error sending request for url (http://127.0.0.1:9/mcp?token=SEKRET)",
-                "error sending request for url (http://127.0.0.1:9/...)",
-            ),
-            (
-                "GET https://u:SEKRET@h.example/x#SEKRET failed; retry https://h.example/?a=SEKRET.",
-                "GET https://h.example/... failed; retry https://h.example/.",
-            ),
-            (
-                "uri=\"http://h/mcp?k=SEKRET\" next",
-                "uri=\"http://h/...\" next",
-            ),
-            (
-                "a\x1b[3mhttp://h/p?k=SEKRET\x1b[0m",
-                "a\x1b[3mhttp://h/...\x1b[0m",
-            ),
-            ("no urls :// here", "no urls :// here"),
-            ("relative://", "relative://"),
-            ("ws://h:1/?x=SEKRET", "ws://h:1/"),
-            ("http://[bad?x=SEKRET", "<redacted-url>"),
-            (
-                "Url { scheme: \"http\", cannot_be_a_base: false, username: \"SEKRET\", password: Some(\"SEKRET\"), host: Some(Domain(\"h\")), port: None, path: \"/SEKRET\", query: Some(\"k=SEKRET\\\"x\"), fragment: Some(\"SEKRET\") }",
-                "Url { scheme: \"http\", cannot_be_a_base: false, username: \"<redacted>\", password: Some(\"<redacted>\"), host: Some(Domain(\"h\")), port: None, path: \"<redacted>\", query: Some(\"<redacted>\"), fragment: Some(\"<redacted>\") }",
-            ),
-        ];
-        for (input, want) in cases {
-            let got = redact_urls(input);
-            assert_eq!(got, want, "{input}");
-            assert!(!got.contains("SEKRET"), "{got}");
-        }
-    }
-
-    #[test]
-    fn remembered_secrets_are_masked_anywhere() {
-        let url = "http://alice-user:pw-Xq81vZ@h/mcp?token=tok-Q9f2kd&short=ab#frag-77aa1";
-        let headers = ["Bearer hdr-91jsK2a".to_owned(), "hv-only-7741".to_owned()];
-        remember_secrets(url, &headers);
-        let text = "server said: pw-Xq81vZ tok-Q9f2kd frag-77aa1 hdr-91jsK2a hv-only-7741 ab";
-        let got = scrub_known(text);
-        assert_eq!(
-            got,
-            "server said: <redacted> <redacted> <redacted> <redacted> <redacted> ab"
-        );
-        // The Basic credential the client built from the userinfo, quoted back by a server.
-        assert_eq!(
-            scrub_known("auth=Basic YWxpY2UtdXNlcjpwdy1YcTgxdlo="),
-            "auth=Basic <redacted>"
-        );
-        let env = std::collections::BTreeMap::from([
-            ("GITHUB_TOKEN".to_owned(), "ghp-env-5521aa".to_owned()),
-            ("db_password".to_owned(), "env-pw-0a0a0a".to_owned()),
-            ("LOG_LEVEL".to_owned(), "verbose-debugging".to_owned()),
-        ]);
-        remember_env_secrets(&env);
-        assert_eq!(
-            scrub_known("t=ghp-env-5521aa p=env-pw-0a0a0a l=verbose-debugging"),
-            "t=<redacted> p=<redacted> l=verbose-debugging"
-        );
-        // scrub also redacts URLs; scrub_known keeps a docs link readable.
-        let link = "see https://docs.example/errors?id=42";
-        assert_eq!(scrub_known(link), link);
-        assert_eq!(scrub(link), "see https://docs.example/...");
-    }
-}
+#[path = "redact_tests.rs"]
+mod tests;

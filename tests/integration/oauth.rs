@@ -297,3 +297,73 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_used() {
         "the refresh happened before the server had to refuse"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_a_server_quotes_back_are_masked_in_results_logs_and_login_output() {
+    let fixture = oauth_fixture::start().await;
+    let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    let login = c.cli(&["login", "secure"]);
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    wait_state(&c, ServerState::Running).await;
+
+    // From now on every refusal quotes what it refused: the 401 names the access token, the
+    // refresh that follows is refused naming the refresh token.
+    fixture.shared.echo_secrets.store(true, Ordering::SeqCst);
+    fixture.shared.revoke_next.store(true, Ordering::SeqCst);
+    let client = c.client().await;
+    let result = call(&client, "mcp_secure_echo", json!({"message": "hi"})).await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let seen = format!("{result:?}");
+    assert!(
+        fixture.shared.refusals.load(Ordering::SeqCst) >= 1,
+        "the server refused: {seen}"
+    );
+    assert_no_token("the tool result", &seen);
+    let _ = client.cancel().await;
+
+    // A new sign-in whose code exchange is refused quoting the code and the PKCE verifier.
+    let login = c.cli(&["login", "secure"]);
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&login.stdout),
+        String::from_utf8_lossy(&login.stderr)
+    );
+    assert!(!login.status.success(), "{output}");
+    assert!(
+        output.contains("invalid_grant"),
+        "the refusal is quoted: {output}"
+    );
+    let verifiers: Vec<String> = fixture
+        .shared
+        .token
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.get("code_verifier").cloned())
+        .collect();
+    assert!(verifiers.len() >= 2, "{verifiers:?}");
+    let status = String::from_utf8_lossy(&c.cli(&["status", "--json"]).stdout).to_string();
+    let log = c.log();
+    for (what, text) in [
+        ("login output", &output),
+        ("status", &status),
+        ("the log", &log),
+    ] {
+        assert_no_token(what, text);
+        for v in &verifiers {
+            assert!(
+                !text.contains(v.as_str()),
+                "{what} holds the verifier {v}:\n{text}"
+            );
+        }
+    }
+    assert!(
+        log.contains("<redacted>"),
+        "the echoes reached the log, masked"
+    );
+}

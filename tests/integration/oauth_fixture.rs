@@ -47,6 +47,10 @@ pub struct OAuthShared {
     pub expires_in: AtomicUsize,
     /// 401 answers of the MCP endpoint.
     pub refusals: AtomicUsize,
+    /// Set: refusals quote the credential refused (a careless server): the 401's
+    /// `error_description` names the access token, the token endpoint refuses every grant
+    /// quoting the code, verifier or refresh token it got.
+    pub echo_secrets: AtomicBool,
     challenge: Mutex<Option<String>>,
 }
 
@@ -114,6 +118,19 @@ async fn authorize(State(s): State<Arc<OAuthShared>>, RawQuery(q): RawQuery) -> 
 async fn token(State(s): State<Arc<OAuthShared>>, body: Bytes) -> Response {
     let params = form(&body);
     s.token.lock().unwrap().push(params.clone());
+    if s.echo_secrets.load(Ordering::SeqCst) {
+        let p = |k: &str| params.get(k).cloned().unwrap_or_default();
+        let description = format!(
+            "rejected code {} with verifier {}, refresh token {}",
+            p("code"),
+            p("code_verifier"),
+            p("refresh_token")
+        );
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            json!({"error": "invalid_grant", "error_description": description}),
+        );
+    }
     if params.get("grant_type").map(String::as_str) == Some("authorization_code") {
         let challenge = s
             .authorize
@@ -161,10 +178,16 @@ async fn bearer(State(s): State<Arc<OAuthShared>>, req: Request, next: Next) -> 
         .is_some_and(|t| s.valid.lock().unwrap().contains(t));
     if !ok || s.revoke_next.swap(false, Ordering::SeqCst) {
         s.refusals.fetch_add(1, Ordering::SeqCst);
-        if let Some(t) = presented {
-            s.valid.lock().unwrap().retain(|v| *v != t);
+        if let Some(t) = &presented {
+            s.valid.lock().unwrap().retain(|v| v != t);
         }
-        let challenge = s.challenge.lock().unwrap().clone().unwrap_or_default();
+        let mut challenge = s.challenge.lock().unwrap().clone().unwrap_or_default();
+        if s.echo_secrets.load(Ordering::SeqCst) {
+            challenge.push_str(&format!(
+                ", error=\"invalid_token\", error_description=\"the token {} is revoked\"",
+                presented.as_deref().unwrap_or("(none)")
+            ));
+        }
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, challenge)],

@@ -98,7 +98,7 @@ async fn the_client_pages_encodes_names_and_skips_malformed_list_entries() {
         }
     }
     assert_eq!(pages, 3, "{names:?}");
-    assert_eq!(names.len() + skipped.len(), 11, "{names:?} {skipped:?}");
+    assert_eq!(names.len() + skipped.len(), 12, "{names:?} {skipped:?}");
     assert!(names.contains(&"io.github.fixture/everything".to_owned()));
     assert_eq!(skipped.len(), 1, "{skipped:?}");
     assert!(

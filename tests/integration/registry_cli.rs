@@ -180,8 +180,8 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         &[
             "add",
             "io.github.fixture/postgres-oci",
-            "--set",
-            "PGPASSWORD=hunter2",
+            "--set-env",
+            "PGPASSWORD=MY_PG_PASSWORD",
         ],
     )
     .await;
@@ -196,6 +196,18 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         0o755,
     );
     std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    // No keychain here. A secret input named after a variable of the person's environment
+    // (libpq reads PGPASSWORD) never becomes `${PGPASSWORD}`: not given, it is missing; given,
+    // the value is refused rather than dropped for a reference. Nothing is written.
+    let before = std::fs::read(&cfg).unwrap();
+    let o = cli(&cfg, &no_docker, &["add", "io.github.fixture/postgres-oci"]).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("input \"PGPASSWORD\" (env PGPASSWORD) is required"),
+        "{}",
+        out(&o)
+    );
     let o = cli(
         &cfg,
         &no_docker,
@@ -207,8 +219,29 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         ],
     )
     .await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("cannot store secret input \"PGPASSWORD\": no OS keychain")
+            && out(&o).contains("--set-env"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(std::fs::read(&cfg).unwrap(), before, "a refused add wrote");
+
+    // The variable the person names is the only one read.
+    let o = cli(
+        &cfg,
+        &no_docker,
+        &[
+            "add",
+            "io.github.fixture/postgres-oci",
+            "--set-env",
+            "PGPASSWORD=MY_PG_PASSWORD",
+        ],
+    )
+    .await;
     assert!(o.status.success(), "{}", out(&o));
-    assert!(out(&o).contains("export PGPASSWORD="), "{}", out(&o));
+    assert!(out(&o).contains("export MY_PG_PASSWORD="), "{}", out(&o));
     let e = entry(&cfg, "postgres-oci");
     assert_eq!(
         e["args"],
@@ -227,7 +260,7 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
     );
     assert_eq!(
         e["env"],
-        json!({"PGHOST": "localhost", "PGPASSWORD": "${PGPASSWORD}"})
+        json!({"PGHOST": "localhost", "PGPASSWORD": "${MY_PG_PASSWORD}"})
     );
 
     let o = cli(
@@ -243,11 +276,28 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
         ],
     )
     .await;
+    assert!(!o.status.success(), "{}", out(&o));
+    let o = cli(
+        &cfg,
+        &no_docker,
+        &[
+            "add",
+            "io.github.fixture/hosted",
+            "--set",
+            "tenant=acme",
+            "--set-env",
+            "api_key=HOSTED_KEY",
+        ],
+    )
+    .await;
     assert!(o.status.success(), "{}", out(&o));
     let e = entry(&cfg, "hosted");
     assert_eq!(e["type"], "streamableHttp");
     assert_eq!(e["url"], "https://acme.mcp.example.com/mcp");
-    assert_eq!(e["headers"], json!({"Authorization": "Bearer ${API_KEY}"}));
+    assert_eq!(
+        e["headers"],
+        json!({"Authorization": "Bearer ${HOSTED_KEY}"})
+    );
     let file = std::fs::read_to_string(&cfg).unwrap();
     assert!(
         !file.contains("hunter2") && !file.contains("sk-live-1"),
@@ -287,6 +337,54 @@ async fn outdated_and_update_keep_inputs_and_hand_made_keys() {
     assert!(out(&o).contains("2026.8.31  up to date"), "{}", out(&o));
     let o = cli(&cfg, &path, &["update", "everything"]).await;
     assert!(out(&o).contains("is up to date"), "{}", out(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_to_another_origin_is_shown_and_needs_an_explicit_yes() {
+    let fx = registry_fixture::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &fx);
+    let path = path_with_uv(None);
+    let o = cli(
+        &cfg,
+        &path,
+        &[
+            "add",
+            "io.github.fixture/moving@1.0.0",
+            "--set-env",
+            "api_key=MOVING_KEY",
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", out(&o));
+    let o = cli(&cfg, &path, &["outdated"]).await;
+    assert!(
+        out(&o).contains(
+            "moves: origin https://mcp.fixture.example → https://collector.elsewhere.example  (update asks"
+        ),
+        "{}",
+        out(&o)
+    );
+    let o = cli(&cfg, &path, &["outdated", "--json"]).await;
+    assert!(out(&o).contains("\"what\": \"origin\""), "{}", out(&o));
+
+    // No terminal to ask and no flag: refused, the file untouched.
+    let before = std::fs::read(&cfg).unwrap();
+    let o = cli(&cfg, &path, &["update", "moving"]).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("moves (origin https://mcp.fixture.example → https://collector.elsewhere.example) and would take the inputs and secrets")
+            && out(&o).contains("--accept-new-origin"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(std::fs::read(&cfg).unwrap(), before);
+
+    let o = cli(&cfg, &path, &["update", "moving", "--accept-new-origin"]).await;
+    assert!(o.status.success(), "{}", out(&o));
+    let e = entry(&cfg, "moving");
+    assert_eq!(e["url"], "https://collector.elsewhere.example/v2/mcp");
+    assert_eq!(e["headers"]["Authorization"], "Bearer ${MOVING_KEY}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,8 @@ function planTable(items) {
       h('td', {}, CLIENTS[i.client] || i.client, h('div', { class: 'help' }, i.path)),
       h('td', {}, i.action === 'added' ? h('span', { class: 'badge ok' }, 'add')
         : i.action === 'renamed' ? [h('span', { class: 'badge warn' }, 'rename'), ` as ${i.to}`]
-          : [h('span', { class: 'badge off' }, 'skip'), ` ${i.reason}`])))));
+          : [h('span', { class: 'badge off' }, 'skip'), ` ${i.reason}`],
+        (i.notes || []).map((n) => h('div', { class: 'help', 'data-import-note': '' }, n)))))));
 }
 
 // The plain-text secrets the import would bring in, with a "move to keychain" box (checked).

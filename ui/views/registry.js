@@ -67,14 +67,21 @@ function updatesPanel(host) {
         button.addEventListener('click', async () => {
           button.disabled = true;
           try {
-            await api.updateServer(o.server);
+            try {
+              await api.updateServer(o.server);
+            } catch (e) {
+              // A new origin: the person decides whether the inputs and secrets go there.
+              if (!e || e.kind !== 'moved' || !window.confirm(`${e.message}. Update anyway?`)) throw e;
+              await api.updateServer(o.server, true);
+            }
             updatesPanel(host);
           } catch (e) {
             button.after(h('span', { class: 'error' }, ` ${errorText(e)}`));
           }
         });
       }
-      return h('tr', { 'data-installed': o.server }, h('td', {}, o.server), h('td', {}, h('code', {}, `${o.source.name}@${o.source.version}`)), h('td', {}, state, ' ', button));
+      const moves = (o.moves || []).map((m) => h('div', { class: m.what === 'origin' ? 'error' : 'help', 'data-moves': m.what }, `moves ${m.what}: ${m.from} → ${m.to}`));
+      return h('tr', { 'data-installed': o.server }, h('td', {}, o.server), h('td', {}, h('code', {}, `${o.source.name}@${o.source.version}`)), h('td', {}, state, ' ', button, moves));
     });
     clear(host, h('h3', {}, 'Installed from registries'), h('table', { class: 'updates' }, rows));
   }).catch((e) => clear(host, h('div', { class: 'error' }, errorText(e))));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use mcp_companion::config;
 use mcp_companion::manage::connect::{self, Client, ClientStatus, Os, Outcome, Roots};
 use mcp_companion::manage::registry::{
-    self, Choice, EnvSecrets, Field, InstallOption, RegistryClient, RegistryError, RegistryRef,
+    self, Choice, Field, InstallOption, NoKeychainSink, RegistryClient, RegistryError, RegistryRef,
     Values, install, keychain,
     model::ServerList,
     model::ServerResponse,
@@ -120,7 +120,9 @@ pub async fn registry_details(
     let d = &found.server;
     let choice = registry::default_choice(d).ok();
     let fields = match choice {
-        Some(ch) => registry::build(d, ch, "server", &Values::default(), &EnvSecrets, true)?.fields,
+        Some(ch) => {
+            registry::build(d, ch, "server", &Values::default(), &NoKeychainSink, true)?.fields
+        }
         None => Vec::new(),
     };
     Ok(Details {
@@ -135,6 +137,10 @@ pub async fn registry_details(
 
 /// The entry (with `source`) installing `name`@`version` as `server` with `values`; the window
 /// then tests and saves it with `test_server` / `save_server`.
+///
+/// The test needs the secret inputs, so they are stored in the keychain here, but only after
+/// every check: the name must be free (the window's save never replaces) and the entry must
+/// map and validate. A refused plan leaves the keychain as it was.
 #[tauri::command]
 pub async fn plan_install(
     state: State<'_, Desktop>,
@@ -154,10 +160,11 @@ pub async fn plan_install(
     };
     let values = Values {
         plain: values.into_iter().filter(|(_, v)| !v.is_empty()).collect(),
-        stored: BTreeMap::new(),
+        ..Values::default()
     };
+    install::check_name_free(&state.config_path, &server)?;
     let (secrets, _) = keychain::machine_secrets();
-    Ok(install::plan(
+    let planned = install::plan(
         &url,
         &found.server,
         choice,
@@ -167,7 +174,9 @@ pub async fn plan_install(
         &cfg.ssrf_whitelist,
         &install::on_path,
     )
-    .await?)
+    .await?;
+    install::store_secrets(&planned, secrets.as_ref())?;
+    Ok(planned)
 }
 
 /// Every server installed from a registry, compared with its registry's latest version.
@@ -181,21 +190,39 @@ pub async fn check_updates(
 
 /// Updates server `name` to its registry's latest version (same inputs, hand-made keys kept)
 /// and applies it; `false` when it was already up to date.
+///
+/// A new version on another origin is refused (kind `moved`, the message says from where to
+/// where) unless `accept_new_origin`: the window asks the person first.
 #[tauri::command]
-pub async fn update_server(state: State<'_, Desktop>, name: String) -> Result<bool, CommandError> {
+pub async fn update_server(
+    state: State<'_, Desktop>,
+    name: String,
+    accept_new_origin: Option<bool>,
+) -> Result<bool, CommandError> {
     let cfg = loaded(&state)?;
     let (secrets, _) = keychain::machine_secrets();
     let plan = update::plan_update(
         &cfg,
         &name,
-        BTreeMap::new(),
+        Values::default(),
         secrets.as_ref(),
         &keychain::token_lookup,
     )
     .await?;
     match plan {
         UpdatePlan::UpToDate(_) => Ok(false),
-        UpdatePlan::Planned(planned) => {
+        UpdatePlan::Planned(planned, moves) => {
+            if let Some(m) = moves.iter().find(|m| m.needs_consent())
+                && accept_new_origin != Some(true)
+            {
+                return Err(CommandError::new(
+                    ErrorKind::Moved,
+                    format!(
+                        "the new version of \"{name}\" moves ({m}); its inputs and secrets would go there"
+                    ),
+                ));
+            }
+            install::store_secrets(&planned, secrets.as_ref())?;
             super::edit_and_reload(&state, |doc| {
                 edit::set_server(doc, &planned.server, planned.entry.clone(), true)
             })

@@ -99,7 +99,12 @@ fn claude_and_vscode_import_adds_three_renames_clashes_and_skips_the_rest() {
     assert_eq!(
         vs_time,
         &json!({"type": "streamableHttp", "url": "https://mcp.example.com/mcp",
-                "headers": {"Authorization": "Bearer ${input:token}"}})
+                "headers": {"Authorization": "Bearer ${secret:time-2.token}"}})
+    );
+    assert!(
+        plan.items[3].notes[0].contains("mcp-companion secret set time-2.token"),
+        "{:?}",
+        plan.items[3].notes
     );
 
     let mut doc = existing.clone();
@@ -203,4 +208,58 @@ fn reading_a_file_detects_its_client() {
         Source::read(&path, None),
         Err(ImportError::Syntax { .. })
     ));
+}
+
+#[test]
+fn imported_text_never_becomes_a_wider_reference() {
+    // Claude Desktop does not expand `${…}`: a value that was literally this text stays text.
+    let claude = source(
+        ClientKind::ClaudeDesktop,
+        "claude.json",
+        r#"{"mcpServers": {"aws": {"command": "aws-mcp",
+            "env": {"AWS_SECRET_ACCESS_KEY": "${AWS_SECRET_ACCESS_KEY}"}}}}"#,
+    );
+    // VS Code: `${env:X}` reads X (as it did there), the rest has no meaning here.
+    let vscode = source(
+        ClientKind::VsCode,
+        "mcp.json",
+        r#"{"servers": {"gh": {"command": "gh-mcp", "args": ["${workspaceFolder}"],
+            "env": {"GH_TOKEN": "${env:GH_TOKEN}", "K": "${env:secret:gh.TOKEN}"}}}}"#,
+    );
+    let plan = plan(&json!({}), &[claude, vscode]);
+    let aws = plan.items[0].entry.as_ref().unwrap();
+    assert_eq!(
+        aws["env"]["AWS_SECRET_ACCESS_KEY"],
+        "$${AWS_SECRET_ACCESS_KEY}"
+    );
+    assert!(aws.get("disabled").is_none());
+    assert_eq!(plan.items[0].notes.len(), 1, "{:?}", plan.items[0].notes);
+    let gh = plan.items[1].entry.as_ref().unwrap();
+    assert_eq!(gh["env"]["GH_TOKEN"], "${GH_TOKEN}");
+    assert_eq!(gh["env"]["K"], "$${env:secret:gh.TOKEN}");
+    assert_eq!(gh["args"], json!(["$${workspaceFolder}"]));
+    assert_eq!(gh["disabled"], true);
+    let notes = plan.items[1].notes.join("\n");
+    assert!(
+        notes.contains("args[0]: ${workspaceFolder} has no meaning outside VS Code")
+            && notes.contains("imported disabled"),
+        "{notes}"
+    );
+
+    // What each imported entry reads when it starts: only GH_TOKEN, which the person wrote.
+    let mut doc = json!({});
+    apply(&mut doc, &plan);
+    let cfg = crate::config::parse(&doc.to_string(), Path::new("t")).unwrap();
+    let read = std::sync::Mutex::new(Vec::new());
+    let lookup = |name: &str| {
+        read.lock().unwrap().push(name.to_owned());
+        Some("value".to_owned())
+    };
+    let store = crate::secret::MemoryStore::new();
+    for spec in &cfg.servers {
+        let entry = spec.entry.as_ref().unwrap();
+        assert!(entry.secret_references().is_empty(), "{}", spec.name);
+        entry.expand(&lookup, &store).unwrap();
+    }
+    assert_eq!(*read.lock().unwrap(), ["GH_TOKEN"]);
 }

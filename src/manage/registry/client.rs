@@ -173,7 +173,7 @@ impl RegistryClient {
                 return Err(RegistryError::Status {
                     url: shown.clone(),
                     status: status.as_u16(),
-                    message: error_message(&body),
+                    message: crate::net::scrub_known(&error_message(&body)),
                 });
             }
             serde_json::from_slice::<T>(&body).map_err(|e| RegistryError::BadJson {

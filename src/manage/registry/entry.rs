@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::RegistryError;
-use super::inputs::{Field, Resolver, SecretSink, Values};
+use super::inputs::{Field, PendingSecret, Resolver, SecretSink, Values};
 use super::model::{Argument, KeyValueInput, Package, ServerDetail, Transport};
 
 /// Which way of running the server to install.
@@ -55,8 +55,12 @@ pub struct Built {
     pub fields: Vec<Field>,
     /// Config strings per field key, to remember in `source.inputs` for updates.
     pub inputs: BTreeMap<String, String>,
-    /// Environment variables the user must export (secrets without a keychain).
+    /// Environment variables the user must export (the ones named with `--set-env`).
     pub exports: Vec<String>,
+    /// Secret values given, for [`install::save`](super::install::save) to store once every
+    /// check has passed.
+    #[serde(skip)]
+    pub secrets: Vec<PendingSecret>,
     /// The program the entry runs (stdio), to check it is installed.
     pub program: Option<String>,
 }
@@ -146,6 +150,7 @@ pub fn build(
         fields: r.fields,
         inputs: r.chosen,
         exports: r.exports,
+        secrets: r.pending,
         program,
     })
 }

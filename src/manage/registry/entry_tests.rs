@@ -1,9 +1,7 @@
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
 use super::*;
-use crate::manage::registry::inputs::EnvSecrets;
+use crate::manage::registry::inputs::{NoKeychainSink, StoredSecrets};
 
 fn detail(v: serde_json::Value) -> ServerDetail {
     serde_json::from_value(v).unwrap()
@@ -15,13 +13,18 @@ fn values(pairs: &[(&str, &str)]) -> Values {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect(),
-        stored: BTreeMap::new(),
+        ..Values::default()
     }
+}
+
+/// A keychain that must not be written while mapping.
+fn keychain() -> StoredSecrets<impl Fn(&str, &str) -> Result<(), String> + Send + Sync> {
+    StoredSecrets::new(|name: &str, _: &str| panic!("{name} stored while mapping"))
 }
 
 fn map(d: &ServerDetail, vals: &[(&str, &str)]) -> Result<Built, RegistryError> {
     let choice = default_choice(d)?;
-    build(d, choice, "s", &values(vals), &EnvSecrets, false)
+    build(d, choice, "s", &values(vals), &keychain(), false)
 }
 
 #[test]
@@ -93,10 +96,12 @@ fn oci_packages_run_with_docker_and_pass_each_environment_variable() {
         b.entry,
         json!({"command": "docker",
                "args": ["run", "-i", "--rm", "--network", "host", "-e", "DB_PASSWORD", "ghcr.io/x/db:3.1.0"],
-               "env": {"DB_PASSWORD": "${DB_PASSWORD}"}})
+               "env": {"DB_PASSWORD": "${secret:s.DB_PASSWORD}"}})
     );
     assert!(!b.entry.to_string().contains("s3cret"));
-    assert_eq!(b.exports, ["DB_PASSWORD"]);
+    assert!(b.exports.is_empty());
+    assert_eq!(b.secrets.len(), 1);
+    assert_eq!(b.secrets[0].name, "s.DB_PASSWORD");
 }
 
 #[test]
@@ -114,9 +119,17 @@ fn remotes_map_to_url_and_headers_with_url_variables() {
     assert_eq!(
         b.entry,
         json!({"type": "streamableHttp", "url": "https://acme.example.com/mcp",
-               "headers": {"Authorization": "Bearer ${TOKEN}"}})
+               "headers": {"Authorization": "Bearer ${secret:s.token}"}})
     );
-    let sse = build(&d, Choice::Remote(1), "s", &values(&[]), &EnvSecrets, false).unwrap();
+    let sse = build(
+        &d,
+        Choice::Remote(1),
+        "s",
+        &values(&[]),
+        &NoKeychainSink,
+        false,
+    )
+    .unwrap();
     assert_eq!(
         sse.entry,
         json!({"type": "sse", "url": "https://example.com/sse"})

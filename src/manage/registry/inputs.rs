@@ -3,8 +3,10 @@
 //! template) as form fields, and their resolution to config strings.
 //!
 //! A *config string* is what goes into `config.json`: text from the user or the registry is
-//! escaped (`${` → `$${`) so it is never expanded, and secrets are references (`${secret:NAME}`
-//! in the keychain, else `${VAR}` from the environment), never plain text.
+//! escaped (`${` → `$${`) so it is never expanded, and secrets are references to the keychain
+//! (`${secret:NAME}`), never plain text. The companion's environment is read only where the
+//! person asked for it (`--set-env KEY=VAR` → `${VAR}`): a registry that names an input after
+//! one of the person's variables (`AWS_SECRET_ACCESS_KEY`) gets nothing from it.
 
 use std::collections::BTreeMap;
 
@@ -25,7 +27,7 @@ pub struct Field {
     pub target: String,
     /// The registry's description.
     pub description: Option<String>,
-    /// Whether a value must be given (secrets without a keychain become `${VAR}` instead).
+    /// Whether a value must be given.
     pub required: bool,
     /// Value used when none is given.
     pub default: Option<String>,
@@ -39,53 +41,56 @@ pub struct Field {
     pub secret: bool,
 }
 
-/// Where secret values go.
+/// Where secret values go: the OS keychain, or nowhere (no keychain on this machine).
+///
+/// Nothing is stored while an entry is planned: the resolver writes the reference
+/// (`${secret:NAME}`) and keeps the value as a [`PendingSecret`]; [`SecretSink::store`] runs
+/// only once every check has passed (`install::save`), so a refused or dry-run install
+/// leaves the keychain as it was.
 pub trait SecretSink: Send + Sync {
-    /// Stores `value` for input `key` of server `server`; returns the reference to write in the
-    /// config (`${secret:NAME}`, or `${VAR}` when there is no keychain and the user must export
-    /// `VAR`).
+    /// Whether values can be kept at all.
+    ///
+    /// # Errors
+    /// A human-readable reason (no keychain answers).
+    fn available(&self) -> Result<(), String>;
+    /// Stores `value` under keychain name `name`.
     ///
     /// # Errors
     /// A human-readable reason (the keychain refused).
-    fn store(&self, server: &str, key: &str, value: &str) -> Result<String, String>;
-    /// The reference for a secret the user did not give, if this sink has one (`${VAR}`).
-    fn reference_for_missing(&self, server: &str, key: &str) -> Option<String>;
+    fn store(&self, name: &str, value: &str) -> Result<(), String>;
 }
 
-/// The fallback sink when no keychain exists: every secret is `${VAR}`; values given are not
-/// stored anywhere (the user exports `VAR` before starting the companion).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct EnvSecrets;
+/// The sink when no keychain answers. A secret value given with `--set` is refused (never
+/// dropped, never written to the file), and a secret not given is a missing input: nothing
+/// installed from a registry reads the companion's environment unless the person wrote that
+/// reference (`--set-env KEY=VAR`, see [`Values::env`]).
+#[derive(Clone, Debug, Default)]
+pub struct NoKeychainSink;
 
-/// `key` as an environment variable name: upper case, every other character `_`.
-pub fn env_var_name(key: &str) -> String {
-    let name: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if name.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("_{name}")
-    } else {
-        name
+impl SecretSink for NoKeychainSink {
+    fn available(&self) -> Result<(), String> {
+        Err(
+            "no OS keychain is available to keep it, and secrets are never written to the \
+             config file; export it in an environment variable of your choice and pass \
+             --set-env KEY=VAR instead"
+                .to_owned(),
+        )
+    }
+
+    fn store(&self, _name: &str, _value: &str) -> Result<(), String> {
+        self.available()
     }
 }
 
-impl SecretSink for EnvSecrets {
-    fn store(&self, server: &str, key: &str, _value: &str) -> Result<String, String> {
-        Ok(self
-            .reference_for_missing(server, key)
-            .unwrap_or_else(|| format!("${{{}}}", env_var_name(key))))
-    }
-
-    fn reference_for_missing(&self, _server: &str, key: &str) -> Option<String> {
-        Some(format!("${{{}}}", env_var_name(key)))
-    }
+/// Whether `name` is a plain environment variable name (`[A-Za-z_][A-Za-z0-9_]*`): what a
+/// person may name with `--set-env`. Anything else (`secret:…`, spaces, braces) could read
+/// more than one variable.
+pub fn is_env_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Secrets written to a store (the OS keychain) through `set`, referenced as
@@ -112,14 +117,46 @@ impl<F> SecretSink for StoredSecrets<F>
 where
     F: Fn(&str, &str) -> Result<(), String> + Send + Sync,
 {
-    fn store(&self, server: &str, key: &str, value: &str) -> Result<String, String> {
-        let name = secret_name(server, key);
-        (self.set)(&name, value)?;
-        Ok(format!("${{secret:{name}}}"))
+    fn available(&self) -> Result<(), String> {
+        Ok(())
     }
 
-    fn reference_for_missing(&self, _server: &str, _key: &str) -> Option<String> {
-        None
+    fn store(&self, name: &str, value: &str) -> Result<(), String> {
+        (self.set)(name, value)
+    }
+}
+
+/// A secret value the user gave, to be stored under `name` once the install is checked. The
+/// value is never serialised or printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PendingSecret {
+    /// The input's key.
+    pub key: String,
+    /// The keychain name the reference in the entry points to.
+    pub name: String,
+    value: String,
+}
+
+impl PendingSecret {
+    /// Stores this value through `sink`.
+    ///
+    /// # Errors
+    /// [`RegistryError::Secret`] naming the input.
+    pub fn store(&self, sink: &dyn SecretSink) -> Result<(), RegistryError> {
+        sink.store(&self.name, &self.value)
+            .map_err(|reason| RegistryError::Secret {
+                key: self.key.clone(),
+                reason,
+            })
+    }
+}
+
+impl std::fmt::Debug for PendingSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSecret")
+            .field("key", &self.key)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -133,12 +170,16 @@ pub fn escape(text: &str) -> String {
     text.replace("${", "$${")
 }
 
-/// The values the user gave (`plain`, validated and escaped here) and those kept from an
-/// earlier install (`stored`: config strings, used as they are).
+/// The values the user gave (`plain`, validated and escaped here; `env`, references the
+/// person wrote) and those kept from an earlier install (`stored`: config strings, used as
+/// they are).
 #[derive(Clone, Debug, Default)]
 pub struct Values {
     /// Values typed by the user, by field key.
     pub plain: BTreeMap<String, String>,
+    /// Environment variables the person chose to read an input from (`--set-env KEY=VAR`),
+    /// by field key: written as `${VAR}`. The only way an install reads the environment.
+    pub env: BTreeMap<String, String>,
     /// Config strings remembered in the entry's `source.inputs`.
     pub stored: BTreeMap<String, String>,
 }
@@ -154,8 +195,10 @@ pub(crate) struct Resolver<'a> {
     pub(crate) chosen: BTreeMap<String, String>,
     /// When set, values are not required (listing fields only).
     pub(crate) listing: bool,
-    /// Secrets referenced as `${VAR}` that the user must export.
+    /// Variables referenced as `${VAR}` (chosen by the person) that must be exported.
     pub(crate) exports: Vec<String>,
+    /// Secret values given, stored only when the install is saved.
+    pub(crate) pending: Vec<PendingSecret>,
 }
 
 impl<'a> Resolver<'a> {
@@ -173,6 +216,7 @@ impl<'a> Resolver<'a> {
             chosen: BTreeMap::new(),
             listing,
             exports: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -264,29 +308,40 @@ impl<'a> Resolver<'a> {
         if let Some(given) = self.values.plain.get(&field.key) {
             check_value(field, given)?;
             if field.secret {
-                let reference =
-                    self.secrets
-                        .store(self.server, &field.key, given)
-                        .map_err(|reason| RegistryError::Secret {
-                            key: field.key.clone(),
-                            reason,
-                        })?;
-                self.note_export(&reference);
-                return Ok(Some(reference));
+                self.secrets
+                    .available()
+                    .map_err(|reason| RegistryError::Secret {
+                        key: field.key.clone(),
+                        reason,
+                    })?;
+                let name = secret_name(self.server, &field.key);
+                self.pending.retain(|p| p.key != field.key);
+                self.pending.push(PendingSecret {
+                    key: field.key.clone(),
+                    name: name.clone(),
+                    value: given.clone(),
+                });
+                return Ok(Some(format!("${{secret:{name}}}")));
             }
             return Ok(Some(escape(given)));
         }
+        if let Some(var) = self.values.env.get(&field.key) {
+            if !is_env_var_name(var) {
+                return Err(RegistryError::BadInput {
+                    key: field.key.clone(),
+                    reason: format!(
+                        "--set-env needs an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got \"{}\"",
+                        super::client::quote(var)
+                    ),
+                });
+            }
+            if !self.exports.iter().any(|e| e == var) {
+                self.exports.push(var.clone());
+            }
+            return Ok(Some(format!("${{{var}}}")));
+        }
         if let Some(stored) = self.values.stored.get(&field.key) {
             return Ok(Some(stored.clone()));
-        }
-        if field.secret
-            && let Some(reference) = self.secrets.reference_for_missing(self.server, &field.key)
-        {
-            if field.required || self.listing {
-                self.note_export(&reference);
-                return Ok(Some(reference));
-            }
-            return Ok(None);
         }
         if let Some(default) = &field.default {
             return Ok(Some(escape(default)));
@@ -298,17 +353,6 @@ impl<'a> Resolver<'a> {
             });
         }
         Ok(None)
-    }
-
-    fn note_export(&mut self, reference: &str) {
-        if let Some(var) = reference
-            .strip_prefix("${")
-            .and_then(|r| r.strip_suffix('}'))
-            .filter(|v| !v.contains(':'))
-            && !self.exports.iter().any(|e| e == var)
-        {
-            self.exports.push(var.to_owned());
-        }
     }
 }
 

@@ -182,17 +182,72 @@ pub async fn check_remote_url(
 }
 
 /// Adds (or, with `replace`, replaces) `planned` in the config file at `path`, atomically
-/// with a `.bak`.
+/// with a `.bak`, after storing its secret values through `secrets`.
+///
+/// Checks come first, writes after: the name must be free (unless `replace`) before any
+/// secret is stored, so a refused install never overwrites the keychain entry of the server
+/// that holds the name; a keychain failure leaves the file untouched.
 ///
 /// # Errors
-/// [`RegistryError::Config`] (the name is taken, the file does not parse…); nothing is
-/// written then.
-pub fn save(path: &Path, planned: &Planned, replace: bool) -> Result<(), RegistryError> {
+/// [`RegistryError::Config`] (the name is taken, the file does not parse…);
+/// [`RegistryError::Secret`] when the keychain refuses. Nothing is written then (secrets stored
+/// before a later keychain refusal stay stored).
+pub fn save(
+    path: &Path,
+    planned: &Planned,
+    replace: bool,
+    secrets: &dyn SecretSink,
+) -> Result<(), RegistryError> {
+    let config_error =
+        |e: &dyn std::fmt::Display| RegistryError::Config(format!("{}: {e}", path.display()));
+    if !replace {
+        check_name_free(path, &planned.server)?;
+    }
+    store_secrets(planned, secrets)?;
     edit::update_file(path, |doc| {
         edit::set_server(doc, &planned.server, planned.entry.clone(), replace)
     })
     .map(|_| ())
-    .map_err(|e| RegistryError::Config(format!("{}: {e}", path.display())))
+    .map_err(|e| config_error(&e))
+}
+
+/// Stores the secret values of `planned` through `secrets` (for callers that save the entry
+/// themselves, after their own checks).
+///
+/// # Errors
+/// [`RegistryError::Secret`] naming the input the keychain refused.
+pub fn store_secrets(planned: &Planned, secrets: &dyn SecretSink) -> Result<(), RegistryError> {
+    planned
+        .built
+        .secrets
+        .iter()
+        .try_for_each(|s| s.store(secrets))
+}
+
+/// Refuses `server` when the config at `path` already has an entry of that name (a missing
+/// file has none).
+///
+/// # Errors
+/// [`RegistryError::Config`]: the name is taken, or the file cannot be read as a config.
+pub fn check_name_free(path: &Path, server: &str) -> Result<(), RegistryError> {
+    let cfg = match config::load(path) {
+        Ok(cfg) => cfg,
+        Err(config::ConfigError::Io {
+            kind: std::io::ErrorKind::NotFound,
+            ..
+        }) => return Ok(()),
+        Err(e) => return Err(RegistryError::Config(format!("{}: {e}", path.display()))),
+    };
+    match cfg.raw.get("mcpServers").and_then(|s| s.get(server)) {
+        Some(_) => Err(RegistryError::Config(format!(
+            "{}: {}",
+            path.display(),
+            edit::EditError::Exists {
+                name: server.to_owned()
+            }
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// One installed server compared with its registry.
@@ -209,6 +264,8 @@ pub struct Outdated {
     pub update_available: bool,
     /// Why the registry could not be asked.
     pub error: Option<String>,
+    /// Where the latest version connects instead (a new origin needs consent to update).
+    pub moves: Vec<super::update::Move>,
 }
 
 /// Every entry of `cfg` with a `source`, compared with `versions/latest` of its registry.
@@ -232,11 +289,15 @@ pub async fn outdated(
             client.version(&source.name, "latest").await
         }
         .await;
-        let (latest, error) = match latest {
-            Ok(r) => (Some(r.server.version), None),
-            Err(e) => (None, Some(e.to_string())),
+        let (latest, error, moves) = match latest {
+            Ok(r) => {
+                let moves = moves_to(entry, server, &source, &r.server);
+                (Some(r.server.version), None, moves)
+            }
+            Err(e) => (None, Some(e.to_string()), Vec::new()),
         };
         out.push(Outdated {
+            moves,
             server: server.clone(),
             update_available: latest
                 .as_deref()
@@ -247,6 +308,38 @@ pub async fn outdated(
         });
     }
     out
+}
+
+/// Where `entry` (installed from `source`) would connect at version `detail`: mapped with the
+/// remembered inputs, nothing stored (no keychain is touched).
+fn moves_to(
+    entry: &Value,
+    server: &str,
+    source: &Source,
+    detail: &ServerDetail,
+) -> Vec<super::update::Move> {
+    let values = Values {
+        stored: source.inputs.clone(),
+        ..Values::default()
+    };
+    choice_like(detail, source.kind.as_deref())
+        .and_then(|choice| {
+            let built = entry::build(
+                detail,
+                choice,
+                server,
+                &values,
+                &super::inputs::NoKeychainSink,
+                true,
+            )?;
+            Ok(super::update::what_moves(
+                entry,
+                &built.entry,
+                detail,
+                choice,
+            ))
+        })
+        .unwrap_or_default()
 }
 
 /// The client for registry URL `url`, with the configured token when it is configured.
@@ -272,39 +365,5 @@ pub fn client_for(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_names_are_the_last_segment_cleaned() {
-        assert_eq!(default_server_name("io.github.user/Weather"), "weather");
-        assert_eq!(default_server_name("a/b c.d"), "b-c-d");
-        assert_eq!(default_server_name("a/..."), "server");
-    }
-
-    #[tokio::test]
-    async fn remote_urls_to_private_addresses_are_refused_unless_whitelisted() {
-        let wl = SsrfWhitelist::default();
-        let err = check_remote_url("http://10.1.2.3/mcp", &wl)
-            .await
-            .unwrap_err();
-        assert!(err.to_string().contains("10.1.2.3/32"), "{err}");
-        let err = check_remote_url("file:///etc/passwd", &wl)
-            .await
-            .unwrap_err();
-        assert!(err.to_string().contains("scheme"), "{err}");
-        let allowed = SsrfWhitelist::from_value(Some(&serde_json::json!(["10.0.0.0/8"])));
-        assert!(
-            check_remote_url("http://10.1.2.3/mcp", &allowed)
-                .await
-                .unwrap()
-                .is_empty()
-        );
-        assert!(
-            check_remote_url("https://${HOST}/mcp", &wl)
-                .await
-                .unwrap()
-                .is_empty()
-        );
-    }
-}
+#[path = "install_tests.rs"]
+mod tests;

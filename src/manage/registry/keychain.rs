@@ -1,16 +1,16 @@
 //! Where secret inputs and registry tokens come from on this machine: the OS keychain
-//! ([`crate::secret`]) when it answers, else environment variables.
+//! ([`crate::secret`]) when it answers.
 
-use super::inputs::{EnvSecrets, SecretSink, StoredSecrets};
+use super::inputs::{NoKeychainSink, SecretSink, StoredSecrets};
 use crate::config;
 use crate::secret::{self, SecretError, SecretStore};
 
 /// The sink for secret inputs: the OS keychain (`${secret:server.key}`) when one answers, else
-/// [`EnvSecrets`] (`${VAR}` to export). The flag says whether it is the keychain.
+/// [`NoKeychainSink`] (secret values refused). The flag says whether it is the keychain.
 pub fn machine_secrets() -> (Box<dyn SecretSink>, bool) {
     let keychain = secret::os_keychain();
     match keychain.names() {
-        Err(SecretError::Unavailable { .. }) => (Box::new(EnvSecrets), false),
+        Err(SecretError::Unavailable { .. }) => (Box::new(NoKeychainSink), false),
         _ => (
             Box::new(StoredSecrets::new(move |name: &str, value: &str| {
                 keychain.set(name, value).map_err(|e| e.to_string())

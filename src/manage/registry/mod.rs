@@ -9,7 +9,7 @@
 //! | [`entry`] | a `server.json` version → a config entry ([`build`]) |
 //! | [`sources`] | the `registries` config key and the entry's `source` (for `outdated`/`update`) |
 //! | [`install`] | the whole flow: fetch, map, check, write `config.json`; `outdated` |
-//! | [`keychain`] | the OS keychain for secret inputs and tokens, else `${VAR}` |
+//! | [`keychain`] | the OS keychain for secret inputs and tokens |
 //! | [`update`] | re-install at the latest version with the remembered inputs |
 
 pub mod client;
@@ -23,7 +23,9 @@ pub mod update;
 
 pub use client::RegistryClient;
 pub use entry::{Built, Choice, InstallOption, build, default_choice, options};
-pub use inputs::{EnvSecrets, Field, SecretSink, StoredSecrets, Values, secret_name};
+pub use inputs::{
+    Field, NoKeychainSink, PendingSecret, SecretSink, StoredSecrets, Values, secret_name,
+};
 pub use sources::{OFFICIAL_URL, RegistryRef, Source, registries};
 
 /// Why a registry operation failed. Texts quote the registry (cut short), never a token, and

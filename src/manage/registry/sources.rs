@@ -157,6 +157,9 @@ impl RegistryRef {
                 })?)
             }
         };
+        if let Some(t) = &token {
+            crate::net::remember_credential(t);
+        }
         RegistryClient::new(&self.url, token.as_deref(), &whitelist.nets)
     }
 }
