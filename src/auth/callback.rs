@@ -7,7 +7,7 @@
 //! ends the wait with [`CallbackError::Denied`], quoting the authorization server.
 //!
 //! The request head is parsed with `httparse` (hyper's parser): a head that is not HTTP/1.x,
-//! or is not complete within [`MAX_HEAD`] bytes and 10 s, is dropped unanswered.
+//! or is not complete within 16 KiB and 10 s, is dropped unanswered.
 
 use std::time::Duration;
 
