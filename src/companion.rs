@@ -231,7 +231,7 @@ async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
             crate::ipc::socket::prepare_socket_dir(dir, paths.socket_dir)?;
         }
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
     }
     let file = options.open(&paths.lock).map_err(|e| StartError::Lock {
         path: paths.lock.display().to_string(),

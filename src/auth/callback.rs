@@ -5,6 +5,9 @@
 //! A request with another `state` (a stale tab, a forged link) is answered with an error page
 //! and ignored; the listener keeps waiting. An `error=…` redirect (the user clicked "Deny")
 //! ends the wait with [`CallbackError::Denied`], quoting the authorization server.
+//!
+//! The request head is parsed with `httparse` (hyper's parser): a head that is not HTTP/1.x,
+//! or is not complete within 16 KiB and 10 s, is dropped unanswered.
 
 use std::time::Duration;
 
@@ -93,8 +96,7 @@ impl CallbackListener {
 
 /// Reads one request and answers it; `Some` when it settled the sign-in.
 async fn answer(mut stream: TcpStream, state: &str) -> Option<Result<Callback, CallbackError>> {
-    let head = read_head(&mut stream).await?;
-    let target = head.split_whitespace().nth(1)?.to_owned();
+    let target = read_target(&mut stream).await?;
     let url = url::Url::parse(&format!("http://127.0.0.1{target}")).ok()?;
     if url.path() != CALLBACK_PATH {
         respond(&mut stream, "404 Not Found", "Not found.").await;
@@ -144,24 +146,31 @@ async fn answer(mut stream: TcpStream, state: &str) -> Option<Result<Callback, C
     }))
 }
 
-async fn read_head(stream: &mut TcpStream) -> Option<String> {
+/// Reads one request head and returns its target (`/callback?code=…`); `None` for a head that
+/// does not parse, ends early, or is not complete within [`MAX_HEAD`] bytes and 10 s.
+async fn read_target(stream: &mut TcpStream) -> Option<String> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     let read = async {
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < MAX_HEAD {
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut request = httparse::Request::new(&mut headers);
+            if let httparse::Status::Complete(_) = request.parse(&buf).ok()? {
+                return request.path.map(str::to_owned);
+            }
+            if buf.len() >= MAX_HEAD {
+                return None;
+            }
             let n = stream.read(&mut chunk).await.ok()?;
             if n == 0 {
-                break;
+                return None;
             }
             buf.extend_from_slice(&chunk[..n]);
         }
-        Some(())
     };
     tokio::time::timeout(Duration::from_secs(10), read)
         .await
-        .ok()??;
-    let line_end = buf.iter().position(|&b| b == b'\r' || b == b'\n')?;
-    String::from_utf8(buf[..line_end].to_vec()).ok()
+        .ok()?
 }
 
 async fn respond(stream: &mut TcpStream, status: &str, text: &str) {
@@ -206,6 +215,35 @@ mod tests {
         let cb = wait.await.unwrap().unwrap();
         assert_eq!(cb.code, "c0de");
         assert_eq!(cb.issuer.as_deref(), Some("https://as"));
+    }
+
+    /// Sends `bytes` in pieces of `piece` bytes and returns the whole answer.
+    async fn raw(uri: &str, bytes: &[u8], piece: usize) -> String {
+        let port = url::Url::parse(uri).unwrap().port().unwrap();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        for part in bytes.chunks(piece) {
+            s.write_all(part).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out).await;
+        out
+    }
+
+    #[tokio::test]
+    async fn a_head_that_is_not_http_is_dropped_and_one_sent_in_pieces_is_read() {
+        let l = CallbackListener::bind().await.unwrap();
+        let uri = l.redirect_uri();
+        let wait = tokio::spawn(l.wait("s", Duration::from_secs(20)));
+        for junk in [
+            &b"\x16\x03\x01 not http\r\n\r\n"[..],
+            b"GET /callback?code=x&state=s\r\n\r\n",
+        ] {
+            assert_eq!(raw(&uri, junk, 1024).await, "", "{junk:?} answered");
+        }
+        let split = b"GET /callback?code=c&state=s HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert!(raw(&uri, split, 7).await.starts_with("HTTP/1.1 200"));
+        assert_eq!(wait.await.unwrap().unwrap().code, "c");
     }
 
     #[tokio::test]

@@ -22,6 +22,17 @@
 //! therefore **optional** unless it appears at least once as a simple `{var}` or `{var:n}`;
 //! only there does leaving it out almost always produce a wrong URI (`users//posts`), so a
 //! missing simple variable is an error naming it. The server judges the rest.
+//!
+//! Decision: our own parser and expander, not `iri-string`'s `template` module. Reason: half
+//! of this file is [`variable_specs`] — which variables a template has, and for each whether
+//! any use of it is a simple `{var}` or exploded — and `iri-string` does not expose the
+//! expressions of a template: its expansion asks a `Context` for values by variable name only
+//! (`Visitor::var_name`), never with the operator or modifiers of the occurrence. So the
+//! scanner would stay, and `iri-string` would replace only the expander, while the errors
+//! agents see lose their subject: ours name the variable that is missing or whose value cannot
+//! be expanded ([`UriTemplateError::MissingVariable`], [`UriTemplateError::UnsupportedValue`]),
+//! where a `Context` can only answer "undefined". Revisit if it gains a way to walk a
+//! template's expressions.
 
 use serde_json::{Map, Value};
 

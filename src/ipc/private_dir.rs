@@ -12,6 +12,9 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use rustix::fs::OFlags;
+use rustix::io::Errno;
+
 use super::paths::SocketDir;
 use super::socket::SocketError;
 
@@ -90,21 +93,20 @@ pub fn prepare_socket_dir(dir: &Path, kind: SocketDir) -> Result<(), SocketError
     }
     let opened = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::DIRECTORY).bits() as i32)
         .open(dir)
-        .map_err(|e| match e.raw_os_error() {
+        .map_err(|e| match e.raw_os_error().map(Errno::from_raw_os_error) {
             // A link swapped in after the lstat above.
-            Some(libc::ELOOP) => SocketError::Symlink {
+            Some(Errno::LOOP) => SocketError::Symlink {
                 path: dir.to_path_buf(),
             },
-            Some(libc::ENOTDIR) => SocketError::NotADirectory {
+            Some(Errno::NOTDIR) => SocketError::NotADirectory {
                 path: dir.to_path_buf(),
             },
             _ => dir_err(e),
         })?;
     let meta = opened.metadata().map_err(dir_err)?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = rustix::process::geteuid().as_raw();
     let mode = meta.mode() & 0o7777;
     let sticky = mode & 0o1000 != 0;
     if kind == SocketDir::Chosen {

@@ -185,7 +185,7 @@ impl StdioChild {
         }
         #[cfg(unix)]
         {
-            if let Err(e) = self.child.signal(libc::SIGTERM) {
+            if let Err(e) = self.child.signal(rustix::process::Signal::TERM.as_raw()) {
                 tracing::debug!(error = %e, "SIGTERM to the process group failed");
             }
             self.signal_strays(false);
@@ -232,14 +232,18 @@ pub fn describe_exit(status: &ExitStatus) -> String {
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(sig) = status.signal() {
-            let name = match sig {
-                libc::SIGTERM => " (SIGTERM)",
-                libc::SIGKILL => " (SIGKILL)",
-                libc::SIGSEGV => " (SIGSEGV)",
-                libc::SIGABRT => " (SIGABRT)",
-                libc::SIGINT => " (SIGINT)",
-                _ => "",
-            };
+            use rustix::process::Signal;
+            const NAMES: [(Signal, &str); 5] = [
+                (Signal::TERM, " (SIGTERM)"),
+                (Signal::KILL, " (SIGKILL)"),
+                (Signal::SEGV, " (SIGSEGV)"),
+                (Signal::ABORT, " (SIGABRT)"),
+                (Signal::INT, " (SIGINT)"),
+            ];
+            let name = NAMES
+                .iter()
+                .find(|(s, _)| s.as_raw() == sig)
+                .map_or("", |(_, name)| name);
             return format!("signal {sig}{name}");
         }
     }

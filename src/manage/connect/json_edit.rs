@@ -3,6 +3,16 @@
 //! is the exact inverse of inserting, so connect + disconnect gives back the original bytes
 //! (an object our insert created and that is empty again is removed with it). One exception:
 //! whitespace inside an object that was empty (`{ }`, `{\n}`) comes back as `{}`.
+//!
+//! Decision: our own span reader ([`super::jsonc`]) and edits, not `jsonc-parser`'s CST
+//! (0.34, `cst` feature). Tried against `tests/golden/connect/`: connecting Claude Code's
+//! one-line `~/.claude.json` (`{"numStartups":12,"theme":"dark",…}`) through
+//! `CstObject::append` re-lays the whole root object one member per line, rewriting bytes the
+//! edit does not own — in the file other tools also write. The other goldens differ only in
+//! what we insert (the CST writes `"args": ["bridge"]` on one line where ours follow the
+//! file's pretty style) and in disconnect (removing our member leaves the `"mcpServers": {}`
+//! that connect created, where ours removes it again), both of which we could adapt around;
+//! the one-line case we could not without bypassing the CST for the insert.
 
 use serde_json::Value;
 
