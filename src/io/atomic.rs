@@ -8,13 +8,18 @@
 //!
 //! 1. `path` a symlink (a dotfiles checkout): its target is replaced, so the link survives.
 //! 2. The parent directory is created when missing (0700 on unix for [`Mode::Private`]).
-//! 3. Temp files `.<name>.tmp-<pid>-<n>` left by killed writes are removed once their process
-//!    is gone (unix; a temp of a write still running elsewhere is never touched).
+//! 3. Temp files `.<name>.tmp-<pid>-<n>` left by killed writes are removed (unix). A write
+//!    holds an exclusive `flock` on each of its temp files from creation until the rename, and
+//!    the kernel drops it when the writer dies, so a temp whose lock can be taken is stale and
+//!    one still being written elsewhere is never touched — without trusting the pid in the
+//!    name, which the kernel may already have given to another process.
 //! 4. The bytes go to a new temp file in the same directory (created exclusively, so nothing
 //!    planted there is followed), with the final mode set on it, and are fsynced.
-//! 5. The previous file, if any, becomes `<name>.bak` (unless [`Backup::None`]): hard-linked (or copied) to another
-//!    exclusive temp, which is renamed over `<name>.bak`. A rename replaces whatever is at
-//!    `<name>.bak` — a symlink planted there is replaced, never written through.
+//! 5. The previous file, if any, becomes `<name>.bak` (unless [`Backup::None`]): copied to
+//!    another exclusive, locked temp, which is renamed over `<name>.bak`. A rename replaces
+//!    whatever is at `<name>.bak` — a symlink planted there is replaced, never written
+//!    through. (A hard link would share the live file's inode, whose lock says nothing about
+//!    the link, so the sweep of another write could not tell it from a stale one.)
 //! 6. The temp file is renamed over the target, then the directory is fsynced (unix).
 //!
 //! A crash leaves the old file or the new one, never a mix, plus possibly a temp file the next
@@ -101,10 +106,11 @@ pub fn write_atomic(
 
     let temp = temp_path(dir, path);
     let written = write_temp(&temp, bytes, mode, previous.as_ref());
-    let result = written.and_then(|()| {
+    let result = written.and_then(|_locked| {
         if previous.is_some() && backup == Backup::Keep {
             keep_backup(dir, path)?;
         }
+        // `_locked` is still open here: the temp stays locked until it has its final name.
         fs::rename(&temp, path).map_err(failed(path, "rename temp file onto"))
     });
     if result.is_err() {
@@ -144,14 +150,14 @@ fn temp_path(dir: &Path, path: &Path) -> PathBuf {
     ))
 }
 
-/// Creates `temp` exclusively (0600 on unix), writes `bytes`, gives it its final mode and
-/// fsyncs it.
+/// Creates `temp` exclusively and locked (0600 on unix), writes `bytes`, gives it its final
+/// mode and fsyncs it. The returned file holds the lock: keep it open until `temp` is renamed.
 fn write_temp(
     temp: &Path,
     bytes: &[u8],
     mode: Mode,
     previous: Option<&fs::Permissions>,
-) -> Result<(), WriteError> {
+) -> Result<fs::File, WriteError> {
     let mut file = exclusive(temp)?;
     let kept = match (mode, previous) {
         (Mode::KeepTarget, Some(permissions)) => file.set_permissions(permissions.clone()),
@@ -159,32 +165,44 @@ fn write_temp(
     };
     kept.and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all())
-        .map_err(failed(temp, "write temp file"))
+        .map_err(failed(temp, "write temp file"))?;
+    Ok(file)
 }
 
 /// A new file at `path` (mode 0600 on unix) that must not exist yet, so nothing planted there
-/// — a symlink included — is opened.
+/// — a symlink included — is opened; on unix it is returned holding an exclusive `flock`,
+/// which marks it as in use for [`sweep_stale_temps`].
 fn exclusive(path: &Path) -> Result<fs::File, WriteError> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path).map_err(failed(path, "create temp file"))
+    let file = options
+        .open(path)
+        .map_err(failed(path, "create temp file"))?;
+    #[cfg(unix)]
+    if let Err(e) = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        // Nobody else can hold a lock on a file created a moment ago; a file system without
+        // locks only loses the sweep's protection of this temp.
+        tracing::debug!(path = %path.display(), error = %e, "could not lock a temp file");
+    }
+    Ok(file)
 }
 
 /// Makes the current `path` the new `<name>.bak`, through a temp file renamed over it.
 fn keep_backup(dir: &Path, path: &Path) -> Result<(), WriteError> {
     let bak = backup_path(path);
     let temp = temp_path(dir, path);
-    let copied = fs::hard_link(path, &temp).or_else(|_| {
-        let mut to = exclusive(&temp)?;
+    let copied = exclusive(&temp).and_then(|mut to| {
         let mut from = fs::File::open(path).map_err(failed(path, "read"))?;
         io::copy(&mut from, &mut to)
             .and_then(|_| to.set_permissions(from.metadata()?.permissions()))
-            .map_err(failed(&bak, "write backup"))
+            .map_err(failed(&bak, "write backup"))?;
+        Ok(to)
     });
+    // The copy stays open (locked) until it is renamed.
     let result =
-        copied.and_then(|()| fs::rename(&temp, &bak).map_err(failed(&bak, "write backup")));
+        copied.and_then(|_locked| fs::rename(&temp, &bak).map_err(failed(&bak, "write backup")));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
@@ -198,8 +216,8 @@ pub fn backup_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Removes `.NAME.tmp-PID-N` files left by writes that were killed: those whose process is
-/// gone. Best effort.
+/// Removes `.NAME.tmp-PID-N` files left by writes that were killed: those no write holds
+/// locked ([`exclusive`]). Best effort.
 fn sweep_stale_temps(dir: &Path, path: &Path) {
     let Some(name) = path.file_name() else { return };
     let prefix = format!(".{}.tmp-", name.to_string_lossy());
@@ -208,39 +226,36 @@ fn sweep_stale_temps(dir: &Path, path: &Path) {
     };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name
+        let ours = file_name
             .to_str()
             .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !process_alive(pid) {
+            .and_then(|rest| rest.split_once('-'))
+            .is_some_and(|(pid, n)| pid.parse::<u32>().is_ok() && n.parse::<u32>().is_ok());
+        if ours && abandoned(&entry.path()) {
             let _ = fs::remove_file(entry.path());
         }
     }
 }
 
+/// Whether the temp file at `temp` is held by no write: its lock can be taken (and is let go
+/// at once, when the file closes). A temp that cannot be opened is left alone.
 #[cfg(unix)]
-fn process_alive(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return true;
-    };
-    // Signal 0 only asks whether the process exists; EPERM means it does, as someone else's.
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
+fn abandoned(temp: &Path) -> bool {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NOFOLLOW.bits() as i32,
+    );
+    options.open(temp).is_ok_and(|file| {
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+    })
 }
 
 #[cfg(not(unix))]
-fn process_alive(_pid: u32) -> bool {
-    // No cheap check without more Windows APIs: keep every temp file.
-    true
+fn abandoned(_temp: &Path) -> bool {
+    // No lock to ask without more Windows APIs: keep every temp file.
+    false
 }
 
 #[cfg(unix)]

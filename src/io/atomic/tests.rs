@@ -95,16 +95,28 @@ fn a_failed_write_names_its_step_and_leaves_no_temp_file() {
 fn temp_files_of_dead_writers_are_swept_and_live_ones_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("config.json");
-    // No process has pid 0x7fff_fff0 on a default pid_max; this process is alive.
-    let dead = tmp.path().join(".config.json.tmp-2147483632-0");
+    // Named after a process that is alive (init, and this one), as a killed writer's pid is
+    // once the kernel reuses it: only the lock tells a live write from an abandoned one.
+    let dead_init = tmp.path().join(".config.json.tmp-1-0");
+    let dead_own = tmp
+        .path()
+        .join(format!(".config.json.tmp-{}-998", std::process::id()));
     let live = tmp
         .path()
         .join(format!(".config.json.tmp-{}-999", std::process::id()));
-    fs::write(&dead, "").unwrap();
-    fs::write(&live, "").unwrap();
+    let unrelated = tmp.path().join(".config.json.tmp-notes");
+    fs::write(&dead_init, "").unwrap();
+    fs::write(&dead_own, "").unwrap();
+    fs::write(&unrelated, "").unwrap();
+    let _writing = exclusive(&live).unwrap();
     write_atomic(&file, b"{}", Mode::Private, Backup::Keep).unwrap();
-    assert!(!dead.exists());
-    assert!(live.exists(), "this process's own temp is not swept");
+    assert!(
+        !dead_init.exists() && !dead_own.exists(),
+        "{:?}",
+        names(tmp.path())
+    );
+    assert!(live.exists(), "a temp another write holds is not swept");
+    assert!(unrelated.exists(), "only our own temp names are swept");
 }
 
 #[test]
