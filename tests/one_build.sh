@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One build for both binaries (issue #16 item 2): builds the desktop app, then the CLI alone, and
+# One build for both binaries: builds the desktop app, then the CLI alone, and
 # checks that every unit the CLI build uses, besides its own `main.rs`, is one the desktop build
 # used too (same artifact file, so same crate, features and profile), the core library
 # included. Exit 1 otherwise, listing the units only the CLI build needs.

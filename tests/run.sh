@@ -32,7 +32,7 @@ if pkg-config --exists webkit2gtk-4.1 ayatana-appindicator3-0.1 2>/dev/null; the
   cargo clippy -p mcp-companion-desktop --all-targets --locked -- -D warnings
   cargo build -p mcp-companion -p mcp-companion-desktop --locked
   # The desktop alone, then the CLI alone (both no-ops after the line above): one set of
-  # artifacts serves both (issue #16 item 2).
+  # artifacts serves both.
   bash tests/one_build.sh
   cargo test -p mcp-companion-desktop --locked
   if command -v Xvfb >/dev/null && command -v WebKitWebDriver >/dev/null; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak (issue 10 item 17): 10 demo servers, 8 agents calling continuously, random crashes,
+# The soak: 10 demo servers, 8 agents calling continuously, random crashes,
 # kills, restarts and reloads for SOAK_SECONDS (default 300; `tests/soak.sh --long` = 1800).
 # Fails unless every request got exactly one response, no fd/process leaked and RSS grew < 10 %.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Windows step of the test command (issue #18): cross-checks every target for
+# The Windows step of the test command: cross-checks every target for
 # x86_64-pc-windows-gnu, builds the debug `mcp-companion.exe`, and runs it end to end under Wine
 # (tests/wine/e2e.sh). The Windows artifacts live in $CARGO_TARGET_DIR/x86_64-pc-windows-gnu/,
 # so the CI cache of the target dir keeps them warm like the native ones.

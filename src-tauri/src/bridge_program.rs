@@ -1,4 +1,4 @@
-//! Which program the Connect page tells agents to spawn with `bridge` (issue #17).
+//! Which program the Connect page tells agents to spawn with `bridge`.
 //!
 //! The snippets must name a stable, installed path. The packages put the `mcp-companion` CLI
 //! beside the app (`/usr/bin/mcp-companion` next to `/usr/bin/mcp-companion-desktop` from the

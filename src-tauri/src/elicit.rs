@@ -1,4 +1,4 @@
-//! Elicitation in the window (issue #13): a server's `elicitation/create` that no calling agent
+//! Elicitation in the window: a server's `elicitation/create` that no calling agent
 //! can answer is put to the person. [`WindowElicitor`] is the core's
 //! [`Elicitor`](mcp_companion::upstream::elicitor::Elicitor) for the desktop app: it records
 //! the request in [`Pending`], emits it on [`ELICITATION_REQUESTED`], brings the window forward

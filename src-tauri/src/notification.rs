@@ -1,4 +1,4 @@
-//! Desktop notifications for a server that asks the person (issue #13): when an elicitation is
+//! Desktop notifications for a server that asks the person: when an elicitation is
 //! put to the person, a notification says which server asks what; clicking it brings the window
 //! forward, and it is withdrawn once the request is answered, times out or is withdrawn.
 //!

@@ -1,4 +1,4 @@
-//! Pass 3 of the input-schema rewrite: what the strictest model APIs refuse (issue #16 item 13).
+//! Pass 3 of the input-schema rewrite: what the strictest model APIs refuse.
 //!
 //! OpenAI's strict function calling, Gemini's OpenAPI subset and Anthropic's tool schemas each
 //! accept a subset of JSON Schema; what schemars and friends emit by default falls outside it:

@@ -1,4 +1,4 @@
-//! [`Hub::fast_target`]: whether a `tools/call` can take the fast path (issue 15), and what it
+//! [`Hub::fast_target`]: whether a `tools/call` can take the fast path, and what it
 //! needs to. Every other case — unknown tool, resource or prompt target, server not running, no
 //! fast lane (remote servers, or the fast path switched off) — takes [`Hub::call`], which
 //! answers it as it always has.

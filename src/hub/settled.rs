@@ -1,4 +1,4 @@
-//! "Every enabled server has settled" (issue #16 item 10): what an agent's first `tools/list`
+//! "Every enabled server has settled": what an agent's first `tools/list`
 //! waits for, so an agent that reads the tool list once (nanobot and many others ignore
 //! `tools/list_changed`) still gets the whole catalog from a companion that just started.
 //!

@@ -1,4 +1,4 @@
-//! Where a running companion says it listens (issue #16 item 11).
+//! Where a running companion says it listens.
 //!
 //! The problem: [`super::paths`] derives the socket from `XDG_RUNTIME_DIR`, but MCP clients
 //! (the Inspector, both SDKs) spawn `bridge` with a minimal environment, so a companion started

@@ -40,8 +40,8 @@ pub const WINDOWS_BASE: &[&str] = &[
     "windir",
 ];
 
-/// Certificate and proxy variables copied into every child on every OS, when set (issue #16
-/// item 3). Both cases on unix, where `https_proxy` and `HTTPS_PROXY` are different variables
+/// Certificate and proxy variables copied into every child on every OS, when set.
+/// Both cases on unix, where `https_proxy` and `HTTPS_PROXY` are different variables
 /// and tools disagree on which they read; on Windows names ignore case, so one of each counts.
 pub const NETWORK_VARS: &[&str] = &[
     "SSL_CERT_FILE",

@@ -18,7 +18,7 @@
 //!   would depend on the arguments;
 //! - the command is written in quotes, so a folder with spaces, `&`, `(` or `^` in its name stays
 //!   one token. A caret cannot do that: carets are removed before cmd.exe splits off the command
-//!   name, so `C:\dir^ with^ space\x.cmd` runs `C:\dir` (the bug found under Wine, issue #18).
+//!   name, so `C:\dir^ with^ space\x.cmd` runs `C:\dir` (a bug seen under Wine).
 //!   Rust's standard library (`cmd.exe /e:ON /v:OFF /d /c ""script" args"`, since
 //!   CVE-2024-24576 "BatBadBut") writes batch paths the same way;
 //! - `/v:off` turns delayed expansion off even when the registry turns it on, so `!` is literal;

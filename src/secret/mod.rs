@@ -1,4 +1,4 @@
-//! Secrets in the OS keychain (issue #12): the values behind `${secret:NAME}` references.
+//! Secrets in the OS keychain: the values behind `${secret:NAME}` references.
 //!
 //! | file | owns |
 //! |---|---|

@@ -14,18 +14,18 @@ Checks the issue's acceptance lines, in order:
      adds three servers with names de-duplicated, and the window reports it;
   5. a screenshot of every page, with real data;
   6. Quit from the tray leaves no child process behind;
-  7. (issue #14) searching the fixture registry from Add server → Registry, installing the pypi
+  7. searching the fixture registry from Add server → Registry, installing the pypi
      `io.github.fixture/time` with its `local-timezone` input, Test, Save: it runs with its tools;
      the Connect page's Cursor toggle writes our bridge entry into a fake ~/.cursor/mcp.json,
      keeping its comment and other server;
-  8. (issue #12) the OAuth-protected `remote` server (tests/desktop/oauth_fixture.py) shows
+  8. the OAuth-protected `remote` server (tests/desktop/oauth_fixture.py) shows
      `needs sign-in` (screenshots); the window's Sign in button
      opens the stand-in browser ($BROWSER), which follows the redirect to the companion's
      loopback listener; the server becomes `running` and its tool is called through the bridge;
-  9. (issue #12) the planted access/refresh token, client secret and ${secret:…} value appear on
+  9. the planted access/refresh token, client secret and ${secret:…} value appear on
      no page of the window (text, HTML, input values; screenshot of each), in no answer of the
      window's commands, in `status --json` and in no log of the run.
- 10. (issue #13) server-everything's `trigger-elicitation-request`, called by the CLI (which
+ 10. server-everything's `trigger-elicitation-request`, called by the CLI (which
      declares no elicitation), puts its form in the window: defaults pre-filled, a bad email
      refused before Accept, the form filled and accepted through WebDriver, and the tool's result
      (read by the CLI call) shows the values (screenshot 22); a second call declined gives
@@ -722,7 +722,7 @@ def main():
             check_layout(wd, width, height)
         wd.go("#/servers")
 
-        # 10. Elicitation in the window (issue #13), with desktop notifications.
+        # 10. Elicitation in the window, with desktop notifications.
         notices = notifications.Daemon(WORK)
         try:
             elicit_in_window(wd, notices)

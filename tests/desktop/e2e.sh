@@ -56,7 +56,7 @@ pids+=($!)
 for _ in $(seq 50); do [ -f "$WORK/registry.port" ] && break; sleep 0.1; done
 export REGISTRY_URL="http://127.0.0.1:$(cat "$WORK/registry.port")"
 
-# Planted secrets (issue #12): the access and refresh tokens the OAuth fixture hands out, the
+# Planted secrets: the access and refresh tokens the OAuth fixture hands out, the
 # pre-registered client's secret (plain text in the config) and a keychain value the `remote`
 # entry names as ${secret:e2e_key}. drive.py checks the window never shows any of them.
 tag=$RANDOM$RANDOM

@@ -1,4 +1,4 @@
-"""Desktop notifications in the e2e test (issue #13): runs tests/desktop/notification_daemon.py,
+"""Desktop notifications in the e2e test: runs tests/desktop/notification_daemon.py,
 a stand-in notification server on the test's D-Bus session, and reads what the app asked of it.
 Also hides and finds the app's window through X (xdotool), to check that a click on the
 notification brings the window back."""

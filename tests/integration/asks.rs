@@ -1,4 +1,4 @@
-//! Servers that ask (issue 13): `elicitation/create`, `sampling/createMessage` and `roots/list`
+//! Servers that ask: `elicitation/create`, `sampling/createMessage` and `roots/list`
 //! sent by real upstream servers in the middle of a call reach the calling agent when it declared
 //! the capability, and get the companion's fallbacks otherwise (cancel / "no model" error /
 //! the entry's roots), through `mcp-companion bridge` with the official Python SDK 1.x and 2.x.

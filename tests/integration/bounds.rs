@@ -1,4 +1,4 @@
-//! One agent cannot hurt the others or the machine (issue 10 item 10): an agent that writes
+//! One agent cannot hurt the others or the machine: an agent that writes
 //! calls and never reads is paused at a bounded cost while another agent is served; when an
 //! agent goes away its calls stop reaching the server and the running ones are cancelled; a
 //! half-closed agent still gets its answers; connections over the limit are refused in words.

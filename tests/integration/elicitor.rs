@@ -1,4 +1,4 @@
-//! The companion's [`Elicitor`] hook (issue 13, the desktop part): a server's
+//! The companion's [`Elicitor`] hook: a server's
 //! `elicitation/create` that no calling agent can answer goes to the elicitor the companion was
 //! started with (the desktop app's window), and its answer — `accept` with the person's values,
 //! or `decline` — reaches the server unchanged; when the call it was asked during is cancelled,

@@ -118,7 +118,7 @@ async fn raw_wire_handshake_ids_unknown_methods_and_discover() {
         .request(json!(5), "resources/subscribe_everything", json!({}))
         .await;
     assert_eq!(unknown["error"]["code"], json!(-32601), "{unknown}");
-    // The message says what happened, not just the method name (issue #16 item 12).
+    // The message says what happened, not just the method name.
     let message = unknown["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("is not supported by MCP Companion"),

@@ -1,4 +1,4 @@
-//! The forwarding fast path (issue 15, `src/endpoint/fast`, `src/upstream/lane.rs`): what only it
+//! The forwarding fast path (`src/endpoint/fast`, `src/upstream/lane.rs`): what only it
 //! does (result bytes passed through untouched, the agent's id echoed as sent), and the call
 //! behaviours it must keep, each checked on both paths ([`on_both_paths`]).
 

@@ -1,4 +1,4 @@
-//! What a new user tripped over in the first hour (issue #16): children keep the network
+//! What a new user tripped over in the first hour: children keep the network
 //! settings they need, `doctor` reports the running companion's environment, and `bridge`
 //! finds a companion whatever environment its client passes.
 
@@ -343,7 +343,7 @@ async fn status_marks_an_error_of_an_earlier_process_and_logs_mark_each_process(
     c.settled().await;
     let old = c.server("crashy").await.pid;
     // Killed from outside, not through a `crash` call: a call that breaks its session may be
-    // retried on the next process (issue #10 item 5), which would crash that one too.
+    // retried on the next process, which would crash that one too.
     crate::common::signal(
         old.expect("a running stdio server has a pid"),
         rustix::process::Signal::KILL,

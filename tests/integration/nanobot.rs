@@ -2,7 +2,7 @@
 //! its model is a fake OpenAI-compatible chat-completions server on 127.0.0.1, its MCP server is
 //! our `bridge`. The fake model first asks for the wrapped `echo` tool, then answers with text
 //! quoting the tool result; the result must reach both the model's second request and
-//! nanobot's final answer (issue #16 item 14; facts in the peers README §7).
+//! nanobot's final answer (facts in the peers README §7).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

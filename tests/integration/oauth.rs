@@ -1,4 +1,4 @@
-//! OAuth sign-in of a remote server (issue #12): `needs sign-in` on a 401, `login` from another
+//! OAuth sign-in of a remote server: `needs sign-in` on a 401, `login` from another
 //! terminal through the running companion with a `$BROWSER` stand-in, refresh on a revoked
 //! token, `logout`, the SSRF guard on metadata-supplied URLs, and tokens kept out of every
 //! output.

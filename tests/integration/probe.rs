@@ -22,7 +22,7 @@ async fn probing_the_demo_server_lists_its_tools_and_leaves_nothing_running() {
 #[tokio::test]
 async fn test_shows_the_same_tools_as_the_saved_server() {
     // The demo server has resources, a template and prompts besides its tools: "Test" must
-    // count them as the agent will get them, wrapped (issue #16 item 5), with the same names.
+    // count them as the agent will get them, wrapped, with the same names.
     let entry = json!({"command": BIN, "args": ["demo-server"], "enabledTools": ["*"]});
     let report = mcp_companion::manage::probe::probe("demo", &entry, &Default::default())
         .await

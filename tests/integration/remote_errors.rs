@@ -1,7 +1,7 @@
 //! Proves that a remote server's refusal reaches `status` and the agent in the server's own
 //! words: the HTTP status, its body text, the `error` / `error_description` of a 401/403
 //! `WWW-Authenticate` challenge, a JSON-RPC error answering `initialize`, and an invalid content
-//! block named by index and field — never a Rust `Debug` dump or a type name (issue #10 item 4).
+//! block named by index and field — never a Rust `Debug` dump or a type name.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, header};

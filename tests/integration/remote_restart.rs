@@ -1,4 +1,4 @@
-//! Proves issue #10 item 3 with the real reference server: server-everything over streamable
+//! Remote session loss with the real reference server: server-everything over streamable
 //! HTTP, killed and started again on the same port under the companion, answers the old session
 //! id with HTTP 400 "Bad Request: No valid session ID provided". The companion treats that as a
 //! gone session: the next call reconnects and succeeds within seconds (not after its

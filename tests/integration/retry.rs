@@ -1,4 +1,4 @@
-//! Proves the retry rule and the restart rule of `hub::route` (issue #10 items 5 and 6): a
+//! Proves the retry rule (`hub::forward`) and the restart rule: a
 //! call whose server dies under it is sent again only when that cannot run it twice (a
 //! side-effecting tool runs exactly once and the agent is told; a `readOnlyHint` tool is
 //! retried and succeeds), and calls made while a server restarts or is replaced by a reload

@@ -2,7 +2,7 @@
 //! `headers`, the environment variables they expand, and a stdio server's secret `env` (echoed
 //! on its stderr) never reach any output: the trace-level serve log, `status --json`,
 //! `doctor`, `logs`, or the error an agent receives; and that configured headers never follow
-//! a redirect to another origin (issue #10 items 1 and 2).
+//! a redirect to another origin.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Proves that `serve` refuses a socket directory that is a symbolic link before changing
 //! anything (no chmod of the target, no lock created there), and never deletes a file that is
-//! not a socket at the socket path (issue #10 item 11).
+//! not a socket at the socket path.
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;

@@ -57,7 +57,7 @@ async fn a_crash_fails_the_call_without_waiting_for_its_timeout_and_the_server_c
 
     // How fast it comes back is measured (printed below), not asserted: under a loaded machine a
     // time bound would make this test flaky. `crash` declares no readOnlyHint, so it is never
-    // sent again (issue #10 item 5); still, wait until the new process answers.
+    // sent again; still, wait until the new process answers.
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut last = old;
     let new_pid = loop {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The installable package (issue #17). Bundles the .deb and .rpm with Tauri's own bundler (the
+# The installable package. Bundles the .deb and .rpm with Tauri's own bundler (the
 # pinned @tauri-apps/cli from npm) from the debug build the test command already made, installs
 # the .deb system-wide, checks its files (binaries, Depends, desktop entry per
 # desktop-file-validate, hicolor icons), starts the INSTALLED app under Xvfb with a tray host,

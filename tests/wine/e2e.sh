@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Windows build end to end under Wine (issue #18): `mcp-companion.exe serve` in a private,
+# The Windows build end to end under Wine: `mcp-companion.exe serve` in a private,
 # headless Wine prefix, with stdio servers launched through a .cmd in a folder whose name has
 # spaces and `&`, a .bat, the .exe directly, and a missing command; the client commands through
 # the named pipe; `stop` and the Job Object reaching the whole process tree; the per-user paths.

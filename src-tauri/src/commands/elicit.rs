@@ -1,4 +1,4 @@
-//! The elicitation form's commands: what is open, and the person's answer (issue #13; the
+//! The elicitation form's commands: what is open, and the person's answer (the
 //! requests themselves arrive on the `elicitation-requested` channel, see `crate::elicit`).
 
 use mcp_companion::upstream::elicitor::{ElicitResult, ElicitationAction};

@@ -1,7 +1,6 @@
 //! Edits of `config.json` (window, CLI, import, connect) and of other clients' JSON config
 //! files, saved so that **only what the edit concerns changes**: every other entry, key, key
-//! order, blank line and indentation stays byte for byte as the user wrote it (issue #16 item
-//! 4). Each edit reads the file, applies a change to the parsed document, rewrites only the
+//! order, blank line and indentation stays byte for byte as the user wrote it. Each edit reads the file, applies a change to the parsed document, rewrites only the
 //! bytes of the members that differ ([`rewrite_text`]), saves atomically
 //! ([`config::save_text_atomic`]: the previous file stays as `.bak`, an unparsable file is
 //! never overwritten) and, for `config.json`, returns the reloaded [`Config`] for

@@ -1,5 +1,4 @@
-//! Byte-preserving rewrites of a JSON text (issue #16 item 4: saving never rewrites what the
-//! user wrote).
+//! Byte-preserving rewrites of a JSON text: saving never rewrites what the user wrote.
 //!
 //! [`rewrite`] takes the original text and the wanted document and changes only the bytes of
 //! what differs: a changed value is replaced in place, a removed member is cut out with its
