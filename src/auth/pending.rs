@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::flow::{self, SIGN_IN_TIMEOUT, SignInError, Target};
-use super::{browser, challenge, vault};
+use super::{browser, vault};
 
 /// Where one sign-in stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,8 +66,9 @@ impl SignIns {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts signing `target` in: discovery and registration now, then the browser; the redirect
-    /// is awaited in the background (at most [`SIGN_IN_TIMEOUT`]) and `signed_in` runs once the
+    /// Starts signing `target` in: discovery and registration now (from `challenge`, the
+    /// server's last `WWW-Authenticate`, when it sent one), then the browser; the redirect is
+    /// awaited in the background (at most [`SIGN_IN_TIMEOUT`]) and `signed_in` runs once the
     /// tokens are stored (the caller restarts the server there).
     ///
     /// # Errors
@@ -75,10 +76,10 @@ impl SignIns {
     pub async fn start(
         &self,
         target: Target,
+        challenge: Option<&str>,
         signed_in: impl FnOnce() -> BoxFuture<'static, ()> + Send + 'static,
     ) -> Result<Started, SignInError> {
-        let last = challenge::last(&target.server);
-        let pending = flow::begin(&target, vault::vault(), last.as_deref(), None).await?;
+        let pending = flow::begin(&target, vault::vault(), challenge, None).await?;
         let url = pending.url().to_owned();
         tracing::info!(server = %target.server, url = %url, "sign in by opening this URL");
         let browser_opened = match browser::open(&url) {
@@ -102,7 +103,6 @@ impl SignIns {
             };
             match outcome {
                 Ok(()) => {
-                    challenge::remember(&server, None);
                     signed_in().await;
                     let _ = tx.send(Phase::SignedIn);
                 }

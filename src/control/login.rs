@@ -68,8 +68,9 @@ fn handle(ctx: &ControlContext, server: &str) -> Result<ServerHandle, Refusal> {
 pub async fn sign_in(hub: &Hub, handle: ServerHandle) -> Result<pending::Started, String> {
     let server = handle.name().to_string();
     let target = target_of(&handle)?;
+    let challenge = handle.snapshot().sign_in_challenge;
     hub.sign_ins()
-        .start(target, move || {
+        .start(target, challenge.as_deref(), move || {
             async move {
                 handle.restart().await;
             }
