@@ -318,7 +318,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             {
                 // "name — sign in": the browser opens; the server restarts once signed in.
                 tauri::async_runtime::spawn(async move {
-                    if let Err(e) = mcp_companion::control::login::sign_in(handle).await {
+                    if let Err(e) = mcp_companion::control::login::sign_in(&hub, handle).await {
                         tracing::warn!(server = %name, error = %e, "tray sign-in failed");
                     }
                 });

@@ -1,9 +1,8 @@
-//! Recognising "this server wants a sign-in" in transport errors, and remembering the
-//! `WWW-Authenticate` challenge until `login` uses it (its `resource_metadata` and `scope`
-//! steer discovery and scope choice).
-
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+//! Recognising "this server wants a sign-in" in transport errors, with the
+//! `WWW-Authenticate` challenge `login` later starts from (its `resource_metadata` and `scope`
+//! steer discovery and scope choice). The challenge travels with the connect error to the
+//! server's supervisor, which keeps it in its snapshot (`Snapshot::sign_in_challenge`) until a
+//! session starts: no table of challenges outlives the hub.
 
 use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
@@ -145,29 +144,6 @@ pub fn param(header: &str, name: &str) -> Option<String> {
         }
     }
     None
-}
-
-fn registry() -> &'static Mutex<HashMap<String, String>> {
-    static LAST: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
-    LAST.get_or_init(Mutex::default)
-}
-
-/// Remembers the last challenge `server` answered with (for the next `login`).
-pub fn remember(server: &str, challenge: Option<&str>) {
-    let mut map = registry().lock().unwrap_or_else(|p| p.into_inner());
-    match challenge {
-        Some(c) => map.insert(server.to_owned(), c.to_owned()),
-        None => map.remove(server),
-    };
-}
-
-/// The last challenge `server` answered with, if any.
-pub fn last(server: &str) -> Option<String> {
-    registry()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(server)
-        .cloned()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! | `vault.rs` | [`vault::TokenVault`]: the keychain face the store uses; [`vault::vault`] picks it |
 //! | `callback.rs` | [`callback::CallbackListener`]: the one-shot loopback redirect listener |
 //! | `browser.rs` | [`browser::open`]: `$BROWSER`, else the system's URL opener |
-//! | `challenge.rs` | recognising a 401 / `insufficient_scope` in transport errors; the last challenge per server |
+//! | `challenge.rs` | recognising a 401 / `insufficient_scope` in transport errors (the server's supervisor keeps the last one, for `login`) |
 //! | `pending.rs` | sign-ins in progress inside a running companion (for `login` and `status`) |
 //!
 //! Lifecycle of a protected server: the first connect gets a 401 → the server enters
@@ -50,6 +50,5 @@ pub fn secret_safe(mut filter: tracing_subscriber::EnvFilter) -> tracing_subscri
 /// # Errors
 /// [`vault::VaultError`] when the keychain refuses.
 pub async fn forget(target: &Target) -> Result<bool, vault::VaultError> {
-    challenge::remember(&target.server, None);
     target.store(vault::vault()).forget().await
 }

@@ -18,8 +18,9 @@ use super::{
 };
 use crate::auth::{self, Target, pending};
 use crate::config::TransportConfig;
+use crate::hub::Hub;
 use crate::net::Guard;
-use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
+use crate::supervisor::ServerHandle;
 
 /// The sign-in target of `handle`'s server.
 ///
@@ -56,21 +57,24 @@ fn handle(ctx: &ControlContext, server: &str) -> Result<ServerHandle, Refusal> {
 
 /// Starts signing `handle`'s server in (the control API, the window's **Sign in** button and
 /// the tray use this): discovery and registration now, the browser, and in the background the
-/// redirect, the tokens to the keychain and a restart of the server.
+/// redirect, the tokens to the keychain and a restart of the server. The sign-in is entered in
+/// `hub`'s [`Hub::sign_ins`], where `status` and the window read it.
 ///
 /// # Errors
 /// The reason as a sentence (discovery and registration errors quote the server).
-pub async fn sign_in(handle: ServerHandle) -> Result<pending::Started, String> {
+pub async fn sign_in(hub: &Hub, handle: ServerHandle) -> Result<pending::Started, String> {
     let server = handle.name().to_string();
     let target = target_of(&handle)?;
-    pending::start(target, move || {
-        async move {
-            handle.restart().await;
-        }
-        .boxed()
-    })
-    .await
-    .map_err(|e| format!("cannot sign in to \"{server}\": {e}"))
+    let challenge = handle.snapshot().sign_in_challenge;
+    hub.sign_ins()
+        .start(target, challenge.as_deref(), move || {
+            async move {
+                handle.restart().await;
+            }
+            .boxed()
+        })
+        .await
+        .map_err(|e| format!("cannot sign in to \"{server}\": {e}"))
 }
 
 /// [`sign_in`] by name, for the control API: the first answer (URL, whether a browser opened)
@@ -82,7 +86,7 @@ pub async fn start(
     ctx: &ControlContext,
     server: &str,
 ) -> Result<(ControlResponse, watch::Receiver<pending::Phase>), Refusal> {
-    let started = sign_in(handle(ctx, server)?)
+    let started = sign_in(&ctx.hub, handle(ctx, server)?)
         .await
         .map_err(|e| Refusal::new(ErrorKind::SignIn, e))?;
     Ok((
@@ -125,20 +129,4 @@ pub async fn logout(ctx: &ControlContext, server: &str) -> Result<ControlRespons
         .map_err(|e| Refusal::new(ErrorKind::SignIn, e.to_string()))?;
     handle.restart().await;
     Ok(ControlResponse::LoggedOut(LoggedOut { forgotten }))
-}
-
-/// `statuses` with the authorization URL of every sign-in still waiting for the browser put
-/// into the server's `lastError`, so `status` on a headless machine shows what to open.
-pub fn with_sign_in_urls(mut statuses: Vec<ServerStatus>) -> Vec<ServerStatus> {
-    for s in &mut statuses {
-        if s.state != ServerState::NeedsSignIn {
-            continue;
-        }
-        if let Some(pending::Phase::Waiting { url }) = pending::phase(&s.name) {
-            s.last_error = Some(format!(
-                "signing in: waiting for the browser; open {url} on this machine"
-            ));
-        }
-    }
-    statuses
 }

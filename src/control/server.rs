@@ -186,7 +186,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             version: env!("CARGO_PKG_VERSION").to_owned(),
             socket: ctx.mcp_socket.clone(),
             config: ctx.config_path.clone(),
-            servers: super::login::with_sign_in_urls(hub.statuses()),
+            servers: hub.statuses_with_sign_ins(),
             warnings: hub.config_warnings().to_vec(),
         })),
         ControlRequest::Logs { server, lines, .. } => hub

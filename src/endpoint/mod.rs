@@ -11,14 +11,14 @@
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | `notifications/roots/list_changed` | forwarded to every running server |
 //! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
-//! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`]) |
+//! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`](line::LineTransport)) |
 //!
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
 //! every session gets `notifications/tools/list_changed`.
 //!
-//! Each connection runs under the bounds of [`limits`] ([`Bounded`]): a session that
-//! has not finished its handshake within [`INITIALIZE_TIMEOUT`] is closed, and when its agent
+//! Each connection runs under the bounds of [`limits`] ([`Bounded`](bounded::Bounded)): a session that
+//! has not finished its handshake within [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT) is closed, and when its agent
 //! goes away every call it still has running is dropped, which cancels it upstream.
 //!
 //! Server requests: while an agent's `tools/call` is in flight, the upstream server's
@@ -27,7 +27,8 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session, and [`serve`]: the accept loop's sessions |
+//! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
+//! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`limits`] | what one agent connection may hold: in-flight requests, queued bytes, connections, deadlines |
@@ -40,6 +41,7 @@ pub mod bounded;
 pub mod fast;
 pub mod limits;
 pub mod line;
+mod session;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -51,22 +53,14 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, serve_server};
-use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use self::bounded::{Bounded, Hangup};
-use self::fast::Relay;
-use self::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
-use self::line::LineTransport;
-use crate::hub::{Hub, HubEvent};
-use crate::ipc::accept::{ConnectionLimit, accept_loop};
-use crate::ipc::socket::LocalListener;
-use crate::upstream::MAX_MESSAGE_BYTES;
+use crate::hub::Hub;
 use crate::upstream::call::Downstream;
 
 pub use crate::catalog::PAGE_SIZE;
+pub use session::{framed, serve, serve_session, serve_session_with};
 
 /// The MCP server handler of one agent session.
 #[derive(Clone, Debug)]
@@ -288,165 +282,4 @@ impl ServerHandler for Endpoint {
             )),
         }
     }
-}
-
-/// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task on `sessions`. Sessions end when their agent hangs up or at shutdown.
-///
-/// `first_list_wait` is the config's `firstListTimeout`.
-pub async fn serve(
-    listener: LocalListener,
-    hub: Hub,
-    sessions: TaskTracker,
-    shutdown: CancellationToken,
-    first_list_wait: Duration,
-) {
-    let stop = shutdown.clone();
-    let limit = ConnectionLimit {
-        max: MAX_AGENT_CONNECTIONS,
-        refusal: agent_refusal(),
-    };
-    accept_loop(
-        listener,
-        "agent",
-        limit,
-        sessions,
-        shutdown,
-        move |stream, _| {
-            let hangup = Hangup::of(&stream);
-            serve_session_with(stream, hangup, hub.clone(), stop.clone(), first_list_wait)
-        },
-    )
-    .await;
-}
-
-/// The line a connection over [`MAX_AGENT_CONNECTIONS`] gets before it is closed: a JSON-RPC
-/// error without an id (-32000, a server error).
-fn agent_refusal() -> Vec<u8> {
-    let message = format!(
-        "MCP Companion already serves {MAX_AGENT_CONNECTIONS} agent connections; close one and connect again"
-    );
-    let mut line = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": -32000, "message": message },
-    })
-    .to_string()
-    .into_bytes();
-    line.push(b'\n');
-    line
-}
-
-/// The newline-JSON transport of one agent connection, accepting messages up to
-/// [`MAX_MESSAGE_BYTES`] (the same limit as for upstream servers); malformed lines get their
-/// JSON-RPC error answers ([`LineTransport`]).
-pub fn framed<S>(stream: S) -> LineTransport<ReadHalf<S>, WriteHalf<S>>
-where
-    S: AsyncRead + AsyncWrite + Send + 'static,
-{
-    let (rd, wr) = tokio::io::split(stream);
-    LineTransport::new(rd, wr, MAX_MESSAGE_BYTES)
-}
-
-/// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
-/// End of input is taken as a half-close (answers still go out); see [`serve_session_with`].
-pub async fn serve_session<S>(
-    stream: S,
-    hub: Hub,
-    shutdown: CancellationToken,
-    first_list_wait: Duration,
-) where
-    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
-{
-    serve_session_with(stream, Hangup::unknown(), hub, shutdown, first_list_wait).await;
-}
-
-/// [`serve_session`] under the connection bounds ([`Bounded`]), with `hangup` telling a
-/// half-closed connection from one its agent closed.
-pub async fn serve_session_with<S>(
-    stream: S,
-    hangup: Hangup,
-    hub: Hub,
-    shutdown: CancellationToken,
-    first_list_wait: Duration,
-) where
-    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
-{
-    let mut events = hub.subscribe();
-    let gone = CancellationToken::new();
-    let budget = Arc::new(Budget::default());
-    let mut framed = framed(stream).with_line_deadline(LINE_DEADLINE);
-    let endpoint = Endpoint::with_shutdown(hub.clone(), shutdown.clone(), first_list_wait)
-        .with_agent_gone(gone.clone());
-    let mut agent_cell = None;
-    if crate::upstream::lane::enabled() {
-        let (relay, cell) = Relay::new(
-            hub,
-            shutdown.clone(),
-            framed.shared_write(),
-            budget.clone(),
-            gone.clone(),
-            endpoint.first_list(),
-        );
-        framed = framed.with_tap(Box::new(relay));
-        agent_cell = Some(cell);
-    }
-    let transport = Bounded::new(framed, budget, gone.clone(), hangup);
-    let handshake = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
-    let running = tokio::select! {
-        r = handshake => match r {
-            Ok(Ok(running)) => running,
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, "agent left before initializing");
-                return;
-            }
-            Err(_) => {
-                tracing::info!(
-                    "agent connection did not finish initialize within {} s; closing it",
-                    INITIALIZE_TIMEOUT.as_secs()
-                );
-                return;
-            }
-        },
-        () = shutdown.cancelled() => return,
-    };
-    tracing::debug!("agent connected");
-    let peer = running.peer().clone();
-    if let Some(cell) = agent_cell {
-        cell.set(peer.clone());
-    }
-    let stop = running.cancellation_token();
-    let mut done = tokio::spawn(running.waiting());
-    loop {
-        tokio::select! {
-            _ = &mut done => break,
-            () = shutdown.cancelled() => {
-                stop.cancel();
-                let _ = done.await;
-                break;
-            }
-            event = events.recv() => match event {
-                Some(HubEvent::ToolsChanged) => {
-                    // An agent that does not read must not hold this loop (and shutdown) up.
-                    tokio::select! {
-                        r = peer.notify_tool_list_changed() => if let Err(e) = r {
-                            tracing::debug!(error = %e, "could not send tools/list_changed");
-                        },
-                        () = shutdown.cancelled() => {
-                            stop.cancel();
-                            let _ = done.await;
-                            break;
-                        }
-                        () = gone.cancelled() => {}
-                    }
-                }
-                Some(HubEvent::ServersChanged) => {}
-                None => {
-                    let _ = (&mut done).await;
-                    break;
-                }
-            },
-        }
-    }
-    tracing::debug!("agent disconnected");
 }

@@ -27,6 +27,7 @@
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
+//! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 
 mod fast;
 pub mod forward;
@@ -36,6 +37,7 @@ mod reload;
 mod roots;
 mod route;
 mod settled;
+mod sign_in;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -43,6 +45,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::auth::pending::SignIns;
 use crate::catalog::{Catalog, Route};
 use crate::config::Config;
 use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
@@ -90,6 +93,8 @@ pub enum HubError {
 pub struct Hub {
     inbox: mpsc::UnboundedSender<owner::Msg>,
     view: watch::Receiver<Arc<View>>,
+    /// The servers' sign-ins in progress (`sign_in.rs`).
+    sign_ins: SignIns,
 }
 
 /// The server set in config order, with a by-name index.
@@ -178,7 +183,11 @@ impl Hub {
     /// agent able to answer it (the desktop app's window).
     pub fn start_with(config: &Config, elicitor: SharedElicitor) -> Hub {
         let (inbox, view) = owner::spawn(config, elicitor);
-        Hub { inbox, view }
+        Hub {
+            inbox,
+            view,
+            sign_ins: SignIns::default(),
+        }
     }
 
     /// Subscribes to [`HubEvent`]s from now on.

@@ -43,6 +43,8 @@ pub struct StartFailure {
     /// The server wants an OAuth sign-in (HTTP 401): go to `needs sign-in` and wait for
     /// `login` instead of retrying.
     pub sign_in: bool,
+    /// With `sign_in`: the server's `WWW-Authenticate` challenge, kept for the next `login`.
+    pub challenge: Option<String>,
 }
 
 /// A connect function: one attempt per call.
@@ -69,6 +71,7 @@ async fn connect(args: ConnectArgs, elicitor: SharedElicitor) -> Result<Session,
             message: e.to_string(),
             permanent: true,
             sign_in: false,
+            challenge: None,
         })?;
     let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout)
         .with_elicitor(elicitor);
@@ -77,6 +80,10 @@ async fn connect(args: ConnectArgs, elicitor: SharedElicitor) -> Result<Session,
         .map_err(|e| StartFailure {
             permanent: e.is_permanent(),
             sign_in: matches!(e, upstream::ConnectError::NeedsSignIn { .. }),
+            challenge: match &e {
+                upstream::ConnectError::NeedsSignIn { challenge, .. } => challenge.clone(),
+                _ => None,
+            },
             message: e.to_string(),
         })
 }

@@ -156,6 +156,9 @@ pub struct Snapshot {
     pub status: ServerStatus,
     /// The session, while `running`.
     pub live: Option<Arc<Live>>,
+    /// The `WWW-Authenticate` challenge of the answer that put the server in `needs sign-in`
+    /// (kept until a session starts): the next sign-in starts from it.
+    pub sign_in_challenge: Option<String>,
 }
 
 /// How a supervisor tells its owner that a snapshot changed: called with the server's name
@@ -319,6 +322,7 @@ pub fn spawn_with(
     let (publish, snapshot) = watch::channel(Snapshot {
         status: initial,
         live: None,
+        sign_in_challenge: None,
     });
     let (commands, inbox) = mpsc::channel(64);
     let log = LogRing::new();

@@ -239,6 +239,7 @@ impl Task {
             snap.status.state = ServerState::Running;
             snap.status.pid = pid;
             snap.live = Some(live.clone());
+            snap.sign_in_challenge = None;
         });
         for waiter in self.waiters.drain(..) {
             let _ = waiter.send(Ok(live.clone()));
@@ -268,6 +269,7 @@ impl Task {
         tracing::warn!(error = %failure.message, permanent = failure.permanent, "start failed");
         self.fail_waiters(&failure.message);
         if failure.sign_in {
+            self.update(|snap| snap.sign_in_challenge = failure.challenge);
             self.set_idle(ServerState::NeedsSignIn, Some(failure.message));
             return Next::Idle;
         }

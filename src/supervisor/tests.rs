@@ -22,6 +22,9 @@ enum Attempt {
     RunFor(Duration),
 }
 
+/// The `WWW-Authenticate` of [`Attempt::NeedsSignIn`].
+const CHALLENGE: &str = r#"Bearer resource_metadata="https://auth.example/.well-known/x""#;
+
 /// A connect that plays `plan` (then fails forever), recording when each attempt began.
 fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
     let times = Arc::new(Mutex::new(Vec::new()));
@@ -38,11 +41,13 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                     message: "boom".into(),
                     permanent: false,
                     sign_in: false,
+                    challenge: None,
                 }),
                 Attempt::NeedsSignIn => Err(StartFailure {
                     message: "the server asks for a sign-in (HTTP 401)".into(),
                     permanent: false,
                     sign_in: true,
+                    challenge: Some(CHALLENGE.to_owned()),
                 }),
                 Attempt::RunFor(lifetime) => {
                     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -63,6 +68,7 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                         message: e.to_string(),
                         permanent: false,
                         sign_in: false,
+                        challenge: None,
                     })
                 }
             }
@@ -135,10 +141,16 @@ async fn a_server_that_wants_a_sign_in_waits_without_retrying_until_started_agai
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(times.lock().unwrap().len(), 1);
     assert_eq!(server.snapshot().status.state, ServerState::NeedsSignIn);
+    // The server's challenge waits for `login` with the server, not in a process-wide table.
+    assert_eq!(
+        server.snapshot().sign_in_challenge.as_deref(),
+        Some(CHALLENGE)
+    );
     // What `login` does once the tokens are stored: a restart, which now connects.
     server.restart().await;
     wait_for(&server, ServerState::Running).await;
     assert_eq!(times.lock().unwrap().len(), 2);
+    assert_eq!(server.snapshot().sign_in_challenge, None);
 }
 
 #[tokio::test(start_paused = true)]

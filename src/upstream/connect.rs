@@ -344,10 +344,10 @@ async fn connect_remote(
     Ok(Session::new(service, listing, None, events).ending_on(gone))
 }
 
-/// Records the challenge for the next `login` and says what to do.
+/// Says what to do, with the challenge for the next `login`.
 fn needs_sign_in(server: &str, needed: SignInNeeded) -> ConnectError {
-    challenge::remember(server, needed.challenge.as_deref());
     ConnectError::NeedsSignIn {
         message: needed.describe(server),
+        challenge: needed.challenge,
     }
 }

@@ -113,6 +113,9 @@ pub enum ConnectError {
     NeedsSignIn {
         /// What happened and the command that fixes it.
         message: String,
+        /// The server's `WWW-Authenticate` challenge, if it sent one: the next `login` starts
+        /// from it (resource metadata, scopes).
+        challenge: Option<String>,
     },
     /// The stored sign-in could not be loaded (keychain, authorization server metadata).
     #[error("sign-in: {0}")]

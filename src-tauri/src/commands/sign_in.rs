@@ -28,7 +28,7 @@ pub async fn sign_in_server(
         .hub
         .server(&name)
         .ok_or_else(|| UnknownServer::new(&name))?;
-    let started = mcp_companion::control::login::sign_in(handle)
+    let started = mcp_companion::control::login::sign_in(&state.hub, handle)
         .await
         .map_err(|e| CommandError::new(ErrorKind::Connect, e))?;
     Ok(SignInStarted {
