@@ -1,4 +1,4 @@
-//! The control API's `login` and `logout` (OAuth sign-in of a remote server, issue #12): the
+//! The control API's `login` and `logout` (OAuth sign-in of a remote server): the
 //! running companion signs the server in and restarts it, so nothing else is restarted and the
 //! CLI in another terminal only relays the URL and the outcome.
 //!
