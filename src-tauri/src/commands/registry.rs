@@ -240,7 +240,7 @@ pub async fn connect_client(
             Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
                 Some(import::ClientKind::ClaudeDesktop)
             }
-            Client::Codex | Client::Zed => None,
+            Client::Codex | Client::Zed | Client::Gemini | Client::Opencode => None,
         };
         if let Some(kind) = kind {
             let source = import::Source::read(&path, Some(kind))
