@@ -3,8 +3,8 @@
 # third-party MCP peers the integration tests use (npm + PyPI, pinned), then runs formatting,
 # lints, unit and integration tests, builds the user guide (docs/, mdBook) and checks its links,
 # builds the Windows CLI and runs it end to end under Wine (tests/windows.sh), and bundles,
-# installs and runs the .deb (tests/package/deb.sh). The macOS check was dropped: aws-lc-sys
-# (rustls's crypto) needs a macOS SDK to compile its C code.
+# installs and runs the .deb (tests/package/deb.sh). For macOS, tests/macos.sh runs clippy for
+# both Apple targets with zig as the C compiler (no SDK, so nothing is linked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MCP_PEERS_DIR=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
@@ -25,6 +25,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 bash tests/soak.sh
 bash tests/conformance.sh
 bash tests/windows.sh
+bash tests/macos.sh
 
 # The desktop shell (src-tauri/): built and tested only where its system packages are installed
 # (.ci/run installs them). The root commands above cover the core package only.
