@@ -8,6 +8,7 @@
 //! | a JSON-RPC message | decoded | decoded |
 //! | not JSON | skipped (logged) | skipped (logged) |
 //! | a notification rmcp does not know | skipped | skipped |
+//! | an answer (id, no method) that does not decode, e.g. both `result` and `error` | skipped: its request waits for its timeout | a JSON-RPC error `-32603` for that id, logged once |
 //! | other JSON that is not a message | answered `-32600 Invalid request` | the same |
 //! | longer than the limit | skipped (logged) | skipped (logged) |
 //! | end of output / read error | the session ends | the session ends; waiting tickets get [`LaneEnd::Lost`] |
@@ -84,11 +85,15 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
         tracing::debug!(error = %e, "ignoring a line that is not JSON");
         return None;
     }
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(line)
+    let value = serde_json::from_slice::<serde_json::Value>(line).ok();
+    if let Some(value) = &value
         && let Some(method) = value.get("method").and_then(serde_json::Value::as_str)
         && ignored_notification(value.get("id").is_none(), method)
     {
         return None;
+    }
+    if let Some(answer) = value.as_ref().and_then(|v| unreadable_answer(v, &e)) {
+        return Some(answer);
     }
     tracing::debug!(error = %e, "answering a message that is not JSON-RPC with -32600");
     let lane = lane.clone();
@@ -97,6 +102,34 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
         let _ = lane.write_frame(frame).await;
     });
     None
+}
+
+/// An answer to one of rmcp's requests (an `id` that is a string or a number, no `method`)
+/// that does not decode (`e`: both `result` and `error`, neither, a bad error object): turned
+/// into a JSON-RPC error for that id, so the request ends at once instead of waiting for its
+/// timeout. Logged once, the server's text capped.
+fn unreadable_answer(
+    value: &serde_json::Value,
+    e: &serde_json::Error,
+) -> Option<ServerJsonRpcMessage> {
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())?;
+    if value.get("method").is_some() {
+        return None;
+    }
+    let why = if value.get("result").is_some() && value.get("error").is_some() {
+        "an answer with both result and error".to_owned()
+    } else {
+        format!("an answer that is not JSON-RPC: {e}")
+    };
+    tracing::warn!(id = %crate::net::capped(&id.to_string()), error = %crate::net::capped(&why), "the server sent an answer we cannot read");
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": -32603, "message": format!("the server sent {why}") },
+    });
+    serde_json::from_value(error).ok()
 }
 
 /// rmcp skips notifications it does not know (LSP-style and non-standard MCP ones).
