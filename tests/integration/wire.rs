@@ -13,8 +13,15 @@ const WIRE_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/wire
 
 /// A companion on `path` with the wire server (`toolTimeout` in seconds) and an agent on it.
 async fn wire(path: CallPath, tool_timeout: f64) -> (Companion, RawAgent) {
+    wire_with(path, tool_timeout, &[]).await
+}
+
+/// [`wire`] with these extra server arguments.
+async fn wire_with(path: CallPath, tool_timeout: f64, args: &[&str]) -> (Companion, RawAgent) {
+    let mut argv = vec![WIRE_SERVER];
+    argv.extend_from_slice(args);
     let c = Companion::start_on(
-        json!({ "mcpServers": { "wire": { "command": "python3", "args": [WIRE_SERVER],
+        json!({ "mcpServers": { "wire": { "command": "python3", "args": argv,
             "toolTimeout": tool_timeout } } }),
         path,
     );
@@ -156,6 +163,64 @@ async fn arguments_too_deep_are_answered_at_once(path: CallPath) {
     assert!(answer.get("error").is_some(), "{path:?}: {answer}");
 }
 
+/// Outside text in the log is capped: a headless elicitation's 200 KB message and a server's
+/// 200 KB error message each reach the log as at most a few KiB per line.
+async fn outside_text_in_the_log_is_capped(path: CallPath) {
+    let (c, mut agent) = wire(path, 20.0).await;
+    for (id, tool) in [(1, "mcp_wire_elicit_big"), (2, "mcp_wire_error_big")] {
+        agent
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": {}}}))
+            .await;
+        agent.until_response(&json!(id)).await;
+    }
+    let log = c.log();
+    assert!(log.contains("elicitation/create"), "{path:?}: not logged");
+    assert!(log.contains("bytes in all"), "{path:?}: not capped");
+    let longest = log.lines().map(str::len).max().unwrap_or(0);
+    assert!(
+        longest < 8 * 1024,
+        "{path:?}: a log line of {longest} bytes"
+    );
+}
+
+/// A tool whose `inputSchema` nests past the JSON parser's recursion limit is skipped with a
+/// warning; the server starts and its other tools work.
+async fn a_tool_too_deep_to_read_is_skipped_and_the_server_runs(path: CallPath) {
+    let (c, mut agent) = wire_with(path, 20.0, &["--deep-tool"]).await;
+    assert_eq!(c.server("wire").await.state.as_str(), "running");
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "mcp_wire_strict", "arguments": {}}}))
+        .await;
+    let (answer, _) = agent.until_response(&json!(1)).await;
+    assert_eq!(first_text(&answer), "ok", "{path:?}: {answer}");
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
+    let (list, _) = agent.until_response(&json!(2)).await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        names.contains(&"mcp_wire_strict") && !names.contains(&"mcp_wire_deep"),
+        "{names:?}"
+    );
+    assert!(
+        c.log().contains("skipped an item of the server's listing"),
+        "{path:?}: no warning"
+    );
+}
+
+on_both_paths!(
+    outside_text_in_the_log_is_capped,
+    outside_text_in_the_log_is_capped
+);
+on_both_paths!(
+    a_tool_too_deep_to_read_is_skipped_and_the_server_runs,
+    a_tool_too_deep_to_read_is_skipped_and_the_server_runs
+);
 on_both_paths!(
     a_call_without_arguments_sends_an_empty_object,
     a_call_without_arguments_sends_an_empty_object

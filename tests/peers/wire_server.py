@@ -11,6 +11,12 @@ Tools:
                   this very call, and answers the call only once the ping's response came
                   ("ping answered")
   both            answers with both `result` and `error` (a malformed answer)
+  elicit_big      asks the companion `elicitation/create` with a 200 KB message, then answers
+                  with the action it got
+  error_big       answers a JSON-RPC error with a 200 KB message
+
+  --deep-tool     also list `deep`, whose inputSchema nests 300 levels deep (past serde_json's
+                  recursion limit)
 """
 import json
 import sys
@@ -22,7 +28,15 @@ TOOLS = [
     {"name": "progress", "description": "reports progress", "inputSchema": OBJECT},
     {"name": "same_id", "description": "asks with the call's own id", "inputSchema": OBJECT},
     {"name": "both", "description": "a malformed answer", "inputSchema": OBJECT},
+    {"name": "elicit_big", "description": "asks with a long message", "inputSchema": OBJECT},
+    {"name": "error_big", "description": "fails with a long message", "inputSchema": OBJECT},
 ]
+BIG = "x" * 200_000
+if "--deep-tool" in sys.argv[1:]:
+    deep = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "array", "items": deep}
+    TOOLS.append({"name": "deep", "description": "too deep", "inputSchema": {"type": "object", "properties": {"a": deep}}})
 
 
 def send(message):
@@ -36,6 +50,8 @@ def text(mid, words):
 
 # Calls waiting for the answer to the ping sent under their own id.
 waiting_pings = set()
+# Our elicitation request id → the call waiting for its answer.
+waiting_elicits = {}
 
 for line in sys.stdin:
     try:
@@ -48,7 +64,10 @@ for line in sys.stdin:
     if method is None:
         # A response to one of our requests.
         key = json.dumps(mid)
-        if key in waiting_pings:
+        if key in waiting_elicits:
+            call = waiting_elicits.pop(key)
+            text(call, "elicited: " + str(msg.get("result", {}).get("action")))
+        elif key in waiting_pings:
             waiting_pings.discard(key)
             text(mid, "ping answered" if "result" in msg else "ping refused")
         continue
@@ -81,6 +100,13 @@ for line in sys.stdin:
         elif name == "same_id":
             waiting_pings.add(json.dumps(mid))
             send({"jsonrpc": "2.0", "id": mid, "method": "ping"})
+        elif name == "elicit_big":
+            asked = "elicit-" + json.dumps(mid)
+            waiting_elicits[json.dumps(asked)] = mid
+            send({"jsonrpc": "2.0", "id": asked, "method": "elicitation/create", "params": {
+                "message": BIG, "requestedSchema": {"type": "object", "properties": {}}}})
+        elif name == "error_big":
+            send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": BIG}})
         elif name == "both":
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "fine"}]},
                   "error": {"code": -32603, "message": "not fine"}})

@@ -81,6 +81,9 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
         Ok(message) => return Some(message),
         Err(e) => e,
     };
+    if let Some(message) = without_unreadable_items(line) {
+        return Some(message);
+    }
     if e.is_syntax() || e.is_eof() {
         tracing::debug!(error = %e, "ignoring a line that is not JSON");
         return None;
@@ -102,6 +105,63 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
         let _ = lane.write_frame(frame).await;
     });
     None
+}
+
+/// The listings a server answers with: a `result` member holding one of these arrays.
+const LISTS: &[&str] = &["tools", "resources", "resourceTemplates", "prompts"];
+
+/// A listing answer (`result.tools`, `…resources`, …) that does not decode because some of its
+/// items cannot be read as JSON (nested past serde_json's recursion limit of 128, say), decoded
+/// without those items, each skipped with a warning: one bad capability must not keep the
+/// server from starting. `None` when nothing was skipped (or the line is no listing).
+fn without_unreadable_items(line: &[u8]) -> Option<ServerJsonRpcMessage> {
+    use serde_json::value::RawValue;
+    // Members are captured raw: capturing does not recurse, so depth does not fail it.
+    let mut top =
+        serde_json::from_slice::<std::collections::BTreeMap<String, Box<RawValue>>>(line).ok()?;
+    let mut result = serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(
+        top.get("result")?.get(),
+    )
+    .ok()?;
+    let mut skipped = 0;
+    for list in LISTS {
+        let Some(items) = result.get(*list) else {
+            continue;
+        };
+        let Ok(items) = serde_json::from_str::<Vec<Box<RawValue>>>(items.get()) else {
+            continue;
+        };
+        let mut kept: Vec<serde_json::Value> = Vec::with_capacity(items.len());
+        for item in items {
+            match serde_json::from_str::<serde_json::Value>(item.get()) {
+                Ok(value) => kept.push(value),
+                Err(e) => {
+                    skipped += 1;
+                    #[derive(serde::Deserialize)]
+                    struct Named {
+                        #[serde(default)]
+                        name: Option<String>,
+                    }
+                    let name = serde_json::from_str::<Named>(item.get())
+                        .ok()
+                        .and_then(|n| n.name)
+                        .unwrap_or_default();
+                    tracing::warn!(list = %list, name = %crate::net::capped(&name), error = %e, "skipped an item of the server's listing that cannot be read");
+                }
+            }
+        }
+        let kept = serde_json::value::to_raw_value(&kept).ok()?;
+        result.insert((*list).to_owned(), kept);
+    }
+    if skipped == 0 {
+        return None;
+    }
+    top.insert(
+        "result".to_owned(),
+        serde_json::value::to_raw_value(&result).ok()?,
+    );
+    let line = serde_json::to_vec(&top).ok()?;
+    serde_json::from_slice::<ServerJsonRpcMessage>(&line).ok()
 }
 
 /// An answer to one of rmcp's requests (an `id` that is a string or a number, no `method`)
