@@ -90,6 +90,10 @@ pub struct Route {
     /// wrapped tool declares `readOnlyHint` or `idempotentHint` (resources and prompts are
     /// read-only). See `hub::route` for the retry rule.
     pub retry_safe: bool,
+    /// Whether the server's own `inputSchema` of the tool is `"type": "object"`: a call
+    /// without `arguments` then forwards `{}` (see `hub::forward`). `false` for resources and
+    /// prompts.
+    pub object_arguments: bool,
 }
 
 /// One server's share of a build.
@@ -147,6 +151,8 @@ impl Catalog {
             pages: std::sync::OnceLock::new(),
         };
         for p in pending {
+            let object_arguments = matches!(p.item, Item::Tool(tool)
+                if tool.input_schema.get("type").and_then(serde_json::Value::as_str) == Some("object"));
             let (tool, target) = match p.item {
                 Item::Tool(tool) => {
                     let (wrapped, schema_warnings) = wrap::wrap_tool(p.name.clone(), tool);
@@ -194,6 +200,7 @@ impl Catalog {
                 server: p.server,
                 target,
                 retry_safe,
+                object_arguments,
             });
         }
         catalog.warnings = warnings;

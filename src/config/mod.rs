@@ -135,7 +135,8 @@ pub struct ServerConfig {
     /// How to reach the server.
     pub transport: TransportConfig,
     /// Per-call time limit (`toolTimeout`, seconds in the file, default 30, > 0, may be
-    /// fractional).
+    /// fractional), counted from the call's last progress notification; the hard maximum of
+    /// one call is 10 × this from its start (`hub::forward::MAX_TIMEOUT_FACTOR`).
     pub tool_timeout: Duration,
     /// Time limit for spawn/connect plus the MCP `initialize` handshake (`connectTimeout`,
     /// seconds in the file, default 30, > 0).

@@ -10,6 +10,17 @@
 //!                                                └─ Fail(isError result): the agent's answer
 //! ```
 //!
+//! **The deadline.** An attempt times out `toolTimeout` after the later of its start and the
+//! last `notifications/progress` the server sent for it (as the SDKs' `resetTimeoutOnProgress`),
+//! and in any case [`MAX_TIMEOUT_FACTOR`] × `toolTimeout` after its start, progress or not
+//! ([`Forward::clock`]). Only a call whose agent asked for progress gets any (the fast path
+//! leaves those to the rmcp path), so the others time out `toolTimeout` after their start.
+//!
+//! **The arguments.** A `tools/call` without `arguments` (or with `null`) is forwarded with
+//! `{}` when the server's `inputSchema` of the tool is `"type": "object"`: servers that
+//! validate the arguments as an object reject a missing one ([`Forward::arguments`],
+//! [`Forward::raw_arguments`]).
+//!
 //! **The retry rule.** A failed attempt is sent again — once, on a new session — only when its
 //! session broke ([`CallError::breaks_session`]) and sending it again cannot run it twice: the
 //! request certainly never reached the server ([`CallError::certainly_not_delivered`]: the
@@ -28,12 +39,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 
 use crate::catalog::Route;
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::supervisor::ServerHandle;
-use crate::upstream::call::CallError;
+use crate::upstream::call::{CallError, Clock};
+
+/// The hard maximum of one attempt, in multiples of its `toolTimeout`: progress moves the
+/// deadline, but never past 10 × `toolTimeout` after the attempt started (5 minutes at the
+/// default 30 s).
+pub const MAX_TIMEOUT_FACTOR: u32 = 10;
 
 /// One agent call's forwarding state: its server, its deadline and whether its one retry is
 /// spent. Made once per agent call and handed from attempt to attempt (and from the fast path
@@ -44,6 +60,8 @@ pub struct Forward {
     /// The wrapped name the agent called (for the log lines).
     tool: String,
     retry_safe: bool,
+    /// Whether a call without arguments forwards `{}` (the tool's schema is an object).
+    object_arguments: bool,
     timeout: Duration,
     retried: bool,
 }
@@ -60,32 +78,70 @@ pub enum Verdict {
 impl Forward {
     /// The state of a call to the wrapped tool `tool` along `route`, on `server`.
     pub fn new(tool: &str, route: &Route, server: &ServerHandle) -> Forward {
-        Forward::with(
+        let mut forward = Forward::with(
             route.server.clone(),
             tool,
             route.retry_safe,
             server
                 .config()
                 .map_or(DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout),
-        )
+        );
+        forward.object_arguments = route.object_arguments;
+        forward
     }
 
     /// The state of a call to `tool` on `server` with these rules (what [`Self::new`] reads
-    /// from the route and the config).
+    /// from the route and the config); its arguments are forwarded as given.
     pub fn with(server: Arc<str>, tool: &str, retry_safe: bool, timeout: Duration) -> Forward {
         Forward {
             server,
             tool: tool.to_owned(),
             retry_safe,
+            object_arguments: false,
             timeout,
             retried: false,
         }
     }
 
-    /// The deadline of each attempt: the server's `toolTimeout` (on expiry the path sends
-    /// `notifications/cancelled` upstream and the attempt fails with [`CallError::Timeout`]).
+    /// The same call with `{}` forwarded for missing arguments when `object` (the tool's
+    /// schema is an object).
+    pub fn object_arguments(mut self, object: bool) -> Forward {
+        self.object_arguments = object;
+        self
+    }
+
+    /// The server's `toolTimeout`: an attempt without progress times out this long after its
+    /// start (on expiry the path sends `notifications/cancelled` upstream and the attempt fails
+    /// with [`CallError::Timeout`]).
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// The deadline rule of each attempt (module doc): `toolTimeout` from the last progress,
+    /// at most [`MAX_TIMEOUT_FACTOR`] × `toolTimeout` from the start.
+    pub fn clock(&self) -> Clock {
+        Clock {
+            idle: self.timeout,
+            max: self.timeout.saturating_mul(MAX_TIMEOUT_FACTOR),
+        }
+    }
+
+    /// The arguments to forward for the agent's `given` ones: `{}` in place of none when the
+    /// tool's schema is an object.
+    pub fn arguments(&self, given: Option<JsonObject>) -> Option<JsonObject> {
+        match given {
+            None if self.object_arguments => Some(JsonObject::new()),
+            given => given,
+        }
+    }
+
+    /// [`Self::arguments`] for the raw JSON text of the agent's `arguments` member: `None`
+    /// (the member is left out) or the text to send; `null` counts as none.
+    pub fn raw_arguments<'a>(&self, given: Option<&'a str>) -> Option<&'a str> {
+        match given.filter(|a| *a != "null") {
+            None if self.object_arguments => Some("{}"),
+            given => given,
+        }
     }
 
     /// The server name, as configured.
@@ -99,7 +155,7 @@ impl Forward {
         let safe = e.certainly_not_delivered() || self.retry_safe;
         if e.breaks_session() && safe && !self.retried {
             self.retried = true;
-            tracing::info!(server = %self.server, tool = %self.tool, error = %e, "session broke; reconnecting to send the call again on a new session");
+            tracing::info!(server = %self.server, tool = %self.tool, error = %crate::net::capped(&e.to_string()), "session broke; reconnecting to send the call again on a new session");
             return Verdict::Retry;
         }
         Verdict::Fail(self.fail(e))
@@ -108,7 +164,7 @@ impl Forward {
     /// The agent's answer to a call that ended with `e` and cannot go on (no retry is
     /// considered: the agent's arguments were bad, the companion is shutting down).
     pub fn fail(&self, e: &CallError) -> CallToolResult {
-        tracing::info!(server = %self.server, tool = %self.tool, error = %e, "call failed");
+        tracing::info!(server = %self.server, tool = %self.tool, error = %crate::net::capped(&e.to_string()), "call failed");
         error_result(describe_failure(&self.server, e, self.retry_safe))
     }
 
@@ -116,7 +172,7 @@ impl Forward {
     /// failed (`why`) and the server did not come back either (`unavailable`, what the wait
     /// for it said).
     pub fn no_session(&self, e: &CallError, why: &str, unavailable: &str) -> CallToolResult {
-        tracing::info!(server = %self.server, tool = %self.tool, error = %why, "no session to retry on");
+        tracing::info!(server = %self.server, tool = %self.tool, error = %crate::net::capped(why), "no session to retry on");
         // Nothing was retried, so the text is that of a safe call: the caveat about a second
         // run does not apply.
         error_result(format!(

@@ -113,8 +113,8 @@ impl Hub {
                 &live.peer,
                 &live.askers,
                 target,
-                arguments.clone(),
-                forward.timeout(),
+                forward.arguments(arguments.clone()),
+                forward.clock(),
                 downstream,
             )
             .await;

@@ -22,6 +22,7 @@
 //! is checked and connected to; IPv6 zone ids (`[fe80::1%25eth0]`) do not parse at all. Names
 //! (`localhost.`, `127.0.0.1.nip.io`) are checked on every address they resolve to.
 
+mod cap;
 mod client;
 mod error_chain;
 mod ranges;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 
+pub use cap::{LOG_TEXT_MAX, capped};
 pub use client::{ClientError, CrossOriginRedirect, build_client, connect_url, has_authorization};
 pub use error_chain::error_chain;
 pub use ranges::BLOCKED;

@@ -156,7 +156,7 @@ pub async fn elicit(
         Ok(ClientResult::ElicitResult(result)) => Ok(result),
         Ok(_) => Err(not_an_answer(cx, Kind::Elicitation)),
         Err(Unanswered::TimedOut) => {
-            tracing::warn!(server = %cx.server, message = %message, timeout_s = cx.timeout.as_secs_f64(), "the agent did not answer elicitation/create in time: answered cancel");
+            tracing::warn!(server = %cx.server, message = %crate::net::capped(&message), timeout_s = cx.timeout.as_secs_f64(), "the agent did not answer elicitation/create in time: answered cancel");
             Ok(ElicitResult::new(ElicitationAction::Cancel))
         }
         Err(e) => Err(unanswered(cx, Kind::Elicitation, e)),

@@ -35,6 +35,7 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient, RoleServer};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::askers::{Asker, Askers};
@@ -146,7 +147,37 @@ fn fmt_secs(d: Duration) -> String {
     }
 }
 
-/// Calls `target` on `peer` with `arguments`, within `timeout`. While it is in flight the call
+/// When an attempt times out: `idle` after the later of its start and its last progress
+/// notification (as the SDKs' `resetTimeoutOnProgress`), and in any case `max` after its
+/// start. The hub decides both (`hub::forward`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// `toolTimeout`: how long the server may stay silent.
+    pub idle: Duration,
+    /// The hard maximum of one attempt, progress or not.
+    pub max: Duration,
+}
+
+impl Clock {
+    /// The deadline of an attempt that started at `started` and last reported progress at
+    /// `last_progress` (its start when it reported none).
+    pub fn due(&self, started: Instant, last_progress: Instant) -> Instant {
+        (last_progress + self.idle).min(started + self.max)
+    }
+
+    /// The error of an attempt that reached [`Self::due`] at `now`.
+    fn timed_out(&self, started: Instant, now: Instant) -> CallError {
+        let timeout = if now >= started + self.max {
+            self.max
+        } else {
+            self.idle
+        };
+        CallError::Timeout { timeout }
+    }
+}
+
+/// Calls `target` on `peer` with `arguments`, within `clock` (its `idle` time counts from the
+/// last progress the server reported for this call). While it is in flight the call
 /// is registered in `askers` (the session's), so the server's `elicitation/create`,
 /// `sampling/createMessage` and `roots/list` reach `downstream`'s agent.
 ///
@@ -158,11 +189,14 @@ pub async fn call(
     askers: &Askers,
     target: &Target,
     arguments: Option<JsonObject>,
-    timeout: Duration,
+    clock: Clock,
     downstream: Option<&Downstream>,
 ) -> Result<CallToolResult, CallError> {
     let request = build_request(target, arguments)?;
-    let options = PeerRequestOptions::with_timeout(timeout);
+    // The deadline is ours (below), not rmcp's: progress moves it.
+    let options = PeerRequestOptions::no_options();
+    let started = Instant::now();
+    let mut last_progress = started;
 
     let mut request = request;
     let mut feed = downstream.and_then(|d| {
@@ -202,6 +236,7 @@ pub async fn call(
     let response = handle.await_response();
     tokio::pin!(response);
     let answer = loop {
+        let due = clock.due(started, last_progress);
         tokio::select! {
             biased;
             () = cancelled.cancelled() => {
@@ -212,7 +247,13 @@ pub async fn call(
                 }
                 return Err(CallError::Cancelled);
             }
+            () = tokio::time::sleep_until(due) => {
+                // The guard sends notifications/cancelled upstream as it drops.
+                guard.reason = "request timeout";
+                return Err(clock.timed_out(started, Instant::now()));
+            }
             progress = next_progress(&mut feed) => {
+                last_progress = Instant::now();
                 // Forwarded here, not in the branch future: a response arriving meanwhile must
                 // not cancel a forward half-way.
                 if let Some(feed) = &feed {

@@ -13,7 +13,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, serve_client};
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 
 use super::ask::AskContext;
@@ -34,9 +34,8 @@ use crate::process::child as stdio;
 
 /// A connection opened by one transport, ready for the MCP handshake.
 pub enum Opened {
-    /// Newline-delimited JSON-RPC on a child's stdout/stdin.
-    Stdio(ProgressTap<AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>>),
-    /// The same, with a [`FastLane`] beside rmcp ([`super::lane`]).
+    /// A child process's stdio, read through [`LaneTransport`], with a [`FastLane`] beside
+    /// rmcp ([`super::lane`]).
     StdioLane(ProgressTap<LaneTransport<ChildStdout>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
     StreamableHttp(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<reqwest::Client>>>),
@@ -87,7 +86,6 @@ pub async fn handshake(
     opened: Opened,
 ) -> Result<(Service, ServerListing), HandshakeError> {
     let service = match opened {
-        Opened::Stdio(t) => serve_client(handler, t).await,
         Opened::StdioLane(t) => serve_client(handler, t).await,
         Opened::StreamableHttp(t) => serve_client(handler, t).await,
         Opened::SignedIn(t) => serve_client(handler, t).await,
@@ -196,15 +194,13 @@ async fn connect_stdio(
 
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx, asks);
-    let (opened, lane) = if super::lane::enabled() {
-        let lane = FastLane::new(pipes.stdin);
-        let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
-        (Opened::StdioLane(progress.tap(transport)), Some(lane))
-    } else {
-        let transport = AsyncRwTransport::new(pipes.stdout, pipes.stdin)
-            .with_max_line_length(MAX_MESSAGE_BYTES);
-        (Opened::Stdio(progress.tap(transport)), None)
-    };
+    // Every stdio session reads through the lane's transport (its rules for lines we cannot
+    // read are ours: module doc of `lane::transport`); agents' calls use the lane only when
+    // the fast path is on.
+    let lane = FastLane::new(pipes.stdin);
+    let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
+    let opened = Opened::StdioLane(progress.tap(transport));
+    let lane = super::lane::enabled().then_some(lane);
     let failure = match tokio::time::timeout(cfg.connect_timeout, handshake(handler, opened)).await
     {
         Ok(Ok((service, listing))) => {

@@ -50,7 +50,7 @@ impl Elicitor for Headless {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'static, ElicitResult> {
         tracing::warn!(
             server = %request.server,
-            message = %message(&request.params),
+            message = %crate::net::capped(message(&request.params)),
             "elicitation/create with no agent able to answer it and no window: answered cancel (nobody was asked)"
         );
         Box::pin(async { ElicitResult::new(ElicitationAction::Cancel) })

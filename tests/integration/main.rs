@@ -48,3 +48,4 @@ mod ssrf;
 mod strays;
 mod supervision;
 mod third_party;
+mod wire;

@@ -92,7 +92,9 @@ impl FastCall {
         let frame = envelope::request_frame(
             &ticket.id_json(),
             &self.target.raw_name,
-            self.arguments.as_deref(),
+            self.target
+                .forward
+                .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
         );
         let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
         if let Err(e) = ticket.send(&frame).await {
@@ -160,6 +162,18 @@ impl FastCall {
     fn answer(&self, line: Vec<u8>) -> Result<Reply, CallError> {
         let parsed = serde_json::from_slice::<Answer<'_>>(&line);
         let e = match parsed {
+            Ok(Answer {
+                result: Some(_),
+                error: Some(_),
+                ..
+            }) => CallError::Unexpected {
+                what: "an answer with both result and error".into(),
+            },
+            Ok(Answer {
+                method: Some(_), ..
+            }) => CallError::Unexpected {
+                what: "an answer with a method".into(),
+            },
             Ok(Answer {
                 result: Some(result),
                 ..

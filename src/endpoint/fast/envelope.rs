@@ -103,6 +103,10 @@ pub struct Answer<'a> {
     /// The `error` member.
     #[serde(default)]
     pub error: Option<RpcError>,
+    /// A `method` member: a malformed answer (the lane's peek already leaves lines with one to
+    /// rmcp when it sees the member before `result` or `error`).
+    #[serde(default)]
+    pub method: Option<IgnoredAny>,
 }
 
 /// A JSON-RPC error object.
@@ -245,18 +249,19 @@ pub fn range_in(line: &[u8], inner: &RawValue) -> Option<Range<usize>> {
     (end <= line.len()).then_some(start..end)
 }
 
-/// The upstream `tools/call` line: `{"jsonrpc":"2.0","id":<id>,"method":"tools/call","params":{"name":<name>[,"arguments":<args>]}}`.
-pub fn request_frame(id_json: &str, raw_name: &str, arguments: Option<&RawValue>) -> Vec<u8> {
+/// The upstream `tools/call` line: `{"jsonrpc":"2.0","id":<id>,"method":"tools/call","params":{"name":<name>[,"arguments":<args>]}}`,
+/// `args` the JSON text to send (the call's `Forward::raw_arguments` decides it).
+pub fn request_frame(id_json: &str, raw_name: &str, arguments: Option<&str>) -> Vec<u8> {
     let name = serde_json::Value::String(raw_name.to_owned()).to_string();
-    let args = arguments.filter(|a| a.get() != "null");
-    let mut frame = Vec::with_capacity(80 + name.len() + args.map_or(0, |a| a.get().len()));
+    let args = arguments;
+    let mut frame = Vec::with_capacity(80 + name.len() + args.map_or(0, str::len));
     frame.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     frame.extend_from_slice(id_json.as_bytes());
     frame.extend_from_slice(b",\"method\":\"tools/call\",\"params\":{\"name\":");
     frame.extend_from_slice(name.as_bytes());
     if let Some(args) = args {
         frame.extend_from_slice(b",\"arguments\":");
-        frame.extend_from_slice(args.get().as_bytes());
+        frame.extend_from_slice(args.as_bytes());
     }
     frame.extend_from_slice(b"}}\n");
     frame
@@ -323,14 +328,13 @@ mod tests {
     #[test]
     fn the_request_frame_renames_and_keeps_arguments_as_sent() {
         let args = raw(r#"{"b": 1,"a":[2]}"#);
-        let frame = request_frame("\"fp-3\"", "odd \"name\"", Some(&args));
+        let frame = request_frame("\"fp-3\"", "odd \"name\"", Some(args.get()));
         let text = String::from_utf8(frame).expect("utf-8");
         assert_eq!(
             text,
             "{\"jsonrpc\":\"2.0\",\"id\":\"fp-3\",\"method\":\"tools/call\",\"params\":{\"name\":\"odd \\\"name\\\"\",\"arguments\":{\"b\": 1,\"a\":[2]}}}\n"
         );
-        let null = raw("null");
-        let bare = request_frame("\"fp-4\"", "t", Some(&null));
+        let bare = request_frame("\"fp-4\"", "t", None);
         assert!(
             !String::from_utf8(bare)
                 .expect("utf-8")

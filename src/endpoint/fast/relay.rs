@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use rmcp::model::{ProtocolVersion, RequestId};
+use rmcp::model::{JsonObject, ProtocolVersion, RequestId};
 use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
 use tokio::io::AsyncWrite;
@@ -113,10 +113,13 @@ where
         let Ok(params) = serde_json::from_str::<CallParams<'_>>(params) else {
             return false;
         };
+        // Only arguments the rmcp path would forward: an object it can read (not too deep,
+        // no lone surrogate…) or `null`. It answers the others at once; a server might not
+        // answer them at all.
         if params.meta.is_some_and(envelope::wants_progress)
-            || params
-                .arguments
-                .is_some_and(|a| !(a.get() == "null" || a.get().starts_with('{')))
+            || params.arguments.is_some_and(|a| {
+                a.get() != "null" && serde_json::from_str::<JsonObject>(a.get()).is_err()
+            })
         {
             return false;
         }

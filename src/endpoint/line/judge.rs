@@ -41,7 +41,7 @@ pub fn judge(line: &[u8]) -> Verdict {
         Ok(message) => message,
         Err(e) if e.is_syntax() || e.is_eof() || std::str::from_utf8(line).is_err() => {
             return Verdict::Answer {
-                id: Value::Null,
+                id: readable_id(line).unwrap_or(Value::Null),
                 error: ErrorData::parse_error(format!("parse error: {e}"), None),
             };
         }
@@ -114,6 +114,20 @@ pub fn judge(line: &[u8]) -> Verdict {
         },
         None => Verdict::Deliver(Box::new(message)),
     }
+}
+
+/// The id of a line that is JSON but too deep to decode (nested past serde_json's recursion
+/// limit of 128): its members are skipped without recursion, so the id is still readable.
+/// `None` when the line is not JSON or has no usable id.
+fn readable_id(line: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Shallow<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let shallow = serde_json::from_slice::<Shallow<'_>>(line).ok()?;
+    let id = serde_json::from_str::<Value>(shallow.id?.get()).ok()?;
+    Some(usable_id(&id)).filter(|id| !id.is_null())
 }
 
 /// The line without its `\n`, a `\r` before it, or a UTF-8 byte-order mark.

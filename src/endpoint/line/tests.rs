@@ -67,6 +67,9 @@ async fn each_bad_line_gets_its_answer_and_the_connection_goes_on() {
     let oversized = format!("{{\"x\": \"{}\"}}", "a".repeat(MAX_LINE * 3));
     let cases: Vec<(String, Value, i32, &str)> = vec![
         ("not json".into(), Value::Null, -32700, "parse error"),
+        // JSON nested past the parser's recursion limit: the id is still read.
+        (format!(r#"{{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}{}}},"_meta":{{"progressToken":"p"}}}}}}"#, "[".repeat(200), "]".repeat(200)), json!(11), -32700, "recursion limit"),
+        (format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":{}{}}}"#, "[".repeat(200), "]".repeat(200)), Value::Null, -32700, "recursion limit"),
         ("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"".into(), Value::Null, -32700, "parse error"),
         (oversized, Value::Null, -32700, "longer than 4096 bytes"),
         ("[1, 2]".into(), Value::Null, -32600, "invalid request"),

@@ -158,3 +158,28 @@ fn no_session_for_the_retry_says_why_and_that_nothing_ran_twice() {
         "server \"x\": could not send the request: broken pipe; server \"x\" is stopped"
     );
 }
+
+#[test]
+fn missing_arguments_become_an_empty_object_only_for_object_schemas() {
+    let object = forward(false).object_arguments(true);
+    assert_eq!(object.arguments(None), Some(JsonObject::new()));
+    assert_eq!(object.raw_arguments(None), Some("{}"));
+    assert_eq!(object.raw_arguments(Some("null")), Some("{}"));
+    assert_eq!(object.raw_arguments(Some(r#"{"a":1}"#)), Some(r#"{"a":1}"#));
+    let other = forward(false);
+    assert_eq!(other.arguments(None), None);
+    assert_eq!(other.raw_arguments(Some("null")), None);
+}
+
+#[test]
+fn progress_moves_the_deadline_but_not_past_the_hard_maximum() {
+    let clock = forward(false).clock();
+    assert_eq!(clock.idle, Duration::from_secs(7));
+    assert_eq!(clock.max, Duration::from_secs(70));
+    let start = tokio::time::Instant::now();
+    assert_eq!(clock.due(start, start), start + Duration::from_secs(7));
+    let late = start + Duration::from_secs(20);
+    assert_eq!(clock.due(start, late), late + Duration::from_secs(7));
+    let later = start + Duration::from_secs(69);
+    assert_eq!(clock.due(start, later), start + Duration::from_secs(70));
+}

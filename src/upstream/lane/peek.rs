@@ -1,12 +1,16 @@
-//! [`fast_id`]: the fast-lane request number a line answers, read from its `id` alone.
+//! [`fast_id`]: the fast-lane request number a line answers, read from its `id` and the names
+//! of its members: a line with a `method` is a request (or notification) from the server, never
+//! an answer, whatever its id.
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-/// The `<n>` of a line whose top-level `"id"` is the string `"fp-<n>"`; `None` for anything
-/// else (another id, no id, not a JSON object).
+/// The `<n>` of a line whose top-level `"id"` is the string `"fp-<n>"` and that has no
+/// top-level `"method"`; `None` for anything else (another id, no id, a server request that
+/// reused one of our ids, not a JSON object).
 ///
-/// Stops reading at the `id` member: servers write it before `result`, so a large answer is not
-/// scanned here (the fast call parses it once, later).
+/// Stops reading once the id and a `result` or `error` member name are seen: servers write the
+/// id first, so a large answer's `result` is not scanned here (the fast call parses it once,
+/// later).
 pub fn fast_id(line: &[u8]) -> Option<u64> {
     let mut found = None;
     let mut de = serde_json::Deserializer::from_slice(line);
@@ -27,23 +31,43 @@ impl<'de> Visitor<'de> for IdSeeker<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut id = None;
         while let Some(key) = map.next_key::<Key>()? {
-            if key.0 {
-                let id: serde_json::Value = map.next_value()?;
-                *self.found = id
-                    .as_str()
-                    .and_then(|s| s.strip_prefix("fp-"))
-                    .and_then(|n| n.parse().ok());
-                return Err(de::Error::custom("id found"));
+            match key {
+                Key::Id => {
+                    let value: serde_json::Value = map.next_value()?;
+                    id = Some(
+                        value
+                            .as_str()
+                            .and_then(|s| s.strip_prefix("fp-"))
+                            .and_then(|n| n.parse().ok()),
+                    );
+                }
+                // A request or notification from the server: not an answer to us.
+                Key::Method => return Err(de::Error::custom("a request")),
+                Key::Outcome if id.is_some() => break,
+                Key::Outcome | Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
-            map.next_value::<IgnoredAny>()?;
+            if id == Some(None) {
+                return Err(de::Error::custom("not our id"));
+            }
         }
-        Ok(())
+        *self.found = id.flatten();
+        // Ends the walk early: the rest of the line is the fast call's to read.
+        Err(de::Error::custom("id found"))
     }
 }
 
-/// A member name, remembered only as "is it `id`" (no allocation for the others).
-struct Key(bool);
+/// A member name, remembered only as the few that matter (no allocation for the others).
+enum Key {
+    Id,
+    Method,
+    /// `result` or `error`.
+    Outcome,
+    Other,
+}
 
 impl<'de> de::Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
@@ -54,7 +78,12 @@ impl<'de> de::Deserialize<'de> for Key {
                 f.write_str("a member name")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
-                Ok(Key(s == "id"))
+                Ok(match s {
+                    "id" => Key::Id,
+                    "method" => Key::Method,
+                    "result" | "error" => Key::Outcome,
+                    _ => Key::Other,
+                })
             }
         }
         d.deserialize_str(KeyVisitor)
@@ -75,6 +104,20 @@ mod tests {
         assert_eq!(fast_id(br#"{"jsonrpc":"2.0","id":12,"result":{}}"#), None);
         assert_eq!(fast_id(br#"{"jsonrpc":"2.0","id":"12","result":{}}"#), None);
         assert_eq!(fast_id(br#"{"jsonrpc":"2.0","id":"fp-x"}"#), None);
+        assert_eq!(fast_id(br#"{"jsonrpc":"2.0","id":"fp-6"}"#), Some(6));
+        assert_eq!(
+            fast_id(br#"{"jsonrpc":"2.0","id":"fp-7","method":"ping"}"#),
+            None,
+            "a server request reusing our id"
+        );
+        assert_eq!(
+            fast_id(br#"{"method":"roots/list","jsonrpc":"2.0","id":"fp-7"}"#),
+            None
+        );
+        assert_eq!(
+            fast_id(br#"{"jsonrpc":"2.0","result":{},"error":{},"id":"fp-8"}"#),
+            Some(8)
+        );
         assert_eq!(fast_id(br#"{"method":"notifications/progress"}"#), None);
         assert_eq!(fast_id(b"not json"), None);
         assert_eq!(fast_id(br#"["id","fp-1"]"#), None);

@@ -8,6 +8,7 @@
 //! | a JSON-RPC message | decoded | decoded |
 //! | not JSON | skipped (logged) | skipped (logged) |
 //! | a notification rmcp does not know | skipped | skipped |
+//! | an answer (id, no method) that does not decode, e.g. both `result` and `error` | skipped: its request waits for its timeout | a JSON-RPC error `-32603` for that id, logged once |
 //! | other JSON that is not a message | answered `-32600 Invalid request` | the same |
 //! | longer than the limit | skipped (logged) | skipped (logged) |
 //! | end of output / read error | the session ends | the session ends; waiting tickets get [`LaneEnd::Lost`] |
@@ -80,15 +81,22 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
         Ok(message) => return Some(message),
         Err(e) => e,
     };
+    if let Some(message) = without_unreadable_items(line) {
+        return Some(message);
+    }
     if e.is_syntax() || e.is_eof() {
         tracing::debug!(error = %e, "ignoring a line that is not JSON");
         return None;
     }
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(line)
+    let value = serde_json::from_slice::<serde_json::Value>(line).ok();
+    if let Some(value) = &value
         && let Some(method) = value.get("method").and_then(serde_json::Value::as_str)
         && ignored_notification(value.get("id").is_none(), method)
     {
         return None;
+    }
+    if let Some(answer) = value.as_ref().and_then(|v| unreadable_answer(v, &e)) {
+        return Some(answer);
     }
     tracing::debug!(error = %e, "answering a message that is not JSON-RPC with -32600");
     let lane = lane.clone();
@@ -97,6 +105,91 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
         let _ = lane.write_frame(frame).await;
     });
     None
+}
+
+/// The listings a server answers with: a `result` member holding one of these arrays.
+const LISTS: &[&str] = &["tools", "resources", "resourceTemplates", "prompts"];
+
+/// A listing answer (`result.tools`, `…resources`, …) that does not decode because some of its
+/// items cannot be read as JSON (nested past serde_json's recursion limit of 128, say), decoded
+/// without those items, each skipped with a warning: one bad capability must not keep the
+/// server from starting. `None` when nothing was skipped (or the line is no listing).
+fn without_unreadable_items(line: &[u8]) -> Option<ServerJsonRpcMessage> {
+    use serde_json::value::RawValue;
+    // Members are captured raw: capturing does not recurse, so depth does not fail it.
+    let mut top =
+        serde_json::from_slice::<std::collections::BTreeMap<String, Box<RawValue>>>(line).ok()?;
+    let mut result = serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(
+        top.get("result")?.get(),
+    )
+    .ok()?;
+    let mut skipped = 0;
+    for list in LISTS {
+        let Some(items) = result.get(*list) else {
+            continue;
+        };
+        let Ok(items) = serde_json::from_str::<Vec<Box<RawValue>>>(items.get()) else {
+            continue;
+        };
+        let mut kept: Vec<serde_json::Value> = Vec::with_capacity(items.len());
+        for item in items {
+            match serde_json::from_str::<serde_json::Value>(item.get()) {
+                Ok(value) => kept.push(value),
+                Err(e) => {
+                    skipped += 1;
+                    #[derive(serde::Deserialize)]
+                    struct Named {
+                        #[serde(default)]
+                        name: Option<String>,
+                    }
+                    let name = serde_json::from_str::<Named>(item.get())
+                        .ok()
+                        .and_then(|n| n.name)
+                        .unwrap_or_default();
+                    tracing::warn!(list = %list, name = %crate::net::capped(&name), error = %e, "skipped an item of the server's listing that cannot be read");
+                }
+            }
+        }
+        let kept = serde_json::value::to_raw_value(&kept).ok()?;
+        result.insert((*list).to_owned(), kept);
+    }
+    if skipped == 0 {
+        return None;
+    }
+    top.insert(
+        "result".to_owned(),
+        serde_json::value::to_raw_value(&result).ok()?,
+    );
+    let line = serde_json::to_vec(&top).ok()?;
+    serde_json::from_slice::<ServerJsonRpcMessage>(&line).ok()
+}
+
+/// An answer to one of rmcp's requests (an `id` that is a string or a number, no `method`)
+/// that does not decode (`e`: both `result` and `error`, neither, a bad error object): turned
+/// into a JSON-RPC error for that id, so the request ends at once instead of waiting for its
+/// timeout. Logged once, the server's text capped.
+fn unreadable_answer(
+    value: &serde_json::Value,
+    e: &serde_json::Error,
+) -> Option<ServerJsonRpcMessage> {
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())?;
+    if value.get("method").is_some() {
+        return None;
+    }
+    let why = if value.get("result").is_some() && value.get("error").is_some() {
+        "an answer with both result and error".to_owned()
+    } else {
+        format!("an answer that is not JSON-RPC: {e}")
+    };
+    tracing::warn!(id = %crate::net::capped(&id.to_string()), error = %crate::net::capped(&why), "the server sent an answer we cannot read");
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": -32603, "message": format!("the server sent {why}") },
+    });
+    serde_json::from_value(error).ok()
 }
 
 /// rmcp skips notifications it does not know (LSP-style and non-standard MCP ones).
