@@ -1,6 +1,5 @@
 //! The fast lane of a stdio session: requests written straight onto the server's stdin, and
-//! their answers handed back as raw line bytes, without passing through rmcp's service loop
-//! (issue 15, "a forwarding fast path").
+//! their answers handed back as raw line bytes, without passing through rmcp's service loop.
 //!
 //! ```text
 //!  rmcp service loop ──send──▶ LaneTransport ──┐            ┌──▶ rmcp (decoded, as before)

@@ -1,4 +1,4 @@
-//! The agent side of the forwarding fast path (issue 15): `tools/call` lines that can be
+//! The agent side of the forwarding fast path: `tools/call` lines that can be
 //! forwarded as they are, and `tools/list` lines a cached catalog page answers, never enter the
 //! rmcp server session of their connection.
 //!

@@ -4,8 +4,8 @@
 //! Why not a timer per call: registering a tokio timer that is due before every other one
 //! (true whenever the lane was idle: no other timer is armed) makes the runtime wake its I/O
 //! driver through an eventfd, one `write` and one extra `epoll_wait` per call. `strace -c` of
-//! 5000 sequential calls counted 2 `write`s per call with a timer per call and 1 without
-//! (issue 15). Here a call's deadline is a number in the table; the sweeper's one timer stays
+//! 5000 sequential calls counted 2 `write`s per call with a timer per call and 1 without.
+//! Here a call's deadline is a number in the table; the sweeper's one timer stays
 //! armed for the earliest deadline it knows and is re-armed only when it fires or a call with
 //! an earlier deadline comes, so calls of one server (one `toolTimeout`) arm it about once per
 //! timeout period.
