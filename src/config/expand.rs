@@ -366,7 +366,10 @@ pub(crate) fn expand_text(
                 continue;
             }
             match (src.lookup)(variable) {
-                Some(value) => out.push_str(&value),
+                Some(value) => {
+                    crate::net::remember_expanded(variable, &value);
+                    out.push_str(&value);
+                }
                 None => {
                     return Err(ConfigError::MissingVariable {
                         server: server.to_owned(),

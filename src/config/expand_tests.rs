@@ -27,6 +27,32 @@ fn src<'a>(secrets: &'a dyn SecretStore) -> Sources<'a> {
 }
 
 #[test]
+fn values_of_secret_variables_and_url_passwords_are_masked_once_expanded() {
+    let lookup = |name: &str| match name {
+        "GITHUB_PAT" => Some("ghp-pat-canary-91".to_owned()),
+        "DB_PASS" => Some("dbpass-canary-92".to_owned()),
+        "DATABASE_URL" => Some("postgres://u:dburl-canary-93@h/d".to_owned()),
+        "PATH_ALIKE" => Some("not-a-secret-94".to_owned()),
+        _ => None,
+    };
+    let cfg = stdio(
+        "sh",
+        &["${GITHUB_PAT} ${DB_PASS} ${DATABASE_URL} ${PATH_ALIKE}"],
+        &[],
+        None,
+    );
+    cfg.expand(&lookup, &secrets()).unwrap();
+    // What a server that echoes its arguments on stderr would put in `status` and errors.
+    let echoed = "argv ghp-pat-canary-91 dbpass-canary-92 postgres://u:dburl-canary-93@h/d \
+                  not-a-secret-94";
+    let shown = crate::net::scrub_known(echoed);
+    for canary in ["ghp-pat-canary-91", "dbpass-canary-92", "dburl-canary-93"] {
+        assert!(!shown.contains(canary), "{canary} in {shown}");
+    }
+    assert!(shown.contains("not-a-secret-94"), "{shown}");
+}
+
+#[test]
 fn expand_text_follows_the_documented_syntax() {
     let cases = [
         ("plain", "plain"),

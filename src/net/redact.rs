@@ -6,6 +6,7 @@
 //! | [`redact_urls`] | free text (an error chain, a log line): every URL in it redacted |
 //! | [`remember_secrets`] | the secret parts of a remote server's config (URL userinfo, query and fragment values, header values), recorded once per connect |
 //! | [`remember_env_secrets`] | the values of a stdio server's `env` whose names say secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASS*`…) |
+//! | [`remember_expanded`] | what a `${VAR}` in a server's config expanded to, when the name says secret (or `*_PAT`), and the password of a URL-valued one |
 //! | [`remember_credential`] | one credential the moment it exists: an OAuth access or refresh token received or loaded, an authorization code or PKCE verifier sent, a client secret, a registry token |
 //! | [`remember_oauth_form`] / [`remember_oauth_json`] | the credentials in an OAuth request's form body / an answer's JSON body |
 //! | [`scrub`] | free text: [`redact_urls`] plus every remembered secret replaced by `<redacted>` |
@@ -213,6 +214,28 @@ const SECRET_NAME_WORDS: &[&str] = &[
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
+        // A personal access token (`GITHUB_PAT`); a whole word only, since `PATH` is not one.
+        || upper.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| word == "PAT")
+}
+
+/// Remembers what `${variable}` expanded to in a server's config (`args`, `env`, `url`,
+/// headers…), at the moment it is expanded: the whole value when the variable's name marks it
+/// as a secret ([`is_secret_name`]), and the password of a URL-valued one
+/// (`DATABASE_URL=postgres://user:password@host/db`), so a server that echoes its arguments
+/// on stderr does not put them into `status`, `logs`, the errors agents get or the log.
+pub fn remember_expanded(variable: &str, value: &str) {
+    if is_secret_name(variable) {
+        remember_credential(value);
+    }
+    if let Some(password) = url::Url::parse(value)
+        .ok()
+        .and_then(|u| u.password().map(str::to_owned))
+    {
+        let decoded = percent_encoding::percent_decode_str(&password)
+            .decode_utf8_lossy()
+            .into_owned();
+        remember(vec![password, decoded]);
+    }
 }
 
 /// Remembers the values of a stdio server's `env` whose names mark them as secrets
