@@ -159,6 +159,13 @@ fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyho
                 notes.extend(item.notes.iter().map(|n| format!("{name}: {n}")));
             }
         }
+        if !plan.whitelist.is_empty() {
+            notes.push(format!(
+                "not copied: its ssrfWhitelist ranges {}; each opens the SSRF guard for every \
+                 remote server, so add one to ssrfWhitelist yourself only if you trust it",
+                plan.whitelist.join(", ")
+            ));
+        }
         Ok(())
     })?;
     outln!(

@@ -5,7 +5,7 @@
 //! | Claude Desktop | `<config dir>/Claude/claude_desktop_config.json` | `mcpServers` |
 //! | Cursor | `~/.cursor/mcp.json` | `mcpServers` |
 //! | VS Code | `<config dir>/Code/User/mcp.json`, `.../settings.json` | `servers` / `mcp.servers`, `type: stdio\|http\|sse` |
-//! | nanobot | `~/.nanobot/config.json` | `tools.mcpServers` (+ `tools.ssrfWhitelist`) |
+//! | nanobot | `~/.nanobot/config.json` | `tools.mcpServers` (its `tools.ssrfWhitelist` is reported, not copied) |
 //!
 //! `<config dir>` is `~/.config` on Linux, `~/Library/Application Support` on macOS and
 //! `%APPDATA%` on Windows. Importing is two steps: [`plan`] decides, per source entry, whether it
@@ -236,13 +236,17 @@ impl ImportItem {
     }
 }
 
-/// What an import will do: one item per source entry, and whitelist entries to add.
+/// What an import will do: one item per source entry, and the source's whitelist entries it
+/// leaves out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportPlan {
     /// Every source entry, in source then file order.
     pub items: Vec<ImportItem>,
-    /// `ssrfWhitelist` entries (from nanobot) not yet in the config.
+    /// `ssrfWhitelist` entries of the source (nanobot's `tools.ssrfWhitelist`) that the
+    /// config does not have. They are shown, never copied: a range there opens the SSRF guard
+    /// for every remote server (`0.0.0.0/0` turns it off), so adding one is the person's own
+    /// edit of `ssrfWhitelist`, not a side effect of an import.
     pub whitelist: Vec<String>,
 }
 
@@ -341,7 +345,8 @@ pub fn plan(doc: &Value, sources: &[Source]) -> ImportPlan {
     plan
 }
 
-/// Writes the added entries and whitelist of `plan` into the raw config `doc`.
+/// Writes the added entries of `plan` into the raw config `doc` (never its `whitelist`:
+/// [`ImportPlan::whitelist`]).
 pub fn apply(doc: &mut Value, plan: &ImportPlan) {
     let Some(top) = doc.as_object_mut() else {
         return;
@@ -357,14 +362,6 @@ pub fn apply(doc: &mut Value, plan: &ImportPlan) {
             if let (Some(name), Some(entry)) = (item.target_name(), &item.entry) {
                 servers.insert(name.to_owned(), entry.clone());
             }
-        }
-    }
-    if !plan.whitelist.is_empty() {
-        let list = top
-            .entry("ssrfWhitelist")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if let Some(list) = list.as_array_mut() {
-            list.extend(plan.whitelist.iter().cloned().map(Value::String));
         }
     }
 }

@@ -70,7 +70,7 @@ export function render(root) {
         }
       });
       clear(preview, h('h2', {}, 'Preview'), h('p', {}, counts(plan.items),
-        plan.whitelist.length ? `; whitelist adds ${plan.whitelist.join(', ')}` : ''), planTable(plan.items), secrets.el, go);
+        plan.whitelist.length ? `; not copied (add to the SSRF whitelist yourself only if you trust them): ${plan.whitelist.join(', ')}` : ''), planTable(plan.items), secrets.el, go);
     } catch (e) {
       clear(preview, h('div', { class: 'error' }, errorText(e)));
     }

@@ -122,7 +122,7 @@ fn claude_and_vscode_import_adds_three_renames_clashes_and_skips_the_rest() {
 }
 
 #[test]
-fn an_entry_already_present_is_skipped_and_nanobot_whitelist_is_merged() {
+fn an_entry_already_present_is_skipped_and_nanobot_whitelist_is_shown_not_copied() {
     let existing = json!({
         "mcpServers": {"notes": {"type": "stdio", "command": "npx",
             "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]}},
@@ -144,7 +144,8 @@ fn an_entry_already_present_is_skipped_and_nanobot_whitelist_is_merged() {
     );
     let mut doc = existing;
     apply(&mut doc, &plan);
-    assert_eq!(doc["ssrfWhitelist"], json!(["127.0.0.1/32", "10.0.0.0/8"]));
+    // Widening the SSRF guard for every remote server is the person's own edit.
+    assert_eq!(doc["ssrfWhitelist"], json!(["127.0.0.1/32"]));
 }
 
 #[test]
