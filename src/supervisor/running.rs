@@ -81,9 +81,10 @@ impl Task {
         }
     }
 
-    /// "process exited (exit code 3); last stderr: …", after giving the stderr drain a moment.
+    /// "process exited (exit code 3); last stderr: …", once the stderr drain has read the
+    /// process's last lines (at most half a second: a descendant may hold the pipe open).
     async fn exit_reason(&self, closed: Closed) -> String {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.log.drained(Duration::from_millis(500)).await;
         let mut why = closed.to_string();
         let tail = self
             .log

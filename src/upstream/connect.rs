@@ -172,6 +172,10 @@ fn failed(stage: Stage, reason: String, stderr: Vec<String>) -> ConnectError {
     }
 }
 
+/// How long a new process's start waits for the previous process's stderr to be read to the
+/// end (it is bounded: a descendant that outlived that process may hold the pipe open).
+const PREVIOUS_DRAIN_WAIT: Duration = Duration::from_secs(1);
+
 async fn connect_stdio(
     cfg: &ServerConfig,
     stdio: &StdioConfig,
@@ -186,7 +190,9 @@ async fn connect_stdio(
         reason: e.to_string(),
     })?;
     tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
-    // The log shows where this process's lines begin (the window dims the lines above).
+    // The log shows where this process's lines begin (the window dims the lines above): the
+    // previous process's last lines go above the marker, so its drain finishes first.
+    log.drained(PREVIOUS_DRAIN_WAIT).await;
     log.push(super::process_marker(child.pid()));
     // Errors quote this attempt's stderr only, not the lines of earlier attempts.
     let mark = log.mark();

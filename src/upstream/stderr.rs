@@ -27,6 +27,8 @@ pub struct LogRing {
     inner: Arc<Mutex<Ring>>,
     /// The count of lines ever pushed, for followers to wait on ([`LogRing::subscribe`]).
     pushed: Arc<watch::Sender<u64>>,
+    /// How many drains ([`spawn_drain`]) still read into this ring ([`LogRing::drained`]).
+    drains: Arc<watch::Sender<usize>>,
 }
 
 impl Default for LogRing {
@@ -34,7 +36,24 @@ impl Default for LogRing {
         LogRing {
             inner: Arc::default(),
             pushed: Arc::new(watch::Sender::new(0)),
+            drains: Arc::new(watch::Sender::new(0)),
         }
+    }
+}
+
+/// Counts one drain for as long as it lives, however its task ends.
+struct Draining(Arc<watch::Sender<usize>>);
+
+impl Draining {
+    fn new(drains: &Arc<watch::Sender<usize>>) -> Draining {
+        drains.send_modify(|n| *n += 1);
+        Draining(drains.clone())
+    }
+}
+
+impl Drop for Draining {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -62,6 +81,16 @@ impl LogRing {
         let pushed = ring.pushed;
         drop(ring);
         self.pushed.send_replace(pushed);
+    }
+
+    /// Waits until every drain into this ring has read its pipe to the end — an exited
+    /// process's last lines are in the ring then — or `within` has passed (a process that left
+    /// a descendant holding its stderr open never ends its drain). Returns whether they did.
+    pub async fn drained(&self, within: std::time::Duration) -> bool {
+        let mut drains = self.drains.subscribe();
+        tokio::time::timeout(within, drains.wait_for(|n| *n == 0))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     /// A receiver that is marked changed whenever lines are pushed (its value: how many were
@@ -125,8 +154,10 @@ pub fn spawn_drain<R>(stderr: R, ring: LogRing, span: tracing::Span) -> tokio::t
 where
     R: AsyncRead + Send + Unpin + 'static,
 {
+    let draining = Draining::new(&ring.drains);
     tokio::spawn(
         async move {
+            let _draining = draining;
             let mut reader = LineReader::new(BufReader::new(stderr), MAX_LINE_BYTES, Overflow::Cut);
             loop {
                 let cut = match reader.next().await {
@@ -175,6 +206,26 @@ fn clean_line(raw: &[u8], cut: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn drained_waits_for_the_last_line_of_a_closed_pipe() {
+        use tokio::io::AsyncWriteExt;
+        let ring = LogRing::new();
+        assert!(
+            ring.drained(std::time::Duration::ZERO).await,
+            "no drain yet"
+        );
+        let (mut writer, reader) = tokio::io::duplex(64);
+        let _drain = spawn_drain(reader, ring.clone(), tracing::Span::none());
+        writer.write_all(b"last words\n").await.unwrap();
+        assert!(
+            !ring.drained(std::time::Duration::from_millis(50)).await,
+            "the pipe is still open"
+        );
+        drop(writer);
+        assert!(ring.drained(std::time::Duration::from_secs(10)).await);
+        assert_eq!(ring.tail(1), vec!["last words".to_owned()]);
+    }
 
     #[test]
     fn ring_keeps_the_last_capacity_lines() {
