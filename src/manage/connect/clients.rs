@@ -119,10 +119,10 @@ impl Roots {
         Some(Roots {
             home: dirs::home_dir()?,
             config: dirs::config_dir()?,
-            codex_home: std::env::var_os("CODEX_HOME").map(PathBuf::from),
-            xdg_config: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
-            claude_config_dir: std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
-            opencode_config: std::env::var_os("OPENCODE_CONFIG").map(PathBuf::from),
+            codex_home: dir_var("CODEX_HOME"),
+            xdg_config: dir_var("XDG_CONFIG_HOME"),
+            claude_config_dir: dir_var("CLAUDE_CONFIG_DIR"),
+            opencode_config: dir_var("OPENCODE_CONFIG"),
         })
     }
 
@@ -142,6 +142,15 @@ impl Roots {
             opencode_config: None,
         }
     }
+}
+
+/// The path in the environment variable `name`, when it is set to an absolute path: an empty
+/// value means unset (as the clients read it), and a relative one would name a file under
+/// whatever directory `connect` runs in.
+fn dir_var(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
 }
 
 /// The file format of a client's config.
