@@ -143,6 +143,27 @@ async fn discover(
     }
 }
 
+/// Refuses an authorization endpoint the person could not safely open: only `http` and `https`
+/// go to a browser, be it opened for them or printed for them to open (a `javascript:` or
+/// `file:` URL would run or read something on their machine instead).
+///
+/// # Errors
+/// [`SignInError::OAuth`] naming the scheme.
+pub fn browsable(endpoint: &str) -> Result<(), SignInError> {
+    let scheme = url::Url::parse(endpoint).map(|u| u.scheme().to_owned());
+    match scheme.as_deref() {
+        Ok("http" | "https") => Ok(()),
+        Ok(other) => Err(SignInError::OAuth(format!(
+            "the authorization server's authorization endpoint is a \"{other}:\" URL; only \
+             http and https URLs are opened, so the sign-in was refused"
+        ))),
+        Err(e) => Err(SignInError::OAuth(format!(
+            "the authorization server's authorization endpoint is not a URL ({e}); the sign-in \
+             was refused"
+        ))),
+    }
+}
+
 /// Whether `other` parses as a URL on `url`'s origin (scheme, host, port).
 fn same_origin(url: &url::Url, other: &str) -> bool {
     url::Url::parse(other).is_ok_and(|o| o.origin() == url.origin())
@@ -232,6 +253,7 @@ pub async fn begin(
     let redirect = listener.redirect_uri();
     let (mut m, http) = manager(target, vault.clone()).await?;
     let metadata = discover(&mut m, &http, target, challenge).await?;
+    browsable(&metadata.authorization_endpoint)?;
 
     let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name(CLIENT_NAME);
     match scopes.or_else(|| target.oauth.scopes.clone()) {

@@ -6,6 +6,7 @@ pub mod connect;
 pub mod doctor;
 pub mod out;
 pub mod registry;
+mod registry_launch;
 mod registry_update;
 pub mod secret;
 mod status;

@@ -48,14 +48,26 @@ pub fn is_closed_pipe(kind: std::io::ErrorKind, raw: Option<i32>, windows: bool)
 /// results) cannot clear the screen, move the cursor or retitle the window of the person
 /// reading `status`, `logs`, `tools` or `call`.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\t' && c != '\n';
+    escape(text, true)
+}
+
+/// `text` from a registry (a name, version, cursor, description, argument) as inert text on
+/// one line: [`visible`] without exceptions, so tab, newline and colour sequences are escaped
+/// too (a colour can hide a word, a newline can fake a line of our own).
+pub fn inert(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+fn escape(text: &str, lenient: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && !(lenient && (c == '\t' || c == '\n'));
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        if c == '\x1b'
+        if lenient
+            && c == '\x1b'
             && let Some(len) = colour_sequence(rest)
         {
             out.push_str(&rest[..len]);
@@ -109,7 +121,7 @@ pub(crate) use outln;
 mod tests {
     use std::io::ErrorKind;
 
-    use super::{is_closed_pipe, visible};
+    use super::{inert, is_closed_pipe, visible};
 
     #[test]
     fn control_characters_are_shown_not_obeyed_and_colours_kept() {
@@ -120,6 +132,10 @@ mod tests {
         );
         assert_eq!(visible("\x1b[1;32"), "\\x1b[1;32", "an unfinished sequence");
         assert_eq!(visible("del\x7f"), "del\\x7f");
+        assert_eq!(
+            inert("a\tb\nc\x1b[8mhidden\x1b[0m"),
+            "a\\x09b\\x0ac\\x1b[8mhidden\\x1b[0m"
+        );
     }
 
     #[test]

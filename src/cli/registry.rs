@@ -11,7 +11,7 @@ use mcp_companion::manage::registry::{
     self, Choice, NoKeychainSink, RegistryClient, SecretSink, Values, install, keychain, sources,
 };
 
-use super::out::outln;
+use super::out::{inert, outln};
 pub use super::registry_update::{UpdateArgs, outdated, update};
 
 /// `registry …` subcommands.
@@ -82,6 +82,10 @@ pub struct AddArgs {
     /// Print the entry instead of saving it.
     #[arg(long)]
     pub dry_run: bool,
+    /// Write the entry without asking, also when the registry's arguments add flags to its
+    /// launch line (for scripts; without a terminal, `add` otherwise refuses such an entry).
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// The config file and its raw document (`{}` when it does not exist yet).
@@ -145,7 +149,12 @@ pub async fn registry(
         RegistryCommand::List => {
             for r in sources::registries(&cfg.raw)? {
                 let token = if r.token.is_some() { "  (token)" } else { "" };
-                outln!("{:12}  {}{token}", r.name, r.url);
+                // A registry URL can carry a password or an API key (`user:pw@`, `?key=`).
+                outln!(
+                    "{:12}  {}{token}",
+                    inert(&r.name),
+                    mcp_companion::net::redact(&r.url)
+                );
             }
         }
         RegistryCommand::Search {
@@ -168,24 +177,31 @@ pub async fn registry(
             }
             for r in &page.servers {
                 let s = &r.server;
-                let mut kinds: Vec<String> =
-                    s.packages.iter().map(|p| p.registry_type.clone()).collect();
-                kinds.extend(s.remotes.iter().map(|t| t.kind.clone()));
+                let mut kinds: Vec<String> = s
+                    .packages
+                    .iter()
+                    .map(|p| inert(&p.registry_type).into_owned())
+                    .collect();
+                kinds.extend(s.remotes.iter().map(|t| inert(&t.kind).into_owned()));
                 let status = r
                     .status()
                     .filter(|s| *s != "active")
-                    .map(|s| format!(" [{s}]"));
+                    .map(|s| format!(" [{}]", inert(s)));
                 outln!(
                     "{}@{}{}  ({})\n    {}",
-                    s.name,
-                    s.version,
+                    inert(&s.name),
+                    inert(&s.version),
                     status.unwrap_or_default(),
                     kinds.join(", "),
                     registry::client::quote(&s.description)
                 );
             }
             if let Some(next) = page.metadata.next_cursor.filter(|c| !c.is_empty()) {
-                outln!("more: mcp-companion registry search \"{term}\" --cursor {next}");
+                outln!(
+                    "more: mcp-companion registry search \"{}\" --cursor {}",
+                    inert(&term),
+                    inert(&next)
+                );
             }
         }
         RegistryCommand::Show {
@@ -220,14 +236,14 @@ pub async fn registry(
             }
             outln!(
                 "{}@{}  {}",
-                d.name,
-                d.version,
+                inert(&d.name),
+                inert(&d.version),
                 registry::client::quote(&d.description)
             );
-            let list: Vec<&str> = versions
+            let list: Vec<_> = versions
                 .servers
                 .iter()
-                .map(|r| r.server.version.as_str())
+                .map(|r| inert(&r.server.version))
                 .collect();
             outln!("versions: {}", list.join(", "));
             for (i, o) in options.iter().enumerate() {
@@ -235,7 +251,11 @@ pub async fn registry(
                     .unsupported
                     .as_deref()
                     .map(|u| format!("  (unsupported: {u})"));
-                outln!("option {i}: {}{}", o.label, why.unwrap_or_default());
+                outln!(
+                    "option {i}: {}{}",
+                    inert(&o.label),
+                    inert(&why.unwrap_or_default())
+                );
             }
             for f in &fields {
                 let mut notes = Vec::new();
@@ -253,10 +273,10 @@ pub async fn registry(
                 }
                 outln!(
                     "--set {}=…  ({}; {})  {}",
-                    f.key,
-                    f.target,
-                    notes.join(", "),
-                    f.description.as_deref().unwrap_or("")
+                    inert(&f.key),
+                    inert(&f.target),
+                    inert(&notes.join(", ")),
+                    inert(f.description.as_deref().unwrap_or(""))
                 );
             }
         }
@@ -299,6 +319,7 @@ pub async fn add(config_path: Option<&Path>, args: AddArgs) -> anyhow::Result<Ex
         &install::on_path,
     )
     .await?;
+    super::registry_launch::confirm(&planned, args.yes, args.dry_run)?;
     finish(
         &path,
         &planned,
@@ -319,7 +340,7 @@ pub(super) fn finish(
     secrets: &dyn SecretSink,
 ) -> anyhow::Result<ExitCode> {
     for w in &planned.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", inert(w));
     }
     if dry_run {
         outln!(
@@ -339,17 +360,15 @@ pub(super) fn finish(
             ))
         })
         .unwrap_or_default();
+    let server = inert(&planned.server);
     outln!(
-        "{verb} server \"{}\" ({what}) to {}",
-        planned.server,
+        "{verb} server \"{server}\" ({}) to {}",
+        inert(&what),
         path.display()
     );
     for var in &planned.built.exports {
         outln!("reads ${{{var}}}: export {var}=… in the environment the companion starts from");
     }
-    outln!(
-        "apply with: mcp-companion reload   (check with: mcp-companion doctor {})",
-        planned.server
-    );
+    outln!("apply with: mcp-companion reload   (check with: mcp-companion doctor {server})");
     Ok(ExitCode::SUCCESS)
 }

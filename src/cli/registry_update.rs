@@ -12,7 +12,7 @@ use mcp_companion::manage::registry::{
     update::{self, Move, UpdatePlan},
 };
 
-use super::out::outln;
+use super::out::{inert, outln};
 use super::registry::{finish, load, parse_values};
 
 /// `update` arguments.
@@ -54,10 +54,11 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
             _ => "up to date".into(),
         };
         outln!(
-            "{:20}  {}@{}  {state}",
-            o.server,
-            o.source.name,
-            o.source.version
+            "{:20}  {}@{}  {}",
+            inert(&o.server),
+            inert(&o.source.name),
+            inert(&o.source.version),
+            inert(&state)
         );
         for m in &o.moves {
             let consent = if m.needs_consent() {
@@ -65,7 +66,7 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
             } else {
                 ""
             };
-            outln!("{:20}  moves: {m}{consent}", "");
+            outln!("{:20}  moves: {}{consent}", "", inert(&m.to_string()));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -88,9 +89,9 @@ pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Res
         UpdatePlan::UpToDate(source) => {
             outln!(
                 "\"{}\" is up to date ({}@{})",
-                args.server,
-                source.name,
-                source.version
+                inert(&args.server),
+                inert(&source.name),
+                inert(&source.version)
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -120,7 +121,11 @@ pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Res
 /// yes typed on a terminal (a dry run needs none: it writes nothing). Each move is printed.
 fn consented(args: &UpdateArgs, moves: &[Move]) -> anyhow::Result<bool> {
     for m in moves {
-        eprintln!("\"{}\" moves: {m}", args.server);
+        eprintln!(
+            "\"{}\" moves: {}",
+            inert(&args.server),
+            inert(&m.to_string())
+        );
     }
     if args.dry_run || args.accept_new_origin || !moves.iter().any(Move::needs_consent) {
         return Ok(true);

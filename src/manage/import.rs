@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config;
+use crate::manage::connect::jsonc;
 
 /// An MCP client whose config we can read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -157,11 +158,10 @@ impl Source {
         })?;
         // Notepad starts UTF-8 files with a byte order mark.
         let text = text.strip_prefix(crate::config::BOM).unwrap_or(&text);
-        let doc: Value =
-            serde_json::from_str(&strip_json_comments(text)).map_err(|e| ImportError::Syntax {
-                path: path.to_owned(),
-                reason: e.to_string(),
-            })?;
+        let doc: Value = parse_jsonc(text).map_err(|e| ImportError::Syntax {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
         let client = client.unwrap_or_else(|| detect_client(path, &doc));
         Ok(Source {
             client,
@@ -413,13 +413,17 @@ fn is_companion_bridge(entry: &Value) -> bool {
     stem.starts_with("mcp-companion") && first_arg == Some("bridge")
 }
 
-/// Same server: same command and args, or same URL.
+/// Same server: same command, args and environment, or same URL and headers. Two entries
+/// that differ only in `env` or `headers` are two accounts of one server: both are kept.
 fn same_server(a: &Value, b: &Value) -> bool {
+    let empty = || Value::Object(Map::new());
     let key = |e: &Value| {
         (
             e.get("command").cloned(),
             e.get("args").cloned().unwrap_or(Value::Array(Vec::new())),
             e.get("url").cloned(),
+            e.get("env").cloned().unwrap_or_else(empty),
+            e.get("headers").cloned().unwrap_or_else(empty),
         )
     };
     key(a) == key(b)
@@ -437,50 +441,11 @@ fn unique_name(name: &str, taken: &[(String, Value)]) -> String {
         .unwrap_or_else(|| name.to_owned())
 }
 
-/// Removes `//` and `/* */` comments outside strings (VS Code writes JSON with comments).
-fn strip_json_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            if c == '\\' {
-                if let Some(n) = chars.next() {
-                    out.push(n);
-                }
-            } else if c == '"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut prev = ' ';
-                for n in chars.by_ref() {
-                    if prev == '*' && n == '/' {
-                        break;
-                    }
-                    prev = n;
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
+/// `text` read as JSONC, the way VS Code and Zed read their files (comments, trailing
+/// commas; a key written twice counts where it appears last, as in `JSON.parse`). A file with
+/// nothing but whitespace and comments is `null`.
+fn parse_jsonc(text: &str) -> Result<Value, jsonc::ParseError> {
+    Ok(jsonc::parse(text)?.map_or(Value::Null, |root| jsonc::to_value(text, &root)))
 }
 
 mod values;

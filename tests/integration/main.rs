@@ -35,6 +35,7 @@ mod raw;
 mod registry;
 mod registry_cli;
 mod registry_fixture;
+mod registry_text;
 mod remote;
 mod remote_errors;
 mod remote_fixture;

@@ -158,6 +158,34 @@ async fn a_401_waits_for_login_which_signs_in_from_another_terminal() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_authorization_endpoint_that_is_not_http_is_refused_not_shown() {
+    let fixture = oauth_fixture::start().await;
+    let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    for hostile in ["javascript:alert(document.cookie)//", "file:///etc/passwd"] {
+        *fixture
+            .shared
+            .hostile_authorization_endpoint
+            .lock()
+            .unwrap() = Some(hostile.into());
+        let login = c.cli(&["login", "secure"]);
+        let err = String::from_utf8_lossy(&login.stderr).to_string();
+        assert!(!login.status.success(), "{err}");
+        let scheme = hostile.split(':').next().unwrap();
+        assert!(
+            err.contains(&format!("\"{scheme}:\" URL; only http and https")),
+            "the refusal says why: {err}"
+        );
+        assert!(
+            !err.contains("Open this URL") && !err.contains(hostile),
+            "{err}"
+        );
+        let shown = c.server("secure").await.last_error.unwrap_or_default();
+        assert!(!shown.contains(hostile), "status keeps {shown}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn metadata_aiming_at_unlisted_addresses_is_refused() {
     // The token endpoint on 127.0.0.2, which the whitelist (127.0.0.1/32) does not cover: the
     // sign-in is refused before any connection is made there.

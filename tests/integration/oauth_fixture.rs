@@ -29,6 +29,8 @@ pub struct OAuthShared {
     pub base: Mutex<String>,
     /// Overrides `authorization_servers` of the resource metadata.
     pub hostile_as: Mutex<Option<String>>,
+    /// Overrides `authorization_endpoint` of the authorization server metadata.
+    pub hostile_authorization_endpoint: Mutex<Option<String>>,
     /// Overrides `token_endpoint` of the authorization server metadata.
     pub hostile_token_endpoint: Mutex<Option<String>>,
     /// Query parameters of every authorization request.
@@ -85,9 +87,15 @@ async fn server_metadata(State(s): State<Arc<OAuthShared>>) -> Response {
         .unwrap()
         .clone()
         .unwrap_or(format!("{base}/token"));
+    let authorize = s
+        .hostile_authorization_endpoint
+        .lock()
+        .unwrap()
+        .clone()
+        .unwrap_or(format!("{base}/authorize"));
     json_response(
         StatusCode::OK,
-        json!({"issuer": base, "authorization_endpoint": format!("{base}/authorize"),
+        json!({"issuer": base, "authorization_endpoint": authorize,
                "token_endpoint": token, "registration_endpoint": format!("{base}/register"),
                "response_types_supported": ["code"], "grant_types_supported":
                ["authorization_code", "refresh_token"], "code_challenge_methods_supported": ["S256"],

@@ -45,7 +45,18 @@ pub fn path_with_uv(peers: Option<&Path>) -> String {
 }
 
 /// Runs the CLI with `--config config` and `PATH=path_env`; the fixture keeps serving meanwhile.
+/// An `add` gets `--yes` (the fixtures' named arguments are flags `add` would otherwise ask
+/// about; [`cli_asking`] leaves it out).
 pub async fn cli(config: &Path, path_env: &str, args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    if args.first() == Some(&"add") {
+        args.push("--yes");
+    }
+    cli_asking(config, path_env, &args).await
+}
+
+/// [`cli`] without the `--yes`.
+pub async fn cli_asking(config: &Path, path_env: &str, args: &[&str]) -> Output {
     tokio::process::Command::new(BIN)
         .arg("--config")
         .arg(config)

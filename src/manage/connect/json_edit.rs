@@ -2,7 +2,8 @@
 //! touching no other byte. Inserting follows the file's indentation and newline style; removing
 //! is the exact inverse of inserting, so connect + disconnect gives back the original bytes
 //! (an object our insert created and that is empty again is removed with it). One exception:
-//! whitespace inside an object that was empty (`{ }`, `{\n}`) comes back as `{}`.
+//! whitespace inside an object that was empty (`{ }`, `{\n}`) comes back as `{}`. A key
+//! that appears twice is edited where it appears last, the copy JSON clients read.
 //!
 //! Decision: our own span reader ([`super::jsonc`]) and edits, not `jsonc-parser`'s CST
 //! (0.34, `cst` feature). Tried against `tests/golden/connect/`: connecting Claude Code's
@@ -57,7 +58,7 @@ pub fn set_member(
     for (i, seg) in path.iter().enumerate() {
         let members = object(node, &walked)?;
         walked.push(*seg);
-        match members.iter().find(|m| m.key == *seg) {
+        match last(members, seg) {
             Some(m) => node = &m.value,
             None => {
                 let mut inner = value.clone();
@@ -70,7 +71,7 @@ pub fn set_member(
         }
     }
     let members = object(node, &walked)?;
-    if let Some(m) = members.iter().find(|m| m.key == key) {
+    if let Some(m) = last(members, key) {
         if jsonc::to_value(text, &m.value) == *value {
             return Ok(None);
         }
@@ -136,13 +137,22 @@ fn find<'n>(
     for seg in path {
         let members = object(node, &walked)?;
         walked.push(*seg);
-        match members.iter().find(|m| m.key == *seg) {
+        match last(members, seg) {
             Some(m) => node = &m.value,
             None => return Ok(None),
         }
     }
     let members = object(node, &walked)?;
-    Ok(members.iter().position(|m| m.key == key).map(|i| (node, i)))
+    Ok(members
+        .iter()
+        .rposition(|m| m.key == key)
+        .map(|i| (node, i)))
+}
+
+/// The last member named `key`: with duplicate keys, the one `JSON.parse` (and so every
+/// JavaScript client) reads, and the one `serde_json` keeps.
+fn last<'m>(members: &'m [Member], key: &str) -> Option<&'m Member> {
+    members.iter().rev().find(|m| m.key == key)
 }
 
 fn object<'n>(node: &'n Node, walked: &[&str]) -> Result<&'n [Member], JsonEditError> {

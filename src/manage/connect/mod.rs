@@ -6,7 +6,11 @@
 //! ([`crate::io::atomic::write_atomic`]: temporary file + rename, the previous bytes kept as
 //! `<file>.bak`, permissions kept) and idempotent; a file
 //! that does not parse is never touched and the error says where it broke. `disconnect`
-//! removes only our entry, so connect + disconnect gives back the original bytes.
+//! removes only our entry, so connect + disconnect gives back the original bytes. Refreshing
+//! an entry that exists changes only its `command` and `args`: keys the person added stay. A
+//! key written twice is edited where it appears last, the copy that `JSON.parse`-based
+//! clients read (refusing would leave such a file unconnectable, and the first copy is dead
+//! text to those clients anyway).
 
 pub mod clients;
 pub mod codex;
@@ -109,12 +113,53 @@ pub fn connect(client: Client, path: &Path, exe: &str) -> Result<Outcome, Connec
     let file = read(path)?;
     let (bom, text) = split_bom(&file);
     let changed = match client.format() {
-        Format::Json(at) => json_edit::set_member(text, at, ENTRY_NAME, &client.entry(exe))
-            .map_err(|e| parse_error(path, e))?,
+        Format::Json(at) => {
+            set_json_entry(text, at, &client.entry(exe)).map_err(|e| parse_error(path, e))?
+        }
         Format::CodexToml => codex::set_server(text, ENTRY_NAME, exe, &["bridge"])
             .map_err(|e| parse_error(path, e))?,
     };
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
+}
+
+/// Writes our entry at `at`: a new one whole; in an existing object only `command` and `args`
+/// (whichever our entry has), so keys the person added (`env`, timeouts, `trust`) stay.
+fn set_json_entry(
+    text: &str,
+    at: &[&str],
+    entry: &serde_json::Value,
+) -> Result<Option<String>, json_edit::JsonEditError> {
+    let existing = jsonc::parse(text)?.and_then(|root| {
+        let mut node = jsonc::to_value(text, &root);
+        for seg in at.iter().copied().chain([ENTRY_NAME]) {
+            node = node.get(seg)?.clone();
+        }
+        Some(node)
+    });
+    let Some(serde_json::Value::Object(_)) = existing else {
+        return json_edit::set_member(text, at, ENTRY_NAME, entry);
+    };
+    let inner: Vec<&str> = at.iter().copied().chain([ENTRY_NAME]).collect();
+    let mut out: Option<String> = None;
+    for key in ["command", "args"] {
+        if let Some(want) = entry.get(key) {
+            let current = out.as_deref().unwrap_or(text);
+            if let Some(next) = json_edit::set_member(current, &inner, key, want)? {
+                out = Some(next);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Removes every member named [`ENTRY_NAME`] at `at` (a file can hold it twice).
+fn remove_json_entry(text: &str, at: &[&str]) -> Result<Option<String>, json_edit::JsonEditError> {
+    let mut out: Option<String> = None;
+    while let Some(next) = json_edit::remove_member(out.as_deref().unwrap_or(text), at, ENTRY_NAME)?
+    {
+        out = Some(next);
+    }
+    Ok(out)
 }
 
 /// Removes our entry from `client`'s file at `path`, and nothing else.
@@ -128,9 +173,7 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
     let file = read(path)?;
     let (bom, text) = split_bom(&file);
     let changed = match client.format() {
-        Format::Json(at) => {
-            json_edit::remove_member(text, at, ENTRY_NAME).map_err(|e| parse_error(path, e))?
-        }
+        Format::Json(at) => remove_json_entry(text, at).map_err(|e| parse_error(path, e))?,
         Format::CodexToml => {
             codex::remove_server(text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
         }
@@ -204,3 +247,5 @@ fn write_if_changed(path: &Path, changed: Option<String>) -> Result<Outcome, Con
 
 #[cfg(test)]
 mod golden;
+#[cfg(test)]
+mod hostile_tests;

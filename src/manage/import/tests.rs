@@ -15,7 +15,7 @@ fn source(client: ClientKind, name: &str, text: &str) -> Source {
     Source {
         client,
         path: PathBuf::from(name),
-        doc: serde_json::from_str(&strip_json_comments(text)).unwrap(),
+        doc: parse_jsonc(text).unwrap(),
     }
 }
 
@@ -69,7 +69,7 @@ fn client_is_detected_from_content_and_path() {
         ),
     ];
     for (path, text, want) in cases {
-        let doc: Value = serde_json::from_str(&strip_json_comments(text)).unwrap();
+        let doc: Value = parse_jsonc(text).unwrap();
         assert_eq!(detect_client(Path::new(path), &doc), want, "{path}");
     }
 }
@@ -181,15 +181,54 @@ fn names_dedupe_against_each_other_within_one_import() {
 }
 
 #[test]
-fn comments_are_stripped_outside_strings_only() {
+fn vscode_files_are_read_as_jsonc_comments_and_trailing_commas_included() {
     let cases = [
-        ("{\"a\": 1 // c\n}", "{\"a\": 1 \n}"),
-        ("{\"a\": \"//not\" /* c */}", "{\"a\": \"//not\" }"),
-        ("{\"a\": \"q\\\"//x\"}", "{\"a\": \"q\\\"//x\"}"),
+        ("{\"a\": 1 // c\n}", json!({"a": 1})),
+        ("{\"a\": \"//not\" /* c */}", json!({"a": "//not"})),
+        ("{\"a\": \"q\\\"//x\"}", json!({"a": "q\"//x"})),
+        (
+            "{\"servers\": {\"a\": {\"command\": \"x\",},},}",
+            json!({"servers": {"a": {"command": "x"}}}),
+        ),
+        ("{\"a\": 1, \"a\": 2}", json!({"a": 2})),
     ];
     for (input, want) in cases {
-        assert_eq!(strip_json_comments(input), want, "{input}");
+        assert_eq!(parse_jsonc(input).unwrap(), want, "{input}");
     }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    std::fs::write(
+        &path,
+        "{\n  \"servers\": {\n    \"gh\": {\"command\": \"gh-mcp\",},\n  },\n}\n",
+    )
+    .unwrap();
+    let src = Source::read(&path, Some(ClientKind::VsCode)).unwrap();
+    assert_eq!(plan(&json!({}), &[src]).added(), 1);
+}
+
+#[test]
+fn two_accounts_of_one_server_are_both_imported() {
+    let text = r#"{"mcpServers": {
+        "gh-work": {"command": "gh-mcp", "env": {"GH_HOST": "work.example"}},
+        "gh-home": {"command": "gh-mcp", "env": {"GH_HOST": "github.com"}},
+        "api-a": {"url": "https://api.example/mcp", "headers": {"X-Account": "a"}},
+        "api-b": {"url": "https://api.example/mcp", "headers": {"X-Account": "b"}},
+        "gh-again": {"command": "gh-mcp", "env": {"GH_HOST": "github.com"}}
+    }}"#;
+    let plan = plan(&json!({}), &[source(ClientKind::Cursor, "c", text)]);
+    assert_eq!(
+        summary(&plan),
+        [
+            ("gh-work".to_owned(), "added".to_owned()),
+            ("gh-home".to_owned(), "added".to_owned()),
+            ("api-a".to_owned(), "added".to_owned()),
+            ("api-b".to_owned(), "added".to_owned()),
+            (
+                "gh-again".to_owned(),
+                "skipped: already present as \"gh-home\"".to_owned()
+            ),
+        ]
+    );
 }
 
 #[test]

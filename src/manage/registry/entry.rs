@@ -63,6 +63,10 @@ pub struct Built {
     pub secrets: Vec<PendingSecret>,
     /// The program the entry runs (stdio), to check it is installed.
     pub program: Option<String>,
+    /// The flags (argv items starting with `-`) the registry's `runtimeArguments` and
+    /// `packageArguments` add, such as docker's `--privileged`: `add` shows the launch line
+    /// and asks before writing an entry that has any.
+    pub flags: Vec<String>,
 }
 
 /// Every package and remote of `detail`, each marked supported or not.
@@ -129,7 +133,7 @@ pub fn build(
     listing: bool,
 ) -> Result<Built, RegistryError> {
     let mut r = Resolver::new(server, values, secrets, listing);
-    let (entry, program) = match choice {
+    let (entry, program, flags) = match choice {
         Choice::Package(i) => {
             let p = detail
                 .packages
@@ -142,7 +146,7 @@ pub fn build(
                 .remotes
                 .get(i)
                 .ok_or_else(|| no_choice(detail, choice))?;
-            (remote_entry(detail, t, &mut r)?, None)
+            (remote_entry(detail, t, &mut r)?, None, Vec::new())
         }
     };
     Ok(Built {
@@ -152,6 +156,7 @@ pub fn build(
         exports: r.exports,
         secrets: r.pending,
         program,
+        flags,
     })
 }
 
@@ -199,7 +204,7 @@ fn package_entry(
     detail: &ServerDetail,
     p: &Package,
     r: &mut Resolver<'_>,
-) -> Result<(Value, Option<String>), RegistryError> {
+) -> Result<(Value, Option<String>, Vec<String>), RegistryError> {
     let runtime = package_runtime(p).map_err(|reason| RegistryError::Unsupported {
         name: detail.name.clone(),
         reason,
@@ -217,6 +222,12 @@ fn package_entry(
     }
     let runtime_args = arguments(&p.runtime_arguments, r)?;
     let package_args = arguments(&p.package_arguments, r)?;
+    let flags = runtime_args
+        .iter()
+        .chain(&package_args)
+        .filter(|a| a.starts_with('-'))
+        .cloned()
+        .collect();
     let mut args: Vec<String> = Vec::new();
     match p.registry_type.as_str() {
         "npm" => {
@@ -261,7 +272,7 @@ fn package_entry(
     if !env.is_empty() {
         entry.insert("env".into(), Value::Object(env));
     }
-    Ok((Value::Object(entry), Some(runtime.to_owned())))
+    Ok((Value::Object(entry), Some(runtime.to_owned()), flags))
 }
 
 /// `runtimeArguments` / `packageArguments` → argv items (config strings).

@@ -146,8 +146,9 @@ pub async fn plan(
     })
 }
 
-/// Checks a remote server's URL (with `${…}` references left in place, the host is checked
-/// only when it holds none): scheme, IP literals, and the addresses its host resolves to.
+/// Checks a remote server's URL: scheme, IP literals, and the addresses its host resolves to.
+/// `${…}` references in the path or query are checked as plain text; a host that holds one
+/// (which only the person can have typed) is a warning, checked when the server connects.
 /// A host that does not resolve now is a warning, not an error.
 ///
 /// # Errors
@@ -162,10 +163,20 @@ pub async fn check_remote_url(
         value: shown.clone(),
         reason,
     };
-    if url.contains("${") {
-        return Ok(Vec::new());
+    let authority = url.split_once("://").map_or(url, |(_, rest)| {
+        rest.split(['/', '?', '#']).next().unwrap_or(rest)
+    });
+    if authority.contains("${") {
+        // Only the person can have written a reference here (registry text is escaped); the
+        // guard checks the host it expands to when the server connects.
+        return Ok(vec![format!(
+            "{shown}: the host is read from a ${{…}} reference, so it is checked when the \
+             server connects, not now"
+        )]);
     }
-    let parsed = url::Url::parse(url).map_err(|e| hostile(e.to_string()))?;
+    // References elsewhere (path, query) do not change where the request goes: the URL is
+    // checked with each one replaced by plain text.
+    let parsed = url::Url::parse(&without_references(url)).map_err(|e| hostile(e.to_string()))?;
     let guard = Guard::new(&whitelist.nets);
     let ssrf = |e: crate::net::SsrfError| RegistryError::Ssrf {
         url: shown.clone(),
@@ -179,6 +190,19 @@ pub async fn check_remote_url(
             "{shown}: {e} (not checked now; checked again at connect time)"
         )]),
     }
+}
+
+/// `url` with every `${…}` replaced by `x`.
+fn without_references(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        out.push('x');
+        rest = rest[at..].find('}').map_or("", |end| &rest[at + end + 1..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Adds (or, with `replace`, replaces) `planned` in the config file at `path`, atomically

@@ -93,8 +93,26 @@ async fn remote_urls_to_private_addresses_are_refused_unless_whitelisted() {
             .unwrap()
             .is_empty()
     );
+    let warnings = check_remote_url("https://${HOST}/mcp", &wl).await.unwrap();
     assert!(
-        check_remote_url("https://${HOST}/mcp", &wl)
+        warnings[0].contains("checked when the server connects"),
+        "{warnings:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_reference_in_the_path_does_not_skip_the_address_check() {
+    let wl = SsrfWhitelist::default();
+    for url in [
+        "http://169.254.169.254/latest/${X}",
+        "http://10.1.2.3/mcp?key=$${K}",
+        "http://127.0.0.1:9/${A}/${B}",
+        "file:///${X}",
+    ] {
+        assert!(check_remote_url(url, &wl).await.is_err(), "{url} passed");
+    }
+    assert!(
+        check_remote_url("https://93.184.215.14/mcp/${TENANT}", &wl)
             .await
             .unwrap()
             .is_empty()
