@@ -83,8 +83,13 @@ impl Task {
 
     /// "process exited (exit code 3); last stderr: …", once the stderr drain has read the
     /// process's last lines (at most half a second: a descendant may hold the pipe open).
+    ///
+    /// The first 100 ms are waited whatever the drain: a call whose own answer says the
+    /// session is gone is judged on that answer (and sent again) only if it comes before the
+    /// session is closed under it, and that ordering has no other guard yet.
     async fn exit_reason(&self, closed: Closed) -> String {
-        self.log.drained(Duration::from_millis(500)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.log.drained(Duration::from_millis(400)).await;
         let mut why = closed.to_string();
         let tail = self
             .log
