@@ -17,6 +17,7 @@ use crate::config::{self, Config};
 use crate::control::{self, ControlContext, ShowWindow};
 use crate::endpoint;
 use crate::hub::Hub;
+use crate::ipc::descriptors::{self, Caps};
 use crate::ipc::paths::EndpointPaths;
 use crate::ipc::socket::{LocalListener, SocketError};
 use crate::upstream::elicitor::{self, SharedElicitor};
@@ -93,6 +94,11 @@ impl Companion {
         elicitor: SharedElicitor,
     ) -> Result<Companion, StartError> {
         let lock = take_lock(&paths).await?;
+        let caps = Caps::from_limit(
+            descriptors::raise_to_hard(),
+            endpoint::limits::MAX_AGENT_CONNECTIONS,
+            control::MAX_CONTROL_CONNECTIONS,
+        );
         let mcp = LocalListener::bind(&paths.mcp, paths.socket_dir)?;
         let ctl = LocalListener::bind(&paths.control, paths.socket_dir)?;
         if let Err(e) = crate::ipc::record::publish(&paths) {
@@ -115,8 +121,15 @@ impl Companion {
                 sessions.clone(),
                 stop.clone(),
                 config.first_list_timeout,
+                caps.agents,
             )),
-            tokio::spawn(control::serve(ctl, ctx, sessions.clone(), stop.clone())),
+            tokio::spawn(control::serve(
+                ctl,
+                ctx,
+                sessions.clone(),
+                stop.clone(),
+                caps.control,
+            )),
         ];
         Ok(Companion {
             hub,

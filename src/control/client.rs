@@ -54,11 +54,19 @@ impl ControlClient {
     /// # Errors
     /// [`ControlError::NotRunning`] when nothing listens.
     pub async fn connect(path: &Path) -> Result<ControlClient, ControlError> {
-        let stream = socket::connect(path)
-            .await
-            .map_err(|_| ControlError::NotRunning {
-                path: path.to_path_buf(),
-            })?;
+        let stream = socket::connect(path).await.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                // Unix: the listen queue is full, so something does listen.
+                ControlError::Io(format!(
+                    "the companion is running but its control socket {} takes no more connections right now (its queue is full); try again",
+                    path.display()
+                ))
+            } else {
+                ControlError::NotRunning {
+                    path: path.to_path_buf(),
+                }
+            }
+        })?;
         let (rd, wr) = tokio::io::split(stream);
         Ok(ControlClient {
             rd: lines::reader(BufReader::new(rd), MAX_ANSWER_BYTES),
@@ -70,16 +78,33 @@ impl ControlClient {
     /// Sends `req` without waiting for the answer.
     ///
     /// # Errors
-    /// [`ControlError::Io`] when the connection fails.
+    /// [`ControlError::Refused`] when the companion refused the connection before the request
+    /// was written (at its connection limit, it sends one `busy` reply and closes);
+    /// [`ControlError::Io`] when the connection fails otherwise.
     pub async fn send(&mut self, req: &ControlRequest) -> Result<(), ControlError> {
         let mut line = serde_json::to_vec(req).map_err(|e| ControlError::Io(e.to_string()))?;
         line.push(b'\n');
-        self.wr
-            .write_all(&line)
-            .await
-            .map_err(|e| ControlError::Io(e.to_string()))?;
+        if let Err(e) = self.wr.write_all(&line).await {
+            // A closed connection may still hold the reply that says why it was closed.
+            return Err(self.refusal_waiting().await.unwrap_or_else(|| {
+                ControlError::Io(format!("the companion closed the connection: {e}"))
+            }));
+        }
         self.asked = Some(req.clone());
         Ok(())
+    }
+
+    /// The refusal the companion sent before closing the connection, if one is waiting.
+    async fn refusal_waiting(&mut self) -> Option<ControlError> {
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(1),
+            lines::read_line(&mut self.rd),
+        );
+        let Ok(Ok(Some(Line::Text(text)))) = read.await else {
+            return None;
+        };
+        let reply: Reply = serde_json::from_str(&text).ok()?;
+        reply.into_outcome().err().map(ControlError::Refused)
     }
 
     /// The next answer to the last request sent; `Ok(None)` when the companion closed the

@@ -55,7 +55,8 @@ pub use server::{serve, session};
 /// Longest request line accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 
-/// Control connections served at once (the CLI and the desktop window use one each, briefly;
+/// Control connections served at once, at most (a lower descriptor limit lowers it:
+/// [`crate::ipc::descriptors`]; the CLI and the desktop window use one each, briefly;
 /// `logs --follow` holds one).
 pub const MAX_CONTROL_CONNECTIONS: usize = 64;
 

@@ -10,23 +10,26 @@ use super::protocol::{
     ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply,
     StatusReport,
 };
-use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_CONTROL_CONNECTIONS, MAX_REQUEST_BYTES};
+use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_REQUEST_BYTES};
 use crate::config::{self, UnknownServer};
-use crate::ipc::accept::{ConnectionLimit, accept_loop};
+use crate::ipc::accept::{ConnectionLimit, Handshake, accept_loop};
 use crate::ipc::socket::LocalListener;
 
 /// Serves the control API on `listener` until `shutdown`; each connection is a task on
-/// `sessions` that ends when its client hangs up or at shutdown.
+/// `sessions` that ends when its client hangs up or at shutdown, at most `max_connections` at
+/// once (see [`accept_loop`] for what happens at the cap; a connection's handshake is its
+/// first request).
 pub async fn serve(
     listener: LocalListener,
     ctx: ControlContext,
     sessions: TaskTracker,
     shutdown: CancellationToken,
+    max_connections: usize,
 ) {
     let stop = shutdown.clone();
     let limit = ConnectionLimit {
-        max: MAX_CONTROL_CONNECTIONS,
-        refusal: busy_reply(),
+        max: max_connections,
+        refusal: busy_reply(max_connections),
     };
     accept_loop(
         listener,
@@ -34,11 +37,11 @@ pub async fn serve(
         limit,
         sessions,
         shutdown,
-        move |stream, _| {
+        move |stream, handshake| {
             let (ctx, stop) = (ctx.clone(), stop.clone());
             async move {
                 tokio::select! {
-                    r = session(stream, &ctx) => if let Err(e) = r {
+                    r = session_with(stream, &ctx, &handshake) => if let Err(e) = r {
                         tracing::debug!(error = %e, "control session ended");
                     },
                     () = stop.cancelled() => {}
@@ -49,12 +52,12 @@ pub async fn serve(
     .await;
 }
 
-/// The reply a connection over [`MAX_CONTROL_CONNECTIONS`] gets before it is closed.
-fn busy_reply() -> Vec<u8> {
+/// The reply a connection over `max` gets before it is closed.
+fn busy_reply(max: usize) -> Vec<u8> {
     let refusal = Refusal::new(
         ErrorKind::Busy,
         format!(
-            "the companion already serves {MAX_CONTROL_CONNECTIONS} control connections; try again when one has closed"
+            "the companion is running but at its limit of {max} control connections, all busy; try again when one has closed"
         ),
     );
     let mut line = serde_json::to_vec(&Reply::from_outcome(Err(refusal))).unwrap_or_default();
@@ -67,9 +70,19 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     ctx: &ControlContext,
 ) -> std::io::Result<()> {
+    session_with(stream, ctx, &Handshake::default()).await
+}
+
+/// [`session`], marking `handshake` done once the first request line has been read.
+async fn session_with<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    ctx: &ControlContext,
+    handshake: &Handshake,
+) -> std::io::Result<()> {
     let (rd, mut wr) = tokio::io::split(stream);
     let mut rd = lines::reader(BufReader::new(rd), MAX_REQUEST_BYTES);
     while let Some(line) = lines::read_line(&mut rd).await? {
+        handshake.done();
         let req = match line {
             Line::Text(text) => serde_json::from_str::<ControlRequest>(&text)
                 .map_err(|e| Refusal::new(ErrorKind::BadRequest, format!("bad request: {e}"))),

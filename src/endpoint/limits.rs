@@ -9,8 +9,8 @@
 //! | one line (message) | 64 MiB (`upstream::MAX_MESSAGE_BYTES`) agent, 64 KiB control | -32700 / `tooLong`, the rest of the line skipped |
 //! | a line begun but not finished | [`LINE_DEADLINE`] | the connection is closed |
 //! | a connection that has not finished `initialize` | [`INITIALIZE_TIMEOUT`] | the connection is closed |
-//! | open agent connections | [`MAX_AGENT_CONNECTIONS`] | a new one gets one JSON-RPC error line and is closed |
-//! | open control connections | [`MAX_CONTROL_CONNECTIONS`](crate::control::MAX_CONTROL_CONNECTIONS) | a new one gets one `busy` reply and is closed |
+//! | open agent connections | a quarter of the descriptor limit, at most [`MAX_AGENT_CONNECTIONS`] ([`crate::ipc::descriptors`]) | the oldest connection that has not finished `initialize` is closed; with none, the new one gets one JSON-RPC error line (`data.reason` `connectionLimit`) and is closed |
+//! | open control connections | a sixteenth of the descriptor limit, at most [`MAX_CONTROL_CONNECTIONS`](crate::control::MAX_CONTROL_CONNECTIONS) | the oldest connection that has sent no request is closed; with none, the new one gets one `busy` reply and is closed |
 //! | a control reply the client does not read | [`CONTROL_WRITE_TIMEOUT`](crate::control::CONTROL_WRITE_TIMEOUT) | the connection is closed |
 //!
 //! No request is ever dropped: backpressure only delays reading, and every request that was
@@ -44,7 +44,8 @@ pub const LINE_DEADLINE: Duration = Duration::from_secs(60);
 /// first request of an `initialize`-less session) before it is closed (60 s).
 pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Agent connections served at once. Each holds a task, a socket and its buffers; with
+/// Agent connections served at once, at most (a lower descriptor limit lowers it:
+/// [`crate::ipc::descriptors`]). Each holds a task, a socket and its buffers; with
 /// [`MAX_IN_FLIGHT`] and [`MAX_QUEUED_BYTES`] this bounds what all agents together may hold.
 pub const MAX_AGENT_CONNECTIONS: usize = 256;
 

@@ -60,6 +60,7 @@ use crate::hub::Hub;
 use crate::upstream::call::Downstream;
 
 pub use crate::catalog::PAGE_SIZE;
+use crate::ipc::accept::Handshake;
 pub use session::{framed, serve, serve_session, serve_session_with};
 
 /// The MCP server handler of one agent session.
@@ -73,6 +74,9 @@ pub struct Endpoint {
     first_list: Arc<tokio::sync::OnceCell<()>>,
     /// Fires when the agent of this session has gone; its calls are then dropped.
     agent_gone: CancellationToken,
+    /// Marked done when `initialize` arrives: from then on the connection is never closed to
+    /// make room for another ([`crate::ipc::accept`]).
+    handshake: Handshake,
 }
 
 impl Endpoint {
@@ -91,6 +95,7 @@ impl Endpoint {
             first_list_wait,
             first_list: Arc::default(),
             agent_gone: CancellationToken::new(),
+            handshake: Handshake::default(),
         }
     }
 
@@ -105,6 +110,13 @@ impl Endpoint {
     #[must_use]
     pub fn with_agent_gone(mut self, gone: CancellationToken) -> Self {
         self.agent_gone = gone;
+        self
+    }
+
+    /// Marks `handshake` done when the agent's `initialize` arrives.
+    #[must_use]
+    pub fn with_handshake(mut self, handshake: Handshake) -> Self {
+        self.handshake = handshake;
         self
     }
 }
@@ -124,6 +136,17 @@ fn not_supported(method: &str) -> McpError {
 }
 
 impl ServerHandler for Endpoint {
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        // The agent has spoken: its connection is no idle one to close at the cap.
+        self.handshake.done();
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     #[expect(
         deprecated,
         reason = "logging/setLevel is deprecated by SEP-2577; 2025-era clients still send it"

@@ -13,15 +13,16 @@ use tokio_util::task::TaskTracker;
 use super::Endpoint;
 use super::bounded::{Bounded, Hangup};
 use super::fast::Relay;
-use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
+use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE};
 use super::line::LineTransport;
 use crate::hub::{Hub, HubEvent};
-use crate::ipc::accept::{ConnectionLimit, accept_loop};
+use crate::ipc::accept::{ConnectionLimit, Handshake, accept_loop, refusal_line};
 use crate::ipc::socket::LocalListener;
 use crate::upstream::MAX_MESSAGE_BYTES;
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task on `sessions`. Sessions end when their agent hangs up or at shutdown.
+/// task on `sessions`, at most `max_connections` at once (see [`accept_loop`] for what happens
+/// at the cap). Sessions end when their agent hangs up or at shutdown.
 ///
 /// `first_list_wait` is the config's `firstListTimeout`.
 pub async fn serve(
@@ -30,11 +31,15 @@ pub async fn serve(
     sessions: TaskTracker,
     shutdown: CancellationToken,
     first_list_wait: Duration,
+    max_connections: usize,
 ) {
     let stop = shutdown.clone();
+    let message = format!(
+        "MCP Companion is at its connection limit ({max_connections} agent connections, all in use): the companion is running; close another agent's connection and connect again"
+    );
     let limit = ConnectionLimit {
-        max: MAX_AGENT_CONNECTIONS,
-        refusal: agent_refusal(),
+        max: max_connections,
+        refusal: refusal_line(&message, max_connections),
     };
     accept_loop(
         listener,
@@ -42,29 +47,19 @@ pub async fn serve(
         limit,
         sessions,
         shutdown,
-        move |stream, _| {
+        move |stream, handshake| {
             let hangup = Hangup::of(&stream);
-            serve_session_with(stream, hangup, hub.clone(), stop.clone(), first_list_wait)
+            serve_session_with(
+                stream,
+                hangup,
+                hub.clone(),
+                stop.clone(),
+                first_list_wait,
+                handshake,
+            )
         },
     )
     .await;
-}
-
-/// The line a connection over [`MAX_AGENT_CONNECTIONS`] gets before it is closed: a JSON-RPC
-/// error without an id (-32000, a server error).
-fn agent_refusal() -> Vec<u8> {
-    let message = format!(
-        "MCP Companion already serves {MAX_AGENT_CONNECTIONS} agent connections; close one and connect again"
-    );
-    let mut line = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": -32000, "message": message },
-    })
-    .to_string()
-    .into_bytes();
-    line.push(b'\n');
-    line
 }
 
 /// The newline-JSON transport of one agent connection, accepting messages up to
@@ -88,17 +83,27 @@ pub async fn serve_session<S>(
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
-    serve_session_with(stream, Hangup::unknown(), hub, shutdown, first_list_wait).await;
+    serve_session_with(
+        stream,
+        Hangup::unknown(),
+        hub,
+        shutdown,
+        first_list_wait,
+        Handshake::default(),
+    )
+    .await;
 }
 
 /// [`serve_session`] under the connection bounds ([`Bounded`]), with `hangup` telling a
-/// half-closed connection from one its agent closed.
+/// half-closed connection from one its agent closed; `handshake` is marked done once
+/// `initialize` is answered.
 pub async fn serve_session_with<S>(
     stream: S,
     hangup: Hangup,
     hub: Hub,
     shutdown: CancellationToken,
     first_list_wait: Duration,
+    handshake: Handshake,
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
@@ -107,7 +112,8 @@ pub async fn serve_session_with<S>(
     let budget = Arc::new(Budget::default());
     let mut framed = framed(stream).with_line_deadline(LINE_DEADLINE);
     let endpoint = Endpoint::with_shutdown(hub.clone(), shutdown.clone(), first_list_wait)
-        .with_agent_gone(gone.clone());
+        .with_agent_gone(gone.clone())
+        .with_handshake(handshake.clone());
     let mut agent_cell = None;
     if crate::upstream::lane::enabled() {
         let (relay, cell) = Relay::new(
@@ -122,9 +128,9 @@ pub async fn serve_session_with<S>(
         agent_cell = Some(cell);
     }
     let transport = Bounded::new(framed, budget, gone.clone(), hangup);
-    let handshake = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
+    let initialize = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
     let running = tokio::select! {
-        r = handshake => match r {
+        r = initialize => match r {
             Ok(Ok(running)) => running,
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "agent left before initializing");
@@ -140,6 +146,7 @@ pub async fn serve_session_with<S>(
         },
         () = shutdown.cancelled() => return,
     };
+    handshake.done();
     tracing::debug!("agent connected");
     let peer = running.peer().clone();
     if let Some(cell) = agent_cell {

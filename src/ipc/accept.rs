@@ -1,9 +1,15 @@
 //! The one accept loop behind both local sockets (the MCP endpoint and the control API):
 //! accept until told to stop, and run each connection as a task on a [`TaskTracker`] so the
 //! companion's shutdown can wait for every session to end. At most [`ConnectionLimit::max`]
-//! sessions run at once; a connection over the limit gets one refusal line and is closed.
+//! sessions run at once. At the cap, the oldest connection that has not finished its handshake
+//! ([`Handshake::done`]: `initialize` for an agent, the first request for a control client) is
+//! closed to make room; only when every connection has finished it is the new one refused, with
+//! one refusal line ([`refusal_line`]), and closed. Idle connections opened by anyone therefore
+//! cannot keep a real client out.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
@@ -22,6 +28,13 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 /// How long a refused connection is given to take its refusal line before it is closed.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 
+/// How long the loop waits for a closed connection's slot to come free (its task ends at its
+/// next poll) before refusing the new one instead.
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
+
+/// The `error.data.reason` of the agent socket's refusal line, which `bridge` recognises.
+pub const AT_CONNECTION_LIMIT: &str = "connectionLimit";
+
 /// How many sessions one socket serves at once, and what a connection over that hears.
 #[derive(Clone, Debug)]
 pub struct ConnectionLimit {
@@ -31,9 +44,50 @@ pub struct ConnectionLimit {
     pub refusal: Vec<u8>,
 }
 
-/// Accepts connections on `listener` until `shutdown` fires, running `session(stream, n)` for
-/// the `n`-th connection (counting from 1) on `sessions`, in a span named `what` with the
-/// session number, while fewer than `limit.max` run; a connection over the limit is sent
+/// The agent socket's refusal at its cap: one JSON-RPC error line without an id (-32000, a
+/// server error) with `data.reason` = [`AT_CONNECTION_LIMIT`] and `data.max`.
+pub fn refusal_line(message: &str, max: usize) -> Vec<u8> {
+    let mut line = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": message,
+            "data": { "reason": AT_CONNECTION_LIMIT, "max": max },
+        },
+    })
+    .to_string()
+    .into_bytes();
+    line.push(b'\n');
+    line
+}
+
+/// A session's mark that its handshake is over: from then on it is never closed to make room.
+#[derive(Clone, Debug, Default)]
+pub struct Handshake(Arc<AtomicBool>);
+
+impl Handshake {
+    /// The handshake finished.
+    pub fn done(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_done(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// One running session, as the loop remembers it (oldest first).
+struct Running {
+    handshake: Handshake,
+    /// Cancelled when the session ends, or to close it.
+    close: CancellationToken,
+}
+
+/// Accepts connections on `listener` until `shutdown` fires, running `session(stream,
+/// handshake)` for each on `sessions`, in a span named `what` with the session number, while
+/// fewer than `limit.max` run. At the cap the oldest session whose `handshake` is not done is
+/// dropped (its connection closed) to make room; with none, the new connection is sent
 /// `limit.refusal` and closed (logged once per episode). Sessions get `shutdown` too and must
 /// end when it fires. Returns when `shutdown` fires; dropping the listener then removes its
 /// socket file.
@@ -45,11 +99,12 @@ pub async fn accept_loop<F, Fut>(
     shutdown: CancellationToken,
     mut session: F,
 ) where
-    F: FnMut(ServerStream, u64) -> Fut,
+    F: FnMut(ServerStream, Handshake) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let slots = Arc::new(Semaphore::new(limit.max));
     let refusal: Arc<[u8]> = limit.refusal.into();
+    let mut running: VecDeque<Running> = VecDeque::new();
     let mut refusing = false;
     let mut count: u64 = 0;
     loop {
@@ -64,7 +119,26 @@ pub async fn accept_loop<F, Fut>(
             },
             () = shutdown.cancelled() => break,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        running.retain(|r| !r.close.is_cancelled());
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => Some(slot),
+            Err(_) => match running.iter().find(|r| !r.handshake.is_done()) {
+                Some(oldest) => {
+                    oldest.close.cancel();
+                    tracing::info!(
+                        what,
+                        max = limit.max,
+                        "at the connection limit: closed the oldest connection that had not finished its handshake"
+                    );
+                    tokio::time::timeout(EVICTION_WAIT, slots.clone().acquire_owned())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                }
+                None => None,
+            },
+        };
+        let Some(slot) = slot else {
             if !refusing {
                 refusing = true;
                 tracing::warn!(
@@ -82,10 +156,21 @@ pub async fn accept_loop<F, Fut>(
         }
         count += 1;
         let span = tracing::info_span!("session", what, n = count);
-        let run = session(stream, count);
+        let handshake = Handshake::default();
+        let close = CancellationToken::new();
+        running.push_back(Running {
+            handshake: handshake.clone(),
+            close: close.clone(),
+        });
+        let run = session(stream, handshake);
         sessions.spawn(
             async move {
-                run.await;
+                // Dropping the session closes its connection.
+                tokio::select! {
+                    () = run => {}
+                    () = close.cancelled() => {}
+                }
+                close.cancel();
                 drop(slot);
             }
             .instrument(span),

@@ -26,6 +26,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use super::accept::AT_CONNECTION_LIMIT;
 use super::socket;
 use crate::io::{LineReader, Overflow, Read};
 use crate::upstream::MAX_MESSAGE_BYTES;
@@ -54,6 +55,14 @@ pub enum BridgeError {
     CompanionClosed {
         /// Requests in flight at that moment.
         unanswered: usize,
+    },
+    /// The companion is running but refused this connection: it serves as many agent
+    /// connections as it allows ([`super::accept`]). Each request sent was answered with its
+    /// message.
+    #[error("{message}")]
+    AtConnectionLimit {
+        /// The companion's refusal, quoted.
+        message: String,
     },
 }
 
@@ -143,6 +152,8 @@ where
         true
     };
     let downward = async {
+        // The companion's refusal at its connection cap, when that is why it hangs up.
+        let mut refusal: Option<String> = None;
         let mut sock_rd =
             LineReader::new(BufReader::new(sock_rd), MAX_MESSAGE_BYTES, Overflow::Pass);
         loop {
@@ -155,6 +166,9 @@ where
                 Err(e) => return Err(e),
             };
             let line = sock_rd.line();
+            if refusal.is_none() {
+                refusal = connection_limit_refusal(line);
+            }
             output.write_all(line).await?;
             output.flush().await?;
             if matches!(read, Read::Line | Read::Last) && in_flight.answered(line) {
@@ -164,14 +178,22 @@ where
         }
         // The companion hung up first: answer what it left unanswered.
         let unanswered = in_flight.take_all();
+        let why = match &refusal {
+            Some(message) => format!("{message}; the request was not run"),
+            None => "the companion closed the connection before answering (it stopped or crashed); the request may or may not have run".to_owned(),
+        };
         for id in &unanswered {
-            let answer = format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{GONE_CODE},\"message\":\"the companion closed the connection before answering (it stopped or crashed); the request may or may not have run\"}}}}\n"
-            );
+            let answer = serde_json::json!({
+                "jsonrpc": "2.0",
+                "error": { "code": GONE_CODE, "message": why },
+            });
+            // The id is spliced as the JSON text it was sent as (`1` and `"1"` differ).
+            let answer = answer.to_string();
+            let answer = format!("{{\"id\":{id},{}\n", &answer[1..]);
             output.write_all(answer.as_bytes()).await?;
         }
         output.flush().await?;
-        Ok::<_, std::io::Error>(Some(unanswered.len()))
+        Ok::<_, std::io::Error>(Some((unanswered.len(), refusal.take())))
     };
     tokio::pin!(upward, downward);
     let mut upward_done = false;
@@ -179,7 +201,8 @@ where
         tokio::select! {
             r = &mut downward => {
                 return match r? {
-                    Some(unanswered) if !in_flight.has_input_ended() => {
+                    Some((_, Some(message))) => Err(BridgeError::AtConnectionLimit { message }),
+                    Some((unanswered, None)) if !in_flight.has_input_ended() => {
                         Err(BridgeError::CompanionClosed { unanswered })
                     }
                     _ => Ok(()),
@@ -193,6 +216,31 @@ where
             }
         }
     }
+}
+
+/// The message of the companion's refusal at its connection cap, when `line` is that refusal
+/// (an error without an id whose `data.reason` is [`AT_CONNECTION_LIMIT`]).
+fn connection_limit_refusal(line: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Refusal {
+        id: Option<IgnoredAny>,
+        error: RefusalError,
+    }
+    #[derive(Deserialize)]
+    struct RefusalError {
+        message: String,
+        data: RefusalData,
+    }
+    #[derive(Deserialize)]
+    struct RefusalData {
+        reason: String,
+    }
+    if line.len() > 4096 || memchr::memmem::find(line, AT_CONNECTION_LIMIT.as_bytes()).is_none() {
+        return None;
+    }
+    let refusal: Refusal = serde_json::from_slice(line).ok()?;
+    (refusal.id.is_none() && refusal.error.data.reason == AT_CONNECTION_LIMIT)
+        .then_some(refusal.error.message)
 }
 
 /// Whether a read error means the companion hung up (reset or broken connection).

@@ -9,12 +9,14 @@
 //! | [`record`] | the per-user file a companion records its socket in, for callers with another environment |
 //! | [`socket`] | the private Unix socket / named pipe listener and connector |
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
-//! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
+//! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks, the connection cap |
+//! | [`descriptors`] | the descriptor limit, raised at start, and the connection caps derived from it |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command (why it is here: its module doc) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
 pub mod bridge;
+pub mod descriptors;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

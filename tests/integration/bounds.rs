@@ -1,7 +1,7 @@
 //! One agent cannot hurt the others or the machine: an agent that writes
 //! calls and never reads is paused at a bounded cost while another agent is served; when an
 //! agent goes away its calls stop reaching the server and the running ones are cancelled; a
-//! half-closed agent still gets its answers; connections over the limit are refused in words.
+//! half-closed agent still gets its answers. (The connection caps: `caps.rs`.)
 //!
 //! Each runs on both call paths ([`on_both_paths`]): the fast path's calls count against the
 //! same bounds as the ones rmcp serves.
@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
+use crate::common::{CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
 /// What [`mcp_companion::endpoint::limits::MAX_IN_FLIGHT`] allows.
 const MAX_IN_FLIGHT: usize = mcp_companion::endpoint::limits::MAX_IN_FLIGHT;
@@ -72,7 +72,7 @@ async fn settle_count(calls: &Path, line: &str, quiet: Duration, limit: Duration
 }
 
 /// A raw agent connection that has finished the handshake.
-async fn raw_agent(c: &Companion) -> (BufReader<OwnedReadHalf>, OwnedWriteHalf) {
+pub(crate) async fn raw_agent(c: &Companion) -> (BufReader<OwnedReadHalf>, OwnedWriteHalf) {
     let (rd, mut wr) = UnixStream::connect(&c.socket)
         .await
         .expect("connect")
@@ -94,42 +94,6 @@ async fn raw_agent(c: &Companion) -> (BufReader<OwnedReadHalf>, OwnedWriteHalf) 
     )
     .await;
     (rd, wr)
-}
-
-/// Opens `max + 1` connections to `socket` and waits (30 s at most) for the first line any of
-/// them receives: the refusal. Returns the connections, which one was refused and its line.
-///
-/// The harness's last `status` (in [`Companion::settled`]) is a control session that may still
-/// hold a slot for a moment after its client has gone, so the refused connection is the last
-/// one or, when that session ended while these were being accepted, the one before it (the
-/// last then gets the freed slot). Reading them all avoids betting on which.
-async fn overfill(socket: &Path, max: usize) -> (Vec<BufReader<UnixStream>>, usize, String) {
-    let mut conns = Vec::with_capacity(max + 1);
-    for _ in 0..=max {
-        conns.push(BufReader::new(
-            UnixStream::connect(socket).await.expect("connect"),
-        ));
-    }
-    let mut lines = vec![String::new(); conns.len()];
-    let which = {
-        let reads = conns
-            .iter_mut()
-            .zip(lines.iter_mut())
-            .map(|(conn, line)| Box::pin(conn.read_line(line)));
-        let (read, which, _) =
-            tokio::time::timeout(Duration::from_secs(30), futures::future::select_all(reads))
-                .await
-                .expect("a connection refused within 30 s");
-        read.expect("read");
-        which
-    };
-    assert!(
-        which + 1 >= max,
-        "connection {which} of {} was the one refused",
-        max + 1
-    );
-    let line = std::mem::take(&mut lines[which]);
-    (conns, which, line)
 }
 
 async fn write_line(wr: &mut OwnedWriteHalf, message: &Value) {
@@ -367,111 +331,6 @@ async fn a_half_closed_agent_still_gets_every_answer(path: CallPath) {
     assert_eq!(count(&calls, "sleep cancelled"), 0);
 }
 
-/// Past 256 agent connections a new one gets one JSON-RPC error line saying why, and is
-/// closed; once one closes, a new connection is served again.
-async fn connections_over_the_limit_are_refused_in_words(path: CallPath) {
-    const MAX: usize = mcp_companion::endpoint::limits::MAX_AGENT_CONNECTIONS;
-    let (c, _) = companion_counting_calls(path).await;
-    let (mut open, which, refusal) = overfill(&c.socket, MAX).await;
-    let refusal: Value = serde_json::from_str(&refusal).expect("json");
-    assert_eq!(refusal["id"], Value::Null, "{refusal}");
-    assert_eq!(refusal["error"]["code"], -32000, "{refusal}");
-    let message = refusal["error"]["message"].as_str().expect("message");
-    assert!(
-        message.contains(&format!("already serves {MAX} agent connections")),
-        "{message}"
-    );
-    let mut after = String::new();
-    let closed = open[which].read_line(&mut after).await.expect("read");
-    assert_eq!((closed, after.as_str()), (0, ""), "closed after");
-    open.remove(which);
-    assert_eq!(
-        c.log().matches("too many connections").count(),
-        1,
-        "{}",
-        c.log()
-    );
-
-    // The CLI, refused, says so and exits 1; it was killed silently by SIGPIPE when the
-    // companion hung up before it wrote its `initialize`.
-    for command in [&["tools"][..], &["call", "mcp_demo_echo", "{}"]] {
-        let out = std::process::Command::new(BIN)
-            .args(command)
-            .arg("--socket")
-            .arg(&c.socket)
-            .env("HOME", &c.home)
-            .output()
-            .expect("run the CLI");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{command:?}: {err}");
-        assert!(
-            err.starts_with("error: MCP handshake with the companion failed: "),
-            "{command:?}: {err}"
-        );
-    }
-
-    // One leaves; a newcomer is served again (once the companion has seen it leave).
-    drop(open.pop());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (rd, mut wr) = UnixStream::connect(&c.socket)
-            .await
-            .expect("connect")
-            .into_split();
-        // A connection that is still refused may be closed before the ping is written (EPIPE)
-        // or read (EOF): both mean "try again", like a refusal line.
-        let ping = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
-        let mut line = String::new();
-        let answer = match wr.write_all(ping).await {
-            Err(e) => format!("write failed: {e}"),
-            Ok(()) => match tokio::time::timeout(
-                Duration::from_secs(30),
-                BufReader::new(rd).read_line(&mut line),
-            )
-            .await
-            .expect("an answer or a close within 30 s")
-            {
-                Err(e) => format!("read failed: {e}"),
-                Ok(0) => "closed without a line".to_owned(),
-                Ok(_) => {
-                    let v: Value = serde_json::from_str(&line).expect("json");
-                    if v["id"] == 1 {
-                        assert_eq!(v["result"], json!({}), "{v}");
-                        break;
-                    }
-                    v.to_string()
-                }
-            },
-        };
-        assert!(Instant::now() < deadline, "still refused: {answer}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    drop(open);
-}
-
-/// Past 64 control connections a new one gets one `busy` refusal and is closed; the CLI says
-/// so rather than hanging.
-async fn control_connections_over_the_limit_are_refused_in_words(path: CallPath) {
-    const MAX: usize = mcp_companion::control::MAX_CONTROL_CONNECTIONS;
-    let (c, _) = companion_counting_calls(path).await;
-    let (open, _, refusal) = overfill(&c.control, MAX).await;
-    let refusal: Value = serde_json::from_str(&refusal).expect("json");
-    assert_eq!(refusal["ok"], false, "{refusal}");
-    assert_eq!(refusal["kind"], "busy", "{refusal}");
-    let message = refusal["error"].as_str().expect("message");
-    assert!(
-        message.contains(&format!("already serves {MAX} control connections")),
-        "{message}"
-    );
-    drop(open);
-    // Once they are gone, the control API answers again.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while mcp_companion::control::status(&c.control).await.is_err() {
-        assert!(Instant::now() < deadline, "control API still refusing");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 on_both_paths!(
     an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_served,
     an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_served,
@@ -485,12 +344,4 @@ on_both_paths!(
 on_both_paths!(
     a_half_closed_agent_still_gets_every_answer,
     a_half_closed_agent_still_gets_every_answer
-);
-on_both_paths!(
-    connections_over_the_limit_are_refused_in_words,
-    connections_over_the_limit_are_refused_in_words
-);
-on_both_paths!(
-    control_connections_over_the_limit_are_refused_in_words,
-    control_connections_over_the_limit_are_refused_in_words
 );

@@ -114,11 +114,17 @@ impl Companion {
     /// Like [`Companion::start_with`] without `--socket`, with `XDG_RUNTIME_DIR` set to
     /// `<temp>/<runtime>`: the socket lands in `<temp>/<runtime>/mcp-companion/`.
     pub fn start_in_runtime_dir(config: Value, runtime: &str) -> Companion {
-        Self::spawn_at(config, Some(runtime), false, &[])
+        Self::spawn_at(config, Some(runtime), false, &[], None)
     }
 
     fn spawn(config: Value, explicit_socket: bool, env: &[(&str, Option<&str>)]) -> Companion {
-        Self::spawn_at(config, None, explicit_socket, env)
+        Self::spawn_at(config, None, explicit_socket, env, None)
+    }
+
+    /// Like [`Companion::start`], with the process's descriptor limit (`RLIMIT_NOFILE`, soft and
+    /// hard) set to `nofile` before `serve` starts.
+    pub fn start_with_nofile(config: Value, nofile: u64) -> Companion {
+        Self::spawn_at(config, None, true, &[], Some(nofile))
     }
 
     fn spawn_at(
@@ -126,6 +132,7 @@ impl Companion {
         runtime: Option<&str>,
         explicit_socket: bool,
         env: &[(&str, Option<&str>)],
+        nofile: Option<u64>,
     ) -> Companion {
         let dir = tempfile::Builder::new()
             .prefix("mcpc")
@@ -147,7 +154,17 @@ impl Companion {
         } else {
             default_socket_for(&home)
         };
-        let mut cmd = Command::new(BIN);
+        let mut cmd = match nofile {
+            None => Command::new(BIN),
+            Some(n) => {
+                // `ulimit -n` in sh sets both the soft and the hard limit.
+                let mut sh = Command::new("sh");
+                sh.arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(BIN);
+                sh
+            }
+        };
         cmd.arg("serve").arg("--config").arg(&config_path);
         if explicit_socket {
             cmd.arg("--socket").arg(&socket);

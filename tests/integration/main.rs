@@ -8,6 +8,7 @@
 
 mod asks;
 mod bounds;
+mod caps;
 mod common;
 mod config_file;
 mod declared;
