@@ -31,8 +31,8 @@ pub const SESSIONS_GRACE: Duration = Duration::from_secs(5);
 /// Why a companion could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// Another companion of this user already serves these sockets.
-    #[error("another companion is already running{} (socket {socket})", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    /// Another companion of this user already runs (one serves each user).
+    #[error("another companion is already running{} (socket {socket}); one companion serves each user: use that one, or stop it first (`mcp-companion status` shows it)", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
     AlreadyRunning {
         /// Its pid, when its control API answered.
         pid: Option<u32>,
@@ -65,7 +65,8 @@ pub struct Companion {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Every agent and control session.
     sessions: TaskTracker,
-    _lock: File,
+    /// The socket lock and the per-user lock, held while the companion runs.
+    _locks: Vec<File>,
 }
 
 impl Companion {
@@ -139,7 +140,7 @@ impl Companion {
             stop,
             tasks,
             sessions,
-            _lock: lock,
+            _locks: lock,
         })
     }
 
@@ -234,35 +235,72 @@ impl Companion {
     }
 }
 
-async fn take_lock(paths: &EndpointPaths) -> Result<File, StartError> {
+/// Takes the lock of these sockets, then the per-user lock: one companion serves each user, so
+/// a second one (on other sockets too) is refused before it touches the first one's sockets or
+/// its record ([`crate::ipc::record`]), which `bridge` relies on.
+async fn take_lock(paths: &EndpointPaths) -> Result<Vec<File>, StartError> {
+    #[cfg(unix)]
+    if let Some(dir) = paths.lock.parent() {
+        // Nothing is created or chmod-ed in a directory that is a link or not ours.
+        crate::ipc::socket::prepare_socket_dir(dir, paths.socket_dir)?;
+    }
+    let Some(first) = lock_file(&paths.lock).await? else {
+        return Err(already(paths).await);
+    };
+    let mut held = vec![first];
+    held.push(match crate::ipc::record::user_lock_path() {
+        Some(user) => match lock_file(&user).await? {
+            Some(file) => file,
+            None => return Err(already_for_user(paths).await),
+        },
+        None => return Ok(held),
+    });
+    Ok(held)
+}
+
+/// The lock at `path`, or `None` when another process holds it.
+async fn lock_file(path: &Path) -> Result<Option<File>, StartError> {
+    let lock_error = |e: std::io::Error| StartError::Lock {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
     let mut options = std::fs::OpenOptions::new();
     options.create(true).truncate(false).write(true);
     #[cfg(unix)]
     {
-        // Nothing is created or chmod-ed in a directory that is a link or not ours.
-        if let Some(dir) = paths.lock.parent() {
-            crate::ipc::socket::prepare_socket_dir(dir, paths.socket_dir)?;
-        }
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
     }
-    let file = options.open(&paths.lock).map_err(|e| StartError::Lock {
-        path: paths.lock.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let file = options.open(path).map_err(lock_error)?;
     match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(lock_error(e)),
+    }
+}
+
+/// Another companion serves `paths`.
+async fn already(paths: &EndpointPaths) -> StartError {
+    StartError::AlreadyRunning {
+        pid: control::status(&paths.control).await.ok().map(|r| r.pid),
+        socket: paths.mcp.display().to_string(),
+    }
+}
+
+/// Another companion of this user runs (on other sockets): named from its record.
+async fn already_for_user(paths: &EndpointPaths) -> StartError {
+    match crate::ipc::record::read() {
+        Some(record) => StartError::AlreadyRunning {
+            pid: Some(record.pid),
+            socket: record.mcp.display().to_string(),
+        },
+        None => {
             let pid = control::status(&paths.control).await.ok().map(|r| r.pid);
-            Err(StartError::AlreadyRunning {
+            StartError::AlreadyRunning {
                 pid,
-                socket: paths.mcp.display().to_string(),
-            })
+                socket: "unknown".to_owned(),
+            }
         }
-        Err(std::fs::TryLockError::Error(e)) => Err(StartError::Lock {
-            path: paths.lock.display().to_string(),
-            reason: e.to_string(),
-        }),
     }
 }
 

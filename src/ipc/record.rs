@@ -44,6 +44,23 @@ pub fn record_path() -> Option<PathBuf> {
     )
 }
 
+/// The per-user lock beside the record (`companion.lock`): a running companion holds it, so a
+/// second one, on any sockets, is refused before it replaces this record.
+pub fn user_lock_path() -> Option<PathBuf> {
+    let path = record_path()?.with_file_name("companion.lock");
+    if let Some(dir) = path.parent()
+        && !dir.is_dir()
+    {
+        // Private like the record's directory; an error shows when the lock is opened.
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let _ = builder.create(dir);
+    }
+    Some(path)
+}
+
 /// Writes the record for `paths` atomically ([`write_atomic`]: private, no backup).
 ///
 /// # Errors

@@ -65,6 +65,76 @@ async fn a_second_serve_refuses_and_names_the_running_one() {
     assert_eq!(c.status().await.pid, first_pid);
 }
 
+/// One companion serves each user: a second `serve` on other sockets is refused, naming the
+/// first, and leaves the first one's record alone, so `bridge` (which finds the companion by
+/// that record) still reaches it.
+#[tokio::test]
+async fn a_second_serve_on_another_socket_is_refused_and_the_first_stays_reachable() {
+    let c = Companion::start(json!({ "mcpServers": {} }));
+    let first_pid = c.status().await.pid;
+    let other = c.dir.path().join("other");
+    std::fs::create_dir_all(&other).expect("dir");
+    let mut second = std::process::Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(&c.config)
+        .arg("--socket")
+        .arg(other.join("mcp.sock"))
+        .env("HOME", &c.home)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("second serve");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = second.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = second.kill();
+            let _ = second.wait();
+            panic!("a second companion started on another socket");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().expect("stderr"), &mut err)
+        .expect("stderr");
+    assert!(!status.success());
+    assert!(
+        err.contains("already running") && err.contains(&first_pid.to_string()),
+        "{err}"
+    );
+    let record = std::fs::read_to_string(c.home.join(".local/state/mcp-companion/endpoint.json"))
+        .expect("the first companion's record is still there");
+    assert!(record.contains(&format!("\"pid\":{first_pid}")), "{record}");
+    // `bridge` as an agent spawns it: no socket named, only HOME and PATH.
+    let out = std::process::Command::new(BIN)
+        .arg("bridge")
+        .env_clear()
+        .env("HOME", &c.home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")?;
+            child.wait_with_output()
+        })
+        .expect("bridge");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("\"id\":1") && said.contains("\"result\""),
+        "{said}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[derive(Clone, Default)]
 struct ListChanged(Arc<AtomicUsize>);
 
