@@ -168,3 +168,30 @@ pub fn has_server(text: &str, key: &str) -> Result<bool, TomlEditError> {
         .and_then(Item::as_table_like)
         .is_some_and(|t| t.contains_key(key)))
 }
+
+/// The command and arguments of the server `key` (`command` then each of `args`), if it has
+/// one; strings only.
+///
+/// # Errors
+/// [`TomlEditError`] for a file that does not parse.
+pub fn server_invocation(text: &str, key: &str) -> Result<Option<Vec<String>>, TomlEditError> {
+    let doc = parse(text)?;
+    let Some(server) = doc
+        .get("mcp_servers")
+        .and_then(Item::as_table_like)
+        .and_then(|t| t.get(key))
+        .and_then(Item::as_table_like)
+    else {
+        return Ok(None);
+    };
+    let mut out: Vec<String> = server
+        .get("command")
+        .and_then(Item::as_str)
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    if let Some(args) = server.get("args").and_then(Item::as_array) {
+        out.extend(args.iter().filter_map(|a| a.as_str()).map(str::to_owned));
+    }
+    Ok(Some(out))
+}

@@ -70,7 +70,7 @@ fn with_a_key_written_twice_the_last_copy_is_edited() {
     disconnect(Client::Cursor, &file).unwrap();
     assert_eq!(read(&file), before);
 
-    let twice = "{\"mcpServers\": {\"mcp-companion\": {\"command\": \"a\"}, \"mcp-companion\": {\"command\": \"b\"}}}";
+    let twice = "{\"mcpServers\": {\"mcp-companion\": {\"command\": \"a\", \"args\": [\"bridge\"]}, \"mcp-companion\": {\"command\": \"b\", \"args\": [\"bridge\"]}}}";
     let (_dir, file) = write("mcp.json", twice);
     connect(Client::Cursor, &file, EXE).unwrap();
     let text = read(&file);
@@ -115,4 +115,32 @@ fn a_codex_inline_servers_table_is_edited_inline() {
         err.contains("\"mcp_servers\" is a string, not a table of servers"),
         "{err}"
     );
+}
+
+#[test]
+fn an_entry_of_our_name_that_is_not_ours_is_neither_overwritten_nor_removed() {
+    let json = "{\"mcpServers\": {\"mcp-companion\": {\"command\": \"npx\", \"args\": [\"-y\", \"my-own-server\"]}}}\n";
+    let opencode = "{\"mcp\": {\"mcp-companion\": {\"type\": \"local\", \"command\": [\"node\", \"mine.js\"]}}}\n";
+    let toml = "[mcp_servers.mcp-companion]\ncommand = \"uvx\"\nargs = [\"mine\"]\n";
+    for (client, name, text) in [
+        (Client::Cursor, "mcp.json", json),
+        (Client::Opencode, "opencode.json", opencode),
+        (Client::Codex, "config.toml", toml),
+    ] {
+        let (_dir, file) = write(name, text);
+        let refused = connect(client, &file, EXE).unwrap_err().to_string();
+        assert!(
+            refused.contains("is not ours") && refused.contains("rename that entry"),
+            "{refused}"
+        );
+        let refused = disconnect(client, &file).unwrap_err().to_string();
+        assert!(refused.contains("is not ours"), "{refused}");
+        assert_eq!(read(&file), text, "{client:?} left as it was");
+        assert!(!is_connected(client, &file).unwrap(), "{client:?}");
+    }
+    // Ours, from a binary that moved, is still ours.
+    let moved = "{\"mcpServers\": {\"mcp-companion\": {\"command\": \"/old/target/debug/mcp-companion\", \"args\": [\"bridge\"]}}}\n";
+    let (_dir, file) = write("mcp.json", moved);
+    assert!(is_connected(Client::Cursor, &file).unwrap());
+    assert_eq!(disconnect(Client::Cursor, &file).unwrap(), Outcome::Changed);
 }

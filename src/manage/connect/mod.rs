@@ -11,6 +11,12 @@
 //! key written twice is edited where it appears last, the copy that `JSON.parse`-based
 //! clients read (refusing would leave such a file unconnectable, and the first copy is dead
 //! text to those clients anyway).
+//!
+//! An entry named [`ENTRY_NAME`] is ours when it runs `<program> bridge…` (its command's first
+//! argument is `bridge`), wherever the program is: that is what we write, and a moved binary
+//! still leaves an entry of ours. Any other entry of that name is the person's own: `connect`
+//! refuses to overwrite it and `disconnect` to remove it ([`ConnectError::NotOurs`]), saying
+//! what it runs.
 
 pub mod clients;
 pub mod codex;
@@ -48,6 +54,16 @@ pub enum ConnectError {
         path: PathBuf,
         /// Where it broke and why.
         reason: String,
+    },
+    /// The file has an entry named [`ENTRY_NAME`] that we did not write.
+    #[error(
+        "{path}: its entry \"{ENTRY_NAME}\" runs `{runs}`, which is not ours; it was left as it is (rename that entry, then connect again)"
+    )]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+        /// What the entry runs (its command and arguments).
+        runs: String,
     },
     /// Reading or writing failed.
     #[error("{path}: {reason}")]
@@ -112,6 +128,7 @@ fn parse_error(path: &Path, reason: impl ToString) -> ConnectError {
 pub fn connect(client: Client, path: &Path, exe: &str) -> Result<Outcome, ConnectError> {
     let file = read(path)?;
     let (bom, text) = split_bom(&file);
+    refuse_theirs(client, path, text)?;
     let changed = match client.format() {
         Format::Json(at) => {
             set_json_entry(text, at, &client.entry(exe)).map_err(|e| parse_error(path, e))?
@@ -172,6 +189,7 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
     }
     let file = read(path)?;
     let (bom, text) = split_bom(&file);
+    refuse_theirs(client, path, text)?;
     let changed = match client.format() {
         Format::Json(at) => remove_json_entry(text, at).map_err(|e| parse_error(path, e))?,
         Format::CodexToml => {
@@ -181,30 +199,75 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
 }
 
-/// Whether our entry is in the file (`Ok(false)` for a missing file).
+/// What the entry named [`ENTRY_NAME`] in `text` runs: `None` without one, else its command
+/// and arguments, flattened (a command array counts as command plus arguments).
+fn entry_invocation(
+    client: Client,
+    path: &Path,
+    text: &str,
+) -> Result<Option<Vec<String>>, ConnectError> {
+    match client.format() {
+        Format::Json(at) => {
+            let Some(root) = jsonc::parse(text).map_err(|e| parse_error(path, e))? else {
+                return Ok(None);
+            };
+            let doc = jsonc::to_value(text, &root);
+            let mut node = &doc;
+            for seg in at.iter().copied().chain([ENTRY_NAME]) {
+                match node.get(seg) {
+                    Some(n) => node = n,
+                    None => return Ok(None),
+                }
+            }
+            let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
+                match v {
+                    Some(serde_json::Value::String(s)) => vec![s.clone()],
+                    Some(serde_json::Value::Array(items)) => items
+                        .iter()
+                        .filter_map(|i| i.as_str().map(str::to_owned))
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            };
+            let mut runs = strings(node.get("command"));
+            runs.extend(strings(node.get("args")));
+            Ok(Some(runs))
+        }
+        Format::CodexToml => {
+            codex::server_invocation(text, ENTRY_NAME).map_err(|e| parse_error(path, e))
+        }
+    }
+}
+
+/// Whether an entry running `runs` is one we wrote: `<program> bridge…`.
+fn is_ours(runs: &[String]) -> bool {
+    runs.get(1).is_some_and(|arg| arg == "bridge")
+}
+
+/// [`ConnectError::NotOurs`] when the file has an entry of our name that is not ours.
+fn refuse_theirs(client: Client, path: &Path, text: &str) -> Result<(), ConnectError> {
+    match entry_invocation(client, path, text)? {
+        Some(runs) if !is_ours(&runs) => Err(ConnectError::NotOurs {
+            path: path.to_owned(),
+            runs: if runs.is_empty() {
+                "no command".to_owned()
+            } else {
+                runs.join(" ")
+            },
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Whether our entry is in the file (`Ok(false)` for a missing file, and for an entry of our
+/// name that is not ours).
 ///
 /// # Errors
 /// [`ConnectError`] for a file that cannot be read or parsed.
 pub fn is_connected(client: Client, path: &Path) -> Result<bool, ConnectError> {
     let file = read(path)?;
     let (_, text) = split_bom(&file);
-    match client.format() {
-        Format::Json(at) => {
-            let Some(root) = jsonc::parse(text).map_err(|e| parse_error(path, e))? else {
-                return Ok(false);
-            };
-            let doc = jsonc::to_value(text, &root);
-            let mut node = &doc;
-            for seg in at {
-                match node.get(seg) {
-                    Some(n) => node = n,
-                    None => return Ok(false),
-                }
-            }
-            Ok(node.get(ENTRY_NAME).is_some())
-        }
-        Format::CodexToml => codex::has_server(text, ENTRY_NAME).map_err(|e| parse_error(path, e)),
-    }
+    Ok(entry_invocation(client, path, text)?.is_some_and(|runs| is_ours(&runs)))
 }
 
 /// Every client's status on this machine (paths from `roots`).
