@@ -144,9 +144,18 @@ impl GuardedOAuthHttp {
         self.guard
             .check_url(request.url())
             .await
-            .map_err(|source| OAuthHttpError::Refused {
-                url: url.clone(),
-                source,
+            .map_err(|source| {
+                if source.is_refusal() {
+                    OAuthHttpError::Refused {
+                        url: url.clone(),
+                        source,
+                    }
+                } else {
+                    OAuthHttpError::Request {
+                        url: url.clone(),
+                        reason: source.to_string(),
+                    }
+                }
             })?;
         remember_sent(&request);
         tracing::debug!(method = %request.method(), url = %url, "OAuth request");

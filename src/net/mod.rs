@@ -82,6 +82,14 @@ pub enum SsrfError {
     },
 }
 
+impl SsrfError {
+    /// Whether the guard refused the URL (scheme, host or address); `false` for a name that
+    /// did not resolve, which is no refusal: nothing was checked, and it may resolve later.
+    pub fn is_refusal(&self) -> bool {
+        !matches!(self, SsrfError::Resolve { .. })
+    }
+}
+
 /// The guard: the whitelist networks plus the fixed blocked ranges. Cheap to clone; clones
 /// share the last refusal.
 #[derive(Clone, Debug, Default)]

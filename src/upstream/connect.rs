@@ -285,13 +285,19 @@ async fn connect_remote(
     let handler = UpstreamHandler::new(events_tx, asks);
     let gone = http::SessionGone::default();
     let attempt = async {
-        guard
-            .check_url(&url)
-            .await
-            .map_err(|source| ConnectError::Ssrf {
-                url: redacted.clone(),
-                source,
-            })?;
+        guard.check_url(&url).await.map_err(|source| {
+            if source.is_refusal() {
+                ConnectError::Ssrf {
+                    url: redacted.clone(),
+                    source,
+                }
+            } else {
+                ConnectError::Unresolved {
+                    url: redacted.clone(),
+                    source,
+                }
+            }
+        })?;
         let client = net::build_client(&guard, &http.headers, cfg.connect_timeout)?;
         tracing::info!(url = %redacted, transport = super::transport_name(&cfg.transport), "connecting");
         let opened = match remote {

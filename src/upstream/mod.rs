@@ -101,6 +101,14 @@ pub enum ConnectError {
         /// Which host, which address, which whitelist entry would allow it.
         source: SsrfError,
     },
+    /// The URL's host name did not resolve (no refusal: it is tried again).
+    #[error("cannot reach {url}: {source}")]
+    Unresolved {
+        /// The redacted URL.
+        url: String,
+        /// The host and what the resolver said.
+        source: SsrfError,
+    },
     /// The HTTP client could not be built (bad header name or value).
     #[error(transparent)]
     Client(#[from] ClientError),

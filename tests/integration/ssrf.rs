@@ -167,3 +167,27 @@ async fn http_proxy_from_the_environment_is_used_and_targets_are_still_checked()
     );
     assert_eq!(proxied.load(Ordering::SeqCst), before);
 }
+
+/// A host name that does not resolve is no SSRF refusal: it is said as "cannot reach …: cannot
+/// resolve host …", never "refused", and the server is tried again (not `failed` for good).
+#[tokio::test]
+async fn a_name_that_does_not_resolve_is_not_called_a_refusal_and_is_tried_again() {
+    let c = Companion::start(json!({ "mcpServers": {
+        "gone": { "url": "http://no-such-host.invalid/mcp" },
+    } }));
+    let s = c.server("gone").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut s = s;
+    while s.last_error.is_none() {
+        assert!(std::time::Instant::now() < deadline, "{s:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        s = c.server("gone").await;
+    }
+    let err = s.last_error.clone().unwrap_or_default();
+    assert!(
+        err.contains("cannot reach") && err.contains("cannot resolve host no-such-host.invalid"),
+        "{err}"
+    );
+    assert!(!err.contains("refused"), "{err}");
+    assert_ne!(s.state.as_str(), "failed", "{s:?}");
+}

@@ -152,13 +152,19 @@ impl RegistryClient {
 
     async fn get<T: DeserializeOwned>(&self, url: url::Url) -> Result<T, RegistryError> {
         let shown = redact(url.as_str());
-        self.guard
-            .check_url(&url)
-            .await
-            .map_err(|e| RegistryError::Ssrf {
-                url: shown.clone(),
-                reason: e.to_string(),
-            })?;
+        self.guard.check_url(&url).await.map_err(|e| {
+            if e.is_refusal() {
+                RegistryError::Ssrf {
+                    url: shown.clone(),
+                    reason: e.to_string(),
+                }
+            } else {
+                RegistryError::Http {
+                    url: shown.clone(),
+                    reason: e.to_string(),
+                }
+            }
+        })?;
         let fetch = async {
             let response = self
                 .http
