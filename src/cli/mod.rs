@@ -198,8 +198,27 @@ pub async fn call(
     };
     let paths = mcp_companion::ipc::record::locate(socket).await;
     let result = client::call_tool(&paths.mcp, name, args).await?;
+    let failed = result.is_error == Some(true);
     if json {
         outln!("{}", serde_json::to_string_pretty(&result)?);
+    } else if failed {
+        // The tool's error text goes where the CLI's own errors go, said the same way.
+        let text: Vec<String> = result
+            .content
+            .iter()
+            .map(|block| match block {
+                rmcp::model::ContentBlock::Text(t) => {
+                    out::visible_on_terminal(&t.text).into_owned()
+                }
+                other => serde_json::to_string(other).unwrap_or_default(),
+            })
+            .collect();
+        let text = if text.is_empty() {
+            "the tool reported an error without saying what".to_owned()
+        } else {
+            text.join("\n")
+        };
+        eprintln!("error: {text}");
     } else {
         for block in &result.content {
             match block {
@@ -216,7 +235,7 @@ pub async fn call(
             outln!("structuredContent: {structured}");
         }
     }
-    Ok(if result.is_error == Some(true) {
+    Ok(if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

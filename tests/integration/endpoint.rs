@@ -270,6 +270,23 @@ async fn cli_tools_call_and_status() {
     assert_eq!(String::from_utf8_lossy(&ok.stdout).trim(), "cli");
     let err = c.cli(&["call", "mcp_demo_fail", r#"{"message":"nope"}"#]);
     assert_eq!(err.status.code(), Some(1), "isError exits 1");
+    // A tool's error and an unknown tool are said on stderr like the CLI's own errors.
+    let unknown = c.cli(&["call", "mcp_demo_nope", "{}"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    for out in [&err, &unknown] {
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.starts_with("error: "), "{said}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("mcp_demo_nope"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
     let bad = c.cli(&["call", "mcp_demo_echo", "not json"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("JSON object"));
