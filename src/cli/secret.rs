@@ -24,7 +24,8 @@ pub enum SecretCommand {
     },
     /// List the names of the stored secrets and the servers that use each (never values).
     List {
-        /// Print JSON: [{"name", "stored", "usedBy": [{"server", "field"}]}].
+        /// Print JSON: [{"name", "stored", "usedBy": [{"server", "field"}]}]; `stored` is null
+        /// when no keychain answers (then only the config's references are listed, exit 1).
         #[arg(long)]
         json: bool,
     },
@@ -103,28 +104,37 @@ struct Use {
 #[serde(rename_all = "camelCase")]
 struct Row {
     name: String,
-    stored: bool,
+    /// `None` when the keychain could not be asked.
+    stored: Option<bool>,
     used_by: Vec<Use>,
 }
 
+/// Lists the secrets the keychain holds and those the config refers to. Without a keychain it
+/// says so on stderr, still lists the config's references (with `stored` unknown), and exits 1.
 fn list(
     config_path: Option<&Path>,
     store: &dyn SecretStore,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let stored = store.names()?;
+    let (stored, unavailable) = match store.names() {
+        Ok(names) => (names, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
     let mut users = users_of(config_path);
     let mut rows: Vec<Row> = stored
         .iter()
         .map(|name| Row {
             name: name.clone(),
-            stored: true,
+            stored: Some(true),
             used_by: users.remove(name).unwrap_or_default(),
         })
         .collect();
     // Referenced but not stored: those servers cannot start until `secret set`.
     for (name, used_by) in users {
-        let stored = store.get(&name).ok().flatten().is_some();
+        let stored = match unavailable {
+            Some(_) => None,
+            None => Some(store.get(&name).ok().flatten().is_some()),
+        };
         rows.push(Row {
             name,
             stored,
@@ -132,13 +142,28 @@ fn list(
         });
     }
     rows.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(e) = &unavailable {
+        eprintln!(
+            "error: {e}\nlisting only the secrets the config refers to; whether each is stored is unknown"
+        );
+    }
+    let done = if unavailable.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    };
     if json {
         outln!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(done);
     }
     if rows.is_empty() {
-        outln!("no secrets stored in {KEYCHAIN_KIND} and none referenced by the config");
-        return Ok(ExitCode::SUCCESS);
+        match unavailable {
+            Some(_) => outln!("the config refers to no secrets"),
+            None => {
+                outln!("no secrets stored in {KEYCHAIN_KIND} and none referenced by the config")
+            }
+        }
+        return Ok(done);
     }
     let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
     outln!("{:width$}  USED BY", "NAME");
@@ -151,14 +176,14 @@ fn list(
         if used.is_empty() {
             used.push("-".into());
         }
-        let note = if r.stored {
-            String::new()
-        } else {
-            format!("  [not stored: mcp-companion secret set {}]", r.name)
+        let note = match r.stored {
+            Some(true) => String::new(),
+            Some(false) => format!("  [not stored: mcp-companion secret set {}]", r.name),
+            None => "  [keychain unavailable]".to_owned(),
         };
         outln!("{:width$}  {}{note}", r.name, used.join(", "));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(done)
 }
 
 fn rm(config_path: Option<&Path>, store: &dyn SecretStore, name: &str) -> anyhow::Result<ExitCode> {

@@ -424,4 +424,21 @@ async fn without_a_keychain_the_error_says_so_and_points_to_variables() {
         "{error}"
     );
     assert_eq!(c.server("fine").await.state, ServerState::Running);
+
+    // `secret list` says the keychain is unavailable and still lists the config's references.
+    let config_arg = c.config.display().to_string();
+    let list = cli_env(&["--config", &config_arg, "secret", "list"], "", &no_bus);
+    assert_eq!(list.status.code(), Some(1), "{}", out(&list));
+    let said = String::from_utf8_lossy(&list.stderr);
+    assert!(
+        said.starts_with("error: ") && said.contains("no OS keychain is available"),
+        "{said}"
+    );
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("X")
+            && listed.contains("needs (env.K)")
+            && listed.contains("[keychain unavailable]"),
+        "{listed}"
+    );
 }
