@@ -25,6 +25,7 @@ mod lifecycle;
 mod malformed;
 mod naming;
 mod nanobot;
+mod native;
 mod oauth;
 mod oauth_fixture;
 mod oauth_keychain;
