@@ -23,6 +23,7 @@ mod keychain;
 mod launching;
 mod lifecycle;
 mod malformed;
+mod matrix;
 mod naming;
 mod nanobot;
 mod native;
