@@ -363,3 +363,88 @@ async fn shared_uris_are_rewritten_per_server_and_wrap_resources_false_drops_the
     let text: Value = serde_json::to_value(&filled.messages).expect("json");
     assert!(text.to_string().contains("Cy"), "{text}");
 }
+
+fn app_server(label: &str) -> Value {
+    let Some(peers) = peers_dir() else {
+        return Value::Null;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/app_server.py");
+    json!({ "command": crate::common::python_sdk2(&peers), "args": [script, "--label", label] })
+}
+
+/// The UI URI tool `name` names in `_meta.ui.resourceUri`.
+async fn ui_uri(client: &RunningService<RoleClient, Recorder>, name: &str) -> String {
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let tool = tools
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"));
+    let meta = serde_json::to_value(&tool.meta).expect("json");
+    meta["ui"]["resourceUri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} names no UI: {meta}"))
+        .to_owned()
+}
+
+#[tokio::test]
+async fn an_app_ui_uri_stays_when_unique_and_is_rewritten_everywhere_when_two_servers_share_it() {
+    if peers_dir().is_none() {
+        return;
+    }
+    let one = Companion::start(json!({ "mcpServers": { "solo": app_server("S") } }));
+    one.settled().await;
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let client = one.client_with(Recorder(tx.clone())).await;
+    assert_eq!(
+        ui_uri(&client, "mcp_solo_show").await,
+        "ui://widget/app.html"
+    );
+    let html = read(&client, "ui://widget/app.html")
+        .await
+        .expect("read the UI");
+    assert_eq!(contents_text(&html), "<p>S</p>");
+
+    let two = Companion::start(json!({ "mcpServers": {
+        "a": app_server("A"),
+        "b": app_server("B"),
+    } }));
+    for s in two.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", two.log());
+    }
+    let client = two.client_with(Recorder(tx)).await;
+    assert_eq!(
+        ui_uri(&client, "mcp_a_show").await,
+        "ui://a/widget/app.html"
+    );
+    assert_eq!(
+        ui_uri(&client, "mcp_b_show").await,
+        "ui://b/widget/app.html"
+    );
+    let listed = client.list_all_resources().await.expect("resources/list");
+    let mut uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+    uris.sort_unstable();
+    assert_eq!(uris, ["ui://a/widget/app.html", "ui://b/widget/app.html"]);
+    let html = read(&client, "ui://b/widget/app.html")
+        .await
+        .expect("read b's UI");
+    assert_eq!(contents_text(&html), "<p>B</p>");
+    assert_eq!(contents_uris(&html), ["ui://b/widget/app.html"]);
+
+    // The result's link and embedded resource carry the rewritten URI, and the link reads.
+    let shown = call(&client, "mcp_b_show", json!({})).await;
+    let result = serde_json::to_value(&shown).expect("json");
+    assert_eq!(
+        result["content"][0]["uri"],
+        json!("ui://b/widget/app.html"),
+        "{result}"
+    );
+    assert_eq!(
+        result["content"][1]["resource"]["uri"],
+        json!("ui://b/widget/app.html"),
+        "{result}"
+    );
+    let linked = read(&client, "ui://b/widget/app.html")
+        .await
+        .expect("the link reads");
+    assert_eq!(contents_text(&linked), "<p>B</p>");
+}
