@@ -37,6 +37,14 @@ impl ClientHandler for Recorder {
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
+    async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.0.send("prompts changed".to_owned());
+    }
+
+    async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.0.send("resources changed".to_owned());
+    }
+
     async fn on_resource_updated(
         &self,
         params: ResourceUpdatedNotificationParam,
@@ -447,4 +455,41 @@ async fn an_app_ui_uri_stays_when_unique_and_is_rewritten_everywhere_when_two_se
         .await
         .expect("the link reads");
     assert_eq!(contents_text(&linked), "<p>B</p>");
+}
+
+#[tokio::test]
+async fn a_server_leaving_announces_prompt_and_resource_list_changes() {
+    let c = Companion::start(json!({ "mcpServers": { "a": demo(&[]), "b": demo(&[]) } }));
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let client = c.client_with(Recorder(tx)).await;
+    let stop = c.cli(&["stop", "b"]);
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    let wait = Duration::from_secs(30);
+    assert!(
+        heard(&mut rx, "prompts changed", wait).await.is_some(),
+        "{}",
+        c.log()
+    );
+    assert!(
+        heard(&mut rx, "resources changed", wait).await.is_some(),
+        "{}",
+        c.log()
+    );
+    let prompts = client.list_all_prompts().await.expect("prompts/list");
+    let mut names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["a_greet", "a_review_code"]);
+    // With b gone, a's URIs are unique again and served as they are.
+    let listed = client.list_all_resources().await.expect("resources/list");
+    assert!(
+        listed.iter().any(|r| r.uri == "demo://static/hello"),
+        "{listed:?}"
+    );
 }
