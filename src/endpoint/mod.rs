@@ -175,14 +175,16 @@ impl ServerHandler for Endpoint {
         Err(not_supported(DiscoverRequestMethod::VALUE))
     }
 
-    /// `initialize`: answered once the servers have settled (at most `firstListTimeout`), so
-    /// the capabilities declared cover them ([`native`]).
+    /// `initialize`: answered once the servers have settled (at most `firstListTimeout`, and
+    /// at most half of [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT)), so the capabilities
+    /// declared cover them ([`native`]).
     async fn initialize(
         &self,
         request: rmcp::model::InitializeRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, McpError> {
-        self.settled().await;
+        // Half the handshake's own deadline at most: the session must not be closed for it.
+        let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
         cx.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
