@@ -259,8 +259,8 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::SubscribeRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if self.interest.has(&params.uri) {
-            return Ok(());
+        if let Some(route) = self.interest.route(&params.uri) {
+            return self.hub.refresh_subscription(&route).await;
         }
         let route = self.hub.subscribe_resource(&params.uri).await?;
         if !self.interest.subscribed(&params.uri, route.clone()) {

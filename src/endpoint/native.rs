@@ -58,9 +58,9 @@ impl AgentInterest {
             .is_none()
     }
 
-    /// Whether the agent is subscribed to `uri`.
-    pub fn has(&self, uri: &str) -> bool {
-        lock(&self.subscriptions).contains_key(uri)
+    /// Where the agent's subscription of `uri` went, if it has one.
+    pub fn route(&self, uri: &str) -> Option<NativeRoute> {
+        lock(&self.subscriptions).get(uri).cloned()
     }
 
     /// Forgets the agent's subscription of `uri`, returning where it went.
@@ -178,5 +178,50 @@ pub async fn forward_notices(hub: Hub, peer: Peer<RoleServer>, interest: Arc<Age
         if sent.is_err() {
             return; // the session is gone
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_hears_messages_at_or_above_its_level_and_all_before_it_sets_one() {
+        let interest = AgentInterest::default();
+        assert!(interest.wants(LoggingLevel::Debug), "no level set yet");
+        interest.set_level(LoggingLevel::Warning);
+        assert!(!interest.wants(LoggingLevel::Info));
+        assert!(interest.wants(LoggingLevel::Warning));
+        assert!(interest.wants(LoggingLevel::Emergency));
+    }
+
+    #[test]
+    fn pages_follow_offsets_and_refuse_other_cursors() {
+        let items: Vec<usize> = (0..PAGE_SIZE + 3).collect();
+        let (first, next) = page(&items, None).expect("first page");
+        assert_eq!((first.len(), next.as_deref()), (PAGE_SIZE, Some("1000")));
+        let (rest, next) = page(&items, next).expect("second page");
+        assert_eq!(
+            (rest, next),
+            (vec![PAGE_SIZE, PAGE_SIZE + 1, PAGE_SIZE + 2], None)
+        );
+        assert!(page(&items, Some("x".into())).is_err());
+        assert!(page(&items, Some((PAGE_SIZE + 4).to_string())).is_err());
+    }
+
+    #[test]
+    fn capabilities_follow_what_the_servers_declared() {
+        let none = capabilities(Declared::default());
+        assert!(none.prompts.is_none() && none.resources.is_none() && none.completions.is_none());
+        assert!(none.tools.is_some());
+        let all = capabilities(Declared {
+            prompts: true,
+            resources: true,
+            subscribe: true,
+            completions: true,
+            logging: true,
+        });
+        assert_eq!(all.resources.and_then(|r| r.subscribe), Some(true));
+        assert!(all.prompts.is_some() && all.completions.is_some());
     }
 }

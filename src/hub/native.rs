@@ -13,8 +13,8 @@
 //!
 //! A server that is not running answers at once (no waiting for a restart, unlike tool calls);
 //! every request lasts at most the server's `toolTimeout`. Upstream subscriptions and the log
-//! level are not sent again to a server that restarts: an agent that needs them after a restart
-//! subscribes again.
+//! level are not sent again to a server that restarts on its own: an agent's next
+//! `resources/subscribe` of the resource sends it to the new process.
 #![expect(
     deprecated,
     reason = "logging/setLevel and resources/subscribe are deprecated by SEP-2577 and SEP-2575; 2025-era clients and servers use them"
@@ -51,8 +51,9 @@ pub(crate) struct Interest(Arc<Mutex<InterestState>>);
 
 #[derive(Debug, Default)]
 struct InterestState {
-    /// (server, server's URI) → agent sessions subscribed.
-    subscriptions: HashMap<(Arc<str>, String), usize>,
+    /// (server, server's URI) → agent sessions subscribed, and the server session generation
+    /// that was sent `resources/subscribe`.
+    subscriptions: HashMap<(Arc<str>, String), (usize, u64)>,
     /// The most verbose level sent to the servers so far.
     level: Option<LoggingLevel>,
 }
@@ -207,13 +208,18 @@ impl Hub {
         let route = resource_route(self.catalog().native(), uri)?;
         let live = self.live_for(&route.server)?;
         let key = (route.server.clone(), route.upstream.clone());
-        let first = {
+        let send = {
             let mut state = self.interest.lock();
-            let count = state.subscriptions.entry(key.clone()).or_default();
+            let (count, generation) = state
+                .subscriptions
+                .entry(key.clone())
+                .or_insert((0, live.generation));
             *count += 1;
-            *count == 1
+            let send = *count == 1 || *generation != live.generation;
+            *generation = live.generation;
+            send
         };
-        if first {
+        if send {
             let params = SubscribeRequestParams::new(route.upstream.clone());
             let sent = self
                 .bounded(
@@ -228,6 +234,36 @@ impl Hub {
             }
         }
         Ok(route)
+    }
+
+    /// An agent subscribes again to `route`, which it already has: sent upstream again when
+    /// the server restarted since it was sent (a new process knows no subscriptions).
+    ///
+    /// # Errors
+    /// As for [`Hub::read_resource`].
+    pub async fn refresh_subscription(&self, route: &NativeRoute) -> Result<(), McpError> {
+        let live = self.live_for(&route.server)?;
+        let key = (route.server.clone(), route.upstream.clone());
+        let stale = {
+            let mut state = self.interest.lock();
+            match state.subscriptions.get_mut(&key) {
+                Some((_, generation)) if *generation != live.generation => {
+                    *generation = live.generation;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if stale {
+            let params = SubscribeRequestParams::new(route.upstream.clone());
+            self.bounded(
+                &route.server,
+                "resources/subscribe",
+                live.peer.subscribe(params),
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// One agent no longer wants updates of `route` (from [`Hub::subscribe_resource`]); the last one
@@ -257,7 +293,7 @@ impl Hub {
     fn forget(&self, key: &(Arc<str>, String)) -> bool {
         let mut state = self.interest.lock();
         match state.subscriptions.get_mut(key) {
-            Some(count) if *count > 1 => {
+            Some((count, _)) if *count > 1 => {
                 *count -= 1;
                 false
             }

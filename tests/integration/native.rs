@@ -493,3 +493,44 @@ async fn a_server_leaving_announces_prompt_and_resource_list_changes() {
         "{listed:?}"
     );
 }
+
+#[tokio::test]
+async fn subscribing_again_after_a_server_restart_resumes_its_updates() {
+    let Some(peers) = peers_dir() else { return };
+    let c = Companion::start(json!({ "mcpServers": {
+        "everything": { "command": "node", "args": [everything_js(&peers), "stdio"] },
+    } }));
+    c.settled().await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let client = c.client_with(Recorder(tx)).await;
+    let uri = "demo://resource/dynamic/text/2";
+    client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe");
+    let restart = c.cli(&["restart", "everything"]);
+    assert!(
+        restart.status.success(),
+        "{}",
+        String::from_utf8_lossy(&restart.stderr)
+    );
+    c.settled().await;
+    // The new process knows no subscription until the agent subscribes again.
+    client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe again");
+    call(
+        &client,
+        "mcp_everything_toggle-subscriber-updates",
+        json!({}),
+    )
+    .await;
+    let update = heard(&mut rx, "updated ", Duration::from_secs(30)).await;
+    assert_eq!(
+        update.as_deref(),
+        Some(&*format!("updated {uri}")),
+        "{}",
+        c.log()
+    );
+}
