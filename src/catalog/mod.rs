@@ -8,6 +8,7 @@
 //! | [`schema`] | `inputSchema` normalisation |
 //! | [`uri_template`] | RFC 6570 variables and expansion for resource templates |
 //! | [`wrap`] | the description / schema / annotations of each wrapped tool |
+//! | [`native`] | prompts, resources and templates served as themselves, their names, URIs and routes |
 //! | `warning` | [`CatalogWarning`], what a build reports |
 //! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
 //! | `settle` | the capabilities waiting for their names, and making those names unique |
@@ -18,6 +19,7 @@
 
 pub mod allowlist;
 pub mod naming;
+pub mod native;
 mod pages;
 pub mod schema;
 mod settle;
@@ -35,6 +37,8 @@ use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 
 use self::allowlist::Candidate;
 use self::naming::{CapabilityKind, base_name, is_blank, suffixed_name};
+use self::native::ServerNative;
+pub use self::native::{Declared, Native, NativeRoute};
 use self::settle::{Item, Pending, settle_names};
 
 /// What one server listed (tools/list, resources/list, resources/templates/list,
@@ -49,6 +53,8 @@ pub struct ServerListing {
     pub resource_templates: Vec<ResourceTemplate>,
     /// Prompts in listing order.
     pub prompts: Vec<Prompt>,
+    /// What the server declared in `initialize`.
+    pub declared: Declared,
 }
 
 /// What a wrapped tool calls upstream.
@@ -122,6 +128,8 @@ pub struct Catalog {
     warnings: Vec<CatalogWarning>,
     /// The `tools/list` pages as JSON, made the first time one is asked for (`pages.rs`).
     pages: std::sync::OnceLock<Vec<String>>,
+    /// Prompts, resources and templates served as themselves.
+    native: Native,
 }
 
 impl Catalog {
@@ -135,12 +143,23 @@ impl Catalog {
     /// dropped. Problems are returned as [`CatalogWarning`]s (see [`Catalog::warnings`]); the hub
     /// logs each one once, when it first appears.
     pub fn build(inputs: &[CatalogInput<'_>]) -> Catalog {
+        Catalog::build_with(inputs, true)
+    }
+
+    /// [`Catalog::build`], serving resources, templates and prompts as tools too only when
+    /// `wrap_resources` (the config's `wrapResources`); they are always served natively
+    /// ([`Catalog::native`]), under the same `enabledTools` rules.
+    pub fn build_with(inputs: &[CatalogInput<'_>], wrap_resources: bool) -> Catalog {
         let mut warnings = Vec::new();
         let mut pending = Vec::new();
         for input in inputs {
             select_server(input, &mut pending, &mut warnings);
         }
         settle_names(&mut pending, &mut warnings);
+        let native = Native::build(native_servers(inputs, &pending));
+        if !wrap_resources {
+            pending.retain(|p| matches!(p.item, Item::Tool(_)));
+        }
 
         let mut catalog = Catalog {
             tools: Vec::with_capacity(pending.len()),
@@ -149,6 +168,7 @@ impl Catalog {
             counts: HashMap::new(),
             warnings: Vec::new(),
             pages: std::sync::OnceLock::new(),
+            native,
         };
         for p in pending {
             let object_arguments = matches!(p.item, Item::Tool(tool)
@@ -164,6 +184,7 @@ impl Catalog {
                         }
                     }));
                     let name = tool.name.to_string();
+                    let wrapped = agent_ui_uri(wrapped, &catalog.native, &p.server);
                     (wrapped, Target::Tool { name })
                 }
                 Item::Resource(r) => (
@@ -205,6 +226,11 @@ impl Catalog {
         }
         catalog.warnings = warnings;
         catalog
+    }
+
+    /// The prompts, resources and templates served as themselves, and their routes.
+    pub fn native(&self) -> &Native {
+        &self.native
     }
 
     /// Every wrapped name with its route, in no particular order.
@@ -253,6 +279,59 @@ impl Catalog {
     pub fn warnings_for<'a>(&'a self, server: &'a str) -> impl Iterator<Item = &'a CatalogWarning> {
         self.warnings.iter().filter(move |w| w.concerns(server))
     }
+}
+
+/// Each server's enabled prompts, resources, templates and tool UI URIs, for [`Native::build`].
+fn native_servers<'a>(
+    inputs: &[CatalogInput<'a>],
+    pending: &[Pending<'a>],
+) -> Vec<ServerNative<'a>> {
+    let mut servers: Vec<ServerNative<'a>> = inputs
+        .iter()
+        .map(|input| ServerNative {
+            server: Arc::from(input.server),
+            declared: input.listing.declared,
+            ..ServerNative::default()
+        })
+        .collect();
+    for p in pending {
+        let Some(s) = servers.iter_mut().find(|s| s.server == p.server) else {
+            continue;
+        };
+        match p.item {
+            Item::Tool(tool) => s
+                .tool_uris
+                .extend(native::tool_ui_uri(tool).map(str::to_owned)),
+            Item::Resource(r) => s.resources.push(r),
+            Item::Template(t) => s.templates.push(t),
+            Item::Prompt(prompt) => s.prompts.push(prompt),
+        }
+    }
+    servers
+}
+
+/// `tool` with its `_meta.ui.resourceUri` (and the flat `ui/resourceUri`) as agents see it.
+fn agent_ui_uri(mut tool: Tool, native: &Native, server: &str) -> Tool {
+    let Some(uri) = native::tool_ui_uri(&tool).map(str::to_owned) else {
+        return tool;
+    };
+    let agent = native.to_agent(server, &uri);
+    if agent == uri {
+        return tool;
+    }
+    if let Some(meta) = tool.meta.as_mut() {
+        if let Some(ui) = meta
+            .get_mut("ui")
+            .and_then(serde_json::Value::as_object_mut)
+            && ui.contains_key("resourceUri")
+        {
+            ui.insert("resourceUri".into(), agent.clone().into());
+        }
+        if meta.contains_key("ui/resourceUri") {
+            meta.insert("ui/resourceUri".into(), agent.into());
+        }
+    }
+    tool
 }
 
 /// Applies one server's allowlist and appends its enabled capabilities to `pending`.

@@ -33,6 +33,48 @@ fn listing() -> ServerListing {
             Some("say hi"),
             Some(vec![PromptArgument::new("who").with_required(true)]),
         )],
+        declared: crate::catalog::Declared {
+            prompts: true,
+            resources: true,
+            ..Default::default()
+        },
+    }
+}
+
+#[test]
+fn native_forms_follow_enabled_tools_and_the_wrap_switch() {
+    let listing = listing();
+    let enabled = strings(&["mcp_s_echo", "mcp_s_prompt_greet", "mcp_s_resource_notes"]);
+    let input = [CatalogInput {
+        server: "s",
+        enabled_tools: &enabled,
+        listing: &listing,
+    }];
+    let wrapped = Catalog::build_with(&input, true);
+    let native_only = Catalog::build_with(&input, false);
+    let names = |c: &Catalog| {
+        c.tools()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&wrapped),
+        ["mcp_s_echo", "mcp_s_resource_notes", "mcp_s_prompt_greet"]
+    );
+    assert_eq!(names(&native_only), ["mcp_s_echo"]);
+    for c in [&wrapped, &native_only] {
+        let n = c.native();
+        let prompts: Vec<&str> = n.prompts().iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(prompts, ["s_greet"]);
+        let uris: Vec<&str> = n.resources().iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(uris, ["mem://notes"]);
+        assert!(n.templates().is_empty(), "the template is not enabled");
+        assert_eq!(
+            n.prompt("s_greet").map(|r| r.upstream.as_str()),
+            Some("greet")
+        );
+        assert!(n.declared().prompts && n.declared().resources);
     }
 }
 

@@ -95,6 +95,10 @@ pub struct Config {
     /// [`DEFAULT_FIRST_LIST_TIMEOUT`]): how long an agent's first `tools/list` waits for every
     /// enabled server to settle. Read when the companion starts.
     pub first_list_timeout: Duration,
+    /// `wrapResources` (default `true`): whether every resource, resource template and prompt
+    /// is also served as a tool (`mcp_<server>_resource_<name>`, `mcp_<server>_prompt_<name>`),
+    /// for agents that only call tools. They are always served natively too.
+    pub wrap_resources: bool,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
     pub warnings: Vec<String>,
     /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit

@@ -15,6 +15,7 @@ const KNOWN_KEYS: &[&str] = &[
     "ssrfWhitelist",
     "firstListTimeout",
     "registries",
+    "wrapResources",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -86,6 +87,17 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             }
         },
     };
+    let wrap_resources = match top.get("wrapResources") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            warnings.push(format!(
+                "\"wrapResources\" must be true or false, found {}; using true",
+                json_type(v)
+            ));
+            true
+        }
+    };
     warnings.extend(
         super::duplicates::duplicate_keys(text)
             .iter()
@@ -99,6 +111,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         servers,
         ssrf_whitelist,
         first_list_timeout,
+        wrap_resources,
         warnings,
         raw,
     })

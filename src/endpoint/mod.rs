@@ -5,17 +5,23 @@
 //! |---|---|
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
 //! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
-//! | `ping`, `logging/setLevel` | empty result |
+//! | `ping` | empty result |
+//! | `prompts/list`, `resources/list`, `resources/templates/list` | the catalog's native tables ([`crate::catalog::native`]), paged like tools |
+//! | `prompts/get`, `resources/read`, `completion/complete` | routed by the native table to the owning server ([`Hub::get_prompt`], [`Hub::read_resource`], [`Hub::complete`]) |
+//! | `resources/subscribe`, `resources/unsubscribe` | per session, sent upstream once per resource ([`native`]) |
+//! | `logging/setLevel` | this session's level for the servers' log messages; the most verbose level goes upstream |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`fast`]) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | `notifications/roots/list_changed` | forwarded to every running server |
-//! | anything else | -32601, with a message that says what this server does instead (resources and prompts are served as tools) and `data.method` |
+//! | anything else | -32601, with a message that says what this server answers, and `data.method` |
 //! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`](line::LineTransport)) |
 //!
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
-//! every session gets `notifications/tools/list_changed`.
+//! every session gets `notifications/tools/list_changed`, and `prompts/list_changed` /
+//! `resources/list_changed` when those lists changed. `initialize` waits for the servers to
+//! settle (at most `firstListTimeout`), so the declared capabilities cover them ([`native`]).
 //!
 //! Each connection runs under the bounds of [`limits`] ([`Bounded`](bounded::Bounded)): a session that
 //! has not finished its handshake within [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT) is closed, and when its agent
@@ -29,6 +35,7 @@
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
+//! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
 //! | [`limits`] | what one agent connection may hold: in-flight requests, queued bytes, connections, deadlines |
@@ -41,6 +48,7 @@ pub mod bounded;
 pub mod fast;
 pub mod limits;
 pub mod line;
+mod native;
 mod session;
 
 use std::borrow::Cow;
@@ -50,7 +58,7 @@ use std::time::Duration;
 use rmcp::model::ConstString;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, DiscoverRequestMethod, DiscoverResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -77,6 +85,8 @@ pub struct Endpoint {
     /// Marked done when `initialize` arrives: from then on the connection is never closed to
     /// make room for another ([`crate::ipc::accept`]).
     handshake: Handshake,
+    /// The session's resource subscriptions and log level ([`native`]).
+    interest: Arc<native::AgentInterest>,
 }
 
 impl Endpoint {
@@ -96,7 +106,28 @@ impl Endpoint {
             first_list: Arc::default(),
             agent_gone: CancellationToken::new(),
             handshake: Handshake::default(),
+            interest: Arc::default(),
         }
+    }
+
+    /// The session's resource subscriptions and log level, shared with its serving loop.
+    pub(crate) fn interest(&self) -> Arc<native::AgentInterest> {
+        self.interest.clone()
+    }
+
+    /// Waits (once per session, at most `first_list_wait`) until every server has settled,
+    /// so that what the agent is first told covers them.
+    async fn settled(&self) {
+        self.first_list
+            .get_or_init(|| async {
+                if !self.hub.wait_settled(self.first_list_wait).await {
+                    tracing::info!(
+                        "first tools/list answered after {} s with servers still starting",
+                        self.first_list_wait.as_secs_f64()
+                    );
+                }
+            })
+            .await;
     }
 
     /// The session's first-listing latch: set once its first `tools/list` has waited for the
@@ -121,48 +152,26 @@ impl Endpoint {
     }
 }
 
-/// A -32601 answer that says what happened: `method` is not served here, and what to use.
+/// A -32601 answer that says what happened: `method` is not served here, and what is.
 fn not_supported(method: &str) -> McpError {
-    let instead = if method.starts_with("resources/") || method.starts_with("prompts/") {
-        "every server's resources and prompts are served as tools named mcp_<server>_<name>: use tools/list and tools/call"
-    } else {
-        "it answers initialize, ping, tools/list and tools/call"
-    };
     McpError::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-        format!("method \"{method}\" is not supported by MCP Companion; {instead}"),
+        format!(
+            "method \"{method}\" is not supported by MCP Companion; it answers initialize, ping, tools/*, prompts/*, resources/*, completion/complete and logging/setLevel"
+        ),
         Some(serde_json::json!({ "method": method })),
     )
 }
 
 impl ServerHandler for Endpoint {
-    async fn initialize(
-        &self,
-        request: rmcp::model::InitializeRequestParams,
-        context: rmcp::service::RequestContext<rmcp::RoleServer>,
-    ) -> Result<rmcp::model::InitializeResult, McpError> {
-        // The agent has spoken: its connection is no idle one to close at the cap.
-        self.handshake.done();
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
-    }
-
-    #[expect(
-        deprecated,
-        reason = "logging/setLevel is deprecated by SEP-2577; 2025-era clients still send it"
-    )]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_logging()
-                .build(),
-        )
+        ServerConfig::new(native::capabilities(
+            self.hub.catalog().native().declared(),
+        ))
         .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_instructions(
-            "MCP Companion: every tool, resource and prompt of the user's MCP servers, named mcp_<server>_<name>.",
+            "MCP Companion: every tool, prompt and resource of the user's MCP servers; tools are named mcp_<server>_<name>, prompts <server>_<name>.",
         )
     }
 
@@ -178,52 +187,112 @@ impl ServerHandler for Endpoint {
         Err(not_supported(DiscoverRequestMethod::VALUE))
     }
 
+    /// `initialize`: answered once the servers have settled (at most `firstListTimeout`, and
+    /// at most half of [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT)), so the capabilities
+    /// declared cover them ([`native`]).
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        // The agent has spoken: its connection is no idle one to close at the cap.
+        self.handshake.done();
+        // Half the handshake's own deadline at most: the session must not be closed for it.
+        let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
+        cx.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn list_resources(
         &self,
-        _params: Option<PaginatedRequestParams>,
+        params: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, McpError> {
-        Err(not_supported("resources/list"))
+        let catalog = self.hub.catalog();
+        let (items, next) =
+            native::page(catalog.native().resources(), params.and_then(|p| p.cursor))?;
+        let mut result = rmcp::model::ListResourcesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn list_resource_templates(
         &self,
-        _params: Option<PaginatedRequestParams>,
+        params: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
-        Err(not_supported("resources/templates/list"))
+        let catalog = self.hub.catalog();
+        let (items, next) =
+            native::page(catalog.native().templates(), params.and_then(|p| p.cursor))?;
+        let mut result = rmcp::model::ListResourceTemplatesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn read_resource(
         &self,
-        _params: rmcp::model::ReadResourceRequestParams,
+        params: rmcp::model::ReadResourceRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        Err(not_supported("resources/read"))
+        self.hub.read_resource(params).await
     }
 
     async fn list_prompts(
         &self,
-        _params: Option<PaginatedRequestParams>,
+        params: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, McpError> {
-        Err(not_supported("prompts/list"))
+        let catalog = self.hub.catalog();
+        let (items, next) =
+            native::page(catalog.native().prompts(), params.and_then(|p| p.cursor))?;
+        let mut result = rmcp::model::ListPromptsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn get_prompt(
         &self,
-        _params: rmcp::model::GetPromptRequestParams,
+        params: rmcp::model::GetPromptRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        Err(not_supported("prompts/get"))
+        self.hub.get_prompt(params).await
     }
 
     async fn complete(
         &self,
-        _params: rmcp::model::CompleteRequestParams,
+        params: rmcp::model::CompleteRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        Err(not_supported("completion/complete"))
+        self.hub.complete(params).await
+    }
+
+    /// `resources/subscribe`: recorded for this session, and sent upstream unless another
+    /// agent already subscribed to the same resource.
+    async fn subscribe(
+        &self,
+        params: rmcp::model::SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Some(route) = self.interest.route(&params.uri) {
+            return self.hub.refresh_subscription(&route).await;
+        }
+        let route = self.hub.subscribe_resource(&params.uri).await?;
+        if !self.interest.subscribed(&params.uri, route.clone()) {
+            // Subscribed twice at once: only one counts upstream.
+            self.hub.unsubscribe_resource(&route).await;
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        params: rmcp::model::UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Some(route) = self.interest.unsubscribed(&params.uri) {
+            self.hub.unsubscribe_resource(&route).await;
+        }
+        Ok(())
     }
 
     async fn on_custom_request(
@@ -234,16 +303,19 @@ impl ServerHandler for Endpoint {
         Err(not_supported(&request.method))
     }
 
-    /// `logging/setLevel`: accepted; the companion sends no log notifications to agents.
+    /// `logging/setLevel`: this session gets the servers' log messages at `level` and above;
+    /// servers that declared `logging` are sent it when it is more verbose than before.
     #[expect(
         deprecated,
         reason = "logging/setLevel is deprecated by SEP-2577; 2025-era clients still send it"
     )]
     async fn set_level(
         &self,
-        _params: rmcp::model::SetLevelRequestParams,
+        params: rmcp::model::SetLevelRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.interest.set_level(params.level);
+        self.hub.set_level(params.level).await;
         Ok(())
     }
 
@@ -252,16 +324,7 @@ impl ServerHandler for Endpoint {
         params: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.first_list
-            .get_or_init(|| async {
-                if !self.hub.wait_settled(self.first_list_wait).await {
-                    tracing::info!(
-                        "first tools/list answered after {} s with servers still starting",
-                        self.first_list_wait.as_secs_f64()
-                    );
-                }
-            })
-            .await;
+        self.settled().await;
         let catalog = self.hub.catalog();
         let cursor = params.and_then(|p| p.cursor);
         let start = match &cursor {

@@ -73,7 +73,8 @@ where
     LineTransport::new(rd, wr, MAX_MESSAGE_BYTES)
 }
 
-/// Runs one MCP session on `stream`: handshake, requests, and `tools/list_changed` pushes.
+/// Runs one MCP session on `stream`: handshake, requests, `list_changed` pushes, and the
+/// servers' resource updates and log messages the agent asked for.
 /// End of input is taken as a half-close (answers still go out); see [`serve_session_with`].
 pub async fn serve_session<S>(
     stream: S,
@@ -114,10 +115,12 @@ pub async fn serve_session_with<S>(
     let endpoint = Endpoint::with_shutdown(hub.clone(), shutdown.clone(), first_list_wait)
         .with_agent_gone(gone.clone())
         .with_handshake(handshake.clone());
+    let interest = endpoint.interest();
+    let notices_hub = hub.clone();
     let mut agent_cell = None;
     if crate::upstream::lane::enabled() {
         let (relay, cell) = Relay::new(
-            hub,
+            hub.clone(),
             shutdown.clone(),
             framed.shared_write(),
             budget.clone(),
@@ -154,6 +157,14 @@ pub async fn serve_session_with<S>(
     }
     let stop = running.cancellation_token();
     let mut done = tokio::spawn(running.waiting());
+    let notices = tokio::spawn(super::native::forward_notices(
+        notices_hub,
+        peer.clone(),
+        interest.clone(),
+    ));
+    // What this agent was told about: prompts and resources are announced when they change.
+    let declared = hub.catalog().native().declared();
+    let mut last = hub.catalog();
     loop {
         tokio::select! {
             _ = &mut done => break,
@@ -164,10 +175,14 @@ pub async fn serve_session_with<S>(
             }
             event = events.recv() => match event {
                 Some(HubEvent::ToolsChanged) => {
+                    let now = hub.catalog();
+                    let prompts = declared.prompts && !now.native().same_prompts(last.native());
+                    let resources = declared.resources && !now.native().same_resources(last.native());
+                    last = now;
                     // An agent that does not read must not hold this loop (and shutdown) up.
                     tokio::select! {
-                        r = peer.notify_tool_list_changed() => if let Err(e) = r {
-                            tracing::debug!(error = %e, "could not send tools/list_changed");
+                        r = announce(&peer, prompts, resources) => if let Err(e) = r {
+                            tracing::debug!(error = %e, "could not send list_changed");
                         },
                         () = shutdown.cancelled() => {
                             stop.cancel();
@@ -185,5 +200,24 @@ pub async fn serve_session_with<S>(
             },
         }
     }
+    notices.abort();
+    interest.release(&hub).await;
     tracing::debug!("agent disconnected");
+}
+
+/// `notifications/tools/list_changed`, then the prompts' and resources' when `prompts` /
+/// `resources` say their lists changed.
+async fn announce(
+    peer: &rmcp::Peer<rmcp::RoleServer>,
+    prompts: bool,
+    resources: bool,
+) -> Result<(), rmcp::service::ServiceError> {
+    peer.notify_tool_list_changed().await?;
+    if prompts {
+        peer.notify_prompt_list_changed().await?;
+    }
+    if resources {
+        peer.notify_resource_list_changed().await?;
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! [`Hub::fast_target`]: whether a `tools/call` can take the fast path, and what it
 //! needs to. Every other case — unknown tool, resource or prompt target, server not running, no
-//! fast lane (remote servers, or the fast path switched off) — takes [`Hub::call`], which
+//! fast lane (remote servers, or the fast path switched off), a server some of whose URIs are
+//! rewritten (its results must be rewritten too, `native.rs`) — takes [`Hub::call`], which
 //! answers it as it always has.
 
 use std::sync::Arc;
@@ -40,6 +41,9 @@ impl Hub {
         let Target::Tool { name: raw_name } = &route.target else {
             return None;
         };
+        if catalog.native().rewrites(&route.server) {
+            return None;
+        }
         let server = self.server(&route.server)?;
         let live = server.live()?;
         let lane = live.lane.clone()?;

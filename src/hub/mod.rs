@@ -25,12 +25,14 @@
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
+//! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 
 mod fast;
 pub mod forward;
+mod native;
 mod owner;
 mod rebuild;
 mod reload;
@@ -50,9 +52,11 @@ use crate::catalog::{Catalog, Route};
 use crate::config::Config;
 use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 use crate::upstream::elicitor::SharedElicitor;
+use crate::upstream::notice::Notices;
 
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
+pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
@@ -95,6 +99,10 @@ pub struct Hub {
     view: watch::Receiver<Arc<View>>,
     /// The servers' sign-ins in progress (`sign_in.rs`).
     sign_ins: SignIns,
+    /// Every server's resource updates and log messages, for agent sessions.
+    notices: Notices,
+    /// The agents' resource subscriptions and log levels, as sent upstream (`native.rs`).
+    interest: native::Interest,
 }
 
 /// The server set in config order, with a by-name index.
@@ -182,11 +190,14 @@ impl Hub {
     /// Like [`Hub::start`], asking `elicitor` when a server's `elicitation/create` has no calling
     /// agent able to answer it (the desktop app's window).
     pub fn start_with(config: &Config, elicitor: SharedElicitor) -> Hub {
-        let (inbox, view) = owner::spawn(config, elicitor);
+        let notices = Notices::default();
+        let (inbox, view) = owner::spawn(config, elicitor, notices.clone());
         Hub {
             inbox,
             view,
             sign_ins: SignIns::default(),
+            notices,
+            interest: native::Interest::default(),
         }
     }
 

@@ -25,6 +25,7 @@ use crate::catalog::{Catalog, Route};
 use crate::config::{Config, ServerSpec, SsrfWhitelist};
 use crate::supervisor::{self, Reporter, ServerHandle, ServerState};
 use crate::upstream::elicitor::SharedElicitor;
+use crate::upstream::notice::Notices;
 
 /// What a handle (or a helper task, or a supervisor) tells the owner.
 pub(super) enum Msg {
@@ -102,12 +103,17 @@ pub(super) struct Owner {
     shutting_down: bool,
     /// Who answers `elicitation/create` when no calling agent can; every server's sessions use it.
     elicitor: SharedElicitor,
+    /// Where every server's resource updates and log messages go for agents.
+    notices: Notices,
+    /// The config's `wrapResources`: resources, templates and prompts served as tools too.
+    pub(super) wrap_resources: bool,
 }
 
 /// Starts the owner of `config`'s servers; returns its inbox and its published view.
 pub(super) fn spawn(
     config: &Config,
     elicitor: SharedElicitor,
+    notices: Notices,
 ) -> (mpsc::UnboundedSender<Msg>, watch::Receiver<Arc<View>>) {
     let (inbox, rx) = mpsc::unbounded_channel();
     let (publish, view) = watch::channel(Arc::new(View::default()));
@@ -130,6 +136,8 @@ pub(super) fn spawn(
         held_back: false,
         shutting_down: false,
         elicitor,
+        notices,
+        wrap_resources: config.wrap_resources,
     };
     let order = config
         .servers
@@ -201,7 +209,8 @@ impl Owner {
                 let _ = inbox.send(Msg::ServerChanged);
             }
         });
-        let connect = supervisor::upstream_connect_with(self.elicitor.clone());
+        let connect =
+            supervisor::upstream_connect_with(self.elicitor.clone(), self.notices.clone());
         supervisor::spawn_with(spec, whitelist, report, connect)
     }
 
@@ -339,6 +348,7 @@ impl Owner {
         }
         self.servers = Arc::new(Servers::from_handles(order));
         self.warnings = config.warnings.clone().into();
+        self.wrap_resources = config.wrap_resources;
         self.refused = None;
         self.replacing = Arc::default();
         self.forget_removed_routes();

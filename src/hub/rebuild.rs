@@ -25,7 +25,7 @@ impl Owner {
                 })
             })
             .collect();
-        let next = Catalog::build(&inputs);
+        let next = Catalog::build_with(&inputs, self.wrap_resources);
         // Rebuilds happen on every state change: warn only about problems that are new.
         for warning in next
             .warnings()
@@ -34,7 +34,8 @@ impl Owner {
         {
             tracing::warn!(server = %warning.log_server(), "{warning}");
         }
-        let changed = self.catalog.tools() != next.tools();
+        let changed = self.catalog.tools() != next.tools()
+            || !self.catalog.native().same_lists(next.native());
         let mut reconnected = false;
         for (server, live) in &lives {
             if let Some(live) = live {

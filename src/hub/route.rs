@@ -55,16 +55,18 @@ impl Hub {
             Err(message) => return error_result(message),
         };
         let forward = Forward::new(name, &route, &server);
-        self.attempts(
-            name,
-            &route.target,
-            &server,
-            live,
-            forward,
-            arguments,
-            downstream,
-        )
-        .await
+        let result = self
+            .attempts(
+                name,
+                &route.target,
+                &server,
+                live,
+                forward,
+                arguments,
+                downstream,
+            )
+            .await;
+        super::native::to_agent(self.catalog().native(), &route.server, result)
     }
 
     /// Sends a call again on the rmcp path after an attempt on session `generation` of

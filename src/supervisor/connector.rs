@@ -11,6 +11,7 @@ use crate::upstream::ask::AskContext;
 use crate::upstream::askers::Askers;
 use crate::upstream::elicitor::{self, SharedElicitor};
 use crate::upstream::handler::ProgressRoutes;
+use crate::upstream::notice::Notices;
 use crate::upstream::roots::EntryRoots;
 use crate::upstream::stderr::LogRing;
 use crate::upstream::{self, Session};
@@ -54,16 +55,20 @@ pub type Connect =
 /// The real connect: expands the entry and connects it with [`upstream::connect()`]; nobody to
 /// ask for elicitations ([`elicitor::Headless`]).
 pub fn upstream_connect() -> Connect {
-    upstream_connect_with(elicitor::headless())
+    upstream_connect_with(elicitor::headless(), Notices::default())
 }
 
 /// The real connect, whose sessions ask `elicitor` when a server's `elicitation/create` has no
-/// calling agent able to answer it.
-pub fn upstream_connect_with(elicitor: SharedElicitor) -> Connect {
-    Arc::new(move |args: ConnectArgs| Box::pin(connect(args, elicitor.clone())))
+/// calling agent able to answer it, and pass resource updates and log messages to `notices`.
+pub fn upstream_connect_with(elicitor: SharedElicitor, notices: Notices) -> Connect {
+    Arc::new(move |args: ConnectArgs| Box::pin(connect(args, elicitor.clone(), notices.clone())))
 }
 
-async fn connect(args: ConnectArgs, elicitor: SharedElicitor) -> Result<Session, StartFailure> {
+async fn connect(
+    args: ConnectArgs,
+    elicitor: SharedElicitor,
+    notices: Notices,
+) -> Result<Session, StartFailure> {
     // `${secret:…}` reads may wait on the keychain: they run off the runtime's workers.
     let cfg = crate::config::expand_for_start(args.cfg.clone())
         .await
@@ -74,7 +79,8 @@ async fn connect(args: ConnectArgs, elicitor: SharedElicitor) -> Result<Session,
             challenge: None,
         })?;
     let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout)
-        .with_elicitor(elicitor);
+        .with_elicitor(elicitor)
+        .with_notices(notices);
     upstream::connect(&cfg, &args.log, args.progress, asks, &args.whitelist)
         .await
         .map_err(|e| StartFailure {

@@ -53,6 +53,8 @@ pub struct AskContext {
     /// Who answers `elicitation/create` when no calling agent can ([`elicitor::Headless`]
     /// unless [`AskContext::with_elicitor`] says otherwise).
     pub elicitor: SharedElicitor,
+    /// Where the server's resource updates and log messages go for agents.
+    pub notices: super::notice::Notices,
 }
 
 impl AskContext {
@@ -64,12 +66,18 @@ impl AskContext {
             roots,
             timeout,
             elicitor: elicitor::headless(),
+            notices: super::notice::Notices::default(),
         }
     }
 
     /// The same context, asking `elicitor` when no calling agent can answer `elicitation/create`.
     pub fn with_elicitor(self, elicitor: SharedElicitor) -> Self {
         AskContext { elicitor, ..self }
+    }
+
+    /// The same context, passing resource updates and log messages to `notices`.
+    pub fn with_notices(self, notices: super::notice::Notices) -> Self {
+        AskContext { notices, ..self }
     }
 }
 

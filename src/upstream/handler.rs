@@ -5,7 +5,8 @@
 //! |---|---|
 //! | `notifications/progress` | never reaches the handler: [`ProgressTap`](super::progress::ProgressTap) routes it below rmcp, in order |
 //! | `notifications/{tools,resources,prompts}/list_changed` | [`UpstreamEvent::ListChanged`] to the supervisor, which re-lists |
-//! | `notifications/message` | logged through `tracing` in the server's span |
+//! | `notifications/message` | logged through `tracing` in the server's span, and passed to agents ([`Notices`](super::notice::Notices)) |
+//! | `notifications/resources/updated` | passed to agents that subscribed ([`Notices`](super::notice::Notices)) |
 //!
 //! | upstream request | answer |
 //! |---|---|
@@ -24,12 +25,15 @@ use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
     Implementation, ListRootsResult, ProtocolVersion, UrlElicitationCapability,
 };
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::mpsc;
 
 use super::ask::{self, AskContext};
+use super::notice::Notice;
 pub use super::progress::ProgressRoutes;
 
 /// Something the upstream server told us that the supervisor must act on.
@@ -126,5 +130,20 @@ impl ClientHandler for UpstreamHandler {
             LoggingLevel::Warning => tracing::warn!(logger, %data, "server log"),
             _ => tracing::error!(logger, %data, "server log"),
         }
+        self.asks.notices.send(Notice::Log {
+            server: self.asks.server.clone(),
+            params,
+        });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.asks.notices.send(Notice::ResourceUpdated {
+            server: self.asks.server.clone(),
+            uri: params.uri,
+        });
     }
 }

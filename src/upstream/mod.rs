@@ -25,6 +25,7 @@ pub mod http_layer;
 pub mod initialize;
 pub mod lane;
 pub mod listing;
+pub mod notice;
 pub mod progress;
 pub mod roots;
 pub mod session;

@@ -131,11 +131,20 @@ async fn raw_wire_handshake_ids_unknown_methods_and_discover() {
     let read = raw
         .request(json!(7), "resources/read", json!({ "uri": "file:///x" }))
         .await;
-    assert_eq!(read["error"]["code"], json!(-32601), "{read}");
-    let message = read["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("\"resources/read\"") && message.contains("served as tools"),
-        "{read}"
+    // Served natively now: the only server with resources answers for a URI it does not list.
+    assert!(read["error"]["code"].is_i64(), "{read}");
+    assert_ne!(read["error"]["code"], json!(-32601), "{read}");
+    let hello = raw
+        .request(
+            json!(10),
+            "resources/read",
+            json!({ "uri": "demo://static/hello" }),
+        )
+        .await;
+    assert_eq!(
+        hello["result"]["contents"][0]["uri"],
+        json!("demo://static/hello"),
+        "{hello}"
     );
 
     let list = raw.request(json!(6), "tools/list", json!({})).await;

@@ -39,7 +39,10 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         .peer_info()
         .map(|info| info.capabilities.clone())
         .unwrap_or_default();
-    let mut listing = ServerListing::default();
+    let mut listing = ServerListing {
+        declared: declared(&caps),
+        ..ServerListing::default()
+    };
     let tools = |p| lenient_tools::list_page(peer, p);
     if caps.tools.is_some() {
         listing.tools = match paginate("tools/list", tools).await {
@@ -75,6 +78,20 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         .await;
     }
     Ok(listing)
+}
+
+/// What `caps` declares, as the catalog merges it.
+pub fn declared(caps: &rmcp::model::ServerCapabilities) -> crate::catalog::Declared {
+    crate::catalog::Declared {
+        prompts: caps.prompts.is_some(),
+        resources: caps.resources.is_some(),
+        subscribe: caps
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.subscribe == Some(true)),
+        completions: caps.completions.is_some(),
+        logging: caps.logging.is_some(),
+    }
 }
 
 /// Lists `method` with [`paginate`]; -32601 means none, any other failure is a warning and an

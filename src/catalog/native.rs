@@ -1,0 +1,516 @@
+//! The native tables: every enabled prompt, resource and resource template of every server,
+//! served as themselves (`prompts/list`, `resources/list`, `resources/templates/list`), with
+//! the table that routes `prompts/get`, `resources/read`, `completion/complete` and
+//! `resources/subscribe` back to the owning server.
+//!
+//! | upstream | served as | when |
+//! |---|---|---|
+//! | prompt `p` of server `s` | `<s>_<p>` (`s` sanitised as in tool names) | always: names are labels, so they carry their server as tool names do and stay stable when servers come and go |
+//! | two prompts that end up with one name | `<s>_<p>_<8 hex>` (SHA-1 of server and prompt) | a collision |
+//! | resource URI `u` | `u` | only one server claims `u` |
+//! | a URI (or template) two servers claim | `ui://<s>/<rest>` for `ui://<rest>`, else `mcp-companion://<s>/<u>` | a collision: every claimant's copy is rewritten |
+//!
+//! A server *claims* a URI by listing it as a resource or by naming it in one of its tools'
+//! `_meta.ui.resourceUri` (MCP Apps); a template by listing it. Rewritten URIs are rewritten
+//! everywhere an agent sees them (`resources/list`, tool `_meta`, tool results, prompt
+//! messages, read results) by [`Native::to_agent`], and routed back by table lookups, never by
+//! reading a prefix.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use serde_json::Value;
+
+use super::naming::{hex_prefix, sanitize};
+
+/// What the running servers declared in `initialize`, merged: a capability counts when any
+/// server has it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// Some server declared `prompts`.
+    pub prompts: bool,
+    /// Some server declared `resources`.
+    pub resources: bool,
+    /// Some server declared `resources.subscribe`.
+    pub subscribe: bool,
+    /// Some server declared `completions`.
+    pub completions: bool,
+    /// Some server declared `logging`.
+    pub logging: bool,
+}
+
+/// Where a native request goes: the owning server and the name or URI it knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeRoute {
+    /// The server name as configured.
+    pub server: Arc<str>,
+    /// The upstream prompt name, resource URI or URI template.
+    pub upstream: String,
+}
+
+/// A served template and where it goes.
+#[derive(Clone, Debug)]
+struct TemplateRoute {
+    server: Arc<str>,
+    /// The template as agents see it.
+    agent: String,
+    /// The server's own template.
+    upstream: String,
+    /// For a rewritten template: the literal text added in front of the server's URIs.
+    added: Option<(String, String)>,
+}
+
+/// The native prompts, resources and templates of a catalog, and their routes.
+#[derive(Debug, Default)]
+pub struct Native {
+    prompts: Vec<Prompt>,
+    prompt_routes: HashMap<String, NativeRoute>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    template_routes: Vec<TemplateRoute>,
+    /// Agent URI → route, for listed resources and tools' `ui://` URIs.
+    uris: HashMap<String, NativeRoute>,
+    /// (server, upstream URI) → agent URI, only for rewritten URIs.
+    rewritten: HashMap<(Arc<str>, String), String>,
+    /// Servers that declared `resources`, in config order.
+    resource_servers: Vec<Arc<str>>,
+    declared: Declared,
+}
+
+/// One server's enabled native capabilities, as the catalog selected them.
+#[derive(Default)]
+pub(super) struct ServerNative<'a> {
+    pub(super) server: Arc<str>,
+    pub(super) prompts: Vec<&'a Prompt>,
+    pub(super) resources: Vec<&'a Resource>,
+    pub(super) templates: Vec<&'a ResourceTemplate>,
+    /// The `ui://` (or other) URIs the server's enabled tools name in `_meta.ui.resourceUri`.
+    pub(super) tool_uris: Vec<String>,
+    pub(super) declared: Declared,
+}
+
+/// The URI a tool names as its MCP Apps UI: `_meta.ui.resourceUri`, or the older flat
+/// `_meta["ui/resourceUri"]`.
+pub fn tool_ui_uri(tool: &Tool) -> Option<&str> {
+    let meta = tool.meta.as_ref()?;
+    meta.get("ui")
+        .and_then(|ui| ui.get("resourceUri"))
+        .or_else(|| meta.get("ui/resourceUri"))
+        .and_then(Value::as_str)
+}
+
+/// The rewritten form of `uri` of `server` (module doc).
+pub fn namespaced(server: &str, uri: &str) -> String {
+    let server = sanitize(server);
+    match uri.strip_prefix("ui://") {
+        Some(rest) => format!("ui://{server}/{rest}"),
+        None => format!("mcp-companion://{server}/{uri}"),
+    }
+}
+
+impl Native {
+    /// Builds the tables from each server's enabled capabilities, servers in config order.
+    pub(super) fn build(servers: Vec<ServerNative<'_>>) -> Native {
+        let mut native = Native::default();
+        // Which servers claim each URI and each template.
+        let mut claims: HashMap<&str, HashSet<&str>> = HashMap::new();
+        let mut template_claims: HashMap<&str, HashSet<&str>> = HashMap::new();
+        for s in &servers {
+            let uris = s.resources.iter().map(|r| r.uri.as_str());
+            for uri in uris.chain(s.tool_uris.iter().map(String::as_str)) {
+                claims.entry(uri).or_default().insert(&s.server);
+            }
+            for t in &s.templates {
+                template_claims
+                    .entry(&t.uri_template)
+                    .or_default()
+                    .insert(&s.server);
+            }
+        }
+        let shared = |map: &HashMap<&str, HashSet<&str>>, uri: &str| {
+            map.get(uri).is_some_and(|servers| servers.len() > 1)
+        };
+        let mut prompt_names: HashMap<String, usize> = HashMap::new();
+        for s in &servers {
+            for p in &s.prompts {
+                *prompt_names
+                    .entry(prompt_name(&s.server, &p.name))
+                    .or_default() += 1;
+            }
+        }
+        for s in &servers {
+            let d = &mut native.declared;
+            d.prompts |= s.declared.prompts;
+            d.resources |= s.declared.resources;
+            d.subscribe |= s.declared.subscribe;
+            d.completions |= s.declared.completions;
+            d.logging |= s.declared.logging;
+            if s.declared.resources {
+                native.resource_servers.push(s.server.clone());
+            }
+            for p in &s.prompts {
+                let mut name = prompt_name(&s.server, &p.name);
+                if prompt_names.get(&name).copied().unwrap_or(0) > 1 {
+                    let identity = format!("{}\0prompt\0{}", s.server, p.name);
+                    let digest = <sha1::Sha1 as sha1::Digest>::digest(identity.as_bytes());
+                    name = format!("{name}_{}", hex_prefix(&digest, 8));
+                }
+                if native.prompt_routes.contains_key(&name) {
+                    continue; // the same prompt listed twice by one server
+                }
+                native.prompt_routes.insert(
+                    name.clone(),
+                    NativeRoute {
+                        server: s.server.clone(),
+                        upstream: p.name.clone(),
+                    },
+                );
+                let mut prompt = (*p).clone();
+                prompt.name = name;
+                native.prompts.push(prompt);
+            }
+            let uris = s.resources.iter().map(|r| r.uri.as_str());
+            for uri in uris.chain(s.tool_uris.iter().map(String::as_str)) {
+                let agent = if shared(&claims, uri) {
+                    let agent = namespaced(&s.server, uri);
+                    native
+                        .rewritten
+                        .insert((s.server.clone(), uri.to_owned()), agent.clone());
+                    agent
+                } else {
+                    uri.to_owned()
+                };
+                native.uris.entry(agent).or_insert_with(|| NativeRoute {
+                    server: s.server.clone(),
+                    upstream: uri.to_owned(),
+                });
+            }
+            for r in &s.resources {
+                let mut resource = (*r).clone();
+                resource.uri = native.to_agent(&s.server, &r.uri);
+                native.resources.push(resource);
+            }
+            for t in &s.templates {
+                let (agent, added) = if shared(&template_claims, &t.uri_template) {
+                    let agent = namespaced(&s.server, &t.uri_template);
+                    let prefix = namespaced(&s.server, "");
+                    let upstream_prefix = if t.uri_template.starts_with("ui://") {
+                        "ui://".to_owned()
+                    } else {
+                        String::new()
+                    };
+                    (agent, Some((prefix, upstream_prefix)))
+                } else {
+                    (t.uri_template.clone(), None)
+                };
+                let mut template = (*t).clone();
+                template.uri_template.clone_from(&agent);
+                native.templates.push(template);
+                native.template_routes.push(TemplateRoute {
+                    server: s.server.clone(),
+                    agent,
+                    upstream: t.uri_template.clone(),
+                    added,
+                });
+            }
+        }
+        native
+    }
+
+    /// The served prompts, servers in config order, each in upstream order.
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    /// The served resources.
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
+    }
+
+    /// The served resource templates.
+    pub fn templates(&self) -> &[ResourceTemplate] {
+        &self.templates
+    }
+
+    /// Whether `other` serves the same prompts, resources and templates.
+    pub fn same_lists(&self, other: &Native) -> bool {
+        self.prompts == other.prompts
+            && self.resources == other.resources
+            && self.templates == other.templates
+    }
+
+    /// Whether `other` serves the same prompts.
+    pub fn same_prompts(&self, other: &Native) -> bool {
+        self.prompts == other.prompts
+    }
+
+    /// Whether `other` serves the same resources and templates.
+    pub fn same_resources(&self, other: &Native) -> bool {
+        self.resources == other.resources && self.templates == other.templates
+    }
+
+    /// What the running servers declared, merged.
+    pub fn declared(&self) -> Declared {
+        self.declared
+    }
+
+    /// Where the served prompt `name` goes.
+    pub fn prompt(&self, name: &str) -> Option<&NativeRoute> {
+        self.prompt_routes.get(name)
+    }
+
+    /// Where a read (or subscription) of the agent's `uri` goes: a listed resource or a tool's
+    /// UI, else the first served template that matches it, else the only server that declared
+    /// `resources` (servers often read URIs they do not list: files, links in tool results).
+    /// `None` when no table entry matches and several servers (or none) could own it.
+    pub fn resource(&self, uri: &str) -> Option<NativeRoute> {
+        if let Some(route) = self.uris.get(uri) {
+            return Some(route.clone());
+        }
+        for t in &self.template_routes {
+            let upstream = match &t.added {
+                Some((prefix, upstream_prefix)) => match uri.strip_prefix(prefix.as_str()) {
+                    Some(rest) => format!("{upstream_prefix}{rest}"),
+                    None => continue,
+                },
+                None => uri.to_owned(),
+            };
+            if template_matches(&t.upstream, &upstream) {
+                return Some(NativeRoute {
+                    server: t.server.clone(),
+                    upstream,
+                });
+            }
+        }
+        match self.resource_servers.as_slice() {
+            [only] => Some(NativeRoute {
+                server: only.clone(),
+                upstream: uri.to_owned(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Where a completion for the template (or resource URI) `uri` goes.
+    pub fn template(&self, uri: &str) -> Option<NativeRoute> {
+        self.template_routes
+            .iter()
+            .find(|t| t.agent == uri)
+            .map(|t| NativeRoute {
+                server: t.server.clone(),
+                upstream: t.upstream.clone(),
+            })
+            .or_else(|| self.uris.get(uri).cloned())
+    }
+
+    /// The URI agents see for `server`'s `uri`: rewritten when it is shared (module doc),
+    /// else unchanged.
+    pub fn to_agent(&self, server: &str, uri: &str) -> String {
+        // The key is (Arc<str>, String); look it up without allocating an Arc per call.
+        self.rewritten
+            .iter()
+            .find(|((s, u), _)| &**s == server && u == uri)
+            .map_or_else(|| uri.to_owned(), |(_, agent)| agent.clone())
+    }
+
+    /// Whether any of `server`'s URIs is rewritten (its results must then be rewritten too).
+    pub fn rewrites(&self, server: &str) -> bool {
+        self.rewritten.keys().any(|(s, _)| &**s == server)
+    }
+}
+
+/// The served name of prompt `raw` of `server`, before collision handling.
+fn prompt_name(server: &str, raw: &str) -> String {
+    format!("{}_{raw}", sanitize(server))
+}
+
+/// Longest URI matched against a template (the matcher backtracks).
+const MAX_MATCHED_URI: usize = 8 * 1024;
+
+/// Whether `uri` could be an expansion of the RFC 6570 `template`: the literal parts appear in
+/// order, a simple `{x}` stands for text without `/`, `?` or `#`, every other expression for
+/// any text.
+pub fn template_matches(template: &str, uri: &str) -> bool {
+    if uri.len() > MAX_MATCHED_URI {
+        return false;
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        if open > 0 {
+            parts.push(Part::Literal(&rest[..open]));
+        }
+        let body = &rest[open + 1..open + close];
+        parts.push(Part::Variable {
+            simple: body
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%'),
+        });
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Literal(rest));
+    }
+    matches_parts(&parts, uri)
+}
+
+enum Part<'a> {
+    Literal(&'a str),
+    Variable { simple: bool },
+}
+
+fn matches_parts(parts: &[Part<'_>], uri: &str) -> bool {
+    match parts.split_first() {
+        None => uri.is_empty(),
+        Some((Part::Literal(l), rest)) => uri
+            .strip_prefix(l)
+            .is_some_and(|after| matches_parts(rest, after)),
+        Some((Part::Variable { simple }, rest)) => {
+            for (i, c) in uri.char_indices() {
+                if matches_parts(rest, &uri[i..]) {
+                    return true;
+                }
+                if *simple && matches!(c, '/' | '?' | '#') {
+                    return false;
+                }
+            }
+            matches_parts(rest, "")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_their_expansions_only() {
+        let cases = [
+            (
+                "demo://resource/dynamic/text/{id}",
+                "demo://resource/dynamic/text/3",
+                true,
+            ),
+            (
+                "demo://resource/dynamic/text/{id}",
+                "demo://resource/dynamic/text/3/x",
+                false,
+            ),
+            (
+                "demo://resource/dynamic/text/{id}",
+                "demo://resource/dynamic/blob/3",
+                false,
+            ),
+            ("file:///{+path}", "file:///a/b/c.txt", true),
+            ("db://{schema}/{table}{?limit}", "db://s/t?limit=3", true),
+            ("db://{schema}/{table}{?limit}", "db://s/t", true),
+            ("db://{schema}/{table}", "db://s", false),
+            ("ui://widget", "ui://widget", true),
+        ];
+        for (template, uri, want) in cases {
+            assert_eq!(template_matches(template, uri), want, "{template} ~ {uri}");
+        }
+    }
+
+    fn server<'a>(name: &str, resources: &[&'a Resource]) -> ServerNative<'a> {
+        ServerNative {
+            server: Arc::from(name),
+            resources: resources.to_vec(),
+            declared: Declared {
+                resources: true,
+                ..Declared::default()
+            },
+            ..ServerNative::default()
+        }
+    }
+
+    #[test]
+    fn a_unique_uri_stays_and_a_shared_one_is_rewritten_for_every_claimant() {
+        let a_ui = Resource::new("ui://widget/app.html", "app");
+        let b_ui = Resource::new("ui://widget/app.html", "app");
+        let a_file = Resource::new("file:///a.txt", "a");
+        let native = Native::build(vec![
+            server("a", &[&a_ui, &a_file]),
+            server("b-x", &[&b_ui]),
+        ]);
+        let uris: Vec<&str> = native.resources().iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "ui://a/widget/app.html",
+                "file:///a.txt",
+                "ui://b-x/widget/app.html"
+            ]
+        );
+        let route = native.resource("ui://b-x/widget/app.html").expect("routed");
+        assert_eq!(
+            (&*route.server, route.upstream.as_str()),
+            ("b-x", "ui://widget/app.html")
+        );
+        assert_eq!(
+            native
+                .resource("file:///a.txt")
+                .expect("routed")
+                .server
+                .as_ref(),
+            "a"
+        );
+        assert_eq!(
+            native.to_agent("a", "ui://widget/app.html"),
+            "ui://a/widget/app.html"
+        );
+        assert_eq!(native.to_agent("a", "file:///a.txt"), "file:///a.txt");
+        assert!(native.rewrites("b-x"));
+        // Two servers declare resources: an unlisted URI has no owner.
+        assert!(native.resource("file:///elsewhere").is_none());
+    }
+
+    #[test]
+    fn shared_prompt_names_get_a_suffix_and_route_back() {
+        let p = Prompt::new("greet", None::<String>, None);
+        let q = Prompt::new("x_greet", None::<String>, None);
+        let mut a = server("a_x", &[]);
+        a.prompts = vec![&p];
+        let mut b = server("a", &[]);
+        b.prompts = vec![&q];
+        let native = Native::build(vec![a, b]);
+        let names: Vec<&str> = native.prompts().iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names.len(), 2);
+        assert_ne!(names[0], names[1]);
+        assert!(
+            names.iter().all(|n| n.starts_with("a_x_greet_")),
+            "{names:?}"
+        );
+        assert_eq!(native.prompt(names[1]).expect("routed").upstream, "x_greet");
+    }
+
+    #[test]
+    fn a_shared_template_is_rewritten_and_its_expansions_route_back() {
+        let t = ResourceTemplate::new("note://{id}", "note");
+        let mut a = server("a", &[]);
+        a.templates = vec![&t];
+        let mut b = server("b", &[]);
+        b.templates = vec![&t];
+        let native = Native::build(vec![a, b]);
+        assert_eq!(
+            native.templates()[1].uri_template,
+            "mcp-companion://b/note://{id}"
+        );
+        let route = native
+            .resource("mcp-companion://b/note://7")
+            .expect("routed");
+        assert_eq!((&*route.server, route.upstream.as_str()), ("b", "note://7"));
+        let route = native
+            .template("mcp-companion://a/note://{id}")
+            .expect("routed");
+        assert_eq!(
+            (&*route.server, route.upstream.as_str()),
+            ("a", "note://{id}")
+        );
+    }
+}
