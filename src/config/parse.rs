@@ -15,6 +15,7 @@ const KNOWN_KEYS: &[&str] = &[
     "ssrfWhitelist",
     "firstListTimeout",
     "registries",
+    "activity",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -86,6 +87,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             }
         },
     };
+    let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
     warnings.extend(
         super::duplicates::duplicate_keys(text)
             .iter()
@@ -99,6 +101,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         servers,
         ssrf_whitelist,
         first_list_timeout,
+        activity,
         warnings,
         raw,
     })

@@ -26,6 +26,7 @@
 //! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
+//! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 
@@ -33,6 +34,7 @@ mod fast;
 pub mod forward;
 mod owner;
 mod rebuild;
+pub mod record;
 mod reload;
 mod roots;
 mod route;
@@ -53,6 +55,7 @@ use crate::upstream::elicitor::SharedElicitor;
 
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
+pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
@@ -95,6 +98,8 @@ pub struct Hub {
     view: watch::Receiver<Arc<View>>,
     /// The servers' sign-ins in progress (`sign_in.rs`).
     sign_ins: SignIns,
+    /// Where calls, listings and server events are recorded (`record.rs`); off by default.
+    activity: crate::activity::Activity,
 }
 
 /// The server set in config order, with a by-name index.
@@ -187,7 +192,17 @@ impl Hub {
             inbox,
             view,
             sign_ins: SignIns::default(),
+            activity: crate::activity::Activity::off(),
         }
+    }
+
+    /// This hub, recording its calls, listings and server events in `activity` from now on.
+    /// Call it before cloning the handle: clones made earlier keep the log they had.
+    #[must_use]
+    pub fn with_activity(mut self, activity: crate::activity::Activity) -> Hub {
+        self.activity = activity;
+        self.record_server_events();
+        self
     }
 
     /// Subscribes to [`HubEvent`]s from now on.
@@ -239,22 +254,7 @@ impl Hub {
     /// listing (until then it is still `starting`), so a status that says `running` and a
     /// `tools/list` that follows it always agree.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        let view = self.view();
-        view.servers
-            .order
-            .iter()
-            .map(|s| {
-                let mut status = s.snapshot().status;
-                if status.state == ServerState::Running {
-                    if view.folded(s) {
-                        status.tools = view.catalog.tool_count_for(s.name());
-                    } else {
-                        status.state = ServerState::Starting;
-                    }
-                }
-                status
-            })
-            .collect()
+        statuses_in(&self.view())
     }
 
     /// Sends `msg` built around a fresh reply channel and waits for the answer; `None` when the
@@ -321,4 +321,23 @@ impl Hub {
     pub async fn shutdown(&self) {
         let _ = self.ask(owner::Msg::Shutdown).await;
     }
+}
+
+/// Every server's status in `view` ([`Hub::statuses`]).
+fn statuses_in(view: &View) -> Vec<ServerStatus> {
+    view.servers
+        .order
+        .iter()
+        .map(|s| {
+            let mut status = s.snapshot().status;
+            if status.state == ServerState::Running {
+                if view.folded(s) {
+                    status.tools = view.catalog.tool_count_for(s.name());
+                } else {
+                    status.state = ServerState::Starting;
+                }
+            }
+            status
+        })
+        .collect()
 }
