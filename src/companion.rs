@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::activity::Activity;
 use crate::config::{self, Config};
 use crate::control::{self, ControlContext, ShowWindow};
 use crate::endpoint;
@@ -27,6 +28,8 @@ pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the listeners and the agent and control sessions to end once
 /// told to (they end within milliseconds; the margin is for a machine under heavy load).
 pub const SESSIONS_GRACE: Duration = Duration::from_secs(5);
+/// How long shutdown waits for the activity log's queue to be written.
+pub const ACTIVITY_FLUSH: Duration = Duration::from_secs(3);
 
 /// Why a companion could not start.
 #[derive(Debug, thiserror::Error)]
@@ -105,7 +108,7 @@ impl Companion {
         if let Err(e) = crate::ipc::record::publish(&paths) {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
-        let hub = Hub::start_with(config, elicitor);
+        let hub = Hub::start_with(config, elicitor).with_activity(open_activity(config));
         let stop = CancellationToken::new();
         let show_window = ShowWindow::default();
         let ctx = ControlContext {
@@ -204,6 +207,7 @@ impl Companion {
     /// most [`SESSIONS_GRACE`] more).
     pub async fn shutdown(self) {
         crate::ipc::record::withdraw(&self.paths);
+        let activity = self.hub.activity().clone();
         self.stop.cancel();
         self.sessions.close();
         if tokio::time::timeout(SHUTDOWN_BUDGET, self.hub.shutdown())
@@ -231,6 +235,28 @@ impl Companion {
                 "sessions did not end within {} s",
                 SESSIONS_GRACE.as_secs()
             );
+        }
+        // The last calls' entries, written before the process ends.
+        let flushed = tokio::task::spawn_blocking(move || activity.flush(ACTIVITY_FLUSH)).await;
+        if !matches!(flushed, Ok(true)) {
+            tracing::warn!("the activity log's last entries may not have been written");
+        }
+    }
+}
+
+/// The activity log `config` asks for; when it cannot be opened the companion runs without
+/// one (logged): a record is never a reason not to serve.
+fn open_activity(config: &Config) -> Activity {
+    match Activity::open(&config.activity) {
+        Ok(activity) => {
+            if let Some(path) = activity.path() {
+                tracing::info!(path = %path.display(), "activity log");
+            }
+            activity
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "the activity log cannot be opened; calls are not recorded");
+            Activity::off()
         }
     }
 }

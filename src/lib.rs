@@ -13,6 +13,7 @@
 //! | [`logging`] | the log writer that scrubs URLs and secrets from every line |
 //! | [`secret`] | secrets in the OS keychain behind `${secret:NAME}` references |
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
+//! | [`activity`] | the activity log: every call, listing and server event in a local SQLite database, written off the call path |
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS; what a child inherits |
 //! | [`process`] | stdio servers' processes: spawn in a group / Job Object, stop, strays, the reaper |
@@ -30,6 +31,7 @@
 //! The binary adds `cli` (the subcommands) on top; the desktop shell (`src-tauri/`) builds on
 //! [`companion`] and [`hub`] in process.
 
+pub mod activity;
 pub mod auth;
 pub mod catalog;
 pub mod companion;

@@ -66,6 +66,36 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show the activity log: calls, listings and server events, oldest first.
+    ///
+    /// Reads the log's database directly (read-only): works with or without a running
+    /// companion. `--json` prints one JSON object per line (JSONL), for export.
+    Activity {
+        /// Only calls and listings of this agent (its clientInfo name, e.g. claude-code).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only entries of this server.
+        #[arg(long)]
+        server: Option<String>,
+        /// Only calls of this wrapped tool (e.g. mcp_demo_echo).
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only this outcome: ok, isError, error, timeout, cancelled (server entries: a state).
+        #[arg(long)]
+        outcome: Option<String>,
+        /// Only entries since then: a duration back from now (90s, 15m, 2h, 7d) or a UTC date.
+        #[arg(long)]
+        since: Option<String>,
+        /// The newest this many entries (0: all).
+        #[arg(short = 'n', long, default_value_t = 100)]
+        limit: u64,
+        /// Keep printing new entries until interrupted.
+        #[arg(short, long)]
+        follow: bool,
+        /// Print one JSON object per entry and line (JSONL).
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a server's captured stderr.
     Logs {
         /// Server name.
@@ -241,6 +271,28 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             lines,
             follow,
         } => cli::logs(socket, &server, lines, follow).await,
+        Command::Activity {
+            agent,
+            server,
+            tool,
+            outcome,
+            since,
+            limit,
+            follow,
+            json,
+        } => {
+            let wanted = cli::activity::ActivityArgs {
+                agent,
+                server,
+                tool,
+                outcome,
+                since,
+                limit,
+                follow,
+                json,
+            };
+            cli::activity::activity(args.config.as_deref(), wanted).await
+        }
         Command::Start { server, json } => {
             cli::control(socket, ControlRequest::Start { server }, json).await
         }

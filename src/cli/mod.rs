@@ -1,5 +1,6 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
+pub mod activity;
 pub mod auth;
 mod client;
 pub mod connect;

@@ -60,6 +60,15 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     for warning in &report.warnings {
         outln!("config warning: {}", visible(warning));
     }
+    match &report.activity {
+        Some(a) if a.dropped > 0 => outln!(
+            "activity log: {} ({} entries dropped: its queue was full)",
+            a.path.display(),
+            a.dropped
+        ),
+        Some(a) => outln!("activity log: {}", a.path.display()),
+        None => outln!("activity log: off"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -27,6 +27,7 @@
 //! | `normalize.rs` | [`normalize_document`]: the explicit `type` written on save |
 //! | `oauth.rs` | the `oauth` object of a remote entry: [`OAuthConfig`] |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
+//! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
 //! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
 //! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
@@ -38,6 +39,7 @@
 //! [`SsrfWhitelist::errors`] and never affects stdio servers. Unknown keys are warnings and stay
 //! in [`Config::raw`], which is what gets saved, so a load/save round trip is lossless.
 
+mod activity;
 mod duplicates;
 mod entry;
 mod error;
@@ -63,6 +65,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use activity::{ActivityConfig, default_database_path};
 pub use entry::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use error::{ConfigError, UnknownServer};
 pub use expand::{
@@ -99,6 +102,8 @@ pub struct Config {
     /// is also served as a tool (`mcp_<server>_resource_<name>`, `mcp_<server>_prompt_<name>`),
     /// for agents that only call tools. They are always served natively too.
     pub wrap_resources: bool,
+    /// The `activity` object: the activity log's settings. Read when the companion starts.
+    pub activity: ActivityConfig,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
     pub warnings: Vec<String>,
     /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit

@@ -16,6 +16,7 @@ const KNOWN_KEYS: &[&str] = &[
     "firstListTimeout",
     "registries",
     "wrapResources",
+    "activity",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -98,6 +99,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             true
         }
     };
+    let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
     warnings.extend(
         super::duplicates::duplicate_keys(text)
             .iter()
@@ -112,6 +114,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         ssrf_whitelist,
         first_list_timeout,
         wrap_resources,
+        activity,
         warnings,
         raw,
     })

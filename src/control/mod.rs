@@ -47,8 +47,8 @@ use crate::hub::Hub;
 
 pub use client::{ControlClient, ControlError, request, status};
 pub use protocol::{
-    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, LoggedOut,
-    Refusal, SignInStarted, SignedIn, StatusReport,
+    ActivityStatus, ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines,
+    LoggedOut, Refusal, SignInStarted, SignedIn, StatusReport,
 };
 pub use server::{serve, session};
 

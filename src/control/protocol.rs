@@ -122,6 +122,18 @@ pub struct StatusReport {
     /// absent from the JSON when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The activity log, when it records; absent when it is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity: Option<ActivityStatus>,
+}
+
+/// The activity log in a [`StatusReport`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityStatus {
+    /// The database file.
+    pub path: PathBuf,
+    /// Entries dropped since the start because the log's queue was full.
+    pub dropped: u64,
 }
 
 /// The `logs` answer: stderr lines, oldest first.

@@ -7,8 +7,8 @@ use tokio_util::task::TaskTracker;
 
 use super::lines::{self, Line};
 use super::protocol::{
-    ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines, Refusal, Reply,
-    StatusReport,
+    ActivityStatus, ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines,
+    Refusal, Reply, StatusReport,
 };
 use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_REQUEST_BYTES};
 use crate::config::{self, UnknownServer};
@@ -201,6 +201,10 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             config: ctx.config_path.clone(),
             servers: hub.statuses_with_sign_ins(),
             warnings: hub.config_warnings().to_vec(),
+            activity: hub.activity().path().map(|path| ActivityStatus {
+                path: path.to_owned(),
+                dropped: hub.activity().dropped(),
+            }),
         })),
         ControlRequest::Logs { server, lines, .. } => hub
             .server(&server)

@@ -322,7 +322,7 @@ impl ServerHandler for Endpoint {
     async fn list_tools(
         &self,
         params: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.settled().await;
         let catalog = self.hub.catalog();
@@ -331,7 +331,12 @@ impl ServerHandler for Endpoint {
             None => Some(0),
             Some(cursor) => cursor.parse::<usize>().ok(),
         };
-        start.and_then(|start| catalog.page(start)).ok_or_else(|| {
+        let page = start.and_then(|start| catalog.page(start));
+        if let Some(page) = &page {
+            let agent = || crate::activity::Agent::of(&cx.peer);
+            (self.hub).record_listing(agent, "rmcp", page.tools.len(), cursor.as_deref());
+        }
+        page.ok_or_else(|| {
             McpError::invalid_params(
                 format!("invalid cursor \"{}\"", cursor.unwrap_or_default()),
                 None,

@@ -27,6 +27,7 @@
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
+//! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 
@@ -35,6 +36,7 @@ pub mod forward;
 mod native;
 mod owner;
 mod rebuild;
+pub mod record;
 mod reload;
 mod roots;
 mod route;
@@ -57,6 +59,7 @@ use crate::upstream::notice::Notices;
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
+pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
@@ -103,6 +106,8 @@ pub struct Hub {
     notices: Notices,
     /// The agents' resource subscriptions and log levels, as sent upstream (`native.rs`).
     interest: native::Interest,
+    /// Where calls, listings and server events are recorded (`record.rs`); off by default.
+    activity: crate::activity::Activity,
 }
 
 /// The server set in config order, with a by-name index.
@@ -198,7 +203,17 @@ impl Hub {
             sign_ins: SignIns::default(),
             notices,
             interest: native::Interest::default(),
+            activity: crate::activity::Activity::off(),
         }
+    }
+
+    /// This hub, recording its calls, listings and server events in `activity` from now on.
+    /// Call it before cloning the handle: clones made earlier keep the log they had.
+    #[must_use]
+    pub fn with_activity(mut self, activity: crate::activity::Activity) -> Hub {
+        self.activity = activity;
+        self.record_server_events();
+        self
     }
 
     /// Subscribes to [`HubEvent`]s from now on.
@@ -250,22 +265,7 @@ impl Hub {
     /// listing (until then it is still `starting`), so a status that says `running` and a
     /// `tools/list` that follows it always agree.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        let view = self.view();
-        view.servers
-            .order
-            .iter()
-            .map(|s| {
-                let mut status = s.snapshot().status;
-                if status.state == ServerState::Running {
-                    if view.folded(s) {
-                        status.tools = view.catalog.tool_count_for(s.name());
-                    } else {
-                        status.state = ServerState::Starting;
-                    }
-                }
-                status
-            })
-            .collect()
+        statuses_in(&self.view())
     }
 
     /// Sends `msg` built around a fresh reply channel and waits for the answer; `None` when the
@@ -332,4 +332,23 @@ impl Hub {
     pub async fn shutdown(&self) {
         let _ = self.ask(owner::Msg::Shutdown).await;
     }
+}
+
+/// Every server's status in `view` ([`Hub::statuses`]).
+fn statuses_in(view: &View) -> Vec<ServerStatus> {
+    view.servers
+        .order
+        .iter()
+        .map(|s| {
+            let mut status = s.snapshot().status;
+            if status.state == ServerState::Running {
+                if view.folded(s) {
+                    status.tools = view.catalog.tool_count_for(s.name());
+                } else {
+                    status.state = ServerState::Starting;
+                }
+            }
+            status
+        })
+        .collect()
 }

@@ -32,6 +32,8 @@ use tokio::time::Instant;
 
 use super::Hub;
 use super::forward::{Forward, Verdict, error_result};
+use super::record::{self, CallRecord};
+use crate::activity::Agent;
 use crate::catalog::{Route, ServerListing, Target, naming};
 use crate::config::DEFAULT_CONNECT_TIMEOUT;
 use crate::supervisor::{Live, ServerHandle, ServerState, ServerStatus, now_ms};
@@ -44,18 +46,51 @@ impl Hub {
     ///
     /// Waits for a restarting server (up to its `connectTimeout`); retries a call whose session
     /// broke only when that cannot run it twice ([`Forward`], see the module docs).
+    ///
+    /// The call is recorded in the activity log (`record.rs`) as made by the agent of
+    /// `downstream`, or by the control API when there is none.
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
     ) -> CallToolResult {
+        let agent = || downstream.map_or_else(Agent::control, |d| Agent::of(&d.peer));
+        self.call_as(name, arguments, downstream, agent).await
+    }
+
+    /// [`Hub::call`], recorded as made by `agent` (the fast path's calls it hands over
+    /// before sending anything).
+    pub async fn call_as(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        downstream: Option<&Downstream>,
+        agent: impl FnOnce() -> Agent,
+    ) -> CallToolResult {
+        let record = CallRecord::start(&self.activity, "rmcp", agent, name, || {
+            record::object_arguments(arguments.as_ref())
+        });
+        self.routed_call(name, arguments, downstream, record).await
+    }
+
+    async fn routed_call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        downstream: Option<&Downstream>,
+        mut record: CallRecord,
+    ) -> CallToolResult {
         let (route, server, live) = match self.ready(name, downstream).await {
             Ok(ready) => ready,
-            Err(message) => return error_result(message),
+            Err(message) => {
+                record.unavailable(&message);
+                return error_result(message);
+            }
         };
+        record.routed(&route.server);
         let forward = Forward::new(name, &route, &server);
-        let result = self
+        let (answer, failure) = self
             .attempts(
                 name,
                 &route.target,
@@ -66,13 +101,16 @@ impl Hub {
                 downstream,
             )
             .await;
-        super::native::to_agent(self.catalog().native(), &route.server, result)
+        let answer = super::native::to_agent(self.catalog().native(), &route.server, answer);
+        record.answered(&answer, failure.as_ref());
+        answer
     }
 
     /// Sends a call again on the rmcp path after an attempt on session `generation` of
     /// `server` ended in [`Verdict::Retry`] with `e` (the fast path's lost or unwritable
     /// attempts): a new session, then the attempts [`Hub::call`] makes, with the retry already
-    /// spent in `forward`.
+    /// spent in `forward`. Returns the answer and, when the companion made it, the failure
+    /// that ended the call (for the call's [`CallRecord`]).
     pub async fn resend(
         &self,
         name: &str,
@@ -81,7 +119,7 @@ impl Hub {
         generation: u64,
         (forward, e): (Forward, &CallError),
         arguments: Option<JsonObject>,
-    ) -> CallToolResult {
+    ) -> (CallToolResult, Option<CallError>) {
         match self
             .fresh_session(name, server, generation, &forward, e, None)
             .await
@@ -90,12 +128,13 @@ impl Hub {
                 self.attempts(name, target, server, live, forward, arguments, None)
                     .await
             }
-            Err(answer) => answer,
+            Err(answer) => (answer, Some(e.clone())),
         }
     }
 
     /// Attempts the call on `live`, and on a new session each time `forward` says
-    /// [`Verdict::Retry`], until it answers.
+    /// [`Verdict::Retry`], until it answers; with the answer, the failure that ended the call
+    /// when the companion made the answer.
     #[expect(
         clippy::too_many_arguments,
         reason = "one call's parts, borrowed from the two callers that hold them"
@@ -109,7 +148,7 @@ impl Hub {
         mut forward: Forward,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
-    ) -> CallToolResult {
+    ) -> (CallToolResult, Option<CallError>) {
         loop {
             let attempt = call::call(
                 &live.peer,
@@ -121,18 +160,18 @@ impl Hub {
             )
             .await;
             let e = match attempt {
-                Ok(result) => return result,
+                Ok(result) => return (result, None),
                 Err(e) => e,
             };
             if let Verdict::Fail(answer) = forward.judge(&e) {
-                return answer;
+                return (answer, Some(e));
             }
             live = match self
                 .fresh_session(name, server, live.generation, &forward, &e, downstream)
                 .await
             {
                 Ok(fresh) => fresh,
-                Err(answer) => return answer,
+                Err(answer) => return (answer, Some(e)),
             };
         }
     }

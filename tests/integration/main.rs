@@ -6,6 +6,7 @@
 //! Unix sockets, signals and /proc; the Windows build is checked with `cargo check` (tests/run.sh).
 #![cfg(unix)]
 
+mod activity;
 mod asks;
 mod bounds;
 mod caps;

@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::InFlight;
 use super::envelope::{self, Answer, Reply};
+use crate::activity::Agent;
 use crate::catalog::Target;
+use crate::hub::record::{self, CallRecord};
 use crate::hub::{FastTarget, Forward, Hub, Verdict};
 use crate::upstream::askers::{Asker, AskerGuard};
 use crate::upstream::call::{self as upstream_call, CallError};
@@ -87,8 +89,17 @@ impl FastCall {
     /// or left (see the module doc).
     pub async fn run(self) -> Option<Reply> {
         let Ok(mut ticket) = self.target.lane.open(self.target.forward.timeout()) else {
-            return Box::pin(self.slow(None)).await;
+            // Nothing was sent: the slow path takes the call whole, and records it.
+            return Box::pin(self.slow(None, CallRecord::default())).await;
         };
+        let mut record = CallRecord::start(
+            self.hub.activity(),
+            "fast",
+            || Agent::of(&self.agent),
+            &self.wrapped,
+            || record::raw_arguments(self.arguments.as_deref()),
+        );
+        record.routed(&self.target.server);
         let frame = envelope::request_frame(
             &ticket.id_json(),
             &self.target.raw_name,
@@ -102,7 +113,7 @@ impl FastCall {
             let e = CallError::NotDelivered {
                 reason: e.to_string(),
             };
-            return self.judged(e).await;
+            return self.judged(e, record).await;
         }
         drop(frame);
         let waited = tokio::select! {
@@ -120,7 +131,10 @@ impl FastCall {
             Waited::Answer(line) => {
                 drop(ticket);
                 match self.answer(line) {
-                    Ok(reply) => return Some(reply),
+                    Ok(reply) => {
+                        record.answered_frame(|| reply.frame());
+                        return Some(reply);
+                    }
                     Err(e) => e,
                 }
             }
@@ -146,15 +160,18 @@ impl FastCall {
                 }
             }
         };
-        self.judged(e).await
+        self.judged(e, record).await
     }
 
     /// The answer to an attempt that failed with `e`, as the call's [`Forward`] judges it:
     /// the agent's `isError` answer, or the call resent the slow way on a new session.
-    async fn judged(mut self, e: CallError) -> Option<Reply> {
+    async fn judged(mut self, e: CallError, record: CallRecord) -> Option<Reply> {
         match self.target.forward.judge(&e) {
-            Verdict::Fail(result) => Some(self.reply(&result)),
-            Verdict::Retry => Box::pin(self.slow(Some(e))).await,
+            Verdict::Fail(result) => {
+                record.failed(&e, &result);
+                Some(self.reply(&result))
+            }
+            Verdict::Retry => Box::pin(self.slow(Some(e), record)).await,
         }
     }
 
@@ -205,8 +222,10 @@ impl FastCall {
     }
 
     /// The agent's answer to a call that ended with `e` and cannot go on.
-    fn failed(&self, e: &CallError) -> Reply {
-        self.reply(&self.target.forward.fail(e))
+    fn failed(&self, e: &CallError, record: CallRecord) -> Reply {
+        let result = self.target.forward.fail(e);
+        record.failed(e, &result);
+        self.reply(&result)
     }
 
     /// The agent's answer `result`, in its protocol version's shape: before 2026-07-28 without
@@ -227,11 +246,11 @@ impl FastCall {
     /// The call the slow way, still cancelled by the agent and by shutdown: from the start
     /// ([`Hub::call`]: its routing, reconnect and retry rules) when `retry` is `None`, else
     /// resent after the fast attempt failed with `retry` ([`Hub::resend`], the call's retry
-    /// spent). Callers box it: its future is many times the size of the rest of
+    /// spent, `record` the call's). Callers box it: its future is many times the size of the rest of
     /// [`Self::run`], and tokio copies a spawned task's whole future when it spawns and ends
     /// it (a profile of 64 calls in flight showed those copies at 8 % of the companion's CPU
     /// before the box).
-    async fn slow(self, retry: Option<CallError>) -> Option<Reply> {
+    async fn slow(self, retry: Option<CallError>, record: CallRecord) -> Option<Reply> {
         let arguments = match self
             .arguments
             .as_deref()
@@ -240,15 +259,20 @@ impl FastCall {
             None => None,
             Some(Ok(arguments)) => arguments,
             Some(Err(e)) => {
-                return Some(self.failed(&CallError::Arguments {
+                let e = CallError::Arguments {
                     reason: e.to_string(),
-                }));
+                };
+                return Some(self.failed(&e, record));
             }
         };
         let hub = self.hub.clone();
         let result = async {
             match &retry {
-                None => hub.call(&self.wrapped, arguments, None).await,
+                None => {
+                    let agent = || Agent::of(&self.agent);
+                    let answer = hub.call_as(&self.wrapped, arguments, None, agent).await;
+                    (answer, None)
+                }
                 Some(e) => {
                     let target = Target::Tool {
                         name: self.target.raw_name.clone(),
@@ -268,9 +292,12 @@ impl FastCall {
         };
         tokio::select! {
             biased;
-            () = self.shutdown.cancelled() => Some(self.failed(&CallError::ShuttingDown)),
+            () = self.shutdown.cancelled() => Some(self.failed(&CallError::ShuttingDown, record)),
             () = self.cancel.cancelled() => None,
-            result = result => Some(self.reply(&result)),
+            (result, failure) = result => {
+                record.answered(&result, failure.as_ref());
+                Some(self.reply(&result))
+            }
         }
     }
 }

@@ -212,6 +212,17 @@ impl Reply {
         Reply { head, body: None }
     }
 
+    /// A copy of the whole frame (for the activity log).
+    pub fn frame(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.frame_len());
+        out.extend_from_slice(&self.head);
+        if let Some((line, range)) = &self.body {
+            out.extend_from_slice(&line[range.clone()]);
+            out.extend_from_slice(b"}\n");
+        }
+        out
+    }
+
     /// The frame's length in bytes, newline included.
     pub fn frame_len(&self) -> usize {
         self.head.len() + self.body.as_ref().map_or(0, |(_, range)| range.len() + 2)

@@ -200,6 +200,17 @@ where
             return false;
         };
         let reply = Reply::with_result_json(id, page);
+        let items = catalog
+            .len()
+            .saturating_sub(start)
+            .min(crate::catalog::PAGE_SIZE);
+        let cursor = (start > 0).then(|| start.to_string());
+        self.hub.record_listing(
+            || crate::activity::Agent::of(agent),
+            "fast",
+            items,
+            cursor.as_deref(),
+        );
         self.budget.requested(request_id.clone());
         self.answer_with(request_id, std::future::ready(Some(reply)));
         true

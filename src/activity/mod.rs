@@ -1,0 +1,178 @@
+//! The activity log: every call, listing and server event, recorded in a local SQLite database
+//! (WAL mode) by one writer thread, never on the call path.
+//!
+//! ```text
+//! call path ── Activity::record(Entry) ── try_send ─▶ bounded queue (QUEUE_CAPACITY)
+//!                     │ full: counted in `dropped`, nothing waits          │
+//!                     ▼                                                     ▼
+//!               (the call goes on)                writer thread: batches ─▶ activity.db
+//!                                                 shapes / masks payloads, retention
+//! ```
+//!
+//! What a call costs on its path: a clone of its arguments and result (or a copy of the raw
+//! result bytes on the fast path) and one `try_send`; turning them into shapes, masking,
+//! counting bytes and the SQLite insert happen on the writer thread. When the queue is full
+//! the entry is dropped and counted; the writer writes the count as a `dropped` entry once it
+//! catches up, so the log says what it is missing.
+//!
+//! **What is stored** (one row per entry, [`store`]): time, kind (`call`, `list`, `server`,
+//! `dropped`; later kinds such as an approval or a pinned definition get rows of their own
+//! kind), the agent (`clientInfo` name and version), server, tool, path, duration, outcome
+//! (`ok`, `isError`, `error` with a kind, `timeout`, `cancelled`), bytes in and out, and the
+//! arguments and result: by default their **shape** (keys and types, string lengths, array
+//! sizes; never a value, [`shape`]), with `"recordPayloads": true` in full. Every secret the
+//! companion knows ([`crate::net::scrub_known`]) is masked in both.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | [`Activity`]: the handle calls record through, the queue and the drop count |
+//! | `entry.rs` | [`Entry`]: what is queued, and [`Agent`] |
+//! | `shape.rs` | arguments and results as shapes, or in full with secrets masked |
+//! | `store.rs` | the database: opening (0600, WAL), the schema, inserts, retention |
+//! | `writer.rs` | the writer thread: batches, drop notes, periodic retention |
+//! | `query.rs` | reading the log back: filters, `--follow`, rows as text or JSON |
+//! | `time.rs` | UTC timestamps for display and `--since` |
+
+mod entry;
+pub mod query;
+mod shape;
+pub mod store;
+mod time;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+pub use entry::{Agent, CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry};
+pub use store::StoreError;
+pub use time::{format_ms, now_ms, parse_since};
+
+use crate::config::ActivityConfig;
+
+/// Entries the queue holds before new ones are dropped (and counted).
+pub const QUEUE_CAPACITY: usize = 8192;
+
+/// The handle the call path records through: cheap to clone; [`Activity::off`] records
+/// nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Activity {
+    inner: Option<Arc<Shared>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    queue: mpsc::SyncSender<writer::Msg>,
+    /// Entries dropped because the queue was full, since the start.
+    dropped: Arc<AtomicU64>,
+    path: PathBuf,
+}
+
+impl Activity {
+    /// A handle that records nothing (the log is switched off, or could not be opened).
+    pub fn off() -> Activity {
+        Activity::default()
+    }
+
+    /// Opens (creating it, mode 0600) the database `config` names and starts the writer
+    /// thread. `None` in the result's place when the log is switched off.
+    ///
+    /// # Errors
+    /// [`StoreError`] naming the file when it cannot be created, opened or set up.
+    pub fn open(config: &ActivityConfig) -> Result<Activity, StoreError> {
+        if !config.enabled {
+            return Ok(Activity::off());
+        }
+        let path = config.database_path().ok_or(StoreError::NoDataDir)?;
+        Activity::open_with(&path, config, QUEUE_CAPACITY)
+    }
+
+    /// [`Activity::open`] at `path` with a queue of `capacity` entries.
+    ///
+    /// # Errors
+    /// As [`Activity::open`].
+    pub fn open_with(
+        path: &Path,
+        config: &ActivityConfig,
+        capacity: usize,
+    ) -> Result<Activity, StoreError> {
+        let store = store::Store::open(path)?;
+        let dropped = Arc::new(AtomicU64::new(0));
+        let queue = writer::spawn(
+            store,
+            writer::Rules {
+                record_payloads: config.record_payloads,
+                max_age: config.max_age,
+                max_size_bytes: config.max_size_bytes,
+            },
+            capacity,
+            dropped.clone(),
+        );
+        Ok(Activity {
+            inner: Some(Arc::new(Shared {
+                queue,
+                dropped,
+                path: path.to_owned(),
+            })),
+        })
+    }
+
+    /// Whether entries are recorded (callers skip preparing one when not).
+    pub fn is_on(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Queues `entry` for the writer without waiting; a full queue drops it and counts it.
+    pub fn record(&self, entry: Entry) {
+        let Some(shared) = &self.inner else {
+            return;
+        };
+        match shared.queue.try_send(writer::Msg::Entry(entry)) {
+            Ok(()) => {}
+            Err(mpsc::TrySendError::Full(_)) => {
+                shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            // The writer is gone (its database failed): nothing more can be recorded.
+            Err(mpsc::TrySendError::Disconnected(_)) => {}
+        }
+    }
+
+    /// Entries dropped because the queue was full, since the start.
+    pub fn dropped(&self) -> u64 {
+        self.inner
+            .as_ref()
+            .map_or(0, |s| s.dropped.load(Ordering::Relaxed))
+    }
+
+    /// The database file, when recording.
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.as_ref().map(|s| s.path.as_path())
+    }
+
+    /// Waits (blocking, at most `timeout`) until every entry queued before this call is in
+    /// the database. `false` when the time ran out or the writer is gone.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let Some(shared) = &self.inner else {
+            return true;
+        };
+        let (done, wait) = mpsc::channel();
+        let deadline = std::time::Instant::now() + timeout;
+        let mut msg = writer::Msg::Flush(done);
+        loop {
+            match shared.queue.try_send(msg) {
+                Ok(()) => break,
+                Err(mpsc::TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
+                    msg = m;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(_) => return false,
+            }
+        }
+        wait.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,237 @@
+//! The writer thread: the one owner of the database connection. It takes entries off the
+//! queue in batches (one transaction each), turns them into rows (shapes or masked payloads,
+//! byte counts), writes a `dropped` row when entries were lost to a full queue, and enforces
+//! retention at start, every [`MAINTENANCE_EVERY`] and every [`MAINTENANCE_ROWS`] rows.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::entry::{CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry};
+use super::shape::render;
+use super::store::{Row, Store};
+use super::time::now_ms;
+
+/// At most this many entries go into one transaction.
+const BATCH: usize = 512;
+/// Retention runs this often…
+const MAINTENANCE_EVERY: Duration = Duration::from_secs(600);
+/// …and after this many rows were written since it last ran.
+const MAINTENANCE_ROWS: u64 = 20_000;
+
+/// What the queue carries.
+#[derive(Debug)]
+pub(super) enum Msg {
+    Entry(Entry),
+    /// Answered once everything queued before it is written.
+    Flush(mpsc::Sender<()>),
+}
+
+/// What the writer keeps and for how long.
+#[derive(Clone, Debug)]
+pub(super) struct Rules {
+    pub record_payloads: bool,
+    pub max_age: Duration,
+    pub max_size_bytes: u64,
+}
+
+/// Starts the writer on `store`; returns the queue's sending side (`capacity` entries).
+pub(super) fn spawn(
+    store: Store,
+    rules: Rules,
+    capacity: usize,
+    dropped: Arc<AtomicU64>,
+) -> mpsc::SyncSender<Msg> {
+    let (tx, rx) = mpsc::sync_channel(capacity);
+    let spawned = std::thread::Builder::new()
+        .name("activity-writer".into())
+        .spawn(move || run(store, &rules, &rx, &dropped));
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the activity log's writer; nothing is recorded");
+    }
+    tx
+}
+
+fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &AtomicU64) {
+    let mut written_dropped = 0;
+    let mut since_maintenance = 0;
+    maintain(&mut store, rules);
+    let mut next_maintenance = Instant::now() + MAINTENANCE_EVERY;
+    loop {
+        let wait = next_maintenance.saturating_duration_since(Instant::now());
+        let first = match rx.recv_timeout(wait) {
+            Ok(m) => Some(m),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        };
+        let mut rows = Vec::new();
+        let mut flushes = Vec::new();
+        let mut next = first;
+        let mut taken = 0;
+        while let Some(m) = next.take() {
+            match m {
+                Msg::Entry(e) => rows.push(to_row(e, rules.record_payloads)),
+                Msg::Flush(done) => flushes.push(done),
+            }
+            taken += 1;
+            if taken < BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        let lost = dropped.load(Ordering::Relaxed);
+        if lost > written_dropped {
+            rows.push(Row {
+                at_ms: now_ms(),
+                kind: "dropped",
+                detail: Some("the activity queue was full".into()),
+                count: Some(lost - written_dropped),
+                ..Row::default()
+            });
+        }
+        if !rows.is_empty() {
+            match store.insert(&rows) {
+                Ok(()) => {
+                    written_dropped = lost;
+                    since_maintenance += rows.len() as u64;
+                }
+                Err(e) => {
+                    // Counted as dropped, so the next successful batch says so.
+                    let n = rows.iter().filter(|r| r.kind != "dropped").count() as u64;
+                    dropped.fetch_add(n, Ordering::Relaxed);
+                    tracing::warn!(path = %store.path().display(), error = %e, entries = n, "could not write to the activity log");
+                }
+            }
+        }
+        for done in flushes {
+            let _ = done.send(());
+        }
+        if Instant::now() >= next_maintenance || since_maintenance >= MAINTENANCE_ROWS {
+            maintain(&mut store, rules);
+            since_maintenance = 0;
+            next_maintenance = Instant::now() + MAINTENANCE_EVERY;
+        }
+    }
+}
+
+fn maintain(store: &mut Store, rules: &Rules) {
+    match store.retain(now_ms(), rules.max_age, rules.max_size_bytes) {
+        Ok(0) => {}
+        Ok(n) => tracing::debug!(entries = n, "activity log: retention deleted old entries"),
+        Err(e) => {
+            tracing::warn!(path = %store.path().display(), error = %e, "activity log: retention failed")
+        }
+    }
+}
+
+/// The row of `entry`, its payloads rendered as shapes or (`full`) masked in full.
+fn to_row(entry: Entry, full: bool) -> Row {
+    match entry {
+        Entry::Call(call) => call_row(*call, full),
+        Entry::Listing(listing) => listing_row(listing),
+        Entry::Server(server) => server_row(server),
+    }
+}
+
+fn call_row(call: CallEntry, full: bool) -> Row {
+    let arguments = match &call.arguments {
+        Payload::None => None,
+        Payload::Object(o) => serde_json::to_string(o).ok(),
+        Payload::Raw(raw) => Some(raw.get().to_owned()),
+    };
+    let mut row = Row {
+        at_ms: call.at_ms,
+        kind: "call",
+        agent: call.agent.name,
+        agent_version: call.agent.version,
+        agent_pid: call.agent.pid,
+        agent_exe: call.agent.exe,
+        server: call.server.map(|s| s.to_string()),
+        tool: Some(call.tool),
+        path: Some(call.path),
+        duration_ms: Some(call.duration.as_secs_f64() * 1000.0),
+        bytes_in: Some(arguments.as_ref().map_or(0, |a| a.len() as u64)),
+        arguments: arguments.as_deref().map(|a| render(a, full)),
+        ..Row::default()
+    };
+    let result = match call.ended {
+        Ended::Result(result) => serde_json::to_string(&result).ok(),
+        Ended::Frame(bytes) => result_of_frame(&bytes),
+        Ended::Failed {
+            outcome,
+            kind,
+            detail,
+            message,
+        } => {
+            row.outcome = Some(outcome.to_owned());
+            row.error_kind = Some(kind);
+            let said = if full { message } else { detail };
+            row.detail = Some(crate::net::scrub_known(&said));
+            None
+        }
+        Ended::Cancelled => {
+            row.outcome = Some("cancelled".to_owned());
+            None
+        }
+    };
+    if let Some(result) = result {
+        row.outcome = Some(if is_error(&result) { "isError" } else { "ok" }.to_owned());
+        row.bytes_out = Some(result.len() as u64);
+        row.result = Some(render(&result, full));
+    }
+    row
+}
+
+/// The `result` of a JSON-RPC response frame, as JSON text.
+fn result_of_frame(frame: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Frame<'a> {
+        #[serde(borrow)]
+        result: Option<&'a serde_json::value::RawValue>,
+    }
+    let frame = serde_json::from_slice::<Frame<'_>>(frame).ok()?;
+    frame.result.map(|r| r.get().to_owned())
+}
+
+/// Whether a `tools/call` result's JSON says `"isError": true`.
+fn is_error(result: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Flag {
+        #[serde(rename = "isError", default)]
+        is_error: Option<bool>,
+    }
+    serde_json::from_str::<Flag>(result).is_ok_and(|f| f.is_error == Some(true))
+}
+
+fn listing_row(listing: ListingEntry) -> Row {
+    Row {
+        at_ms: listing.at_ms,
+        kind: "list",
+        agent: listing.agent.name,
+        agent_version: listing.agent.version,
+        agent_pid: listing.agent.pid,
+        agent_exe: listing.agent.exe,
+        tool: Some(listing.method.to_owned()),
+        path: Some(listing.path),
+        outcome: Some("ok".to_owned()),
+        detail: listing.cursor.map(|c| format!("cursor {c}")),
+        count: Some(listing.items as u64),
+        ..Row::default()
+    }
+}
+
+fn server_row(server: ServerEntry) -> Row {
+    let detail = match (server.previous, server.detail) {
+        (Some(p), Some(d)) => Some(format!("was {p}; {d}")),
+        (Some(p), None) => Some(format!("was {p}")),
+        (None, d) => d,
+    };
+    Row {
+        at_ms: server.at_ms,
+        kind: "server",
+        server: Some(server.server),
+        outcome: Some(server.state),
+        detail: detail.map(|d| crate::net::scrub(&d)),
+        ..Row::default()
+    }
+}

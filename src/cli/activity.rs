@@ -1,0 +1,82 @@
+//! `activity`: the activity log, read straight from its database (read-only), so it works
+//! whether or not a companion runs and needs no control verb; `--follow` polls for new rows.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use mcp_companion::activity::query::{self, Filter};
+use mcp_companion::activity::{self as log, store};
+use mcp_companion::config;
+
+use super::out::{outln, visible};
+
+/// How often `--follow` looks for new entries.
+const FOLLOW_EVERY: Duration = Duration::from_millis(300);
+
+/// What `activity` was asked for.
+#[derive(Debug)]
+pub struct ActivityArgs {
+    pub agent: Option<String>,
+    pub server: Option<String>,
+    pub tool: Option<String>,
+    pub outcome: Option<String>,
+    pub since: Option<String>,
+    /// 0: every matching entry.
+    pub limit: u64,
+    pub follow: bool,
+    pub json: bool,
+}
+
+/// `activity`: prints the matching entries, oldest first (the newest `limit`), one per line,
+/// or as JSON objects one per line (`--json`: JSONL); with `follow`, keeps printing new ones.
+pub async fn activity(config_path: Option<&Path>, args: ActivityArgs) -> anyhow::Result<ExitCode> {
+    let settings = config::resolve_config_path(config_path)
+        .ok()
+        .and_then(|p| config::load(&p).ok())
+        .map(|c| c.activity)
+        .unwrap_or_default();
+    let path = settings
+        .database_path()
+        .context("no data directory for the activity log; set \"activity\": {\"path\": …}")?;
+    if !path.exists() {
+        anyhow::bail!(
+            "no activity log at {} (nothing recorded yet, or \"activity\": {{\"enabled\": false}})",
+            path.display()
+        );
+    }
+    let since_ms = match &args.since {
+        Some(s) => Some(log::parse_since(s, log::now_ms()).with_context(|| {
+            format!("--since \"{s}\": give a duration back from now (90s, 15m, 2h, 7d) or a UTC date (2026-12-04, 2026-12-04T17:05:00Z)")
+        })?),
+        None => None,
+    };
+    let mut filter = Filter {
+        agent: args.agent,
+        server: args.server,
+        tool: args.tool,
+        outcome: args.outcome,
+        since_ms,
+        limit: (args.limit > 0).then_some(args.limit),
+    };
+    let conn = store::open_read_only(&path)?;
+    let mut last = 0;
+    loop {
+        let records = query::read(&conn, &filter, last)
+            .with_context(|| format!("cannot read the activity log {}", path.display()))?;
+        for r in &records {
+            if args.json {
+                outln!("{}", serde_json::to_string(r)?);
+            } else {
+                outln!("{}", visible(&r.line()));
+            }
+            last = last.max(r.id);
+        }
+        if !args.follow {
+            return Ok(ExitCode::SUCCESS);
+        }
+        filter.limit = None;
+        tokio::time::sleep(FOLLOW_EVERY).await;
+    }
+}
