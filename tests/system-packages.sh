@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the test command needs, only those that are missing:
 # Node.js + npm (third-party MCP servers), a C toolchain, Python venv support, the MinGW
-# compiler, NSIS and Wine for the Windows build, its installer and its end-to-end test, gnome-keyring (a real Secret
-# Service), and the desktop shell's libraries and test tools (desktop-file-validate for the
-# package test).
+# compiler, NSIS and Wine for the Windows build, its installer and its end-to-end test,
+# gnome-keyring (a real Secret Service), and the desktop shell's libraries and test tools
+# (desktop-file-validate for the package test).
 # Needs root (or sudo) only when something is missing.
 set -euo pipefail
 need_apt=()
