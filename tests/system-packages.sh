@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the test command needs, only those that are missing:
 # Node.js + npm (third-party MCP servers), a C toolchain, Python venv support, the MinGW
-# compiler and Wine for the Windows build and its end-to-end test, gnome-keyring (a real Secret
-# Service), and the desktop shell's libraries and test tools (desktop-file-validate for the
-# package test).
+# compiler, NSIS and Wine for the Windows build, its installer and its end-to-end test,
+# gnome-keyring (a real Secret Service), and the desktop shell's libraries and test tools
+# (desktop-file-validate for the package test).
 # Needs root (or sudo) only when something is missing.
 set -euo pipefail
 need_apt=()
@@ -15,6 +15,8 @@ command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x8
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # Debian keeps wine64 out of PATH, in /usr/lib/wine/.
 command -v wine64 >/dev/null 2>&1 || [ -x /usr/lib/wine/wine64 ] || need_apt+=(wine64)
+# The Windows installer (tests/package/nsis.sh): NSIS's makensis runs on Linux.
+command -v makensis >/dev/null 2>&1 || need_apt+=(nsis)
 # The conformance client suite: a private network namespace (unshare, ip) and the stand-in
 # browser (curl).
 command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)

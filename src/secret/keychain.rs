@@ -7,9 +7,13 @@
 //! file is in use, and nothing about secrets lands on disk outside the keychain. Updates of the
 //! index are serialised within a process; two processes storing secrets at the same instant can
 //! lose one name from the index (never a value): `secret set` again re-adds it.
+//!
+//! Values (and the index) larger than one entry holds on this platform (the Windows Credential
+//! Manager: 1 280 UTF-16 units) are stored across numbered entries, see [`super::parts`].
 
 use std::sync::Mutex;
 
+use super::parts::{self, Entries, PART_LIMIT};
 use super::{SecretError, SecretStore, validate_name};
 
 /// The account name of the index entry.
@@ -37,6 +41,8 @@ static INDEX_LOCK: Mutex<()> = Mutex::new(());
 #[derive(Debug, Clone)]
 pub struct Keychain {
     service: String,
+    /// The most UTF-16 units one entry holds; larger values go into parts.
+    part_limit: Option<usize>,
 }
 
 impl Keychain {
@@ -44,14 +50,24 @@ impl Keychain {
     pub fn new(service: impl Into<String>) -> Keychain {
         Keychain {
             service: service.into(),
+            part_limit: PART_LIMIT,
         }
+    }
+
+    /// The same keychain, splitting values over `limit` UTF-16 units into parts (`None`: never),
+    /// instead of this platform's own limit. Lets the split be tried on any OS's keychain.
+    pub fn with_part_limit(mut self, limit: Option<usize>) -> Keychain {
+        self.part_limit = limit;
+        self
     }
 
     /// The service name entries are stored under.
     pub fn service(&self) -> &str {
         &self.service
     }
+}
 
+impl Entries for Keychain {
     fn read(&self, account: &str) -> Result<Option<String>, SecretError> {
         let service = self.service.clone();
         let account_owned = account.to_owned();
@@ -87,9 +103,11 @@ impl Keychain {
             Err(e) => Err(convert(account, e)),
         }
     }
+}
 
+impl Keychain {
     fn read_index(&self) -> Result<Vec<String>, SecretError> {
-        let Some(text) = self.read(INDEX_ACCOUNT)? else {
+        let Some(text) = parts::get(self, INDEX_ACCOUNT)? else {
             return Ok(Vec::new());
         };
         // A damaged index loses the listing, never a secret: start a new one.
@@ -110,10 +128,10 @@ impl Keychain {
             return Ok(());
         }
         if names.is_empty() {
-            self.remove(INDEX_ACCOUNT).map(|_| ())
+            parts::delete(self, INDEX_ACCOUNT).map(|_| ())
         } else {
             let text = serde_json::to_string(&names).unwrap_or_else(|_| "[]".into());
-            self.write(INDEX_ACCOUNT, &text)
+            parts::set(self, INDEX_ACCOUNT, &text, self.part_limit)
         }
     }
 }
@@ -121,18 +139,18 @@ impl Keychain {
 impl SecretStore for Keychain {
     fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
         validate_name(name)?;
-        self.read(name)
+        parts::get(self, name)
     }
 
     fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
         validate_name(name)?;
-        self.write(name, value)?;
+        parts::set(self, name, value, self.part_limit)?;
         self.update_index(|names| names.push(name.to_owned()))
     }
 
     fn delete(&self, name: &str) -> Result<bool, SecretError> {
         validate_name(name)?;
-        let existed = self.remove(name)?;
+        let existed = parts::delete(self, name)?;
         self.update_index(|names| names.retain(|n| n != name))?;
         Ok(existed)
     }
@@ -247,6 +265,33 @@ mod tests {
         for n in names {
             store.delete(&n).unwrap();
         }
+    }
+
+    #[test]
+    fn secret_a_token_bundle_over_the_part_limit_round_trips_and_leaves_no_part() {
+        let Some(store) = real("parts") else { return };
+        // The Windows limit, so the Secret Service stores what the Credential Manager would.
+        let store = store.with_part_limit(Some(1280));
+        let bundle = parts::tests::token_bundle();
+        store.set("TOKENS", &bundle).unwrap();
+        assert_eq!(store.get("TOKENS"), Ok(Some(bundle.clone())));
+        assert!(
+            store
+                .read(&parts::part_account("TOKENS", 2))
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(store.names(), Ok(vec!["TOKENS".into()]));
+        assert_eq!(store.delete("TOKENS"), Ok(true));
+        for i in 1..=10 {
+            assert_eq!(
+                store.read(&parts::part_account("TOKENS", i)),
+                Ok(None),
+                "part {i}"
+            );
+        }
+        assert_eq!(store.read("TOKENS"), Ok(None));
+        assert_eq!(store.read(INDEX_ACCOUNT), Ok(None));
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -5,6 +5,7 @@
 //! | `error.rs` | [`SecretError`] |
 //! | `name.rs` | [`validate_name`]: which names a secret may have |
 //! | `keychain.rs` | [`Keychain`]: the OS keychain through the `keyring` crate, and its name index |
+//! | `parts.rs` | values larger than one entry holds (Windows: 1 280 UTF-16 units), stored across numbered entries |
 //! | `memory.rs` | [`MemoryStore`] (tests, previews), [`NoKeychain`] (always unavailable), [`Masked`] (placeholders instead of values) |
 //!
 //! Where values live, per OS: the macOS Keychain (login keychain), the Windows Credential
@@ -24,6 +25,7 @@ mod error;
 mod keychain;
 mod memory;
 mod name;
+mod parts;
 
 pub use error::SecretError;
 pub use keychain::{KEYCHAIN_KIND, Keychain};
@@ -53,8 +55,8 @@ pub trait SecretStore: Send + Sync {
     /// index that [`SecretStore::names`] reads.
     ///
     /// # Errors
-    /// As [`SecretStore::get`], plus [`SecretError::TooLong`] when the keychain limits sizes
-    /// (Windows: 1280 UTF-16 units per value).
+    /// As [`SecretStore::get`], plus [`SecretError::TooLong`] when the value is larger than the
+    /// store takes (the keychain: 100 entries' worth, about 120 000 characters on Windows).
     fn set(&self, name: &str, value: &str) -> Result<(), SecretError>;
 
     /// Removes `name`; `true` when there was a value to remove.

@@ -2,15 +2,25 @@
 # The Windows build end to end under Wine: `mcp-companion.exe serve` in a private,
 # headless Wine prefix, with stdio servers launched through a .cmd in a folder whose name has
 # spaces and `&`, a .bat, the .exe directly, and a missing command; the client commands through
-# the named pipe; `stop` and the Job Object reaching the whole process tree; the per-user paths.
+# the named pipe; `stop` and the Job Object reaching the whole process tree; the per-user paths;
+# a 6 KB OAuth token bundle stored in the Credential Manager (in parts) and handed to a server.
 #
 # Usage: tests/wine/e2e.sh PATH/TO/mcp-companion.exe
+#        tests/wine/e2e.sh --installer PATH/TO/setup.exe
+# With --installer the installer (src-tauri/windows/installer.nsi) is run silently first, every
+# check below runs the INSTALLED mcp-companion.exe, and at the end the silent uninstall must
+# leave no installed file, Start-menu entry or registry key behind.
 # Needs wine64 (Debian: /usr/lib/wine/wine64) and the MinGW C compiler. Prints how many checks
 # ran and which were skipped as Wine limitations; exits 1 on the first failed check.
 #
 # Wine is not Windows: what passes here is "runs under Wine 8", see docs/src/platforms.md.
 set -euo pipefail
-exe_src=$(realpath "${1:?usage: tests/wine/e2e.sh PATH/TO/mcp-companion.exe}")
+installer=""
+if [ "${1:-}" = --installer ]; then
+  installer=$(realpath "${2:?usage: tests/wine/e2e.sh --installer PATH/TO/setup.exe}")
+else
+  exe_src=$(realpath "${1:?usage: tests/wine/e2e.sh PATH/TO/mcp-companion.exe}")
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="/usr/lib/wine:$PATH"
 export WINEDEBUG=-all
@@ -47,16 +57,24 @@ appdata=$(win winepath -u "$appdata_win" | tr -d '\r')
 drive_c="$WINEPREFIX/drive_c"
 bin="$drive_c/mcpc"
 mkdir -p "$bin"
+EXE='C:\mcpc\mcp-companion.exe'
+if [ -n "$installer" ]; then
+  source "$here/installer.sh"
+  install_silently
+  exe_src="$inst_dir/mcp-companion.exe"
+  EXE="$inst_win\mcp-companion.exe"
+fi
 cp "$exe_src" "$bin/mcp-companion.exe"
 mkdir -p "$bin/shim"
 cp "$exe_src" "$bin/shim/bunx.exe"
 x86_64-w64-mingw32-gcc -municode -O2 -o "$bin/winps.exe" "$here/winps.c"
-EXE='C:\mcpc\mcp-companion.exe'
 mcpc() { wine64 "$EXE" "$@"; }
 if ! mcpc --version >/dev/null 2>&1; then
   # Wine 8.0 lacks bcryptprimitives.dll!ProcessPrng, which Rust's std imports (Windows 10+ has it).
   x86_64-w64-mingw32-gcc -shared -O2 -o "$bin/bcryptprimitives.dll" "$here/processprng.c" -lbcrypt
   cp "$bin/bcryptprimitives.dll" "$bin/shim/"
+  # Removed again before the uninstall: the installer did not put it there.
+  [ -z "$installer" ] || cp "$bin/bcryptprimitives.dll" "$inst_dir/"
   mcpc --version >/dev/null || fail "mcp-companion.exe does not start under Wine even with the ProcessPrng shim"
   echo "note: using the test-only ProcessPrng shim (bcryptprimitives.dll) beside the exe"
 fi
@@ -87,6 +105,8 @@ servers = {
     "shim": {"command": "bunx", "args": head + nasty,
              "env": {"PATH": r"C:\mcpc\shim;C:\windows\system32;C:\windows"}},
     "missing": {"command": r"C:\nowhere\no-such-server.exe"},
+    "tokens": {"command": r"C:\mcpc\mcp-companion.exe", "args": head,
+               "env": {"TOKENS": "${secret:wine-tokens}"}},
 }
 expected = {name: head + (no_percent if name in ("cmdspace", "bat") else nasty)
             for name in ("cmdspace", "bat", "direct", "shim")}
@@ -106,7 +126,7 @@ start_serve() {
       python3 - "$work/status.json" <<'EOF' || verdict=$?
 import json, sys
 s = {x["name"]: x for x in json.load(open(sys.argv[1]))["servers"]}
-launched = [s[n]["state"] for n in ("cmdspace", "bat", "direct", "shim")]
+launched = [s[n]["state"] for n in ("cmdspace", "bat", "direct", "shim", "tokens")]
 if "failed" in launched:
     sys.exit(2)
 sys.exit(0 if set(launched) == {"running"} and s["missing"]["state"] == "failed" else 1)
@@ -118,7 +138,7 @@ EOF
     sleep 0.5
   done
   cat "$work/serve.log" "$work/status.json" >&2
-  fail "the servers did not settle (4 running, missing failed)"
+  fail "the servers did not settle (5 running, missing failed)"
 }
 
 # The Windows pids of the processes running `exe` (winps lists every process inside Wine).
@@ -137,8 +157,25 @@ wait_gone() {
   return 1
 }
 
+# 5. An OAuth token bundle (~6 KB of JWTs) is larger than one credential holds (2 560 bytes):
+# it is stored in parts, read back whole into a server's environment, removed to the last part.
+python3 "$here/token_bundle.py" >"$work/tokens.json"
+tokens_bytes=$(wc -c <"$work/tokens.json")
+mcpc secret set wine-tokens <"$work/tokens.json" >/dev/null 2>"$work/secret.err" ||
+  fail "secret set of a $tokens_bytes-byte token bundle: $(cat "$work/secret.err")"
+# Wine keeps generic credentials as registry keys under HKCU\Software\Wine\Credential Manager.
+creds() { win reg query 'HKCU\Software\Wine\Credential Manager' | tr -d '\r' | grep -i 'wine-tokens' || true; }
+parts=$(creds | grep -c '\.part[0-9]*\.wine-tokens' || true)
+[ "$parts" -ge 3 ] || fail "the token bundle is not stored in parts: $(creds)"
+ok "secret set stores a $tokens_bytes-byte token bundle in the Credential Manager as a head and $parts parts"
+
 start_serve
-ok "serve starts cmdspace (.cmd in '$(basename "$launch_dir")'), bat, shim (bunx.exe via cmd.exe), direct; missing fails"
+ok "serve starts cmdspace (.cmd in '$(basename "$launch_dir")'), bat, shim (bunx.exe via cmd.exe), direct, tokens; missing fails"
+mcpc call mcp_tokens_get_env '{"name":"TOKENS"}' >"$work/tokens.got" 2>&1 ||
+  fail "get_env TOKENS: $(cat "$work/tokens.got")"
+python3 -c 'import sys; a, b = (open(p, encoding="utf-8").read().strip() for p in sys.argv[1:]); sys.exit(a != b)' \
+  "$work/tokens.json" "$work/tokens.got" || fail "the server got another value than the stored token bundle"
+ok "\${secret:wine-tokens} reaches the server whole: $tokens_bytes bytes joined from the parts"
 
 # 4. Paths: the config was found under %APPDATA% without --config; the pipe is per user.
 python3 - "$work/status.json" "$user" <<'EOF' || fail "status does not report the per-user pipe"
@@ -242,6 +279,12 @@ left=$(ps_inside mcp-companion.exe | tr '\n' ' ')
 [ -z "$left" ] || fail "mcp-companion processes left after SIGKILL of serve: $left"
 [ -z "$(ps_inside cmd.exe)" ] || fail "cmd.exe left after SIGKILL of serve"
 ok "SIGKILL of serve: the Job Object ends every server and cmd.exe"
+
+mcpc secret rm wine-tokens >/dev/null || fail "secret rm wine-tokens"
+[ -z "$(creds)" ] || fail "secret rm left credentials behind: $(creds)"
+ok "secret rm removes the head and every part from the Credential Manager"
+
+[ -z "$installer" ] || uninstall_silently
 
 skip "% in the arguments of a .cmd/.bat server: Wine's cmd.exe expands % again in the text of a batch file's %* (Windows does not); % was checked through cmd.exe once (bunx) and the batch rule is unit-tested in launch::windows"
 skip "pipe ACL (owner-only DACL on \\\\.\\pipe\\mcp-companion-*): a Wine prefix has one user, so no second account can try the pipe"

@@ -1,0 +1,72 @@
+# The installer half of tests/wine/e2e.sh --installer (sourced; uses its win, ok, fail, $work,
+# $installer and $WINEPREFIX). install_silently runs the installer with /S and checks what it
+# wrote; uninstall_silently runs the uninstaller with /S and checks that every file and registry
+# key the installer wrote is gone.
+# shellcheck shell=bash
+
+uninstall_key='HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\MCP Companion'
+
+# Every file of the prefix's drive C: outside Windows' own folders and the temp folder.
+files_of_prefix() {
+  (cd "$WINEPREFIX/drive_c" && find . -path ./windows -prune -o -path '*/Temp' -prune -o \
+    -path ./mcpc -prune -o -type f -print | sort)
+}
+
+# Every registry key of the current user, from Wine's user.reg once the wineserver has saved it.
+keys_of_user() {
+  wineserver -w
+  sed -n 's/^\[\(.*\)\] [0-9]*$/\1/p' "$WINEPREFIX/user.reg" | sort
+}
+
+install_silently() {
+  files_of_prefix >"$work/files.before"
+  keys_of_user >"$work/keys.before"
+  local start
+  start=$(date +%s)
+  win "$installer" /S || fail "the installer exited with $?"
+  wineserver -w
+  echo "installed in $(($(date +%s) - start)) s"
+  local localappdata
+  localappdata=$(win cmd.exe /d /c echo %LOCALAPPDATA% | tr -d '\r')
+  inst_win="$localappdata\\Programs\\MCP Companion"
+  inst_dir=$(win winepath -u "$inst_win" | tr -d '\r')
+  inst_dir=${inst_dir%/}
+  files_of_prefix >"$work/files.installed"
+  keys_of_user >"$work/keys.installed"
+  comm -13 "$work/files.before" "$work/files.installed" >"$work/files.new"
+  comm -13 "$work/keys.before" "$work/keys.installed" >"$work/keys.new"
+  [ -x "$inst_dir/mcp-companion.exe" ] && [ -f "$inst_dir/uninstall.exe" ] ||
+    fail "no mcp-companion.exe and uninstall.exe in $inst_win: $(cat "$work/files.new")"
+  grep -q '/Start Menu/Programs/MCP Companion.lnk$' "$work/files.new" ||
+    fail "no Start-menu entry among the installed files: $(cat "$work/files.new")"
+  local entry
+  entry=$(win reg query "$uninstall_key" | tr -d '\r') || fail "no uninstall entry $uninstall_key"
+  grep -q 'QuietUninstallString.*uninstall.exe" /S' <<<"$entry" || fail "uninstall entry: $entry"
+  # Per user: nothing under HKLM, nothing in Program Files.
+  ! grep -qi 'Program Files' "$work/files.new" || fail "files in Program Files: $(cat "$work/files.new")"
+  desktop="without the desktop app"
+  [ -f "$inst_dir/mcp-companion-desktop.exe" ] && desktop="with the desktop app"
+  ok "the installer ($(basename "$installer"), /S, no administrator) puts $(wc -l <"$work/files.new") files under %LOCALAPPDATA%\\Programs\\MCP Companion and the Start menu ($desktop) and the uninstall entry under HKCU"
+}
+
+uninstall_silently() {
+  # The test-only ProcessPrng stand-in is not the installer's to remove.
+  rm -f "$inst_dir/bcryptprimitives.dll"
+  local start
+  start=$(date +%s)
+  win "$inst_win\\uninstall.exe" /S || fail "the uninstaller exited with $?"
+  # The uninstaller runs on from a copy in %TEMP%; wait for every Wine process to end.
+  wineserver -w
+  echo "uninstalled in $(($(date +%s) - start)) s"
+  local left
+  left=$(while read -r f; do if [ -e "$WINEPREFIX/drive_c/$f" ]; then echo "$f"; fi; done <"$work/files.new")
+  [ -z "$left" ] || fail "the uninstall left files: $left"
+  [ ! -e "$inst_dir" ] || fail "the uninstall left the folder $inst_win: $(ls -A "$inst_dir")"
+  win reg query "$uninstall_key" >/dev/null 2>&1 && fail "the uninstall left the key $uninstall_key"
+  keys_of_user >"$work/keys.after"
+  left=$(comm -12 "$work/keys.new" "$work/keys.after" | grep -vi 'Credential Manager' || true)
+  [ -z "$left" ] || fail "the uninstall left registry keys the installer wrote: $left"
+  left=$(comm -13 "$work/keys.before" "$work/keys.after" | grep -i 'mcp' || true)
+  [ -z "$left" ] || fail "registry keys naming MCP are left: $left"
+  ok "the uninstaller (/S) removes all $(wc -l <"$work/files.new") installed files, the folder and the uninstall key; no key naming MCP is left in HKCU"
+}
