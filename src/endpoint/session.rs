@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Endpoint;
+use super::accepted::serve_accepted;
 use super::bounded::{Bounded, Hangup};
 use super::fast::Relay;
 use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE, MAX_AGENT_CONNECTIONS};
@@ -21,7 +22,8 @@ use crate::ipc::socket::LocalListener;
 use crate::upstream::MAX_MESSAGE_BYTES;
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task on `sessions`. Sessions end when their agent hangs up or at shutdown.
+/// task on `sessions` ([`serve_accepted`]: on the connection, or on the stdio a bridge handed
+/// over). Sessions end when their agent hangs up or at shutdown.
 ///
 /// `first_list_wait` is the config's `firstListTimeout`.
 pub async fn serve(
@@ -42,10 +44,7 @@ pub async fn serve(
         limit,
         sessions,
         shutdown,
-        move |stream, _| {
-            let hangup = Hangup::of(&stream);
-            serve_session_with(stream, hangup, hub.clone(), stop.clone(), first_list_wait)
-        },
+        move |stream, _| serve_accepted(stream, hub.clone(), stop.clone(), first_list_wait),
     )
     .await;
 }

@@ -11,6 +11,19 @@
 //! sees end of file there and the session would last forever; the bridge ends it by closing the
 //! pipe. On Unix the socket is also half-closed when stdin ends, as before.
 //!
+//! On Unix, when stdin and stdout are both pipes or sockets (as when an agent spawns the
+//! bridge), nothing is copied: the bridge hands both descriptors to the companion
+//! ([`super::handoff`]), which serves them as the session itself, and then only waits for the
+//! session to end, exiting as the copying bridge would (0 once the client's input had ended,
+//! non-zero with a message when the companion stopped, crashed or was killed; the client sees
+//! its stdout close). It copies instead when its stdio is a terminal or a file, and when the
+//! companion declines the offer. Requests in flight when the companion dies then get no answer
+//! from the bridge (it never sees them); the client sees end of file. Windows keeps the copying
+//! bridge: handing over a handle there needs `DuplicateHandle` into the companion's process,
+//! which needs a handle to that process with `PROCESS_DUP_HANDLE` (the named pipe gives no
+//! such thing, and asking for it would open the companion to any same-user process), plus
+//! overlapped-I/O servicing of anonymous pipes that tokio does not offer.
+//!
 //! It lives in `ipc`, the local transport, not with the agent endpoint: it is a client of the
 //! socket that runs in its own short-lived process, finds the socket as `serve` does
 //! ([`super::record`], [`super::paths`]) and moves lines without reading them as MCP, so it
@@ -55,6 +68,13 @@ pub enum BridgeError {
         /// Requests in flight at that moment.
         unanswered: usize,
     },
+    /// Unix, stdio handed over: the companion ended the session while the client was still
+    /// connected; the client saw its stdout close.
+    #[error("the companion closed the session while the client was connected ({how})")]
+    SessionClosed {
+        /// What the companion said, or that it said nothing.
+        how: &'static str,
+    },
 }
 
 /// The JSON-RPC error code of the answer the bridge writes for a request the companion never
@@ -71,11 +91,50 @@ pub async fn run_stdio(candidates: &[PathBuf]) -> Result<(), BridgeError> {
     let mut tried = Vec::new();
     for path in candidates {
         match socket::connect(path).await {
+            #[cfg(unix)]
+            Ok(stream) if super::handoff::can_hand_over() => return hand_over(stream).await,
             Ok(stream) => return pump(tokio::io::stdin(), tokio::io::stdout(), stream).await,
             Err(e) => tried.push((path.clone(), e.to_string())),
         }
     }
     Err(BridgeError::NotRunning { tried })
+}
+
+/// Hands stdin and stdout to the companion ([`super::handoff`]) and waits for the session's
+/// end; copies as [`pump`] does when the companion does not take them.
+///
+/// # Errors
+/// [`BridgeError::SessionClosed`] when the companion ended the session while the client was
+/// still writing, or closed the connection without saying how it ended (it died).
+#[cfg(unix)]
+async fn hand_over(mut stream: tokio::net::UnixStream) -> Result<(), BridgeError> {
+    use super::handoff::{self, ENDED_AFTER_INPUT, Reply};
+    let declined = match handoff::offer(&stream).await {
+        Ok(()) => match handoff::reply(&mut stream).await? {
+            Reply::Taken(seen) => {
+                handoff::release_stdio()?;
+                return match handoff::session_end(&mut stream, seen).await {
+                    Some(ENDED_AFTER_INPUT) => Ok(()),
+                    Some(_) => Err(BridgeError::SessionClosed {
+                        how: "it stopped, or ended the session",
+                    }),
+                    None => Err(BridgeError::SessionClosed {
+                        how: "the connection closed without an end status: it crashed or was killed",
+                    }),
+                };
+            }
+            Reply::Declined(seen) => seen,
+        },
+        Err(e) => {
+            tracing::debug!(error = %e, "could not offer stdio to the companion; copying instead");
+            Vec::new()
+        }
+    };
+    // Not taken: what the companion said so far is the start of what it says to the client.
+    use tokio::io::AsyncReadExt;
+    let (rd, wr) = stream.into_split();
+    let stream = tokio::io::join(std::io::Cursor::new(declined).chain(rd), wr);
+    pump(tokio::io::stdin(), tokio::io::stdout(), stream).await
 }
 
 /// Copies `input` → `stream` and `stream` → `output`, a line at a time, until `stream` reaches end

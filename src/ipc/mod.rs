@@ -11,10 +11,13 @@
 //! | `private_dir` | Unix: the socket directory checked without following links, stale sockets |
 //! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command (why it is here: its module doc) |
+//! | `handoff` | Unix: the bridge hands its stdin/stdout to the companion over the socket (`SCM_RIGHTS`) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
 pub mod bridge;
+#[cfg(unix)]
+pub mod handoff;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

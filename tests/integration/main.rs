@@ -8,6 +8,7 @@
 
 mod asks;
 mod bounds;
+mod bridge;
 mod common;
 mod config_file;
 mod declared;
