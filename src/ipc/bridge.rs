@@ -1,7 +1,7 @@
 //! `mcp-companion bridge`: stdio ⇄ local socket, for MCP clients that can only spawn a command
 //! (DESIGN §10).
 //!
-//! Bytes are copied unchanged in both directions, a line at a time; the framing (one JSON-RPC
+//! When it copies (see below for when it does not), bytes are copied unchanged in both directions, a line at a time; the framing (one JSON-RPC
 //! message per line) is the same on both sides. A line over
 //! [`crate::upstream::MAX_MESSAGE_BYTES`] is copied on in pieces as it comes rather than held
 //! whole (the companion answers an over-long request with its parse error), so the bridge's
@@ -19,10 +19,11 @@
 //! its stdout close). It copies instead when its stdio is a terminal or a file, and when the
 //! companion declines the offer. Requests in flight when the companion dies then get no answer
 //! from the bridge (it never sees them); the client sees end of file. Windows keeps the copying
-//! bridge: handing over a handle there needs `DuplicateHandle` into the companion's process,
-//! which needs a handle to that process with `PROCESS_DUP_HANDLE` (the named pipe gives no
-//! such thing, and asking for it would open the companion to any same-user process), plus
-//! overlapped-I/O servicing of anonymous pipes that tokio does not offer.
+//! bridge: handing over there means the companion opening the bridge's process
+//! (`GetNamedPipeClientProcessId`, `OpenProcess` with `PROCESS_DUP_HANDLE`) to pull its handles
+//! with `DuplicateHandle`, and then serving handles that may be anonymous pipes, which have no
+//! overlapped I/O and so no async reads in tokio (a blocking thread each). That is more moving
+//! parts than one copy per direction, and there is no Windows machine here to test it on.
 //!
 //! It lives in `ipc`, the local transport, not with the agent endpoint: it is a client of the
 //! socket that runs in its own short-lived process, finds the socket as `serve` does
