@@ -1,15 +1,15 @@
 //! `mcp-companion bridge`: stdio ⇄ local socket, for MCP clients that can only spawn a command
 //! (DESIGN §10).
 //!
-//! When it copies (see below for when it does not), bytes are copied unchanged in both directions, a line at a time; the framing (one JSON-RPC
-//! message per line) is the same on both sides. A line over
-//! [`crate::upstream::MAX_MESSAGE_BYTES`] is copied on in pieces as it comes rather than held
-//! whole (the companion answers an over-long request with its parse error), so the bridge's
-//! memory stays bounded; such a line is not looked into for its id. The bridge ends when the companion closes the
-//! connection, or when the client has closed stdin and every request it sent has its response.
-//! The second rule matters on Windows: a named pipe has no half-close, so the companion never
-//! sees end of file there and the session would last forever; the bridge ends it by closing the
-//! pipe. On Unix the socket is also half-closed when stdin ends, as before.
+//! When it copies (see below for when it does not), bytes are copied unchanged in both directions,
+//! a line at a time; the framing (one JSON-RPC message per line) is the same on both sides. A line
+//! over [`crate::upstream::MAX_MESSAGE_BYTES`] is copied on in pieces as it comes rather than held
+//! whole (the companion answers an over-long request with its parse error), so the bridge's memory
+//! stays bounded; such a line is not looked into for its id. The bridge ends when the companion
+//! closes the connection, or when the client has closed stdin and every request it sent has its
+//! response. The second rule matters on Windows: a named pipe has no half-close, so the companion
+//! never sees end of file there and the session would last forever; the bridge ends it by closing
+//! the pipe. On Unix the socket is also half-closed when stdin ends, as before.
 //!
 //! On Unix, when stdin and stdout are both pipes or sockets (as when an agent spawns the
 //! bridge), nothing is copied: the bridge hands both descriptors to the companion
