@@ -1,12 +1,16 @@
 //! `cargo bench --bench proxy` (or `benches/run.sh`): the companion's proxy overhead,
 //! throughput, payloads, fan-out, memory and catalog size, each next to a baseline measured in
-//! the same run, printed as one Markdown table of ratios. Options: `--n N` calls per latency
+//! the same run, printed as one Markdown table of ratios; item 8 is remote servers (`remote`). Options: `--n N` calls per latency
 //! round (default 2000), `--rounds R` (default 3), `--quick` (n 300, rounds 2).
 
+#[cfg(unix)]
+mod http;
 #[cfg(unix)]
 mod peers;
 #[cfg(unix)]
 mod procs;
+#[cfg(unix)]
+mod remote;
 #[cfg(unix)]
 mod report;
 #[cfg(unix)]
@@ -97,6 +101,7 @@ async fn main() -> Result<()> {
     );
     let mut rows = Vec::new();
     let raw_tools = calls(&o, &mut rows).await?;
+    remote::run(&o, &mut rows).await?;
     scale::run(&o, raw_tools, &mut rows).await?;
     println!("\n{}", table(&rows));
     Ok(())
@@ -136,6 +141,19 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
         )
         .await?,
     ];
+    let demo_bridge = [
+        "--socket".to_owned(),
+        comp.socket.to_string_lossy().into_owned(),
+        "bridge".to_owned(),
+    ];
+    paths.push(
+        path(
+            "demo bridge",
+            Conn::spawn(&bin, &demo_bridge)?,
+            "mcp_demo_echo",
+        )
+        .await?,
+    );
     let raw_tools = paths[0].conn.tool_names().await?.len();
     let relay = match peers::byte_relay(&bin, &demo_args(0, 0)).await {
         Ok((relay, conn, dir)) => {
@@ -270,6 +288,24 @@ async fn calls(o: &Opts, rows: &mut Vec<Row>) -> Result<usize> {
             added <= 50.0 && s.median / d.median <= 1.5,
         ),
     );
+    if let Some(b) = get("demo bridge") {
+        let over = b.median - s.median;
+        rows.push(
+            Row::new(
+                "1",
+                "echo, rmcp test server: socket vs client → `mcp-companion bridge` → companion",
+            )
+            .base(lat_str(s))
+            .ours(lat_str(b))
+            .ratio(b.median / s.median)
+            .diff(format!(
+                "+{} over the socket, +{} over direct",
+                us(over),
+                us(b.median - d.median)
+            ))
+            .target("≤ +10 µs over the socket", over <= 10.0),
+        );
+    }
     if let (Some(d), Some(s), Some(b)) = (
         get("everything direct"),
         get("everything socket"),
@@ -356,6 +392,8 @@ fn path_ready(label: &str, conn: Conn, tool: &str) -> Path {
 async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result<()> {
     // direct, fast path, fast path off, and the byte relay when it runs.
     let mut measured = vec![0, 1, 2];
+    let bridge = paths.iter().position(|p| p.label == "demo bridge");
+    measured.extend(bridge);
     measured.extend(paths.iter().position(|p| p.label == "demo via socat"));
     for k in [1usize, 8, 64] {
         let total = if k == 1 { 2000 } else { 10_000 };
@@ -373,6 +411,12 @@ async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result
             medians.next().unwrap_or_default(),
         );
         let mut diff = format!("fast path off: {sl:.0}/s");
+        let mut bridge_ratio = None;
+        if bridge.is_some() {
+            let b = medians.next().unwrap_or_default();
+            bridge_ratio = Some(b / s);
+            diff.push_str(&format!("; bridge: {b:.0}/s ({:.2}× socket)", b / s));
+        }
         if let Some(f) = medians.next() {
             diff.push_str(&format!("; byte relay (socat): {f:.0}/s"));
         }
@@ -385,6 +429,15 @@ async fn throughput(o: &Opts, paths: &mut [Path], rows: &mut Vec<Row>) -> Result
             row = row.target("≥ 40 000/s", s >= 40_000.0);
         }
         rows.push(row);
+        if k == 64
+            && let Some(r) = bridge_ratio
+        {
+            rows.push(
+                Row::new("2", "echo calls/s, 64 in flight: bridge vs socket")
+                    .ratio(r)
+                    .target("bridge ≥ 90 % of the socket", r >= 0.9),
+            );
+        }
     }
     Ok(())
 }

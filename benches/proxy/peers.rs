@@ -135,13 +135,13 @@ pub async fn mcp_hub(everything: &Path) -> Result<Peer> {
     })
 }
 
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
 }
 
-async fn wait_port(port: u16, server: &mut Child) -> Result<()> {
+pub async fn wait_port(port: u16, server: &mut Child) -> Result<()> {
     let t = Instant::now();
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await

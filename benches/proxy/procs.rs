@@ -55,10 +55,19 @@ impl Companion {
         servers: Map<String, Value>,
         env: &[(&str, &str)],
     ) -> Result<(Companion, Duration)> {
+        Self::start_config(json!({ "mcpServers": servers }), env).await
+    }
+
+    /// Like [`Companion::start_env`], with a whole config file (`mcpServers` and top-level
+    /// settings such as `ssrfWhitelist`).
+    pub async fn start_config(
+        config_json: Value,
+        env: &[(&str, &str)],
+    ) -> Result<(Companion, Duration)> {
         let dir = tempfile::tempdir()?;
         let config = dir.path().join("config.json");
-        let n = servers.len();
-        std::fs::write(&config, json!({"mcpServers": servers}).to_string())?;
+        let n = config_json["mcpServers"].as_object().map_or(0, Map::len);
+        std::fs::write(&config, config_json.to_string())?;
         let socket = dir.path().join("mcp.sock");
         let log = std::fs::File::create(dir.path().join("serve.log"))?;
         let t = Instant::now();

@@ -46,7 +46,8 @@ pub struct Hangup(Probe);
 
 #[derive(Debug)]
 enum Probe {
-    /// A duplicate (close-on-exec) of the socket's descriptor, polled for `POLLHUP`.
+    /// A duplicate (close-on-exec) of the socket's (or handed-over stdout's) descriptor, polled
+    /// for `POLLHUP` and `POLLERR`.
     #[cfg(unix)]
     Socket(std::os::fd::OwnedFd),
     /// End of input means the agent is gone (a Windows named pipe has no half-close).
@@ -73,6 +74,19 @@ impl Hangup {
         {
             let _ = stream;
             Hangup(Probe::EofIsHangup)
+        }
+    }
+
+    /// The probe for a handed-over stdout (`mcp-companion bridge`'s, [`crate::ipc::handoff`]):
+    /// a pipe's write end reports an error, a socket a hang-up, once the agent closed its end.
+    #[cfg(unix)]
+    pub fn of_fd(fd: std::os::fd::BorrowedFd<'_>) -> Self {
+        match rustix::io::fcntl_dupfd_cloexec(fd, 0) {
+            Ok(fd) => Hangup(Probe::Socket(fd)),
+            Err(e) => {
+                tracing::debug!(error = %e, "could not duplicate the agent's stdout to watch it");
+                Hangup(Probe::Unknown)
+            }
         }
     }
 

@@ -34,6 +34,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
+//! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
@@ -44,6 +45,7 @@
 //! The sockets, pipes and the accept loop underneath are [`crate::ipc`]'s; the call rules
 //! (deadline, retry, error texts) are [`crate::hub::forward`]'s.
 
+mod accepted;
 pub mod bounded;
 pub mod fast;
 pub mod limits;

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Endpoint;
+use super::accepted::serve_accepted;
 use super::bounded::{Bounded, Hangup};
 use super::fast::Relay;
 use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE};
@@ -21,8 +22,9 @@ use crate::ipc::socket::LocalListener;
 use crate::upstream::MAX_MESSAGE_BYTES;
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task on `sessions`, at most `max_connections` at once (see [`accept_loop`] for what happens
-/// at the cap). Sessions end when their agent hangs up or at shutdown.
+/// task on `sessions` ([`serve_accepted`]: on the connection, or on the stdio a bridge handed
+/// over), at most `max_connections` at once (see [`accept_loop`] for what happens at the cap).
+/// Sessions end when their agent hangs up or at shutdown.
 ///
 /// `first_list_wait` is the config's `firstListTimeout`.
 pub async fn serve(
@@ -48,15 +50,7 @@ pub async fn serve(
         sessions,
         shutdown,
         move |stream, handshake| {
-            let hangup = Hangup::of(&stream);
-            serve_session_with(
-                stream,
-                hangup,
-                hub.clone(),
-                stop.clone(),
-                first_list_wait,
-                handshake,
-            )
+            serve_accepted(stream, hub.clone(), stop.clone(), first_list_wait, handshake)
         },
     )
     .await;

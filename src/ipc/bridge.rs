@@ -1,15 +1,29 @@
 //! `mcp-companion bridge`: stdio ⇄ local socket, for MCP clients that can only spawn a command
 //! (DESIGN §10).
 //!
-//! Bytes are copied unchanged in both directions, a line at a time; the framing (one JSON-RPC
-//! message per line) is the same on both sides. A line over
-//! [`crate::upstream::MAX_MESSAGE_BYTES`] is copied on in pieces as it comes rather than held
-//! whole (the companion answers an over-long request with its parse error), so the bridge's
-//! memory stays bounded; such a line is not looked into for its id. The bridge ends when the companion closes the
-//! connection, or when the client has closed stdin and every request it sent has its response.
-//! The second rule matters on Windows: a named pipe has no half-close, so the companion never
-//! sees end of file there and the session would last forever; the bridge ends it by closing the
-//! pipe. On Unix the socket is also half-closed when stdin ends, as before.
+//! When it copies (see below for when it does not), bytes are copied unchanged in both directions,
+//! a line at a time; the framing (one JSON-RPC message per line) is the same on both sides. A line
+//! over [`crate::upstream::MAX_MESSAGE_BYTES`] is copied on in pieces as it comes rather than held
+//! whole (the companion answers an over-long request with its parse error), so the bridge's memory
+//! stays bounded; such a line is not looked into for its id. The bridge ends when the companion
+//! closes the connection, or when the client has closed stdin and every request it sent has its
+//! response. The second rule matters on Windows: a named pipe has no half-close, so the companion
+//! never sees end of file there and the session would last forever; the bridge ends it by closing
+//! the pipe. On Unix the socket is also half-closed when stdin ends, as before.
+//!
+//! On Unix, when stdin and stdout are both pipes or sockets (as when an agent spawns the
+//! bridge), nothing is copied: the bridge hands both descriptors to the companion
+//! ([`super::handoff`]), which serves them as the session itself, and then only waits for the
+//! session to end, exiting as the copying bridge would (0 once the client's input had ended,
+//! non-zero with a message when the companion stopped, crashed or was killed; the client sees
+//! its stdout close). It copies instead when its stdio is a terminal or a file, and when the
+//! companion declines the offer. Requests in flight when the companion dies then get no answer
+//! from the bridge (it never sees them); the client sees end of file. Windows keeps the copying
+//! bridge: handing over there means the companion opening the bridge's process
+//! (`GetNamedPipeClientProcessId`, `OpenProcess` with `PROCESS_DUP_HANDLE`) to pull its handles
+//! with `DuplicateHandle`, and then serving handles that may be anonymous pipes, which have no
+//! overlapped I/O and so no async reads in tokio (a blocking thread each). That is more moving
+//! parts than one copy per direction, and there is no Windows machine here to test it on.
 //!
 //! It lives in `ipc`, the local transport, not with the agent endpoint: it is a client of the
 //! socket that runs in its own short-lived process, finds the socket as `serve` does
@@ -64,6 +78,13 @@ pub enum BridgeError {
         /// The companion's refusal, quoted.
         message: String,
     },
+    /// Unix, stdio handed over: the companion ended the session while the client was still
+    /// connected; the client saw its stdout close.
+    #[error("the companion closed the session while the client was connected ({how})")]
+    SessionClosed {
+        /// What the companion said, or that it said nothing.
+        how: &'static str,
+    },
 }
 
 /// The JSON-RPC error code of the answer the bridge writes for a request the companion never
@@ -80,11 +101,50 @@ pub async fn run_stdio(candidates: &[PathBuf]) -> Result<(), BridgeError> {
     let mut tried = Vec::new();
     for path in candidates {
         match socket::connect(path).await {
+            #[cfg(unix)]
+            Ok(stream) if super::handoff::can_hand_over() => return hand_over(stream).await,
             Ok(stream) => return pump(tokio::io::stdin(), tokio::io::stdout(), stream).await,
             Err(e) => tried.push((path.clone(), e.to_string())),
         }
     }
     Err(BridgeError::NotRunning { tried })
+}
+
+/// Hands stdin and stdout to the companion ([`super::handoff`]) and waits for the session's
+/// end; copies as [`pump`] does when the companion does not take them.
+///
+/// # Errors
+/// [`BridgeError::SessionClosed`] when the companion ended the session while the client was
+/// still writing, or closed the connection without saying how it ended (it died).
+#[cfg(unix)]
+async fn hand_over(mut stream: tokio::net::UnixStream) -> Result<(), BridgeError> {
+    use super::handoff::{self, ENDED_AFTER_INPUT, Reply};
+    let declined = match handoff::offer(&stream).await {
+        Ok(()) => match handoff::reply(&mut stream).await? {
+            Reply::Taken(seen) => {
+                handoff::release_stdio()?;
+                return match handoff::session_end(&mut stream, seen).await {
+                    Some(ENDED_AFTER_INPUT) => Ok(()),
+                    Some(_) => Err(BridgeError::SessionClosed {
+                        how: "it stopped, or ended the session",
+                    }),
+                    None => Err(BridgeError::SessionClosed {
+                        how: "the connection closed without an end status: it crashed or was killed",
+                    }),
+                };
+            }
+            Reply::Declined(seen) => seen,
+        },
+        Err(e) => {
+            tracing::debug!(error = %e, "could not offer stdio to the companion; copying instead");
+            Vec::new()
+        }
+    };
+    // Not taken: what the companion said so far is the start of what it says to the client.
+    use tokio::io::AsyncReadExt;
+    let (rd, wr) = stream.into_split();
+    let stream = tokio::io::join(std::io::Cursor::new(declined).chain(rd), wr);
+    pump(tokio::io::stdin(), tokio::io::stdout(), stream).await
 }
 
 /// Copies `input` → `stream` and `stream` → `output`, a line at a time, until `stream` reaches end

@@ -12,11 +12,14 @@
 //! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks, the connection cap |
 //! | [`descriptors`] | the descriptor limit, raised at start, and the connection caps derived from it |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command (why it is here: its module doc) |
+//! | `handoff` | Unix: the bridge hands its stdin/stdout to the companion over the socket (`SCM_RIGHTS`) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
 pub mod bridge;
 pub mod descriptors;
+#[cfg(unix)]
+pub mod handoff;
 pub mod paths;
 #[cfg(windows)]
 mod pipe_acl;

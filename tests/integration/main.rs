@@ -9,6 +9,7 @@
 mod activity;
 mod asks;
 mod bounds;
+mod bridge;
 mod caps;
 mod common;
 mod config_file;
