@@ -1,6 +1,7 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
 pub mod auth;
+pub mod bundle;
 mod client;
 pub mod connect;
 pub mod doctor;

@@ -8,6 +8,7 @@
 
 mod asks;
 mod bounds;
+mod bundle;
 mod common;
 mod config_file;
 mod declared;
