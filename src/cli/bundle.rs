@@ -1,5 +1,5 @@
 //! `install FILE.mcpb` and `remove SERVER` (see `mcp_companion::manage::bundle`); bundle
-//! entries in `outdated` and `update` go through [`outdated_lines`] and [`update`].
+//! entries in `outdated` and `update` go through [`outdated_report`], [`outdated_line`] and [`update`].
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -89,11 +89,13 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// `mcpb init -y` in `src`, the generated manifest merged with `patch`, `mcpb validate`, then
+/// `mcpb init -y` in `src` (once), the manifest merged with `patch`, `mcpb validate`, then
 /// `mcpb pack` into `<src>.mcpb`.
 fn pack(mcpb: &Path, src: &Path, patch: Value) -> PathBuf {
-    run(Command::new(mcpb).arg("init").arg("-y").arg(src));
     let path = src.join("manifest.json");
+    if !path.exists() {
+        run(Command::new(mcpb).arg("init").arg("-y").arg(src));
+    }
     let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     for (k, v) in patch.as_object().unwrap() {
         manifest[k] = v.clone();
@@ -549,4 +551,73 @@ fn hostile_bundles_are_refused_and_write_nothing() {
         );
         assert!(!place.data().exists(), "{what}: the data dir was written");
     }
+}
+
+#[test]
+fn outdated_and_update_follow_the_remembered_file() {
+    let Some(mcpb) = mcpb() else {
+        return;
+    };
+    let place = Place::new();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let src = place.dir.path().join("hello-node");
+    tree(&src, &[("server/index.js", NODE_SERVER)]);
+    let file = pack(&mcpb, &src, node_manifest());
+    let o = place.cli(
+        &path,
+        &[
+            "install",
+            file.to_str().unwrap(),
+            "--set-env",
+            "api_token=T",
+        ],
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let old_dir = PathBuf::from(place.entry("hello-node")["source"]["dir"].as_str().unwrap());
+    // A key added by hand survives the update.
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&place.cfg).unwrap()).unwrap();
+    doc["mcpServers"]["hello-node"]["toolTimeout"] = json!(5);
+    std::fs::write(&place.cfg, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let o = place.cli(&path, &["update", "hello-node"]);
+    assert!(
+        out(&o).contains("\"hello-node\" is up to date (hello-node@1.0.0"),
+        "{}",
+        out(&o)
+    );
+
+    let mut newer = node_manifest();
+    newer["version"] = json!("1.1.0");
+    std::fs::remove_file(&file).unwrap();
+    let again = pack(&mcpb, &src, newer);
+    assert_eq!(again, file);
+    let o = place.cli(&path, &["outdated"]);
+    assert!(
+        out(&o).contains("hello-node@1.0.0 (bundle)  update available: 1.1.0"),
+        "{}",
+        out(&o)
+    );
+    let o = place.cli(&path, &["update", "hello-node"]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("updated bundle hello-node@1.1.0"),
+        "{}",
+        out(&o)
+    );
+    let entry = place.entry("hello-node");
+    assert_eq!(entry["source"]["version"], "1.1.0");
+    assert_eq!(entry["toolTimeout"], 5);
+    assert_eq!(
+        entry["env"]["API_TOKEN"], "${T}",
+        "remembered values are reused"
+    );
+    let new_dir = PathBuf::from(entry["source"]["dir"].as_str().unwrap());
+    assert!(new_dir.join("server/index.js").is_file());
+    assert!(!old_dir.exists(), "the old directory is removed");
+    assert_eq!(std::fs::read_dir(place.bundles()).unwrap().count(), 1);
+    let o = place.cli(&path, &["outdated"]);
+    assert!(
+        out(&o).contains("hello-node@1.1.0 (bundle)  up to date"),
+        "{}",
+        out(&o)
+    );
 }
