@@ -149,8 +149,10 @@ pub fn remove(config_path: Option<&Path>, server: &str) -> anyhow::Result<ExitCo
         inert(server),
         path.display()
     );
-    if let Some(d) = dir {
-        outln!("deleted its bundle directory {}", d.display());
+    match dir {
+        Some(Ok(d)) => outln!("deleted its bundle directory {}", d.display()),
+        Some(Err(e)) => eprintln!("warning: its bundle directory stays: {e}; delete it by hand"),
+        None => {}
     }
     outln!("apply with: mcp-companion reload");
     Ok(ExitCode::SUCCESS)

@@ -398,28 +398,36 @@ fn old_entry(path: &Path, server: &str) -> Result<Option<Value>, BundleError> {
     }
 }
 
-/// Removes entry `server` from the config at `path` and, when it was installed from a bundle,
-/// its directory (only a directory directly inside `root`, whatever `source.dir` says).
-/// Returns the directory removed.
+/// Removes entry `server` from the config at `path`, then [`remove_dir`] of the old entry.
+/// Returns the directory removed, or why it could not be (the entry is gone either way).
 ///
 /// # Errors
-/// [`BundleError::Input`] (no such server, the file does not load).
-pub fn remove(path: &Path, server: &str, root: &Path) -> Result<Option<PathBuf>, BundleError> {
+/// [`BundleError::Input`] (no such server, the file does not load); nothing is removed then.
+pub fn remove(
+    path: &Path,
+    server: &str,
+    root: &Path,
+) -> Result<Option<Result<PathBuf, BundleError>>, BundleError> {
     let old = old_entry(path, server)?;
     edit::update_file(path, |doc| edit::remove_server(doc, server))
         .map_err(|e| RegistryError::Config(format!("{}: {e}", path.display())))?;
-    let dir = old
-        .as_ref()
-        .and_then(BundleSource::of_entry)
+    Ok(old.as_ref().and_then(|e| remove_dir(e, root)))
+}
+
+/// Deletes the directory raw entry `entry` was unpacked into, when it was installed from a
+/// bundle and that directory is directly inside `root` (whatever an edited `source.dir`
+/// says). `None` when there is nothing to delete.
+pub fn remove_dir(entry: &Value, root: &Path) -> Option<Result<PathBuf, BundleError>> {
+    let dir = BundleSource::of_entry(entry)
         .map(|s| PathBuf::from(s.dir))
-        .filter(|d| paths::is_bundle_dir(root, d));
-    if let Some(d) = &dir {
-        std::fs::remove_dir_all(d).map_err(|e| BundleError::Io {
-            path: d.display().to_string(),
+        .filter(|d| paths::is_bundle_dir(root, d))?;
+    Some(match std::fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(dir),
+        Err(e) => Err(BundleError::Io {
+            path: dir.display().to_string(),
             reason: e.to_string(),
-        })?;
-    }
-    Ok(dir)
+        }),
+    })
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ fn plan_save_replace_and_remove_keep_one_directory_per_bundle() {
         )
     })
     .unwrap();
-    assert_eq!(remove(&cfg, "hello-world", &root).unwrap(), None);
+    assert!(remove(&cfg, "hello-world", &root).unwrap().is_none());
     assert!(outside.is_dir());
 }
 
