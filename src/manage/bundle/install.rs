@@ -242,7 +242,7 @@ fn plan_archive(
             None
         }
     };
-    check_runtimes(&manifest, &built, setup, &mut warnings)?;
+    runtime::check_manifest(&manifest, &built, setup, &mut warnings)?;
     if archive.signed {
         warnings.push(
             "the bundle carries an mcpb signature; it is NOT verified (the companion does not \
@@ -285,50 +285,6 @@ fn manifest_error(field: &str, reason: impl std::fmt::Display) -> BundleError {
     BundleError::Manifest {
         field: field.to_owned(),
         reason: reason.to_string(),
-    }
-}
-
-/// `compatibility.runtimes` for the runtime the entry runs: a version outside the range is
-/// refused; a runtime not found or a range not understood is a warning.
-fn check_runtimes(
-    manifest: &Manifest,
-    built: &crate::manage::registry::Built,
-    setup: &Setup<'_>,
-    warnings: &mut Vec<String>,
-) -> Result<(), BundleError> {
-    let Some(program) = &built.program else {
-        return Ok(());
-    };
-    let runtime = match manifest.server_type {
-        manifest::ServerType::Node => "node",
-        manifest::ServerType::Python | manifest::ServerType::Uv => "python",
-        manifest::ServerType::Binary => return Ok(()),
-    };
-    let Some(range) = manifest.runtimes.get(runtime) else {
-        return Ok(());
-    };
-    // `uv` brings its own Python: the range is its business.
-    if manifest.server_type == manifest::ServerType::Uv {
-        return Ok(());
-    }
-    let Some(version) = (setup.version_of)(program) else {
-        warnings.push(format!(
-            "needs {runtime} {range}; {program} --version did not answer, so it is not checked"
-        ));
-        return Ok(());
-    };
-    match runtime::check(range, &version) {
-        runtime::Verdict::Fits => Ok(()),
-        runtime::Verdict::Outside => Err(BundleError::Incompatible {
-            reason: format!("it needs {runtime} {range} and {program} is {version}"),
-        }),
-        runtime::Verdict::Unreadable => {
-            warnings.push(format!(
-                "needs {runtime} \"{}\": that range is not checked here ({program} is {version})",
-                manifest::quote(range)
-            ));
-            Ok(())
-        }
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::BundleError;
 use super::paths;
+pub use super::user_config::{OptionType, UserOption};
 
 /// The manifest versions this companion reads.
 pub const VERSIONS: &[&str] = &["0.1", "0.2", "0.3", "0.4"];
@@ -51,46 +52,6 @@ pub struct McpConfig {
     pub args: Option<Vec<String>>,
     /// Environment (`None`: not given).
     pub env: Option<BTreeMap<String, String>>,
-}
-
-/// The type of a `user_config` option.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OptionType {
-    /// Text.
-    String,
-    /// A number, optionally within `min`..=`max`.
-    Number,
-    /// `true` or `false`.
-    Boolean,
-    /// A directory path.
-    Directory,
-    /// A file path.
-    File,
-}
-
-/// One `user_config` option.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UserOption {
-    /// Its key (`${user_config.KEY}`, `--set KEY=VALUE`).
-    pub key: String,
-    /// Type.
-    pub kind: OptionType,
-    /// Display name.
-    pub title: String,
-    /// Help text.
-    pub description: String,
-    /// Whether a value must be given.
-    pub required: bool,
-    /// Default values as text (one item unless `multiple`), `${HOME}`… not yet substituted.
-    pub default: Vec<String>,
-    /// Whether several paths may be given.
-    pub multiple: bool,
-    /// Kept in the keychain, never in the file.
-    pub sensitive: bool,
-    /// Lower bound (numbers).
-    pub min: Option<f64>,
-    /// Upper bound (numbers).
-    pub max: Option<f64>,
 }
 
 /// The checked manifest.
@@ -250,11 +211,11 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, BundleError> {
         overrides,
         platforms,
         runtimes,
-        user_config: user_config(obj.get("user_config"))?,
+        user_config: super::user_config::parse(obj.get("user_config"))?,
     })
 }
 
-fn bad(field: &str, reason: impl std::fmt::Display) -> BundleError {
+pub(super) fn bad(field: &str, reason: impl std::fmt::Display) -> BundleError {
     BundleError::Manifest {
         field: field.to_owned(),
         reason: reason.to_string(),
@@ -267,7 +228,11 @@ pub fn quote(text: &str) -> String {
 }
 
 /// The non-empty string `obj[key]`, named `field` in errors.
-fn text(obj: &Map<String, Value>, field: &str, key: &str) -> Result<String, BundleError> {
+pub(super) fn text(
+    obj: &Map<String, Value>,
+    field: &str,
+    key: &str,
+) -> Result<String, BundleError> {
     match obj.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
         Some(Value::String(_)) => Err(bad(field, "is empty")),
@@ -371,97 +336,6 @@ fn compatibility(value: Option<&Value>) -> Result<Compatibility, BundleError> {
     Ok((platforms, runtimes))
 }
 
-/// Whether `key` is usable as a `user_config` key (`--set KEY=VALUE`, `${user_config.KEY}`).
-fn is_option_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 64
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-fn user_config(value: Option<&Value>) -> Result<Vec<UserOption>, BundleError> {
-    let Some(value) = value else {
-        return Ok(Vec::new());
-    };
-    let obj = value
-        .as_object()
-        .ok_or_else(|| bad("user_config", "must be an object"))?;
-    let mut out = Vec::new();
-    for (key, spec) in obj {
-        let field = format!("user_config.{key}");
-        if !is_option_key(key) {
-            return Err(bad(
-                "user_config",
-                format!("key \"{}\" must be letters, digits, _ or -", quote(key)),
-            ));
-        }
-        let spec = spec
-            .as_object()
-            .ok_or_else(|| bad(&field, "must be an object"))?;
-        let kind = match text(spec, &format!("{field}.type"), "type")?.as_str() {
-            "string" => OptionType::String,
-            "number" => OptionType::Number,
-            "boolean" => OptionType::Boolean,
-            "directory" => OptionType::Directory,
-            "file" => OptionType::File,
-            other => {
-                return Err(bad(
-                    &format!("{field}.type"),
-                    format!(
-                        "\"{}\" is not string, number, boolean, directory or file",
-                        quote(other)
-                    ),
-                ));
-            }
-        };
-        let flag = |name: &str| -> Result<bool, BundleError> {
-            match spec.get(name) {
-                None => Ok(false),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(_) => Err(bad(&format!("{field}.{name}"), "must be true or false")),
-            }
-        };
-        let number = |name: &str| -> Result<Option<f64>, BundleError> {
-            match spec.get(name) {
-                None => Ok(None),
-                Some(v) => v
-                    .as_f64()
-                    .map(Some)
-                    .ok_or_else(|| bad(&format!("{field}.{name}"), "must be a number")),
-            }
-        };
-        let default = match spec.get("default") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Bool(b)) => vec![b.to_string()],
-            Some(Value::Number(n)) => vec![n.to_string()],
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_owned)
-                        .ok_or_else(|| bad(&format!("{field}.default"), "must hold strings"))
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(bad(&format!("{field}.default"), "has an unusable type")),
-        };
-        out.push(UserOption {
-            key: key.clone(),
-            kind,
-            title: text(spec, &format!("{field}.title"), "title")?,
-            description: spec
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            required: flag("required")?,
-            default,
-            multiple: flag("multiple")?,
-            sensitive: flag("sensitive")?,
-            min: number("min")?,
-            max: number("max")?,
-        });
-    }
-    Ok(out)
-}
+#[cfg(test)]
+#[path = "manifest_tests.rs"]
+mod tests;

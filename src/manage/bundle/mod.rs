@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`archive`] | the file's bytes, the signature block, entry checks (traversal, links, sizes, zip bombs), unpacking |
 //! | [`manifest`] | `manifest.json`: fields read and checked |
+//! | [`user_config`] | its `user_config` options |
 //! | [`entry`] | manifest + values → entry (`${__dirname}`, `${user_config.*}`, `${HOME}`…) |
 //! | [`paths`] | safe relative paths, where bundles are unpacked |
 //! | [`install`] | the flow: plan, save, remove, the entry's `source` |
@@ -28,6 +29,7 @@ pub mod manifest;
 pub mod paths;
 pub mod runtime;
 pub mod update;
+pub mod user_config;
 
 pub use archive::{Archive, Limits};
 pub use install::{BundlePlan, BundleSource, plan, remove, save};

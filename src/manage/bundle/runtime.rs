@@ -96,6 +96,50 @@ pub fn installed_version(program: &str) -> Option<String> {
     text.split_whitespace().last().map(str::to_owned)
 }
 
+/// `compatibility.runtimes` for the runtime the entry runs: a version outside the range is
+/// refused; a runtime not found or a range not understood is a warning.
+pub(super) fn check_manifest(
+    manifest: &super::Manifest,
+    built: &crate::manage::registry::Built,
+    setup: &super::install::Setup<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<(), super::BundleError> {
+    let Some(program) = &built.program else {
+        return Ok(());
+    };
+    let runtime = match manifest.server_type {
+        super::manifest::ServerType::Node => "node",
+        super::manifest::ServerType::Python | super::manifest::ServerType::Uv => "python",
+        super::manifest::ServerType::Binary => return Ok(()),
+    };
+    let Some(range) = manifest.runtimes.get(runtime) else {
+        return Ok(());
+    };
+    // `uv` brings its own Python: the range is its business.
+    if manifest.server_type == super::manifest::ServerType::Uv {
+        return Ok(());
+    }
+    let Some(version) = (setup.version_of)(program) else {
+        warnings.push(format!(
+            "needs {runtime} {range}; {program} --version did not answer, so it is not checked"
+        ));
+        return Ok(());
+    };
+    match check(range, &version) {
+        Verdict::Fits => Ok(()),
+        Verdict::Outside => Err(super::BundleError::Incompatible {
+            reason: format!("it needs {runtime} {range} and {program} is {version}"),
+        }),
+        Verdict::Unreadable => {
+            warnings.push(format!(
+                "needs {runtime} \"{}\": that range is not checked here ({program} is {version})",
+                super::manifest::quote(range)
+            ));
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
