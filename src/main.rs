@@ -171,13 +171,22 @@ enum Command {
     },
     /// Install a server from a registry into the config: `add io.github.user/weather[@1.2.0]`.
     Add(cli::registry::AddArgs),
-    /// Compare servers installed from a registry with the registry's latest versions.
+    /// Install an MCP bundle (.mcpb): check it, unpack it into the companion's data directory
+    /// and add its server to the config. Nothing is written when any check fails.
+    Install(cli::bundle::InstallArgs),
+    /// Remove a server from the config; one installed from a bundle loses its directory too.
+    Remove {
+        /// Server name.
+        server: String,
+    },
+    /// Compare servers installed from a registry or a bundle with their latest versions.
     Outdated {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Update a server installed from a registry to its latest version, keeping its inputs.
+    /// Update a server installed from a registry (or a bundle: from its file) to its latest
+    /// version, keeping its inputs.
     Update(cli::registry::UpdateArgs),
     /// Add the `bridge` entry to an MCP client's own config (Claude Desktop, Cursor, VS Code…).
     Connect(cli::connect::ConnectArgs),
@@ -322,6 +331,8 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             cli::registry::registry(args.config.as_deref(), command).await
         }
         Command::Add(a) => cli::registry::add(args.config.as_deref(), a).await,
+        Command::Install(a) => cli::bundle::install(args.config.as_deref(), a),
+        Command::Remove { server } => cli::bundle::remove(args.config.as_deref(), &server),
         Command::Outdated { json } => cli::registry::outdated(args.config.as_deref(), json).await,
         Command::Update(a) => cli::registry::update(args.config.as_deref(), a).await,
         Command::Connect(a) => cli::connect::run(args.config.as_deref(), a, true),

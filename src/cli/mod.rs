@@ -2,6 +2,7 @@
 
 pub mod activity;
 pub mod auth;
+pub mod bundle;
 mod client;
 pub mod connect;
 pub mod doctor;

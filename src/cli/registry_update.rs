@@ -40,12 +40,26 @@ pub struct UpdateArgs {
 pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let (_, cfg) = load(config_path)?;
     let report = install::outdated(&cfg, &keychain::token_lookup).await;
+    let bundles = super::bundle::outdated_report(&cfg.raw);
     if json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
+        // One list: registry entries, then bundle entries (their `source.kind` is "mcpb").
+        let mut all = serde_json::to_value(&report)?;
+        if let serde_json::Value::Array(items) = &mut all {
+            items.extend(
+                bundles
+                    .iter()
+                    .map(serde_json::to_value)
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        outln!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
     }
-    if report.is_empty() {
-        outln!("no server was installed from a registry");
+    if report.is_empty() && bundles.is_empty() {
+        outln!("no server was installed from a registry or a bundle");
+    }
+    for b in &bundles {
+        outln!("{}", super::bundle::outdated_line(b));
     }
     for o in &report {
         let state = match (&o.latest, &o.error) {
@@ -76,6 +90,11 @@ pub async fn outdated(config_path: Option<&Path>, json: bool) -> anyhow::Result<
 pub async fn update(config_path: Option<&Path>, args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let (path, cfg) = load(config_path)?;
     let changes = parse_values(&args.set, &args.set_env)?;
+    if let Some(old) = cfg.raw.get("mcpServers").and_then(|s| s.get(&args.server))
+        && mcp_companion::manage::bundle::BundleSource::of_entry(old).is_some()
+    {
+        return super::bundle::update(&path, old, &args.server, changes, args.dry_run);
+    }
     let (secrets, _) = keychain::machine_secrets();
     match update::plan_update(
         &cfg,

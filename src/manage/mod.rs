@@ -14,8 +14,10 @@
 //! | [`probe`] | connect to an entry once and list its tools ("Test" before "Save") |
 //! | [`secrets`] | moving plain-text secret values into the keychain (`secret migrate`, import) |
 //! | [`registry`] | installing from an MCP registry: search, map `server.json` → entry, update |
+//! | [`bundle`] | installing MCP bundles (`.mcpb`): checked unpacking, manifest → entry |
 //! | [`connect`] | writing our `bridge` entry into other clients' config files |
 
+pub mod bundle;
 pub mod connect;
 pub mod edit;
 pub mod import;

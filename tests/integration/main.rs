@@ -10,6 +10,7 @@ mod activity;
 mod asks;
 mod bounds;
 mod bridge;
+mod bundle;
 mod caps;
 mod common;
 mod config_file;

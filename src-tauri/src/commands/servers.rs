@@ -2,7 +2,7 @@
 
 use mcp_companion::config::UnknownServer;
 use mcp_companion::hub::ReloadReport;
-use mcp_companion::manage::edit;
+use mcp_companion::manage::{bundle, edit};
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -57,13 +57,25 @@ pub async fn stop_all(state: State<'_, Desktop>) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Removes `name` from the config file and stops it.
+/// Removes `name` from the config file and stops it; a server installed from a bundle loses
+/// its unpacked directory too, once stopped (a directory that cannot be deleted is logged).
 #[tauri::command]
 pub async fn remove_server(
     state: State<'_, Desktop>,
     name: String,
 ) -> Result<ReloadReport, CommandError> {
-    edit_and_reload(&state, |doc| edit::remove_server(doc, &name)).await
+    let old = raw_config(&state)?
+        .get("mcpServers")
+        .and_then(|s| s.get(&name))
+        .cloned();
+    let report = edit_and_reload(&state, |doc| edit::remove_server(doc, &name)).await?;
+    let root = bundle::paths::bundles_root();
+    if let (Some(old), Some(root)) = (old, root)
+        && let Some(Err(e)) = bundle::install::remove_dir(&old, &root)
+    {
+        tracing::warn!(server = %name, error = %e, "cannot delete the bundle's directory");
+    }
+    Ok(report)
 }
 
 /// One wrapped tool of a server, as the detail page shows it.

@@ -358,7 +358,7 @@ impl<'a> Resolver<'a> {
 
 /// Appends config string `piece` to config string `out` so that a literal `$` at the end of
 /// `out` and a `{` at the start of `piece` do not join into a `${` reference.
-fn push_piece(out: &mut String, piece: &str) {
+pub(crate) fn push_piece(out: &mut String, piece: &str) {
     if out.ends_with('$') && piece.starts_with('{') {
         out.push('$');
     }
