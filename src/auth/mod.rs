@@ -7,7 +7,7 @@
 //! | `http.rs` | [`http::GuardedOAuthHttp`]: every OAuth HTTP request through the SSRF guard |
 //! | `store.rs` | [`store::VaultCredentialStore`]: tokens and registration in the keychain, per server and resource |
 //! | `vault.rs` | [`vault::TokenVault`]: the keychain face the store uses; [`vault::vault`] picks it |
-//! | `callback.rs` | [`callback::CallbackListener`]: the one-shot loopback redirect listener |
+//! | `callback.rs` | [`callback::CallbackListener`]: the one-shot loopback redirect listener (connections served side by side) |
 //! | `browser.rs` | [`browser::open`]: `$BROWSER`, else the system's URL opener |
 //! | `challenge.rs` | recognising a 401 / `insufficient_scope` in transport errors (the server's supervisor keeps the last one, for `login`) |
 //! | `pending.rs` | sign-ins in progress inside a running companion (for `login` and `status`) |
