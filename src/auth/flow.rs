@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, CredentialStore, OAuthClientConfig,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthClientConfig,
 };
 
 use super::callback::{CallbackError, CallbackListener};
@@ -90,7 +90,9 @@ async fn manager(
     Ok((m, http))
 }
 
-/// Discovery (see the module doc), then sets the metadata on `m`.
+/// Discovery (see the module doc), then sets the metadata on `m`. The second value is `true`
+/// when the metadata came from a document the authorization server published, `false` for the
+/// 2025-03-26 default endpoints (no document: nothing to check PKCE support against).
 ///
 /// One relaxation of RFC 8414 §3.3 (the `issuer` must equal the URL the metadata was found
 /// under): in 2025-03-26 discovery, the authorization server is the MCP server's own origin,
@@ -103,7 +105,7 @@ async fn discover(
     http: &GuardedOAuthHttp,
     target: &Target,
     challenge: Option<&str>,
-) -> Result<AuthorizationMetadata, SignInError> {
+) -> Result<(AuthorizationMetadata, bool), SignInError> {
     match m.resolve_metadata_from_challenge(challenge).await {
         Ok(resolution) => {
             tracing::info!(
@@ -112,7 +114,9 @@ async fn discover(
                 "found the authorization server"
             );
             m.set_metadata(resolution.metadata.clone());
-            Ok(resolution.metadata)
+            let published =
+                resolution.source != AuthorizationMetadataSource::LegacyEndpointFallback;
+            Ok((resolution.metadata, published))
         }
         Err(AuthError::AuthorizationServerMismatch {
             expected_issuer,
@@ -137,7 +141,7 @@ async fn discover(
                 "2025-03-26 discovery: accepting the issuer on the server's own origin"
             );
             m.set_metadata(metadata.clone());
-            Ok(metadata)
+            Ok((metadata, true))
         }
         Err(e) => Err(oauth_error(&e, target)),
     }
@@ -162,6 +166,46 @@ pub fn browsable(endpoint: &str) -> Result<(), SignInError> {
              was refused"
         ))),
     }
+}
+
+/// Refuses an authorization server whose metadata does not list `S256` in
+/// `code_challenge_methods_supported` (MCP authorization 2025-11-25, "Authorization Code
+/// Protection": without the field the server does not support PKCE, and the client MUST refuse
+/// to proceed). Without PKCE an authorization code caught on its way to the redirect listener
+/// could be exchanged by whoever caught it.
+///
+/// # Errors
+/// [`SignInError::OAuth`] naming what the metadata said.
+pub fn pkce_s256(metadata: &AuthorizationMetadata) -> Result<(), SignInError> {
+    match &metadata.code_challenge_methods_supported {
+        Some(methods) if methods.iter().any(|m| m == "S256") => Ok(()),
+        Some(methods) => Err(SignInError::OAuth(format!(
+            "the authorization server supports PKCE only with {}, not S256 \
+             (code_challenge_methods_supported); the sign-in was refused because a code taken \
+             on its way back could be used by whoever took it",
+            if methods.is_empty() {
+                "no method".to_owned()
+            } else {
+                methods
+                    .iter()
+                    .map(|m| format!("\"{}\"", printable(m)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ))),
+        None => Err(SignInError::OAuth(
+            "the authorization server's metadata has no code_challenge_methods_supported, so \
+             it does not support PKCE; the sign-in was refused because a code taken on its way \
+             back could be used by whoever took it (MCP authorization requires PKCE with S256)"
+                .to_owned(),
+        )),
+    }
+}
+
+/// `text` without control characters, at most 40 characters: a value from the other side
+/// quoted in a message for the terminal.
+fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(40).collect()
 }
 
 /// Whether `other` parses as a URL on `url`'s origin (scheme, host, port).
@@ -195,6 +239,7 @@ pub async fn stored(
         return Ok(None);
     }
     let (mut m, http) = manager(target, vault).await?;
+    // Refreshing needs no PKCE: a sign-in made before is kept whatever the metadata says now.
     discover(&mut m, &http, target, None).await?;
     if !m
         .initialize_from_store()
@@ -252,7 +297,10 @@ pub async fn begin(
     let listener = CallbackListener::bind().await?;
     let redirect = listener.redirect_uri();
     let (mut m, http) = manager(target, vault.clone()).await?;
-    let metadata = discover(&mut m, &http, target, challenge).await?;
+    let (metadata, published) = discover(&mut m, &http, target, challenge).await?;
+    if published {
+        pkce_s256(&metadata)?;
+    }
     browsable(&metadata.authorization_endpoint)?;
 
     let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name(CLIENT_NAME);

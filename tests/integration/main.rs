@@ -28,6 +28,7 @@ mod nanobot;
 mod oauth;
 mod oauth_fixture;
 mod oauth_keychain;
+mod oauth_refusals;
 mod passthrough;
 mod probe;
 mod python_clients;

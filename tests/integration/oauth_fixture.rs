@@ -33,6 +33,9 @@ pub struct OAuthShared {
     pub hostile_authorization_endpoint: Mutex<Option<String>>,
     /// Overrides `token_endpoint` of the authorization server metadata.
     pub hostile_token_endpoint: Mutex<Option<String>>,
+    /// Replaces `code_challenge_methods_supported` of the authorization server metadata;
+    /// `Some(Value::Null)` leaves the field out.
+    pub pkce_methods: Mutex<Option<Value>>,
     /// Query parameters of every authorization request.
     pub authorize: Mutex<Vec<HashMap<String, String>>>,
     /// Form bodies of every token request.
@@ -93,14 +96,22 @@ async fn server_metadata(State(s): State<Arc<OAuthShared>>) -> Response {
         .unwrap()
         .clone()
         .unwrap_or(format!("{base}/authorize"));
-    json_response(
-        StatusCode::OK,
-        json!({"issuer": base, "authorization_endpoint": authorize,
-               "token_endpoint": token, "registration_endpoint": format!("{base}/register"),
-               "response_types_supported": ["code"], "grant_types_supported":
-               ["authorization_code", "refresh_token"], "code_challenge_methods_supported": ["S256"],
-               "token_endpoint_auth_methods_supported": ["none"]}),
-    )
+    let mut metadata = json!({"issuer": base, "authorization_endpoint": authorize,
+           "token_endpoint": token, "registration_endpoint": format!("{base}/register"),
+           "response_types_supported": ["code"], "grant_types_supported":
+           ["authorization_code", "refresh_token"], "code_challenge_methods_supported": ["S256"],
+           "token_endpoint_auth_methods_supported": ["none"]});
+    match s.pkce_methods.lock().unwrap().clone() {
+        Some(Value::Null) => {
+            metadata
+                .as_object_mut()
+                .expect("an object")
+                .remove("code_challenge_methods_supported");
+        }
+        Some(methods) => metadata["code_challenge_methods_supported"] = methods,
+        None => {}
+    }
+    json_response(StatusCode::OK, metadata)
 }
 
 async fn register(State(s): State<Arc<OAuthShared>>, body: Bytes) -> Response {
