@@ -68,6 +68,13 @@ pub enum SignInError {
     /// The keychain could not be read or written.
     #[error("keychain: {0}")]
     Vault(#[from] VaultError),
+    /// No keychain answered before the sign-in began; nothing was opened.
+    #[error(
+        "the keychain is not available ({0}), so the tokens could not be kept; the sign-in was \
+         not started. Start a keychain (on Linux a Secret Service such as gnome-keyring or \
+         KeePassXC) and sign in again"
+    )]
+    NoKeychain(VaultError),
     /// The HTTP client could not be built.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -85,7 +92,7 @@ async fn manager(
     let http = Arc::new(GuardedOAuthHttp::new(&target.guard)?);
     let mut m = AuthorizationManager::new_with_oauth_http_client(target.url.clone(), http.clone())
         .await
-        .map_err(|e| oauth_error(&e, target))?;
+        .map_err(|e| oauth_error(&e, target, &http))?;
     m.set_credential_store(target.store(vault));
     Ok((m, http))
 }
@@ -143,7 +150,7 @@ async fn discover(
             m.set_metadata(metadata.clone());
             Ok((metadata, true))
         }
-        Err(e) => Err(oauth_error(&e, target)),
+        Err(e) => Err(oauth_error(&e, target, http)),
     }
 }
 
@@ -244,7 +251,7 @@ pub async fn stored(
     if !m
         .initialize_from_store()
         .await
-        .map_err(|e| oauth_error(&e, target))?
+        .map_err(|e| oauth_error(&e, target, &http))?
     {
         return Ok(None);
     }
@@ -258,7 +265,7 @@ pub async fn stored(
         let config = OAuthClientConfig::new(saved.client_id.clone(), target.url.as_str())
             .with_client_secret(secret);
         m.configure_client(config)
-            .map_err(|e| oauth_error(&e, target))?;
+            .map_err(|e| oauth_error(&e, target, &http))?;
     }
     Ok(Some(m))
 }
@@ -271,6 +278,7 @@ pub struct PendingSignIn {
     target: Target,
     store: VaultCredentialStore,
     client_secret: Option<String>,
+    http: Arc<GuardedOAuthHttp>,
 }
 
 impl std::fmt::Debug for PendingSignIn {
@@ -294,6 +302,12 @@ pub async fn begin(
     challenge: Option<&str>,
     scopes: Option<Vec<String>>,
 ) -> Result<PendingSignIn, SignInError> {
+    // The tokens can only be kept in the keychain: find out before the person signs in.
+    target
+        .store(vault.clone())
+        .check()
+        .await
+        .map_err(SignInError::NoKeychain)?;
     let listener = CallbackListener::bind().await?;
     let redirect = listener.redirect_uri();
     let (mut m, http) = manager(target, vault.clone()).await?;
@@ -333,7 +347,7 @@ pub async fn begin(
         let registered = m
             .register_client(CLIENT_NAME, &redirect, &refs)
             .await
-            .map_err(|e| oauth_error(&e, target))?;
+            .map_err(|e| oauth_error(&e, target, &http))?;
         request = request.with_preregistered_client(registered.client_id);
         if let Some(secret) = registered.client_secret {
             request = request.with_client_secret(secret.clone());
@@ -342,7 +356,7 @@ pub async fn begin(
     }
     let session = AuthorizationSession::new(m, request)
         .await
-        .map_err(|(_, e)| oauth_error(&e, target))?;
+        .map_err(|(_, e)| oauth_error(&e, target, &http))?;
     let state = url::Url::parse(session.get_authorization_url())
         .ok()
         .and_then(|u| {
@@ -358,6 +372,7 @@ pub async fn begin(
         target: target.clone(),
         store: target.store(vault),
         client_secret,
+        http,
     })
 }
 
@@ -381,16 +396,21 @@ impl PendingSignIn {
                 callback.issuer.as_deref(),
             )
             .await
-            .map_err(|e| oauth_error(&e, &self.target))?;
+            .map_err(|e| oauth_error(&e, &self.target, &self.http))?;
         self.store.set_client_secret(self.client_secret).await?;
         tracing::info!(server = %self.target.server, "signed in");
         Ok(())
     }
 }
 
+/// What the `oauth2` crate says of a request its HTTP client could not complete.
+const REQUEST_FAILED: &str = "Request failed";
+
 /// rmcp's error with its causes; a refusal by the SSRF guard, when there was one, is the
 /// real reason and comes first.
-pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
+/// A failed request of `http` (slow, oversize, a refused token) is named in place of the
+/// "Request failed" rmcp passes on.
+pub(crate) fn oauth_error(e: &AuthError, target: &Target, http: &GuardedOAuthHttp) -> SignInError {
     let mut text = e.to_string();
     let mut cur = std::error::Error::source(e);
     while let Some(cause) = cur {
@@ -400,6 +420,13 @@ pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
             text.push_str(&c);
         }
         cur = cause.source();
+    }
+    if let Some(failure) = http.take_failure() {
+        if text.contains(REQUEST_FAILED) {
+            text = text.replace(REQUEST_FAILED, &failure);
+        } else if !text.contains(&failure) {
+            text = format!("{text}: {failure}");
+        }
     }
     // rmcp itself skips authorization servers on link-local or cloud metadata hosts without
     // asking our client; name the address as the guard would.
@@ -468,5 +495,14 @@ mod tests {
             guard: Guard::default(),
         };
         assert!(stored(&target, Arc::new(Broken)).await.unwrap().is_none());
+        let refused = begin(&target, Arc::new(Broken), None, None)
+            .await
+            .unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("the keychain is not available (no OS keychain is available)"),
+            "{refused}"
+        );
     }
 }

@@ -1,10 +1,13 @@
-//! Sign-ins that must be refused: an authorization server without PKCE S256.
+//! Sign-ins that must be refused: an authorization server without PKCE S256, oversize or
+//! stalled token answers, and no keychain to keep the tokens in.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use mcp_companion::supervisor::ServerState;
 use serde_json::{Value, json};
 
+use crate::common::Companion;
 use crate::oauth::{config, start, wait_state};
 use crate::oauth_fixture;
 
@@ -47,4 +50,100 @@ async fn metadata_without_pkce_s256_is_refused_before_the_browser_opens() {
     let login = c.cli(&["login", "secure"]);
     assert!(login.status.success(), "{}", output(&login));
     wait_state(&c, ServerState::Running).await;
+}
+
+/// `login secure`, killed after two minutes (a hang fails the test instead of stalling it).
+async fn bounded_login(c: &Companion) -> (bool, String) {
+    let mut child = std::process::Command::new(crate::common::BIN)
+        .args(["login", "secure", "--socket"])
+        .arg(&c.socket)
+        .env("HOME", &c.home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn login");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!("login still running after 120 s: {}", output(&out));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let out = child.wait_with_output().expect("output");
+    (out.status.success(), output(&out))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn token_answers_that_stall_or_carry_unusable_tokens_end_login_saying_what_happened() {
+    let fixture = oauth_fixture::start().await;
+    let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
+    wait_state(&c, ServerState::NeedsSignIn).await;
+
+    fixture
+        .shared
+        .stall_token_body
+        .store(true, Ordering::SeqCst);
+    let (ok, out) = bounded_login(&c).await;
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("sent its headers but not the whole answer within 30 s"),
+        "{out}"
+    );
+    assert!(!out.contains("Request failed"), "{out}");
+    fixture
+        .shared
+        .stall_token_body
+        .store(false, Ordering::SeqCst);
+
+    for (token, says) in [
+        (
+            "abc\r\nX-Injected: 1".to_owned(),
+            "the access_token contains control characters",
+        ),
+        (
+            "t".repeat(200_000),
+            "the access_token is 200000 bytes; tokens over 16 KiB are refused",
+        ),
+    ] {
+        *fixture.shared.token_override.lock().unwrap() = Some(token);
+        let (ok, out) = bounded_login(&c).await;
+        assert!(!ok, "{out}");
+        assert!(out.contains(says), "{out}");
+        assert!(!out.contains("Request failed"), "{out}");
+    }
+    // Nothing was stored: the server still waits for a sign-in, without a restart loop.
+    let status = c.server("secure").await;
+    assert_eq!(status.state, ServerState::NeedsSignIn, "{status:?}");
+    assert_eq!(status.restarts, 0, "{status:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_keychain_login_fails_before_the_browser_opens() {
+    let fixture = oauth_fixture::start().await;
+    let browser = crate::oauth::stand_in_browser();
+    let c = Companion::start_with_env(
+        config(&fixture.url(), &["127.0.0.1/32"]),
+        &[
+            ("BROWSER", Some(browser.to_str().expect("utf-8 path"))),
+            ("MCP_COMPANION_TOKEN_VAULT", None),
+            (
+                "DBUS_SESSION_BUS_ADDRESS",
+                Some("unix:path=/nonexistent/mcp-companion-test-bus"),
+            ),
+        ],
+    );
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    let login = c.cli(&["login", "secure"]);
+    let out = output(&login);
+    assert!(!login.status.success(), "{out}");
+    assert!(
+        out.contains("the keychain is not available") && out.contains("not started"),
+        "{out}"
+    );
+    assert!(!out.contains("/authorize?"), "no URL to open: {out}");
+    assert!(fixture.shared.authorize.lock().unwrap().is_empty());
+    assert_eq!(fixture.shared.registrations.load(Ordering::SeqCst), 0);
 }
