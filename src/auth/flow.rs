@@ -220,7 +220,7 @@ fn same_origin(url: &url::Url, other: &str) -> bool {
     url::Url::parse(other).is_ok_and(|o| o.origin() == url.origin())
 }
 
-/// The manager of a stored sign-in, ready to hand out (and refresh) tokens; `None` when this
+/// The stored sign-in, ready to hand out (and refresh) tokens; `None` when this
 /// server has no stored tokens for this resource (nothing is fetched then).
 ///
 /// # Errors
@@ -229,7 +229,7 @@ fn same_origin(url: &url::Url, other: &str) -> bool {
 pub async fn stored(
     target: &Target,
     vault: Arc<dyn TokenVault>,
-) -> Result<Option<AuthorizationManager>, SignInError> {
+) -> Result<Option<StoredSignIn>, SignInError> {
     let store = target.store(vault.clone());
     // No keychain (a headless box without a Secret Service) means no stored sign-in: servers
     // that need none still connect; one that answers 401 waits in `needs sign-in`, and `login`
@@ -267,7 +267,16 @@ pub async fn stored(
         m.configure_client(config)
             .map_err(|e| oauth_error(&e, target, &http))?;
     }
-    Ok(Some(m))
+    Ok(Some(StoredSignIn { manager: m, http }))
+}
+
+/// A stored sign-in, ready to use: the manager and the OAuth client it refreshes through
+/// (which keeps the token endpoint's last refusal, [`GuardedOAuthHttp::take_refusal`]).
+pub struct StoredSignIn {
+    /// Hands out (and refreshes) the tokens.
+    pub manager: AuthorizationManager,
+    /// The guarded OAuth HTTP client `manager` uses.
+    pub http: Arc<GuardedOAuthHttp>,
 }
 
 /// A started sign-in: the authorization URL to open, and the listener waiting for the redirect.

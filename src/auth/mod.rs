@@ -16,8 +16,10 @@
 //! `needs sign-in` (no restart loop) → `mcp-companion login SERVER` (or the window's button)
 //! asks the running companion to sign in: it opens the browser, the listener takes the
 //! redirect, the tokens go to the keychain and the server restarts with them. Later connects
-//! load the tokens ([`crate::upstream::signed_in::connect_client`], beside the scope step-up
-//! on the MCP transport: the client connection is `upstream`'s, this module only signs in); rmcp refreshes them before expiry and once on a 401.
+//! load the tokens ([`crate::upstream::signed_in::connect_client`], which also reads the
+//! refusals a refresh cannot fix — more scope wanted, a refused refresh token — on the MCP
+//! transport: the client connection is `upstream`'s, this module only signs in); rmcp refreshes
+//! them before expiry and once on a 401. A browser opens only when the person asks.
 
 pub mod browser;
 pub mod callback;

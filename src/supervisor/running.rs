@@ -28,6 +28,12 @@ impl Task {
                 // why (the HTTP server's "no such session" answer), and that is the reason.
                 biased;
                 closed = session.closed() => {
+                    if let Closed::SignInLost { why, challenge } = closed {
+                        // The request that learned it has its answer on the way: let it
+                        // arrive before the session closes.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        break Ended::SignInLost { why, challenge };
+                    }
                     let why = self.exit_reason(closed).await;
                     break Ended::Lost { why, reported: false };
                 }

@@ -1,5 +1,6 @@
-//! Sign-ins that must be refused: an authorization server without PKCE S256, oversize or
-//! stalled token answers, and no keychain to keep the tokens in.
+//! Sign-ins that must be refused or must recover: an authorization server without PKCE S256,
+//! a revoked refresh token, oversize or stalled token answers, and no keychain to keep the
+//! tokens in.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -7,9 +8,9 @@ use std::time::Duration;
 use mcp_companion::supervisor::ServerState;
 use serde_json::{Value, json};
 
-use crate::common::Companion;
-use crate::oauth::{config, start, wait_state};
-use crate::oauth_fixture;
+use crate::common::{Companion, call, text};
+use crate::oauth::{assert_no_token, config, start, wait_state};
+use crate::oauth_fixture::{self, REFRESH_REFUSAL};
 
 fn output(o: &std::process::Output) -> String {
     format!(
@@ -52,6 +53,14 @@ async fn metadata_without_pkce_s256_is_refused_before_the_browser_opens() {
     wait_state(&c, ServerState::Running).await;
 }
 
+/// Signs `secure` in through `login` and waits until it runs.
+async fn signed_in(c: &Companion) {
+    wait_state(c, ServerState::NeedsSignIn).await;
+    let login = c.cli(&["login", "secure"]);
+    assert!(login.status.success(), "{}", output(&login));
+    wait_state(c, ServerState::Running).await;
+}
+
 /// `login secure`, killed after two minutes (a hang fails the test instead of stalling it).
 async fn bounded_login(c: &Companion) -> (bool, String) {
     let mut child = std::process::Command::new(crate::common::BIN)
@@ -73,6 +82,44 @@ async fn bounded_login(c: &Companion) -> (bool, String) {
     }
     let out = child.wait_with_output().expect("output");
     (out.status.success(), output(&out))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_refresh_token_moves_the_server_to_needs_sign_in_with_the_reason() {
+    let fixture = oauth_fixture::start().await;
+    let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
+    signed_in(&c).await;
+
+    // The access token is revoked and so is the refresh token.
+    fixture.shared.refuse_refresh.store(true, Ordering::SeqCst);
+    fixture.shared.revoke_next.store(true, Ordering::SeqCst);
+    let client = c.client().await;
+    let result = call(&client, "mcp_secure_echo", json!({"message": "hi"})).await;
+    let _ = client.cancel().await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let said = text(&result);
+    assert!(
+        said.contains("invalid_grant")
+            && said.contains(REFRESH_REFUSAL)
+            && said.contains("mcp-companion login secure"),
+        "the call says why and what to do: {said}"
+    );
+    assert!(!said.contains("may or may not"), "{said}");
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    let status = c.server("secure").await;
+    let error = status.last_error.clone().unwrap_or_default();
+    assert!(
+        error.contains(&format!("invalid_grant: {REFRESH_REFUSAL}"))
+            && error.contains("mcp-companion login secure"),
+        "status quotes the authorization server: {error}"
+    );
+    assert_no_token("status", &format!("{status:?}{said}"));
+
+    // A new sign-in brings it back.
+    fixture.shared.refuse_refresh.store(false, Ordering::SeqCst);
+    let login = c.cli(&["login", "secure"]);
+    assert!(login.status.success(), "{}", output(&login));
+    wait_state(&c, ServerState::Running).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
