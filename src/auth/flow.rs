@@ -25,6 +25,7 @@ use rmcp::transport::auth::{
 };
 
 use super::callback::{CallbackError, CallbackListener};
+use super::challenge::param;
 use super::http::GuardedOAuthHttp;
 use super::store::VaultCredentialStore;
 use super::vault::{TokenVault, VaultError};
@@ -209,6 +210,95 @@ pub fn pkce_s256(metadata: &AuthorizationMetadata) -> Result<(), SignInError> {
     }
 }
 
+/// Refuses a sign-in whose authorization server is not the one the stored sign-in came from:
+/// a server's later challenge (a 403 `insufficient_scope` naming other resource metadata) must
+/// not send the person to another authorization server under this server's name. Signing out
+/// first (`logout`) forgets the old issuer.
+///
+/// # Errors
+/// [`SignInError::OAuth`] naming both issuers.
+async fn same_issuer(
+    target: &Target,
+    store: &VaultCredentialStore,
+    metadata: &AuthorizationMetadata,
+) -> Result<(), SignInError> {
+    let Ok(Some(saved)) = store.load().await else {
+        return Ok(());
+    };
+    match (saved.issuer.as_deref(), metadata.issuer.as_deref()) {
+        (Some(before), Some(now)) if before != now => Err(SignInError::OAuth(format!(
+            "the server now names another authorization server ({}) than the one it was \
+             signed in with ({}); no browser was opened. If the server really moved, run \
+             `mcp-companion logout {}` and sign in again",
+            printable_url(now),
+            printable_url(before),
+            target.server
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses an authorization endpoint the SSRF rules do not allow (a private, loopback or
+/// link-local address not in `ssrfWhitelist`, the cloud metadata address): a browser on this
+/// machine would reach what the companion itself may not.
+///
+/// # Errors
+/// [`SignInError::OAuth`] naming the address and the whitelist entry that would allow it.
+async fn reachable(target: &Target, endpoint: &str) -> Result<(), SignInError> {
+    let url = url::Url::parse(endpoint).map_err(|e| {
+        SignInError::OAuth(format!(
+            "the authorization endpoint is not a URL ({e}); the sign-in was refused"
+        ))
+    })?;
+    target.guard.check_url(&url).await.map_err(|e| {
+        SignInError::OAuth(format!(
+            "the authorization endpoint {} is refused: {e}; no browser was opened",
+            printable_url(endpoint)
+        ))
+    })
+}
+
+/// The scopes of a step-up: the stored grant (or the entry's `oauth.scopes`) plus those
+/// `challenge` asks for, when it is a 403 `insufficient_scope` (MCP authorization 2025-11-25,
+/// "Scope Challenge Handling"); `None` otherwise (the usual choice applies).
+///
+/// # Errors
+/// [`SignInError::Vault`] when the keychain cannot be read.
+async fn step_up_scopes(
+    target: &Target,
+    store: &VaultCredentialStore,
+    challenge: Option<&str>,
+) -> Result<Option<Vec<String>>, SignInError> {
+    let Some(challenge) = challenge else {
+        return Ok(None);
+    };
+    if param(challenge, "error").as_deref() != Some("insufficient_scope") {
+        return Ok(None);
+    }
+    let mut scopes = match &target.oauth.scopes {
+        Some(configured) => configured.clone(),
+        None => store.granted_scopes().await?,
+    };
+    for s in param(challenge, "scope")
+        .iter()
+        .flat_map(|s| s.split_whitespace())
+    {
+        if !scopes.iter().any(|have| have == s) {
+            scopes.push(s.to_owned());
+        }
+    }
+    Ok(Some(scopes))
+}
+
+/// A URL from the other side, redacted and without control characters, for a message.
+fn printable_url(url: &str) -> String {
+    net::redact(url)
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect()
+}
+
 /// `text` without control characters, at most 40 characters: a value from the other side
 /// quoted in a message for the terminal.
 fn printable(text: &str) -> String {
@@ -325,8 +415,15 @@ pub async fn begin(
         pkce_s256(&metadata)?;
     }
     browsable(&metadata.authorization_endpoint)?;
+    let store = target.store(vault.clone());
+    same_issuer(target, &store, &metadata).await?;
+    reachable(target, &metadata.authorization_endpoint).await?;
 
     let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name(CLIENT_NAME);
+    let scopes = match scopes {
+        Some(scopes) => Some(scopes),
+        None => step_up_scopes(target, &store, challenge).await?,
+    };
     match scopes.or_else(|| target.oauth.scopes.clone()) {
         Some(scopes) if !scopes.is_empty() => request = request.with_scopes(scopes),
         _ => request = request.with_initial_scope_selection(),
@@ -493,6 +590,48 @@ mod tests {
         fn delete(&self, _: &str) -> Result<bool, VaultError> {
             Err(VaultError("no OS keychain is available".to_owned()))
         }
+    }
+
+    #[tokio::test]
+    async fn a_sign_in_through_another_issuer_than_the_stored_one_is_refused() {
+        use rmcp::transport::auth::StoredCredentials;
+        let target = Target {
+            server: "s".to_owned(),
+            url: url::Url::parse("https://mcp.example/mcp").unwrap(),
+            oauth: OAuthConfig::default(),
+            guard: Guard::default(),
+        };
+        let store = target.store(Arc::new(super::super::vault::MemoryVault::default()));
+        let issued_by = |issuer: &str| {
+            let mut m = AuthorizationMetadata::default();
+            m.issuer = Some(issuer.to_owned());
+            m
+        };
+        // No stored sign-in: any issuer.
+        assert!(
+            same_issuer(&target, &store, &issued_by("https://evil.example"))
+                .await
+                .is_ok()
+        );
+        let mut saved = StoredCredentials::new("cid".into(), None, vec![], None);
+        saved.issuer = Some("https://as.example".to_owned());
+        store.save(saved).await.unwrap();
+        assert!(
+            same_issuer(&target, &store, &issued_by("https://as.example"))
+                .await
+                .is_ok()
+        );
+        let refused = same_issuer(&target, &store, &issued_by("http://10.0.0.7/\r\nx"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("another authorization server (http://10.0.0.7/")
+                && !refused.contains('\r')
+                && refused.contains("signed in with (https://as.example/)")
+                && refused.contains("mcp-companion logout s"),
+            "{refused}"
+        );
     }
 
     #[tokio::test]

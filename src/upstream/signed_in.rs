@@ -1,7 +1,15 @@
 //! The streamable HTTP client of a signed-in server: rmcp's [`AuthClient`] (bearer token on
 //! every request, refreshed before expiry and once on a 401) plus [`SignInWatch`], which reads
-//! the refusals that outlive those refreshes. No browser is ever opened on an agent's call.
+//! the refusals that outlive those refreshes.
 //!
+//! - **More scope** (MCP authorization 2025-11-25, "Scope Challenge Handling"): a 403 with
+//!   `error="insufficient_scope"` to a request is answered to the caller as a JSON-RPC error
+//!   saying what the server asks for and how the person grants it (`mcp-companion login`, or the
+//!   window's **Sign in** button); the challenge goes to the supervisor (`UpstreamEvent::MoreScope`),
+//!   where `login` finds it and asks for the granted plus the challenged scopes. No browser is
+//!   ever opened on an agent's call: the challenge may name any authorization server, and only
+//!   the person's own action, through the checks of [`crate::auth::flow::begin`], may lead a
+//!   browser there. The session keeps running for the tools the grant covers.
 //! - **Sign-in lost**: a 401 that rmcp's refresh could not fix (the refresh token was revoked or
 //!   expired — the token endpoint answered `invalid_grant` — or there is none) ends the session
 //!   as [`Gone::SignIn`], quoting the authorization server (masked): the supervisor moves the
@@ -42,7 +50,7 @@ pub type SignedInClient = Layered<AuthClient<reqwest::Client>, SignInWatch>;
 pub struct Reports {
     /// Fired when the sign-in is lost.
     pub gone: SessionGone,
-    /// Receives what the supervisor must act on.
+    /// Receives [`UpstreamEvent::MoreScope`].
     pub events: mpsc::UnboundedSender<UpstreamEvent>,
 }
 
@@ -104,6 +112,23 @@ impl SignInWatch {
             return answer;
         }
         let text = match &answer {
+            Err(StreamableHttpError::InsufficientScope(denied)) => {
+                let challenge = denied.www_authenticate_header.clone();
+                let needed = SignInNeeded {
+                    challenge: Some(challenge.clone()),
+                    insufficient_scope: true,
+                };
+                let text = format!(
+                    "{} (or the window's Sign in button); the request was not run",
+                    needed.describe(&self.server)
+                );
+                tracing::warn!(server = %self.server, reason = %crate::net::scrub_known(&text), "the server asks for more access");
+                let _ = self
+                    .reports
+                    .events
+                    .send(UpstreamEvent::MoreScope(challenge));
+                text
+            }
             Err(StreamableHttpError::AuthRequired(refused)) => {
                 let challenge = refused.www_authenticate_header.clone();
                 let needed = SignInNeeded {

@@ -1,6 +1,6 @@
 //! Sign-ins that must be refused or must recover: an authorization server without PKCE S256,
-//! a revoked refresh token, oversize or stalled token answers, and no keychain to keep the
-//! tokens in.
+//! a scope challenge naming another authorization server, a revoked refresh token, oversize
+//! or stalled token answers, and no keychain to keep the tokens in.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::common::{Companion, call, text};
 use crate::oauth::{assert_no_token, config, start, wait_state};
 use crate::oauth_fixture::{self, REFRESH_REFUSAL};
+use crate::remote_fixture::accept_counter;
 
 fn output(o: &std::process::Output) -> String {
     format!(
@@ -82,6 +83,79 @@ async fn bounded_login(c: &Companion) -> (bool, String) {
     }
     let out = child.wait_with_output().expect("output");
     (out.status.success(), output(&out))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scope_challenge_never_opens_a_browser_and_login_checks_where_it_leads() {
+    let (port, connections, _task) = accept_counter("127.0.0.2:0").await;
+    let fixture = oauth_fixture::start().await;
+    let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
+    signed_in(&c).await;
+    let authorized = fixture.shared.authorize.lock().unwrap().len();
+
+    // The server now wants more scope, and its metadata aims the browser at 127.0.0.2.
+    *fixture
+        .shared
+        .hostile_authorization_endpoint
+        .lock()
+        .unwrap() = Some(format!("http://127.0.0.2:{port}/authorize"));
+    let base = format!("http://127.0.0.1:{}", fixture.port);
+    *fixture.shared.insufficient_scope.lock().unwrap() = Some(format!(
+        "Bearer error=\"insufficient_scope\", scope=\"echo files:write\", \
+         resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+    ));
+    let client = c.client().await;
+    for _ in 0..2 {
+        let result = call(&client, "mcp_secure_echo", json!({"message": "hi"})).await;
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        let said = text(&result);
+        assert!(
+            said.contains("insufficient_scope")
+                && said.contains("files:write")
+                && said.contains("mcp-companion login secure")
+                && said.contains("not run"),
+            "the agent learns what is missing and how the person grants it: {said}"
+        );
+        assert!(!said.contains("may or may not"), "{said}");
+    }
+    let _ = client.cancel().await;
+    assert_eq!(c.server("secure").await.state, ServerState::Running);
+    assert_eq!(
+        fixture.shared.authorize.lock().unwrap().len(),
+        authorized,
+        "a browser was opened on an agent's call"
+    );
+
+    // The person's `login` checks the endpoint: 127.0.0.2 is not in the whitelist.
+    let login = c.cli(&["login", "secure"]);
+    let out = output(&login);
+    assert!(!login.status.success(), "{out}");
+    assert!(
+        out.contains("127.0.0.2") && out.contains("ssrfWhitelist"),
+        "the refusal names the address and the fix: {out}"
+    );
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        0,
+        "nothing reached 127.0.0.2"
+    );
+
+    // With the endpoint back on the issuer's host, `login` asks for the grant plus the
+    // challenged scope.
+    *fixture
+        .shared
+        .hostile_authorization_endpoint
+        .lock()
+        .unwrap() = None;
+    *fixture.shared.insufficient_scope.lock().unwrap() = None;
+    let login = c.cli(&["login", "secure"]);
+    assert!(login.status.success(), "{}", output(&login));
+    let asked = fixture.shared.authorize.lock().unwrap().last().cloned();
+    assert_eq!(
+        asked.and_then(|a| a.get("scope").cloned()).as_deref(),
+        Some("echo files:write")
+    );
+    wait_state(&c, ServerState::Running).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
