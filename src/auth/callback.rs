@@ -86,10 +86,9 @@ impl CallbackListener {
 
     /// Waits for the redirect carrying `state`, at most `timeout`.
     ///
-    /// Connections are served concurrently, each with its own limits ([`MAX_HEAD`] bytes,
-    /// [`HEAD_TIMEOUT`]): a local process holding idle connections open cannot delay the
-    /// browser's. At most [`MAX_CONNECTIONS`] are read at once; a new one beyond that closes
-    /// the oldest.
+    /// Connections are served concurrently, each with its own limits (16 KiB of request head,
+    /// 10 s): a local process holding idle connections open cannot delay the browser's. At
+    /// most 64 are read at once; a new one beyond that closes the oldest.
     ///
     /// # Errors
     /// [`CallbackError::Timeout`] or [`CallbackError::Denied`].
