@@ -18,7 +18,7 @@
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS; what a child inherits |
 //! | [`process`] | stdio servers' processes: spawn in a group / Job Object, stop, strays, the reaper |
 //! | [`auth`] | OAuth sign-in for remote servers: discovery, PKCE, the redirect listener, tokens in the keychain |
-//! | [`upstream`] | one MCP client session per server (stdio, streamable HTTP with sign-in and step-up, legacy SSE) and one call on it |
+//! | [`upstream`] | one MCP client session per server (stdio, streamable HTTP with sign-in, legacy SSE) and one call on it |
 //! | [`demo`] | the built-in demo/test MCP server (`mcp-companion demo-server`) |
 //! | [`supervisor`] | one task per server: state, connect, stop, restart with backoff, stderr capture |
 //! | [`hub`] | the set of supervisors, the merged catalog, change events, call routing and the one call state machine ([`hub::forward`]) |

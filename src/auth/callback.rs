@@ -7,17 +7,26 @@
 //! ends the wait with [`CallbackError::Denied`], quoting the authorization server.
 //!
 //! The request head is parsed with `httparse` (hyper's parser): a head that is not HTTP/1.x,
-//! or is not complete within 16 KiB and 10 s, is dropped unanswered.
+//! or is not complete within 16 KiB and 10 s, is dropped unanswered. Connections are read
+//! concurrently (at most 64 at once, the oldest closed first beyond that), so another local
+//! process holding connections open cannot delay or block the browser's redirect.
 
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 
 /// The path the authorization server redirects to.
 pub const CALLBACK_PATH: &str = "/callback";
-/// Longest request head read, in bytes.
+/// Longest request head read, in bytes, per connection.
 const MAX_HEAD: usize = 16 * 1024;
+/// How long one connection may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections read at once (at most [`MAX_HEAD`] bytes each).
+const MAX_CONNECTIONS: usize = 64;
 
 /// What the authorization server sent back.
 pub struct Callback {
@@ -77,20 +86,46 @@ impl CallbackListener {
 
     /// Waits for the redirect carrying `state`, at most `timeout`.
     ///
+    /// Connections are served concurrently, each with its own limits (16 KiB of request head,
+    /// 10 s): a local process holding idle connections open cannot delay the browser's. At
+    /// most 64 are read at once; a new one beyond that closes the oldest.
+    ///
     /// # Errors
     /// [`CallbackError::Timeout`] or [`CallbackError::Denied`].
     pub async fn wait(self, state: &str, timeout: Duration) -> Result<Callback, CallbackError> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let (settled_tx, mut settled) = mpsc::channel(1);
+        let mut open: VecDeque<AbortOnDrop> = VecDeque::new();
+        let state: Arc<str> = Arc::from(state);
         loop {
-            let accepted = tokio::time::timeout_at(deadline, self.listener.accept())
-                .await
-                .map_err(|_| CallbackError::Timeout(timeout))?;
+            let accepted = tokio::select! {
+                a = self.listener.accept() => a,
+                Some(outcome) = settled.recv() => return outcome,
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(CallbackError::Timeout(timeout));
+                }
+            };
             let Ok((stream, _)) = accepted else { continue };
-            match answer(stream, state).await {
-                Some(outcome) => return outcome,
-                None => continue,
+            open.retain(|c| !c.0.is_finished());
+            if open.len() >= MAX_CONNECTIONS {
+                open.pop_front();
             }
+            let (state, settled_tx) = (state.clone(), settled_tx.clone());
+            open.push_back(AbortOnDrop(tokio::spawn(async move {
+                if let Some(outcome) = answer(stream, &state).await {
+                    let _ = settled_tx.send(outcome).await;
+                }
+            })));
         }
+    }
+}
+
+/// A connection's task, ended when the listener stops waiting or needs its place.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -147,7 +182,7 @@ async fn answer(mut stream: TcpStream, state: &str) -> Option<Result<Callback, C
 }
 
 /// Reads one request head and returns its target (`/callback?code=…`); `None` for a head that
-/// does not parse, ends early, or is not complete within [`MAX_HEAD`] bytes and 10 s.
+/// does not parse, ends early, or is not complete within [`MAX_HEAD`] bytes and [`HEAD_TIMEOUT`].
 async fn read_target(stream: &mut TcpStream) -> Option<String> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
@@ -168,9 +203,7 @@ async fn read_target(stream: &mut TcpStream) -> Option<String> {
             buf.extend_from_slice(&chunk[..n]);
         }
     };
-    tokio::time::timeout(Duration::from_secs(10), read)
-        .await
-        .ok()?
+    tokio::time::timeout(HEAD_TIMEOUT, read).await.ok()?
 }
 
 async fn respond(stream: &mut TcpStream, status: &str, text: &str) {
@@ -243,6 +276,50 @@ mod tests {
         }
         let split = b"GET /callback?code=c&state=s HTTP/1.1\r\nHost: x\r\n\r\n";
         assert!(raw(&uri, split, 7).await.starts_with("HTTP/1.1 200"));
+        assert_eq!(wait.await.unwrap().unwrap().code, "c");
+    }
+
+    #[tokio::test]
+    async fn idle_connections_do_not_delay_the_redirect() {
+        let l = CallbackListener::bind().await.unwrap();
+        let uri = l.redirect_uri();
+        let port = url::Url::parse(&uri).unwrap().port().unwrap();
+        // Served one at a time, 30 silent connections would hold the listener 30 × 10 s, far
+        // past the wait's 60 s; served side by side they cost nothing.
+        let mut idle = Vec::new();
+        for _ in 0..30 {
+            idle.push(TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+        }
+        let mut half = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        half.write_all(b"GET /callback?code=x&st").await.unwrap();
+        let wait = tokio::spawn(l.wait("s", Duration::from_secs(60)));
+        let ok = get(&uri, "/callback?code=c0de&state=s").await;
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        assert_eq!(wait.await.unwrap().unwrap().code, "c0de");
+        drop(idle);
+    }
+
+    #[tokio::test]
+    async fn beyond_the_connection_cap_the_oldest_idle_connection_is_closed() {
+        let l = CallbackListener::bind().await.unwrap();
+        let uri = l.redirect_uri();
+        let port = url::Url::parse(&uri).unwrap().port().unwrap();
+        let wait = tokio::spawn(l.wait("s", Duration::from_secs(60)));
+        let mut oldest = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let mut idle = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            idle.push(TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+        }
+        // The listener closes the first connection to make room: it reads end of file long
+        // before its own head timeout would have closed it.
+        let mut buf = [0u8; 1];
+        let n = tokio::time::timeout(HEAD_TIMEOUT / 2, oldest.read(&mut buf))
+            .await
+            .expect("the oldest connection was closed to make room")
+            .unwrap_or(0);
+        assert_eq!(n, 0);
+        let ok = get(&uri, "/callback?code=c&state=s").await;
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
         assert_eq!(wait.await.unwrap().unwrap().code, "c");
     }
 

@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 pub struct SignInNeeded {
     /// The `WWW-Authenticate` header of the refusal, when it had one.
     pub challenge: Option<String>,
-    /// `true` for a 403 `insufficient_scope` that step-ups could not fix.
+    /// `true` for a 403 `insufficient_scope` (more scope wanted than granted).
     pub insufficient_scope: bool,
 }
 

@@ -20,11 +20,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, CredentialStore, OAuthClientConfig,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthClientConfig,
 };
 
 use super::callback::{CallbackError, CallbackListener};
+use super::checks::{browsable, pkce_s256, reachable, same_issuer, step_up_scopes};
 use super::http::GuardedOAuthHttp;
 use super::store::VaultCredentialStore;
 use super::vault::{TokenVault, VaultError};
@@ -68,6 +69,13 @@ pub enum SignInError {
     /// The keychain could not be read or written.
     #[error("keychain: {0}")]
     Vault(#[from] VaultError),
+    /// No keychain answered before the sign-in began; nothing was opened.
+    #[error(
+        "the keychain is not available ({0}), so the tokens could not be kept; the sign-in was \
+         not started. Start a keychain (on Linux a Secret Service such as gnome-keyring or \
+         KeePassXC) and sign in again"
+    )]
+    NoKeychain(VaultError),
     /// The HTTP client could not be built.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -85,12 +93,14 @@ async fn manager(
     let http = Arc::new(GuardedOAuthHttp::new(&target.guard)?);
     let mut m = AuthorizationManager::new_with_oauth_http_client(target.url.clone(), http.clone())
         .await
-        .map_err(|e| oauth_error(&e, target))?;
+        .map_err(|e| oauth_error(&e, target, &http))?;
     m.set_credential_store(target.store(vault));
     Ok((m, http))
 }
 
-/// Discovery (see the module doc), then sets the metadata on `m`.
+/// Discovery (see the module doc), then sets the metadata on `m`. The second value is `true`
+/// when the metadata came from a document the authorization server published, `false` for the
+/// 2025-03-26 default endpoints (no document: nothing to check PKCE support against).
 ///
 /// One relaxation of RFC 8414 §3.3 (the `issuer` must equal the URL the metadata was found
 /// under): in 2025-03-26 discovery, the authorization server is the MCP server's own origin,
@@ -103,7 +113,7 @@ async fn discover(
     http: &GuardedOAuthHttp,
     target: &Target,
     challenge: Option<&str>,
-) -> Result<AuthorizationMetadata, SignInError> {
+) -> Result<(AuthorizationMetadata, bool), SignInError> {
     match m.resolve_metadata_from_challenge(challenge).await {
         Ok(resolution) => {
             tracing::info!(
@@ -112,7 +122,9 @@ async fn discover(
                 "found the authorization server"
             );
             m.set_metadata(resolution.metadata.clone());
-            Ok(resolution.metadata)
+            let published =
+                resolution.source != AuthorizationMetadataSource::LegacyEndpointFallback;
+            Ok((resolution.metadata, published))
         }
         Err(AuthError::AuthorizationServerMismatch {
             expected_issuer,
@@ -137,30 +149,9 @@ async fn discover(
                 "2025-03-26 discovery: accepting the issuer on the server's own origin"
             );
             m.set_metadata(metadata.clone());
-            Ok(metadata)
+            Ok((metadata, true))
         }
-        Err(e) => Err(oauth_error(&e, target)),
-    }
-}
-
-/// Refuses an authorization endpoint the person could not safely open: only `http` and `https`
-/// go to a browser, be it opened for them or printed for them to open (a `javascript:` or
-/// `file:` URL would run or read something on their machine instead).
-///
-/// # Errors
-/// [`SignInError::OAuth`] naming the scheme.
-pub fn browsable(endpoint: &str) -> Result<(), SignInError> {
-    let scheme = url::Url::parse(endpoint).map(|u| u.scheme().to_owned());
-    match scheme.as_deref() {
-        Ok("http" | "https") => Ok(()),
-        Ok(other) => Err(SignInError::OAuth(format!(
-            "the authorization server's authorization endpoint is a \"{other}:\" URL; only \
-             http and https URLs are opened, so the sign-in was refused"
-        ))),
-        Err(e) => Err(SignInError::OAuth(format!(
-            "the authorization server's authorization endpoint is not a URL ({e}); the sign-in \
-             was refused"
-        ))),
+        Err(e) => Err(oauth_error(&e, target, http)),
     }
 }
 
@@ -169,7 +160,7 @@ fn same_origin(url: &url::Url, other: &str) -> bool {
     url::Url::parse(other).is_ok_and(|o| o.origin() == url.origin())
 }
 
-/// The manager of a stored sign-in, ready to hand out (and refresh) tokens; `None` when this
+/// The stored sign-in, ready to hand out (and refresh) tokens; `None` when this
 /// server has no stored tokens for this resource (nothing is fetched then).
 ///
 /// # Errors
@@ -178,7 +169,7 @@ fn same_origin(url: &url::Url, other: &str) -> bool {
 pub async fn stored(
     target: &Target,
     vault: Arc<dyn TokenVault>,
-) -> Result<Option<AuthorizationManager>, SignInError> {
+) -> Result<Option<StoredSignIn>, SignInError> {
     let store = target.store(vault.clone());
     // No keychain (a headless box without a Secret Service) means no stored sign-in: servers
     // that need none still connect; one that answers 401 waits in `needs sign-in`, and `login`
@@ -195,11 +186,12 @@ pub async fn stored(
         return Ok(None);
     }
     let (mut m, http) = manager(target, vault).await?;
+    // Refreshing needs no PKCE: a sign-in made before is kept whatever the metadata says now.
     discover(&mut m, &http, target, None).await?;
     if !m
         .initialize_from_store()
         .await
-        .map_err(|e| oauth_error(&e, target))?
+        .map_err(|e| oauth_error(&e, target, &http))?
     {
         return Ok(None);
     }
@@ -213,9 +205,18 @@ pub async fn stored(
         let config = OAuthClientConfig::new(saved.client_id.clone(), target.url.as_str())
             .with_client_secret(secret);
         m.configure_client(config)
-            .map_err(|e| oauth_error(&e, target))?;
+            .map_err(|e| oauth_error(&e, target, &http))?;
     }
-    Ok(Some(m))
+    Ok(Some(StoredSignIn { manager: m, http }))
+}
+
+/// A stored sign-in, ready to use: the manager and the OAuth client it refreshes through
+/// (which keeps the token endpoint's last refusal, [`GuardedOAuthHttp::take_refusal`]).
+pub struct StoredSignIn {
+    /// Hands out (and refreshes) the tokens.
+    pub manager: AuthorizationManager,
+    /// The guarded OAuth HTTP client `manager` uses.
+    pub http: Arc<GuardedOAuthHttp>,
 }
 
 /// A started sign-in: the authorization URL to open, and the listener waiting for the redirect.
@@ -226,6 +227,7 @@ pub struct PendingSignIn {
     target: Target,
     store: VaultCredentialStore,
     client_secret: Option<String>,
+    http: Arc<GuardedOAuthHttp>,
 }
 
 impl std::fmt::Debug for PendingSignIn {
@@ -249,13 +251,29 @@ pub async fn begin(
     challenge: Option<&str>,
     scopes: Option<Vec<String>>,
 ) -> Result<PendingSignIn, SignInError> {
+    // The tokens can only be kept in the keychain: find out before the person signs in.
+    target
+        .store(vault.clone())
+        .check()
+        .await
+        .map_err(SignInError::NoKeychain)?;
     let listener = CallbackListener::bind().await?;
     let redirect = listener.redirect_uri();
     let (mut m, http) = manager(target, vault.clone()).await?;
-    let metadata = discover(&mut m, &http, target, challenge).await?;
+    let (metadata, published) = discover(&mut m, &http, target, challenge).await?;
+    if published {
+        pkce_s256(&metadata)?;
+    }
     browsable(&metadata.authorization_endpoint)?;
+    let store = target.store(vault.clone());
+    same_issuer(target, &store, &metadata).await?;
+    reachable(target, &metadata.authorization_endpoint).await?;
 
     let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name(CLIENT_NAME);
+    let scopes = match scopes {
+        Some(scopes) => Some(scopes),
+        None => step_up_scopes(target, &store, challenge).await?,
+    };
     match scopes.or_else(|| target.oauth.scopes.clone()) {
         Some(scopes) if !scopes.is_empty() => request = request.with_scopes(scopes),
         _ => request = request.with_initial_scope_selection(),
@@ -285,7 +303,7 @@ pub async fn begin(
         let registered = m
             .register_client(CLIENT_NAME, &redirect, &refs)
             .await
-            .map_err(|e| oauth_error(&e, target))?;
+            .map_err(|e| oauth_error(&e, target, &http))?;
         request = request.with_preregistered_client(registered.client_id);
         if let Some(secret) = registered.client_secret {
             request = request.with_client_secret(secret.clone());
@@ -294,7 +312,7 @@ pub async fn begin(
     }
     let session = AuthorizationSession::new(m, request)
         .await
-        .map_err(|(_, e)| oauth_error(&e, target))?;
+        .map_err(|(_, e)| oauth_error(&e, target, &http))?;
     let state = url::Url::parse(session.get_authorization_url())
         .ok()
         .and_then(|u| {
@@ -310,6 +328,7 @@ pub async fn begin(
         target: target.clone(),
         store: target.store(vault),
         client_secret,
+        http,
     })
 }
 
@@ -333,16 +352,21 @@ impl PendingSignIn {
                 callback.issuer.as_deref(),
             )
             .await
-            .map_err(|e| oauth_error(&e, &self.target))?;
+            .map_err(|e| oauth_error(&e, &self.target, &self.http))?;
         self.store.set_client_secret(self.client_secret).await?;
         tracing::info!(server = %self.target.server, "signed in");
         Ok(())
     }
 }
 
+/// What the `oauth2` crate says of a request its HTTP client could not complete.
+const REQUEST_FAILED: &str = "Request failed";
+
 /// rmcp's error with its causes; a refusal by the SSRF guard, when there was one, is the
 /// real reason and comes first.
-pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
+/// A failed request of `http` (slow, oversize, a refused token) is named in place of the
+/// "Request failed" rmcp passes on.
+pub(crate) fn oauth_error(e: &AuthError, target: &Target, http: &GuardedOAuthHttp) -> SignInError {
     let mut text = e.to_string();
     let mut cur = std::error::Error::source(e);
     while let Some(cause) = cur {
@@ -352,6 +376,13 @@ pub(crate) fn oauth_error(e: &AuthError, target: &Target) -> SignInError {
             text.push_str(&c);
         }
         cur = cause.source();
+    }
+    if let Some(failure) = http.take_failure() {
+        if text.contains(REQUEST_FAILED) {
+            text = text.replace(REQUEST_FAILED, &failure);
+        } else if !text.contains(&failure) {
+            text = format!("{text}: {failure}");
+        }
     }
     // rmcp itself skips authorization servers on link-local or cloud metadata hosts without
     // asking our client; name the address as the guard would.
@@ -420,5 +451,14 @@ mod tests {
             guard: Guard::default(),
         };
         assert!(stored(&target, Arc::new(Broken)).await.unwrap().is_none());
+        let refused = begin(&target, Arc::new(Broken), None, None)
+            .await
+            .unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("the keychain is not available (no OS keychain is available)"),
+            "{refused}"
+        );
     }
 }

@@ -76,6 +76,14 @@ impl VaultCredentialStore {
         blocking(move || vault.set(&name, &text)).await
     }
 
+    /// Reads the entry once: `Ok` when the keychain answers (whether or not it holds one).
+    ///
+    /// # Errors
+    /// [`VaultError`] when the keychain is unavailable or refuses.
+    pub async fn check(&self) -> Result<(), VaultError> {
+        self.read().await.map(drop)
+    }
+
     /// The client secret saved with the sign-in (a registered confidential client), if any.
     ///
     /// # Errors

@@ -28,12 +28,30 @@ impl Task {
                 // why (the HTTP server's "no such session" answer), and that is the reason.
                 biased;
                 closed = session.closed() => {
+                    if let Closed::SignInLost { why, challenge } = closed {
+                        // The request that learned it has its answer on the way: let it
+                        // arrive before the session closes.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        break Ended::SignInLost { why, challenge };
+                    }
                     let why = self.exit_reason(closed).await;
                     break Ended::Lost { why, reported: false };
                 }
-                Some(UpstreamEvent::ListChanged) = list_changes.recv() => {
-                    while list_changes.try_recv().is_ok() {}
-                    self.relist(&peer).await;
+                Some(event) = list_changes.recv() => {
+                    let mut relist = false;
+                    let mut event = Some(event);
+                    while let Some(e) = event {
+                        match e {
+                            UpstreamEvent::ListChanged => relist = true,
+                            UpstreamEvent::MoreScope(challenge) => {
+                                self.update(|snap| snap.sign_in_challenge = Some(challenge));
+                            }
+                        }
+                        event = list_changes.try_recv().ok();
+                    }
+                    if relist {
+                        self.relist(&peer).await;
+                    }
                 }
                 cmd = inbox.recv() => match cmd {
                     Some(Command::Start(done)) => { let _ = done.send(()); }

@@ -37,6 +37,13 @@ pub(super) enum Ended {
     Restart(oneshot::Sender<()>),
     /// Every handle is gone: shut down.
     Orphaned,
+    /// The sign-in is no longer valid: wait in `needs sign-in` for `login`.
+    SignInLost {
+        /// Why, readable by a person, with the command that fixes it.
+        why: String,
+        /// The refusal's `WWW-Authenticate`, for the next `login`.
+        challenge: Option<String>,
+    },
     /// The process exited or the session broke. `reported` is set when a call saw it first.
     Lost {
         /// Why, readable by a person.
@@ -258,6 +265,13 @@ impl Task {
                 Next::StartNow
             }
             Ended::Orphaned => Next::Exit,
+            Ended::SignInLost { why, challenge } => {
+                tracing::warn!(reason = %why, "the sign-in is no longer valid");
+                self.fail_waiters(&why);
+                self.update(|snap| snap.sign_in_challenge = challenge);
+                self.set_idle(ServerState::NeedsSignIn, Some(why));
+                Next::Idle
+            }
             Ended::Lost { why, reported } => {
                 tracing::warn!(reason = %why, "session lost");
                 self.after_loss(why, since.elapsed(), reported)

@@ -39,7 +39,7 @@ pub enum Opened {
     StdioLane(ProgressTap<LaneTransport<ChildStdout>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
     StreamableHttp(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<reqwest::Client>>>),
-    /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, step-up), see
+    /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, refusals that need the person), see
     /// [`crate::auth`].
     SignedIn(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<SignedInClient>>>),
     /// Legacy HTTP+SSE (MCP 2024-11-05), see [`super::sse`].
@@ -70,8 +70,8 @@ pub struct HandshakeError {
     /// Whether the server answered `initialize` (with an error or an unusable result): then
     /// its answer is the reason, even if the process exited right after.
     pub answered: bool,
-    /// The server refused with HTTP 401 (or an `insufficient_scope` 403 step-ups could not
-    /// fix): it waits for a sign-in.
+    /// The server refused with HTTP 401 (or an `insufficient_scope` 403 to `initialize`): it
+    /// waits for a sign-in.
     pub sign_in: Option<SignInNeeded>,
 }
 
@@ -282,7 +282,7 @@ async fn connect_remote(
     })?;
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, asks);
+    let handler = UpstreamHandler::new(events_tx.clone(), asks);
     let gone = http::SessionGone::default();
     let attempt = async {
         guard.check_url(&url).await.map_err(|source| {
@@ -308,7 +308,11 @@ async fn connect_remote(
                     oauth: http.oauth.clone(),
                     guard: guard.clone(),
                 };
-                match super::signed_in::connect_client(target, client.clone()).await? {
+                let reports = super::signed_in::Reports {
+                    gone: gone.clone(),
+                    events: events_tx.clone(),
+                };
+                match super::signed_in::connect_client(target, client.clone(), reports).await? {
                     Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
                         signed_in,
                         &net::connect_url(&url, &http.headers, true),

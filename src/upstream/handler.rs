@@ -37,10 +37,13 @@ use super::notice::Notice;
 pub use super::progress::ProgressRoutes;
 
 /// Something the upstream server told us that the supervisor must act on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UpstreamEvent {
     /// One of the server's lists changed; the supervisor re-lists that server only.
     ListChanged,
+    /// A signed-in server refused a request for want of scope: its `WWW-Authenticate`
+    /// challenge, kept for the next `login` ([`super::signed_in`]).
+    MoreScope(String),
 }
 
 /// The `ClientHandler` for one upstream session.

@@ -57,34 +57,54 @@ where
     )
 }
 
-/// Fires once when the server says it no longer knows our session; says what it said.
+/// Why a session ended under a healthy-looking connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gone {
+    /// The server no longer knows our session; what it said, e.g. `HTTP 400: Bad Request: No
+    /// valid session ID provided`.
+    Session(String),
+    /// The sign-in is no longer valid (a 401 the refresh could not fix,
+    /// [`super::signed_in`]): the server needs a new sign-in.
+    SignIn {
+        /// What happened and the command that fixes it, quoting the servers (masked).
+        why: String,
+        /// The 401's `WWW-Authenticate`, for the next `login`.
+        challenge: Option<String>,
+    },
+}
+
+/// Fires once when the session ends under a healthy-looking connection; says why.
 #[derive(Clone, Debug, Default)]
 pub struct SessionGone {
     fired: CancellationToken,
-    what: Arc<Mutex<Option<String>>>,
+    what: Arc<Mutex<Option<Gone>>>,
 }
 
 impl SessionGone {
     /// Records `what` the server said (the first answer wins) and fires.
     fn fire(&self, what: String) {
+        tracing::info!(answer = %what, "the server no longer knows our session");
+        self.fire_gone(Gone::Session(what));
+    }
+
+    /// Records why the session ended (the first reason wins) and fires.
+    pub fn fire_gone(&self, why: Gone) {
         if let Ok(mut slot) = self.what.lock()
             && slot.is_none()
         {
-            tracing::info!(answer = %what, "the server no longer knows our session");
-            *slot = Some(what);
+            *slot = Some(why);
         }
         self.fired.cancel();
     }
 
-    /// Resolves once fired, with what the server said, e.g. `HTTP 400: Bad Request: No valid
-    /// session ID provided`.
-    pub async fn wait(&self) -> String {
+    /// Resolves once fired, with why.
+    pub async fn wait(&self) -> Gone {
         self.fired.cancelled().await;
         self.what
             .lock()
             .ok()
             .and_then(|w| w.clone())
-            .unwrap_or_else(|| "the server ended the session".to_owned())
+            .unwrap_or_else(|| Gone::Session("the server ended the session".to_owned()))
     }
 }
 

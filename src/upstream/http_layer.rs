@@ -2,8 +2,8 @@
 //! forwards every request kind, so each layer writes only what it adds around a POST or a GET.
 //!
 //! Two layers use it: [`super::http::SessionCheck`] (answers meaning "this session is gone") and
-//! [`super::signed_in::StepUp`] (scope step-up for a signed-in server). A signed-in server
-//! stacks both: `Layered<Layered<AuthClient<reqwest::Client>, StepUp>, SessionCheck>`.
+//! [`super::signed_in::SignInWatch`] (refusals of a signed-in server). A signed-in server
+//! stacks both: `Layered<Layered<AuthClient<reqwest::Client>, SignInWatch>, SessionCheck>`.
 
 use std::collections::HashMap;
 use std::sync::Arc;

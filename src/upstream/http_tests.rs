@@ -31,7 +31,7 @@ async fn a_400_naming_the_session_is_a_gone_session() {
     assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
     assert_eq!(
         g.gone.wait().await,
-        "Bad Request: No valid session ID provided (JSON-RPC error -32000)"
+        Gone::Session("Bad Request: No valid session ID provided (JSON-RPC error -32000)".into())
     );
 }
 
@@ -40,7 +40,10 @@ async fn a_404_is_a_gone_session_and_an_unparsable_400_too() {
     let g = guard();
     let answer = g.check_post(None, true, Err(StreamableHttpError::SessionExpired));
     assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
-    assert_eq!(g.gone.wait().await, "HTTP 404 Not Found");
+    assert_eq!(
+        g.gone.wait().await,
+        Gone::Session("HTTP 404 Not Found".into())
+    );
 
     let g = guard();
     let text = "HTTP 400 Bad Request: session abc is unknown";
@@ -50,7 +53,7 @@ async fn a_404_is_a_gone_session_and_an_unparsable_400_too() {
         Err(StreamableHttpError::UnexpectedServerResponse(text.into())),
     );
     assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
-    assert_eq!(g.gone.wait().await, text);
+    assert_eq!(g.gone.wait().await, Gone::Session(text.into()));
 }
 
 #[test]
@@ -115,7 +118,9 @@ async fn an_event_stream_that_cannot_be_reopened_is_a_gone_session() {
     let g = guard();
     let answer = g.check_get(true, Err(StreamableHttpError::Client(refused().await)));
     assert!(answer.is_err());
-    let said = g.gone.wait().await;
+    let Gone::Session(said) = g.gone.wait().await else {
+        panic!("not a gone session")
+    };
     assert!(
         said.starts_with("the event stream could not be opened again: ")
             && said.contains("Connection refused"),

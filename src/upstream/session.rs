@@ -31,6 +31,13 @@ pub enum Closed {
     /// The HTTP server answered that it no longer knows our session (it restarted, or
     /// expired the session); the text is what it said.
     SessionGone(String),
+    /// The sign-in is no longer valid ([`super::signed_in`]): the server needs a new one.
+    SignInLost {
+        /// What happened and the command that fixes it.
+        why: String,
+        /// The refusal's `WWW-Authenticate`, for the next `login`.
+        challenge: Option<String>,
+    },
 }
 
 impl std::fmt::Display for Closed {
@@ -41,6 +48,7 @@ impl std::fmt::Display for Closed {
             Closed::SessionGone(what) => {
                 write!(f, "the server no longer knows our session ({what})")
             }
+            Closed::SignInLost { why, .. } => f.write_str(why),
         }
     }
 }
@@ -147,7 +155,12 @@ impl Session {
                     };
                     tokio::select! {
                         _ = &mut self.quit => self.quit_done = true,
-                        what = gone => return Closed::SessionGone(what),
+                        what = gone => return match what {
+                            super::http::Gone::Session(what) => Closed::SessionGone(what),
+                            super::http::Gone::SignIn { why, challenge } => {
+                                Closed::SignInLost { why, challenge }
+                            }
+                        },
                     }
                     None
                 }

@@ -1,11 +1,23 @@
 //! The streamable HTTP client of a signed-in server: rmcp's [`AuthClient`] (bearer token on
-//! every request, refreshed before expiry and once on a 401) plus scope step-up.
+//! every request, refreshed before expiry and once on a 401) plus [`SignInWatch`], which reads
+//! the refusals that outlive those refreshes.
 //!
-//! Step-up (MCP authorization 2025-11-25, "Scope Challenge Handling"): a 403 with
-//! `error="insufficient_scope"` starts a new authorization asking for the granted scopes plus
-//! the challenged ones, in the browser, then the request is sent again. At most
-//! [`MAX_STEP_UPS`] step-ups per request; after that the 403 stands and the server goes to
-//! `needs sign-in` instead of looping.
+//! - **More scope** (MCP authorization 2025-11-25, "Scope Challenge Handling"): a 403 with
+//!   `error="insufficient_scope"` to a request is answered to the caller as a JSON-RPC error
+//!   saying what the server asks for and how the person grants it (`mcp-companion login`, or the
+//!   window's **Sign in** button); the challenge goes to the supervisor (`UpstreamEvent::MoreScope`),
+//!   where `login` finds it and asks for the granted plus the challenged scopes. No browser is
+//!   ever opened on an agent's call: the challenge may name any authorization server, and only
+//!   the person's own action, through the checks of [`crate::auth::flow::begin`], may lead a
+//!   browser there. The session keeps running for the tools the grant covers.
+//! - **Sign-in lost**: a 401 that rmcp's refresh could not fix (the refresh token was revoked or
+//!   expired — the token endpoint answered `invalid_grant` — or there is none) ends the session
+//!   as [`Gone::SignIn`], quoting the authorization server (masked): the supervisor moves the
+//!   server to `needs sign-in`. The request gets the same text as a JSON-RPC error: the server
+//!   refused it, so it did not run.
+//!
+//! The `initialize` request is left alone: its 401 or 403 already leads to `needs sign-in`
+//! through the connect error ([`crate::auth::challenge`]).
 //!
 //! It lives with the other transports, not in [`crate::auth`]: it is a layer on the MCP
 //! client connection ([`HttpLayer`]), and `auth` (discovery, PKCE, the keychain store, the
@@ -13,37 +25,48 @@
 
 use std::sync::Arc;
 
-use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::CredentialStore;
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
-use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
-use tokio::sync::Mutex;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage};
+use rmcp::transport::auth::AuthClient;
+use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
+use tokio::sync::mpsc;
 
-use super::http_layer::{HttpError, HttpLayer, Layered, PostAnswer};
-use crate::auth::flow::{self, SIGN_IN_TIMEOUT, SignInError, Target};
-use crate::auth::vault::{self, TokenVault};
-use crate::auth::{browser, challenge};
+use super::handler::UpstreamEvent;
+use super::http::{Gone, SessionGone};
+use super::http_layer::{HttpLayer, Layered, PostAnswer};
+use crate::auth::challenge::SignInNeeded;
+use crate::auth::flow::{self, SignInError, StoredSignIn, Target};
+use crate::auth::http::GuardedOAuthHttp;
+use crate::auth::vault;
 
-/// Step-ups tried for one request before the 403 is reported.
-pub const MAX_STEP_UPS: u32 = 2;
+/// The JSON-RPC error code of a request the server refused for want of access (the
+/// implementation-defined server error range of JSON-RPC 2.0).
+pub const REFUSED_ACCESS_CODE: i32 = -32001;
 
-/// rmcp's [`AuthClient`] on our guarded `reqwest::Client`, with [`StepUp`].
-pub type SignedInClient = Layered<AuthClient<reqwest::Client>, StepUp>;
+/// rmcp's [`AuthClient`] on our guarded `reqwest::Client`, with [`SignInWatch`].
+pub type SignedInClient = Layered<AuthClient<reqwest::Client>, SignInWatch>;
+
+/// Where [`SignInWatch`] reports: the session's end, and the supervisor's events.
+#[derive(Clone, Debug)]
+pub struct Reports {
+    /// Fired when the sign-in is lost.
+    pub gone: SessionGone,
+    /// Receives [`UpstreamEvent::MoreScope`].
+    pub events: mpsc::UnboundedSender<UpstreamEvent>,
+}
 
 /// The client of a signed-in server: `http` carries the server's headers and SSRF guard;
-/// `manager` the stored sign-in.
+/// `stored` the stored sign-in.
 pub fn signed_in_client(
     http: reqwest::Client,
-    manager: AuthorizationManager,
-    target: Target,
-    vault: Arc<dyn TokenVault>,
+    stored: StoredSignIn,
+    server: &str,
+    reports: Reports,
 ) -> SignedInClient {
-    let inner = AuthClient::new(http, manager);
-    let layer = StepUp {
-        auth_manager: inner.auth_manager.clone(),
-        target: Arc::new(target),
-        vault,
-        step_up_lock: Arc::default(),
+    let inner = AuthClient::new(http, stored.manager);
+    let layer = SignInWatch {
+        server: Arc::from(server),
+        oauth: stored.http,
+        reports,
     };
     Layered { inner, layer }
 }
@@ -57,96 +80,95 @@ pub fn signed_in_client(
 pub async fn connect_client(
     target: Target,
     http: reqwest::Client,
+    reports: Reports,
 ) -> Result<Option<SignedInClient>, SignInError> {
-    let vault = vault::vault();
-    let Some(manager) = flow::stored(&target, vault.clone()).await? else {
+    let Some(stored) = flow::stored(&target, vault::vault()).await? else {
         return Ok(None);
     };
     tracing::debug!(server = %target.server, "using the stored sign-in");
     Ok(Some(signed_in_client(
         http,
-        manager,
-        target,
-        Arc::clone(&vault),
+        stored,
+        &target.server,
+        reports,
     )))
 }
 
-/// Scope step-up around the requests of a signed-in server (see the module docs).
+/// Reads the refusals of a signed-in server (see the module docs).
 #[derive(Clone)]
-pub struct StepUp {
-    /// The [`AuthClient`]'s own manager: a step-up may switch it to a new client registration.
-    auth_manager: Arc<Mutex<AuthorizationManager>>,
-    target: Arc<Target>,
-    vault: Arc<dyn TokenVault>,
-    /// One step-up at a time per server.
-    step_up_lock: Arc<Mutex<()>>,
+pub struct SignInWatch {
+    server: Arc<str>,
+    /// The OAuth client rmcp refreshes through: it kept the token endpoint's last refusal.
+    oauth: Arc<GuardedOAuthHttp>,
+    reports: Reports,
 }
 
-impl StepUp {
-    /// Runs `call`, stepping up on `insufficient_scope` at most [`MAX_STEP_UPS`] times.
-    async fn with_step_up<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
-    where
-        F: Fn() -> Fut,
-        Fut: Future<Output = Result<T, HttpError>>,
-    {
-        let mut attempts = 0;
-        loop {
-            match call().await {
-                Err(StreamableHttpError::InsufficientScope(denied)) if attempts < MAX_STEP_UPS => {
-                    attempts += 1;
-                    if let Err(e) = self.step_up(&denied).await {
-                        tracing::warn!(server = %self.target.server, error = %e, "step-up failed");
-                        return Err(StreamableHttpError::InsufficientScope(denied));
-                    }
-                }
-                other => return other,
-            }
+impl SignInWatch {
+    fn judge(&self, message: &ClientJsonRpcMessage, answer: PostAnswer) -> PostAnswer {
+        let JsonRpcMessage::Request(request) = message else {
+            return answer;
+        };
+        if matches!(request.request, ClientRequest::InitializeRequest(_)) {
+            return answer;
         }
-    }
-
-    /// A new authorization for the granted plus the challenged scopes.
-    async fn step_up(&self, denied: &InsufficientScopeError) -> Result<(), SignInError> {
-        let _one_at_a_time = self.step_up_lock.lock().await;
-        let store = self.target.store(self.vault.clone());
-        let mut scopes = store.granted_scopes().await?;
-        let challenged = denied
-            .required_scope
-            .clone()
-            .or_else(|| challenge::param(&denied.www_authenticate_header, "scope"));
-        for s in challenged.iter().flat_map(|s| s.split_whitespace()) {
-            if !scopes.iter().any(|have| have == s) {
-                scopes.push(s.to_owned());
+        let text = match &answer {
+            Err(StreamableHttpError::InsufficientScope(denied)) => {
+                let challenge = denied.www_authenticate_header.clone();
+                let needed = SignInNeeded {
+                    challenge: Some(challenge.clone()),
+                    insufficient_scope: true,
+                };
+                let text = format!(
+                    "{} (or the window's Sign in button); the request was not run",
+                    needed.describe(&self.server)
+                );
+                tracing::warn!(server = %self.server, reason = %crate::net::scrub_known(&text), "the server asks for more access");
+                let _ = self
+                    .reports
+                    .events
+                    .send(UpstreamEvent::MoreScope(challenge));
+                text
             }
-        }
-        tracing::info!(server = %self.target.server, scopes = %scopes.join(" "), "the server asks for more access: signing in again");
-        let pending = flow::begin(
-            &self.target,
-            self.vault.clone(),
-            Some(&denied.www_authenticate_header),
-            Some(scopes),
-        )
-        .await?;
-        browser::open(pending.url()).map_err(|e| SignInError::OAuth(e.to_string()))?;
-        pending.finish(SIGN_IN_TIMEOUT).await?;
-        // The new grant may belong to a newly registered client: refreshes must use it.
-        if let Ok(Some(saved)) = store.load().await {
-            let mut config = OAuthClientConfig::new(saved.client_id, self.target.url.as_str());
-            if let Some(secret) = store.client_secret().await? {
-                config = config.with_client_secret(secret);
+            Err(StreamableHttpError::AuthRequired(refused)) => {
+                let challenge = refused.www_authenticate_header.clone();
+                let needed = SignInNeeded {
+                    challenge: Some(challenge.clone()),
+                    insufficient_scope: false,
+                };
+                let why = match self.oauth.take_refusal() {
+                    Some(refusal) => format!(
+                        "the sign-in is no longer valid: the authorization server refused the \
+                         refresh token ({refusal}) and {}",
+                        needed.describe(&self.server)
+                    ),
+                    None => format!(
+                        "the sign-in is no longer valid: {}",
+                        needed.describe(&self.server)
+                    ),
+                };
+                let why = crate::net::scrub_known(&why);
+                self.reports.gone.fire_gone(Gone::SignIn {
+                    why: why.clone(),
+                    challenge: Some(challenge),
+                });
+                why
             }
-            let mut manager = self.auth_manager.lock().await;
-            if let Err(e) = manager.configure_client(config) {
-                tracing::warn!(error = %e, "cannot switch to the new client registration");
-            }
-        }
-        Ok(())
+            _ => return answer,
+        };
+        Ok(StreamableHttpPostResponse::Json(
+            JsonRpcMessage::error(
+                ErrorData::new(ErrorCode(REFUSED_ACCESS_CODE), text, None),
+                Some(request.id.clone()),
+            ),
+            None,
+        ))
     }
 }
 
-impl HttpLayer for StepUp {
+impl HttpLayer for SignInWatch {
     async fn post<F, Fut>(
         &self,
-        _message: &ClientJsonRpcMessage,
+        message: &ClientJsonRpcMessage,
         _attached: bool,
         send: F,
     ) -> PostAnswer
@@ -154,6 +176,7 @@ impl HttpLayer for StepUp {
         F: Fn() -> Fut + Send + Sync,
         Fut: Future<Output = PostAnswer> + Send,
     {
-        self.with_step_up(send).await
+        let answer = send().await;
+        self.judge(message, answer)
     }
 }

@@ -34,6 +34,7 @@ mod native;
 mod oauth;
 mod oauth_fixture;
 mod oauth_keychain;
+mod oauth_refusals;
 mod passthrough;
 mod probe;
 mod python_clients;

@@ -14,16 +14,16 @@ use crate::common::{Companion, call, text};
 use crate::oauth_fixture::{self, PLANTED_ACCESS, PLANTED_REFRESH};
 use crate::remote_fixture::accept_counter;
 
-fn stand_in_browser() -> PathBuf {
+pub(crate) fn stand_in_browser() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/browser.sh")
 }
 
-fn config(url: &str, whitelist: &[&str]) -> Value {
+pub(crate) fn config(url: &str, whitelist: &[&str]) -> Value {
     json!({"mcpServers": {"secure": {"type": "streamableHttp", "url": url}},
            "ssrfWhitelist": whitelist})
 }
 
-fn start(config: Value) -> Companion {
+pub(crate) fn start(config: Value) -> Companion {
     let browser = stand_in_browser();
     Companion::start_with_env(
         config,
@@ -35,7 +35,7 @@ fn start(config: Value) -> Companion {
     )
 }
 
-async fn wait_state(c: &Companion, want: ServerState) {
+pub(crate) async fn wait_state(c: &Companion, want: ServerState) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while c.server("secure").await.state != want {
         assert!(
@@ -48,7 +48,7 @@ async fn wait_state(c: &Companion, want: ServerState) {
     }
 }
 
-fn assert_no_token(what: &str, haystack: &str) {
+pub(crate) fn assert_no_token(what: &str, haystack: &str) {
     for planted in [PLANTED_ACCESS, PLANTED_REFRESH, "the-code"] {
         assert!(
             !haystack.contains(planted),

@@ -33,6 +33,9 @@ pub struct OAuthShared {
     pub hostile_authorization_endpoint: Mutex<Option<String>>,
     /// Overrides `token_endpoint` of the authorization server metadata.
     pub hostile_token_endpoint: Mutex<Option<String>>,
+    /// Replaces `code_challenge_methods_supported` of the authorization server metadata;
+    /// `Some(Value::Null)` leaves the field out.
+    pub pkce_methods: Mutex<Option<Value>>,
     /// Query parameters of every authorization request.
     pub authorize: Mutex<Vec<HashMap<String, String>>>,
     /// Form bodies of every token request.
@@ -53,8 +56,19 @@ pub struct OAuthShared {
     /// `error_description` names the access token, the token endpoint refuses every grant
     /// quoting the code, verifier or refresh token it got.
     pub echo_secrets: AtomicBool,
+    /// Set: refresh grants are refused with `invalid_grant` (a revoked refresh token).
+    pub refuse_refresh: AtomicBool,
+    /// Set: `tools/call` requests with a good token get 403 with this `WWW-Authenticate`.
+    pub insufficient_scope: Mutex<Option<String>>,
+    /// Replaces the access token handed out.
+    pub token_override: Mutex<Option<String>>,
+    /// Set: the token endpoint sends its headers and the start of a body, then nothing.
+    pub stall_token_body: AtomicBool,
     challenge: Mutex<Option<String>>,
 }
+
+/// What the fixture says when it refuses a refresh token.
+pub const REFRESH_REFUSAL: &str = "The refresh token has been revoked";
 
 fn form(bytes: &[u8]) -> HashMap<String, String> {
     url::form_urlencoded::parse(bytes).into_owned().collect()
@@ -93,14 +107,22 @@ async fn server_metadata(State(s): State<Arc<OAuthShared>>) -> Response {
         .unwrap()
         .clone()
         .unwrap_or(format!("{base}/authorize"));
-    json_response(
-        StatusCode::OK,
-        json!({"issuer": base, "authorization_endpoint": authorize,
-               "token_endpoint": token, "registration_endpoint": format!("{base}/register"),
-               "response_types_supported": ["code"], "grant_types_supported":
-               ["authorization_code", "refresh_token"], "code_challenge_methods_supported": ["S256"],
-               "token_endpoint_auth_methods_supported": ["none"]}),
-    )
+    let mut metadata = json!({"issuer": base, "authorization_endpoint": authorize,
+           "token_endpoint": token, "registration_endpoint": format!("{base}/register"),
+           "response_types_supported": ["code"], "grant_types_supported":
+           ["authorization_code", "refresh_token"], "code_challenge_methods_supported": ["S256"],
+           "token_endpoint_auth_methods_supported": ["none"]});
+    match s.pkce_methods.lock().unwrap().clone() {
+        Some(Value::Null) => {
+            metadata
+                .as_object_mut()
+                .expect("an object")
+                .remove("code_challenge_methods_supported");
+        }
+        Some(methods) => metadata["code_challenge_methods_supported"] = methods,
+        None => {}
+    }
+    json_response(StatusCode::OK, metadata)
 }
 
 async fn register(State(s): State<Arc<OAuthShared>>, body: Bytes) -> Response {
@@ -126,6 +148,27 @@ async fn authorize(State(s): State<Arc<OAuthShared>>, RawQuery(q): RawQuery) -> 
 async fn token(State(s): State<Arc<OAuthShared>>, body: Bytes) -> Response {
     let params = form(&body);
     s.token.lock().unwrap().push(params.clone());
+    if s.stall_token_body.load(Ordering::SeqCst) {
+        let start = futures::stream::once(async {
+            Ok::<_, std::io::Error>(Bytes::from_static(b"{\"access_token\":"))
+        });
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from_stream(futures::StreamExt::chain(
+                start,
+                futures::stream::pending(),
+            )))
+            .expect("response");
+    }
+    if s.refuse_refresh.load(Ordering::SeqCst)
+        && params.get("grant_type").map(String::as_str) == Some("refresh_token")
+    {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            json!({"error": "invalid_grant", "error_description": REFRESH_REFUSAL}),
+        );
+    }
     if s.echo_secrets.load(Ordering::SeqCst) {
         let p = |k: &str| params.get(k).cloned().unwrap_or_default();
         let description = format!(
@@ -157,10 +200,10 @@ async fn token(State(s): State<Arc<OAuthShared>>, body: Bytes) -> Response {
         }
     }
     let n = s.issued.fetch_add(1, Ordering::SeqCst);
-    let access = if n == 0 {
-        PLANTED_ACCESS.to_owned()
-    } else {
-        format!("{PLANTED_ACCESS}-{n}")
+    let access = match s.token_override.lock().unwrap().clone() {
+        Some(token) => token,
+        None if n == 0 => PLANTED_ACCESS.to_owned(),
+        None => format!("{PLANTED_ACCESS}-{n}"),
     };
     s.valid.lock().unwrap().push(access.clone());
     let expires_in = match s.expires_in.load(Ordering::SeqCst) {
@@ -203,7 +246,24 @@ async fn bearer(State(s): State<Arc<OAuthShared>>, req: Request, next: Next) -> 
         )
             .into_response();
     }
-    next.run(req).await
+    let wanted = s.insufficient_scope.lock().unwrap().clone();
+    let Some(wanted) = wanted else {
+        return next.run(req).await;
+    };
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
+    if String::from_utf8_lossy(&body).contains("\"tools/call\"") {
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::WWW_AUTHENTICATE, wanted)],
+            "insufficient scope",
+        )
+            .into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(body)))
+        .await
 }
 
 /// A running fixture; stopped when dropped.
