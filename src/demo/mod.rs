@@ -57,6 +57,8 @@ pub struct DemoOptions {
     /// and `<tool> cancelled` when it ends cancelled by the client (`--call-log`), so tests can
     /// count what reached the server.
     pub call_log: Option<std::path::PathBuf>,
+    /// Speak only MCP 2026-07-28 (`--stateless`); otherwise only the `initialize` era.
+    pub stateless: bool,
 }
 
 /// Why the demo server stopped with an error.

@@ -4,7 +4,8 @@
 //! | method | answer |
 //! |---|---|
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
-//! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
+//! | `server/discover` | the versions served (the `initialize` era and 2026-07-28), the capabilities and server info; a request naming another version gets -32022 listing them ([`era`]) |
+//! | `subscriptions/listen` (2026-07-28) | acknowledged for `toolsListChanged`; that stream then carries `notifications/tools/list_changed` |
 //! | `ping`, `logging/setLevel` | empty result |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`fast`]) |
@@ -28,6 +29,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
+//! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
@@ -38,6 +40,7 @@
 //! (deadline, retry, error texts) are [`crate::hub::forward`]'s.
 
 pub mod bounded;
+pub mod era;
 pub mod fast;
 pub mod limits;
 pub mod line;
@@ -47,12 +50,11 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::ConstString;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverRequestMethod, DiscoverResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
@@ -144,15 +146,19 @@ impl ServerHandler for Endpoint {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(
-            &ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ))
+        Cow::Borrowed(era::supported())
     }
 
-    /// Reached only by a probe without the modern `_meta` envelope (rmcp answers the others
-    /// with -32022 from [`Self::supported_protocol_versions`]): -32601.
-    async fn discover(&self, _cx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        Err(not_supported(DiscoverRequestMethod::VALUE))
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        era::accepted_filter(requested)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        era::listen(&self.hub, subscription).await;
+        Ok(())
     }
 
     async fn list_resources(
@@ -274,7 +280,7 @@ impl ServerHandler for Endpoint {
             .call(&params.name, params.arguments, Some(&downstream));
         tokio::select! {
             biased;
-            result = call => Ok(CallToolResponse::Complete(result)),
+            result = call => Ok(CallToolResponse::Complete(era::complete(result))),
             // Dropping the call cancels it upstream; the answer could not be delivered.
             () = self.agent_gone.cancelled() => Err(McpError::internal_error(
                 "the agent connection closed before the call finished",

@@ -1,5 +1,6 @@
 //! [`connect`]: open the transport a config entry names, then the one MCP handshake every
-//! transport shares (`initialize` + the first full listing), all within `connectTimeout`.
+//! transport shares (`server/discover` or `initialize`, per [`era`], + the first full listing),
+//! all within `connectTimeout`.
 //!
 //! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
 //! the same way for all of them, and every failure becomes one [`ConnectError`] shape:
@@ -11,7 +12,7 @@ use std::time::Duration;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{RoleClient, serve_client};
+use rmcp::{RoleClient, serve_client, serve_client_with_lifecycle};
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
@@ -25,7 +26,9 @@ use super::session::Session;
 use super::signed_in::SignedInClient;
 use super::sse::LegacySseTransport;
 use super::stderr::{self, LogRing};
-use super::{ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing};
+use super::{
+    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, era, error_text, http, listing,
+};
 use crate::auth::challenge::{self, SignInNeeded};
 use crate::catalog::ServerListing;
 use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
@@ -86,11 +89,20 @@ pub async fn handshake(
     opened: Opened,
 ) -> Result<(Service, ServerListing), HandshakeError> {
     let service = match opened {
-        Opened::StdioLane(t) => serve_client(handler, t).await,
-        Opened::StreamableHttp(t) => serve_client(handler, t).await,
-        Opened::SignedIn(t) => serve_client(handler, t).await,
+        Opened::StdioLane(t) => {
+            serve_client_with_lifecycle(handler, era::Probe::new(t), era::lifecycle()).await
+        }
+        Opened::StreamableHttp(t) => {
+            serve_client_with_lifecycle(handler, era::Probe::new(t), era::lifecycle()).await
+        }
+        Opened::SignedIn(t) => {
+            serve_client_with_lifecycle(handler, era::Probe::new(t), era::lifecycle()).await
+        }
+        // Legacy SSE is of the 2024-11-05 era: no probe.
         Opened::Sse(t) => serve_client(handler, t).await,
-        Opened::Stream(t) => serve_client(handler, t).await,
+        Opened::Stream(t) => {
+            serve_client_with_lifecycle(handler, era::Probe::new(t), era::lifecycle()).await
+        }
     }
     .map_err(|e| {
         let Failure { reason, answered } = Failure::from_rmcp(&e);
@@ -101,6 +113,16 @@ pub async fn handshake(
             sign_in: challenge::in_initialize(&e),
         }
     })?;
+    if let Some(info) = service.peer().peer_info()
+        && let Err(reason) = era::check(&info.protocol_version)
+    {
+        return Err(HandshakeError {
+            stage: Stage::Initialize,
+            reason,
+            answered: true,
+            sign_in: None,
+        });
+    }
     let listing = listing::list_all(service.peer())
         .await
         .map_err(|e| HandshakeError {
@@ -210,6 +232,12 @@ async fn connect_stdio(
     let failure = match tokio::time::timeout(cfg.connect_timeout, handshake(handler, opened)).await
     {
         Ok(Ok((service, listing))) => {
+            // The lane writes `initialize`-era frames.
+            let modern = service
+                .peer()
+                .peer_info()
+                .is_some_and(|info| era::is_modern(&info.protocol_version));
+            let lane = lane.filter(|_| !modern);
             return Ok(Session::new(service, listing, Some(child), events).with_lane(lane));
         }
         Ok(Err(e)) => Some(e),

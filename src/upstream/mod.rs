@@ -7,9 +7,9 @@
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
 //! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
-//! share ([`connect::handshake`]: `initialize` + the first full listing), bounded by
-//! `connectTimeout`. It pins the `initialize` lifecycle at
-//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], which every current server speaks.
+//! share ([`connect::handshake`]: `server/discover` for 2026-07-28, else `initialize` at
+//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], see [`era`]; then the first full
+//! listing), bounded by `connectTimeout`.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 //! The result is a [`Session`], the same face for every transport.
 
@@ -18,6 +18,7 @@ pub mod askers;
 pub mod call;
 pub mod connect;
 pub mod elicitor;
+pub mod era;
 pub mod error_text;
 pub mod handler;
 pub mod http;

@@ -13,6 +13,7 @@ mod config_file;
 mod declared;
 mod elicitor;
 mod endpoint;
+mod eras;
 mod failures;
 mod fast_path;
 mod first_hour;
