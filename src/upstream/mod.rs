@@ -26,6 +26,7 @@ pub mod http_layer;
 pub mod initialize;
 pub mod lane;
 pub mod listing;
+pub mod mrtr;
 pub mod progress;
 pub mod roots;
 pub mod session;

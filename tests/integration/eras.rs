@@ -269,3 +269,71 @@ async fn a_server_answering_initialize_with_an_unknown_version_is_refused() {
     );
     assert_eq!(status.tools, 0);
 }
+
+/// `initialize` (2025-06-18) declaring `capabilities`, then `notifications/initialized`.
+async fn initialize_with(agent: &mut RawAgent, capabilities: Value) {
+    agent
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities,
+            "clientInfo": { "name": "raw-2025", "version": "0" } } }),
+        )
+        .await;
+    let init = agent.until_response(&json!(0)).await.0;
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    agent
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+}
+
+#[tokio::test]
+async fn a_2026_servers_request_for_input_reaches_a_2025_agent_as_elicitation() {
+    let c = Companion::start(json!({ "mcpServers": { "modern": demo(&["--stateless"]) } }));
+    c.settled().await;
+
+    // An agent that declared elicitation is asked, and its answer goes back with the state.
+    let mut asked = RawAgent::connect_only(&c.socket).await;
+    initialize_with(&mut asked, json!({ "elicitation": {} })).await;
+    asked
+        .send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "mcp_modern_confirm", "arguments": {} } }))
+        .await;
+    let request = loop {
+        let message = asked.recv().await;
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    assert_eq!(
+        request["params"]["message"],
+        json!("Go ahead?"),
+        "{request}"
+    );
+    asked
+        .send(&json!({ "jsonrpc": "2.0", "id": request["id"],
+            "result": { "action": "accept", "content": { "ok": true } } }))
+        .await;
+    let call = asked.until_response(&json!(1)).await.0;
+    assert_eq!(
+        call["result"]["content"][0]["text"],
+        json!("confirm: accept (state kept)"),
+        "{call}"
+    );
+
+    // One that did not declare it is not asked: the server hears `cancel`.
+    let mut plain = RawAgent::connect(&c.socket).await;
+    plain
+        .send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "mcp_modern_confirm", "arguments": {} } }))
+        .await;
+    let (call, before) = plain.until_response(&json!(1)).await;
+    assert!(
+        before.iter().all(|m| m["method"] != "elicitation/create"),
+        "{before:?}"
+    );
+    assert_eq!(
+        call["result"]["content"][0]["text"],
+        json!("confirm: cancel (state kept)"),
+        "{call}"
+    );
+}
