@@ -114,9 +114,9 @@ pub struct ServerStatus {
     /// Process id of a running stdio server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    /// The MCP protocol version the running session speaks: `2026-07-28` when the server
-    /// answered `server/discover`, else the version `initialize` agreed (`None` while not
-    /// running). See [`crate::upstream::era`].
+    /// The MCP protocol version the running session speaks: the version `initialize` agreed,
+    /// or `2026-07-28` for a server that speaks only that (`None` while not running). See
+    /// [`crate::upstream::era`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// Restarts after an exit or a lost session since the companion started.

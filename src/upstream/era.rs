@@ -1,121 +1,57 @@
 //! Which MCP protocol era each upstream session speaks, chosen per server at connect time.
 //!
-//! Every connection first probes `server/discover` asking for 2026-07-28 ("Stateless
-//! requests": no `initialize`, the client's version, info and capabilities in every request's
-//! `_meta`). A server that answers it is used in that era; one that answers with a JSON-RPC
-//! error (a 2025-era server: -32601, -32602, or -32022 listing only versions with an
-//! `initialize` handshake, see [`Probe`]) gets `initialize` on the same connection, as before. A server that
-//! does not answer the probe within 10 s gets `initialize` too (rmcp's
-//! [`ClientLifecycleMode::Auto`]).
+//! Every server gets `initialize` first, as before: most servers speak both eras (the SDKs do),
+//! and in the `initialize` era a server can send its requests (elicitation, sampling, roots)
+//! while a call runs, and its calls take the fast lane. A stdio server that refuses
+//! `initialize` with -32022 listing 2026-07-28 and no version with `initialize`
+//! ([`refused_as_modern_only`]) speaks only 2026-07-28 ("Stateless requests": no `initialize`,
+//! the client's version, info and capabilities in every request's `_meta`): it is started again
+//! and reached through `server/discover` ([`modern_lifecycle`]).
 //!
 //! | what the server did | era | status shows |
 //! |---|---|---|
-//! | answered `server/discover` listing 2026-07-28 | 2026-07-28 | `2026-07-28` |
-//! | refused `server/discover`, answered `initialize` with a version we know | `initialize` | that version, e.g. `2025-06-18` |
+//! | answered `initialize` with a version we know | `initialize` | that version, e.g. `2025-11-25` |
+//! | refused `initialize`, speaking only 2026-07-28 (stdio) | 2026-07-28 | `2026-07-28` |
 //! | answered `initialize` with a version we do not know | — | refused ([`check`]): the connection fails naming the version |
+//!
+//! Remote servers (streamable HTTP, SSE) are not reached in the 2026-07-28 era yet: on
+//! streamable HTTP that era has no session for the companion to notice a restarted server by,
+//! and the re-listing after a reconnect depends on it. A remote server that speaks only
+//! 2026-07-28 is refused, with its answer to `initialize` as the error.
 //!
 //! A 2026-07-28 session has no fast lane ([`super::lane`] writes `initialize`-era frames);
 //! its calls go through rmcp, which adds the `_meta` envelope and reads `resultType`.
 
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage, JsonRpcRequest,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage,
-};
-use rmcp::transport::Transport;
-use rmcp::{ClientLifecycleMode, RoleClient};
+use rmcp::ClientLifecycleMode;
+use rmcp::model::{ErrorCode, ProtocolVersion};
+use rmcp::service::ClientInitializeError;
 
-/// How every upstream connection starts: probe 2026-07-28, fall back to `initialize`. Run it
-/// on a [`Probe`]-wrapped transport, which turns a -32022 refusal of the probe into a plain
-/// refusal (rmcp's probe gives up on a -32022 that names none of its choices instead of
-/// falling back).
-pub fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
+/// How a server that speaks only 2026-07-28 is reached: `server/discover`, then requests
+/// with the modern `_meta`.
+pub fn modern_lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: None,
     }
 }
 
-/// A transport that watches the `server/discover` probe: a -32022 answer to it whose
-/// `data.supported` does not list 2026-07-28 (a server of the `initialize` era that knows the
-/// probe) reaches rmcp as -32601, which rmcp takes as "use `initialize`". Everything else
-/// passes unchanged.
-pub struct Probe<T> {
-    inner: T,
-    /// The id of the `server/discover` request, until its answer has come.
-    discover: Option<RequestId>,
-}
-
-impl<T> Probe<T> {
-    /// Wraps `inner`.
-    pub fn new(inner: T) -> Self {
-        Probe {
-            inner,
-            discover: None,
-        }
+/// Whether `e`, a failed `initialize`, says the server speaks only 2026-07-28: -32022 whose
+/// `data.supported` lists 2026-07-28 and no version with `initialize`.
+pub fn refused_as_modern_only(e: &ClientInitializeError) -> bool {
+    let ClientInitializeError::JsonRpcError(error) = e else {
+        return false;
+    };
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return false;
     }
-
-    fn judge(&mut self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
-        let JsonRpcMessage::Error(mut error) = message else {
-            return message;
-        };
-        let ours = match (&self.discover, &error.id) {
-            // A server may echo a numeric id as a string.
-            (Some(probe), Some(id)) => probe.to_string() == id.to_string(),
-            _ => false,
-        };
-        if ours && error.error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
-            self.discover = None;
-            let lists_modern = error
-                .error
-                .data
-                .as_ref()
-                .and_then(|d| d.get("supported"))
-                .and_then(|s| s.as_array())
-                .is_some_and(|s| {
-                    s.iter()
-                        .any(|v| v.as_str() == Some(ProtocolVersion::V_2026_07_28.as_str()))
-                });
-            if !lists_modern {
-                error.error.code = ErrorCode::METHOD_NOT_FOUND;
-            }
-        }
-        JsonRpcMessage::Error(error)
-    }
-}
-
-impl<T> Transport<RoleClient> for Probe<T>
-where
-    T: Transport<RoleClient>,
-{
-    type Error = T::Error;
-
-    fn name() -> std::borrow::Cow<'static, str> {
-        T::name()
-    }
-
-    fn send(
-        &mut self,
-        item: ClientJsonRpcMessage,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(JsonRpcRequest { id, request, .. }) = &item {
-            self.discover =
-                matches!(request, ClientRequest::DiscoverRequest(_)).then(|| id.clone());
-        }
-        self.inner.send(item)
-    }
-
-    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        let message = self.inner.receive().await?;
-        Some(if self.discover.is_some() {
-            self.judge(message)
-        } else {
-            message
-        })
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
-    }
+    let supported: Vec<ProtocolVersion> = error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .cloned()
+        .and_then(|s| serde_json::from_value(s).ok())
+        .unwrap_or_default();
+    supported.contains(&ProtocolVersion::V_2026_07_28)
+        && !supported.iter().any(ProtocolVersion::has_initialize)
 }
 
 /// Whether `version` is of the 2026-07-28 era.

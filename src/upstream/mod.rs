@@ -7,8 +7,9 @@
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
 //! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
-//! share ([`connect::handshake`]: `server/discover` for 2026-07-28, else `initialize` at
-//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], see [`era`]; then the first full
+//! share ([`connect::handshake`]: `initialize` at
+//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], or for a stdio server that speaks
+//! only 2026-07-28 `server/discover`, see [`era`]; then the first full
 //! listing), bounded by `connectTimeout`.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 //! The result is a [`Session`], the same face for every transport.

@@ -111,8 +111,8 @@ impl Session {
         &self.listing
     }
 
-    /// The protocol version the server and we settled on (2026-07-28 after `server/discover`,
-    /// else the one `initialize` agreed), see [`super::era`].
+    /// The protocol version the server and we settled on (the one `initialize` agreed, or
+    /// 2026-07-28 after `server/discover`), see [`super::era`].
     pub fn protocol_version(&self) -> Option<String> {
         self.peer
             .peer_info()
