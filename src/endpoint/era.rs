@@ -3,8 +3,8 @@
 //!
 //! | era | how the agent starts | what differs |
 //! |---|---|---|
-//! | `initialize` (2024-11-05 … 2025-11-25) | `initialize`, then `notifications/initialized` | server-initiated requests (`elicitation/create`, `sampling/createMessage`, `roots/list`) go to it while its call is in flight; `notifications/tools/list_changed` is pushed on the connection |
-//! | 2026-07-28 | `server/discover` (optional), then requests whose `_meta` carries `io.modelcontextprotocol/protocolVersion`, `clientInfo` and `clientCapabilities` | every result carries `resultType`; lists carry `ttlMs`/`cacheScope`; a server's request in the middle of a call comes back as an `InputRequiredResult` ([`mrtr`](super::mrtr)); `notifications/tools/list_changed` only on a `subscriptions/listen` stream that asked for it |
+//! | `initialize` (2024-11-05 … 2025-11-25) | `initialize`, then `notifications/initialized` | server-initiated requests (`elicitation/create`, `sampling/createMessage`, `roots/list`) go to it while its call is in flight, also those a 2026-07-28 server asks by `InputRequiredResult` ([`crate::upstream::mrtr`]); `notifications/tools/list_changed` is pushed on the connection |
+//! | 2026-07-28 | `server/discover` (optional), then requests whose `_meta` carries `io.modelcontextprotocol/protocolVersion`, `clientInfo` and `clientCapabilities` | every result carries `resultType`; lists carry `ttlMs`/`cacheScope`; no server-initiated requests (a server's `elicitation/create`, `sampling/createMessage` or `roots/list` during its call gets the answer it gets when no agent can answer: turning it into an `InputRequiredResult` is not done); `notifications/tools/list_changed` only on a `subscriptions/listen` stream that asked for it |
 //!
 //! rmcp's server session does the envelope work (it answers `server/discover`, checks every
 //! request's `_meta` against [`SUPPORTED`], adds `resultType` and the cache hints); this module
