@@ -216,6 +216,10 @@ enum Command {
         /// cancelled by the client adds "<tool> cancelled".
         #[arg(long, value_name = "FILE")]
         call_log: Option<std::path::PathBuf>,
+        /// Speak only MCP 2026-07-28 (`server/discover`, `_meta` on every request, no
+        /// `initialize`); without it, only the `initialize` era (2024-11-05 … 2025-11-25).
+        #[arg(long)]
+        stateless: bool,
         /// Further arguments: ignored, but the `argv` test tool reports them (launch-quoting tests).
         #[arg(
             trailing_var_arg = true,
@@ -345,6 +349,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             extra_tools,
             page_size,
             call_log,
+            stateless,
             extra_args: _,
         } => {
             let opts = mcp_companion::demo::DemoOptions {
@@ -354,6 +359,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 extra_tools,
                 page_size,
                 call_log,
+                stateless,
             };
             cli::demo_server(opts).await
         }

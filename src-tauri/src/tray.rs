@@ -365,6 +365,7 @@ mod tests {
             since_ms: 0,
             retry_at_ms: None,
             pid: None,
+            protocol: None,
             restarts: 0,
             tools: 0,
         }

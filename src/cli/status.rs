@@ -30,12 +30,13 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .unwrap_or(6)
         .clamp(6, NAME_COLUMN);
     outln!(
-        "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  LAST ERROR",
+        "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:10}  {:>8}  LAST ERROR",
         "SERVER",
         "TRANSPORT",
         "STATE",
         "TOOLS",
         "PID",
+        "PROTOCOL",
         "RESTARTS"
     );
     let now_ms = std::time::SystemTime::now()
@@ -43,12 +44,13 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     for s in &report.servers {
         outln!(
-            "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:>8}  {}",
+            "{:width$}  {:14}  {:13}  {:>5}  {:>7}  {:10}  {:>8}  {}",
             visible(&ellipsize(&s.name, NAME_COLUMN)),
             s.transport,
             state_cell(s, now_ms),
             s.tools,
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            s.protocol.as_deref().map_or_else(|| "-".into(), visible),
             s.restarts,
             match &s.last_error {
                 Some(e) if s.error_is_current() => visible(e).into_owned(),
@@ -113,6 +115,7 @@ mod tests {
             since_ms: 0,
             retry_at_ms,
             pid: None,
+            protocol: None,
             restarts: 0,
             tools: 0,
         }

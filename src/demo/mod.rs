@@ -9,6 +9,7 @@
 //! | `mod.rs` | [`DemoOptions`], [`DemoError`], [`run_stdio`], [`serve_on`] |
 //! | `server.rs` | the `ServerHandler`: server info, capabilities, list/read/get routing |
 //! | `tools.rs` | the tool catalog and every tool's behaviour |
+//! | `confirm.rs` | the `confirm` test tool: a multi round-trip request (MCP 2026-07-28) |
 //! | `tool_args.rs` | tool argument types and their JSON schemas |
 //! | `resources.rs`, `prompts.rs` | static resources, the greeting template, the prompts |
 //! | `page.rs` | cursor pagination shared by every `*/list` method |
@@ -17,6 +18,7 @@
 //!
 //! Diagnostics go to stderr only: stdout carries the protocol.
 
+mod confirm;
 mod output;
 mod page;
 mod png;
@@ -57,6 +59,8 @@ pub struct DemoOptions {
     /// and `<tool> cancelled` when it ends cancelled by the client (`--call-log`), so tests can
     /// count what reached the server.
     pub call_log: Option<std::path::PathBuf>,
+    /// Speak only MCP 2026-07-28 (`--stateless`); otherwise only the `initialize` era.
+    pub stateless: bool,
 }
 
 /// Why the demo server stopped with an error.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -27,6 +27,8 @@ pub struct DemoServer {
     /// `--call-log`: where each `tools/call` is recorded as it arrives (`<tool>`), and again
     /// when it ends cancelled by the client (`<tool> cancelled`).
     call_log: Option<Arc<std::path::PathBuf>>,
+    /// `--stateless`: 2026-07-28 only.
+    stateless: bool,
 }
 
 impl DemoServer {
@@ -36,11 +38,24 @@ impl DemoServer {
             page_size: opts.page_size,
             tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
             call_log: opts.call_log.clone().map(Arc::new),
+            stateless: opts.stateless,
         }
     }
 }
 
 impl ServerHandler for DemoServer {
+    /// The `initialize` era (a 2025-era server, which answers `server/discover` with -32022),
+    /// or with `--stateless` 2026-07-28 alone (which refuses `initialize`).
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.stateless {
+            std::borrow::Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ))
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         #[expect(
             deprecated,

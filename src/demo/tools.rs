@@ -7,7 +7,7 @@
 //! | group | when | tools |
 //! |---|---|---|
 //! | default | always | `echo`, `add`, `sleep`, `image` |
-//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `append`, `work`, `read_slowly`, `argv`, `toggle_extra` (+ `extra` while toggled on) |
+//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `append`, `work`, `read_slowly`, `argv`, `confirm` (asks by `InputRequiredResult`, so only with `--stateless`), `toggle_extra` (+ `extra` while toggled on) |
 //! | generated | `--extra-tools N` | `gen_0` … `gen_{N-1}` |
 
 use std::sync::Arc;
@@ -150,6 +150,11 @@ impl Tools {
                     empty.clone(),
                 ),
                 Tool::new(
+                    "confirm",
+                    "Ask the client to confirm (an InputRequiredResult, MCP 2026-07-28) and say what it answered",
+                    empty.clone(),
+                ),
+                Tool::new(
                     "toggle_extra",
                     "Add or remove the `extra` tool and send notifications/tools/list_changed",
                     empty.clone(),
@@ -201,6 +206,12 @@ impl Tools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name: &str = &request.name;
+        if self.test_tools && name == "confirm" {
+            return Ok(super::confirm::call(
+                request.input_responses.as_ref(),
+                request.request_state.as_deref(),
+            ));
+        }
         let args = request.arguments;
         let result = match name {
             "echo" => text(parse::<EchoArgs>(args)?.message),

@@ -4,7 +4,8 @@
 //! | method | answer |
 //! |---|---|
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
-//! | `server/discover` | -32022 "unsupported protocol version" listing only `initialize`-era versions, so 2026-07-28-era clients fall back to `initialize` |
+//! | `server/discover` | the versions served (the `initialize` era and 2026-07-28), the capabilities and server info; a request naming another version gets -32022 listing them ([`era`]) |
+//! | `subscriptions/listen` (2026-07-28) | acknowledged for `toolsListChanged`; that stream then carries `notifications/tools/list_changed` |
 //! | `ping` | empty result |
 //! | `prompts/list`, `resources/list`, `resources/templates/list` | the catalog's native tables ([`crate::catalog::native`]), paged like tools |
 //! | `prompts/get`, `resources/read`, `completion/complete` | routed by the native table to the owning server ([`Hub::get_prompt`], [`Hub::read_resource`], [`Hub::complete`]) |
@@ -35,6 +36,7 @@
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
+//! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
@@ -47,6 +49,7 @@
 
 mod accepted;
 pub mod bounded;
+pub mod era;
 pub mod fast;
 pub mod limits;
 pub mod line;
@@ -57,12 +60,11 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::ConstString;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverRequestMethod, DiscoverResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
@@ -178,15 +180,19 @@ impl ServerHandler for Endpoint {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(
-            &ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ))
+        Cow::Borrowed(era::supported())
     }
 
-    /// Reached only by a probe without the modern `_meta` envelope (rmcp answers the others
-    /// with -32022 from [`Self::supported_protocol_versions`]): -32601.
-    async fn discover(&self, _cx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        Err(not_supported(DiscoverRequestMethod::VALUE))
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        era::accepted_filter(requested)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        era::listen(&self.hub, subscription).await;
+        Ok(())
     }
 
     /// `initialize`: answered once the servers have settled (at most `firstListTimeout`, and
@@ -236,7 +242,7 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::ReadResourceRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        self.hub.read_resource(params).await
+        self.hub.read_resource(params).await.map(era::complete_read)
     }
 
     async fn list_prompts(
@@ -257,7 +263,7 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::GetPromptRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        self.hub.get_prompt(params).await
+        self.hub.get_prompt(params).await.map(era::complete_prompt)
     }
 
     async fn complete(
@@ -265,7 +271,7 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::CompleteRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        self.hub.complete(params).await
+        self.hub.complete(params).await.map(era::complete_completion)
     }
 
     /// `resources/subscribe`: recorded for this session, and sent upstream unless another
@@ -367,7 +373,7 @@ impl ServerHandler for Endpoint {
             .call(&params.name, params.arguments, Some(&downstream));
         tokio::select! {
             biased;
-            result = call => Ok(CallToolResponse::Complete(result)),
+            result = call => Ok(CallToolResponse::Complete(era::complete(result))),
             // Dropping the call cancels it upstream; the answer could not be delivered.
             () = self.agent_gone.cancelled() => Err(McpError::internal_error(
                 "the agent connection closed before the call finished",

@@ -168,6 +168,9 @@ pub async fn serve_session_with<S>(
                 break;
             }
             event = events.recv() => match event {
+                // A 2026-07-28 agent hears of changes only on its `subscriptions/listen`
+                // stream ([`super::era::listen`]).
+                Some(HubEvent::ToolsChanged) if !super::era::is_initialize_session(&peer) => {}
                 Some(HubEvent::ToolsChanged) => {
                     let now = hub.catalog();
                     let prompts = declared.prompts && !now.native().same_prompts(last.native());

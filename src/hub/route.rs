@@ -339,6 +339,7 @@ mod tests {
             since_ms: 0,
             retry_at_ms: retry_in_ms.map(|ms| now_ms() + ms),
             pid: None,
+            protocol: None,
             restarts: 0,
             tools: 0,
         }

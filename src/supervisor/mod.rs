@@ -114,6 +114,11 @@ pub struct ServerStatus {
     /// Process id of a running stdio server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The MCP protocol version the running session speaks: the version `initialize` agreed,
+    /// or `2026-07-28` for a server that speaks only that (`None` while not running). See
+    /// [`crate::upstream::era`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// Restarts after an exit or a lost session since the companion started.
     #[serde(default)]
     pub restarts: u32,
@@ -377,6 +382,7 @@ fn initial_status(
         since_ms: now_ms(),
         retry_at_ms: None,
         pid: None,
+        protocol: None,
         restarts: 0,
         tools: 0,
     }

@@ -75,6 +75,7 @@ impl Task {
         self.update(|snap| {
             snap.live = None;
             snap.status.pid = None;
+            snap.status.protocol = None;
         });
         session.shutdown().await;
         ended

@@ -150,6 +150,7 @@ impl Task {
             snap.status.state = ServerState::Backoff;
             snap.status.retry_at_ms = Some(retry_at);
             snap.status.pid = None;
+            snap.status.protocol = None;
             snap.live = None;
         });
         tracing::info!(
@@ -225,6 +226,7 @@ impl Task {
 
         self.generation += 1;
         let pid = session.pid();
+        let protocol = session.protocol_version();
         let live = Arc::new(Live {
             peer: session.peer().clone(),
             listing: Arc::new(session.listing().clone()),
@@ -245,6 +247,7 @@ impl Task {
         self.update(|snap| {
             snap.status.state = ServerState::Running;
             snap.status.pid = pid;
+            snap.status.protocol = protocol;
             snap.live = Some(live.clone());
             snap.sign_in_challenge = None;
         });
@@ -375,6 +378,7 @@ impl Task {
             snap.status.state = state;
             snap.status.retry_at_ms = None;
             snap.status.pid = None;
+            snap.status.protocol = None;
             if error.is_some() {
                 snap.status.last_error = error;
             }

@@ -39,6 +39,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::askers::{Asker, Askers};
+use super::mrtr;
 use super::progress::{self, ProgressFeed};
 use crate::catalog::{Target, uri_template};
 
@@ -192,7 +193,37 @@ pub async fn call(
     clock: Clock,
     downstream: Option<&Downstream>,
 ) -> Result<CallToolResult, CallError> {
-    let request = build_request(target, arguments)?;
+    // A 2026-07-28 server asks for input by answering `InputRequiredResult`; the call is sent
+    // again with the answers ([`mrtr`]).
+    let mut retry = None;
+    for _round in 0..mrtr::MAX_ROUNDS {
+        let mut request = build_request(target, arguments.clone())?;
+        if let Some(answers) = retry.take() {
+            mrtr::attach(&mut request, answers);
+        }
+        match send(peer, askers, request, clock, downstream).await? {
+            ServerResult::InputRequiredResult(asked) if matches!(target, Target::Tool { .. }) => {
+                retry = Some(mrtr::answer(asked, downstream, clock.idle).await?);
+            }
+            answer => return into_tool_result(target, answer),
+        }
+    }
+    Err(CallError::Unexpected {
+        what: format!(
+            "more than {} requests for input in one call",
+            mrtr::MAX_ROUNDS
+        ),
+    })
+}
+
+/// One round of [`call`]: sends `request` and waits for its answer.
+async fn send(
+    peer: &Peer<RoleClient>,
+    askers: &Askers,
+    request: ClientRequest,
+    clock: Clock,
+    downstream: Option<&Downstream>,
+) -> Result<ServerResult, CallError> {
     // The deadline is ours (below), not rmcp's: progress moves it.
     let options = PeerRequestOptions::no_options();
     let started = Instant::now();
@@ -269,11 +300,10 @@ pub async fn call(
         feed.flush().await;
     }
     guard.id = None;
-    let answer = answer.map_err(|e| match e {
+    answer.map_err(|e| match e {
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         other => classify(other),
-    })?;
-    into_tool_result(target, answer)
+    })
 }
 
 /// The next progress notification of this call, or never when the agent asked for none.

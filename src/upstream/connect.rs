@@ -1,5 +1,6 @@
 //! [`connect`]: open the transport a config entry names, then the one MCP handshake every
-//! transport shares (`initialize` + the first full listing), all within `connectTimeout`.
+//! transport shares (`initialize`, or `server/discover` for a stdio server that speaks only
+//! 2026-07-28, per [`era`]; + the first full listing), all within `connectTimeout` per attempt.
 //!
 //! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
 //! the same way for all of them, and every failure becomes one [`ConnectError`] shape:
@@ -11,7 +12,7 @@ use std::time::Duration;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{RoleClient, serve_client};
+use rmcp::{ClientLifecycleMode, RoleClient, serve_client, serve_client_with_lifecycle};
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
@@ -25,7 +26,9 @@ use super::session::Session;
 use super::signed_in::SignedInClient;
 use super::sse::LegacySseTransport;
 use super::stderr::{self, LogRing};
-use super::{ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, error_text, http, listing};
+use super::{
+    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, era, error_text, http, listing,
+};
 use crate::auth::challenge::{self, SignInNeeded};
 use crate::catalog::ServerListing;
 use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
@@ -73,6 +76,8 @@ pub struct HandshakeError {
     /// The server refused with HTTP 401 (or an `insufficient_scope` 403 to `initialize`): it
     /// waits for a sign-in.
     pub sign_in: Option<SignInNeeded>,
+    /// The server refused `initialize` saying it speaks only 2026-07-28 ([`era`]).
+    pub modern_only: bool,
 }
 
 type Service = RunningService<RoleClient, UpstreamHandler>;
@@ -85,12 +90,27 @@ pub async fn handshake(
     handler: UpstreamHandler,
     opened: Opened,
 ) -> Result<(Service, ServerListing), HandshakeError> {
+    handshake_in(handler, opened, false).await
+}
+
+/// [`handshake`], with `server/discover` for 2026-07-28 instead of `initialize` when `modern`.
+async fn handshake_in(
+    handler: UpstreamHandler,
+    opened: Opened,
+    modern: bool,
+) -> Result<(Service, ServerListing), HandshakeError> {
+    let lifecycle = if modern {
+        era::modern_lifecycle()
+    } else {
+        ClientLifecycleMode::Initialize
+    };
     let service = match opened {
-        Opened::StdioLane(t) => serve_client(handler, t).await,
+        Opened::StdioLane(t) => serve_client_with_lifecycle(handler, t, lifecycle).await,
+        // Remote servers keep `initialize` (see `era`); legacy SSE is of the 2024-11-05 era.
         Opened::StreamableHttp(t) => serve_client(handler, t).await,
         Opened::SignedIn(t) => serve_client(handler, t).await,
         Opened::Sse(t) => serve_client(handler, t).await,
-        Opened::Stream(t) => serve_client(handler, t).await,
+        Opened::Stream(t) => serve_client_with_lifecycle(handler, t, lifecycle).await,
     }
     .map_err(|e| {
         let Failure { reason, answered } = Failure::from_rmcp(&e);
@@ -99,8 +119,20 @@ pub async fn handshake(
             reason,
             answered,
             sign_in: challenge::in_initialize(&e),
+            modern_only: !modern && era::refused_as_modern_only(&e),
         }
     })?;
+    if let Some(info) = service.peer().peer_info()
+        && let Err(reason) = era::check(&info.protocol_version)
+    {
+        return Err(HandshakeError {
+            stage: Stage::Initialize,
+            reason,
+            answered: true,
+            sign_in: None,
+            modern_only: false,
+        });
+    }
     let listing = listing::list_all(service.peer())
         .await
         .map_err(|e| HandshakeError {
@@ -108,6 +140,7 @@ pub async fn handshake(
             reason: error_text::describe(&e),
             answered: false,
             sign_in: challenge::find(&e),
+            modern_only: false,
         })?;
     Ok((service, listing))
 }
@@ -127,7 +160,21 @@ pub async fn connect(
     whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
     match &cfg.transport {
-        TransportConfig::Stdio(stdio) => connect_stdio(cfg, stdio, log, progress, asks).await,
+        TransportConfig::Stdio(stdio) => {
+            // `initialize` first; a server that speaks only 2026-07-28 is started again and
+            // reached through `server/discover` (see `era`).
+            match connect_stdio(cfg, stdio, log, progress.clone(), asks.clone(), false).await {
+                Err(Attempt::ModernOnly(_)) => {
+                    tracing::info!(
+                        "the server speaks only MCP 2026-07-28: starting it again for that"
+                    );
+                    connect_stdio(cfg, stdio, log, progress, asks, true)
+                        .await
+                        .map_err(Attempt::into_error)
+                }
+                other => other.map_err(Attempt::into_error),
+            }
+        }
         TransportConfig::StreamableHttp(http) => {
             connect_remote(cfg, http, Remote::StreamableHttp, progress, asks, whitelist).await
         }
@@ -176,15 +223,41 @@ fn failed(stage: Stage, reason: String, stderr: Vec<String>) -> ConnectError {
 /// end (it is bounded: a descendant that outlived that process may hold the pipe open).
 const PREVIOUS_DRAIN_WAIT: Duration = Duration::from_secs(1);
 
+/// How one attempt at a stdio server failed.
+enum Attempt {
+    /// For good (this time).
+    Failed(ConnectError),
+    /// The server refused `initialize` saying it speaks only 2026-07-28.
+    ModernOnly(ConnectError),
+}
+
+impl Attempt {
+    fn into_error(self) -> ConnectError {
+        match self {
+            Attempt::Failed(e) | Attempt::ModernOnly(e) => e,
+        }
+    }
+}
+
+impl From<ConnectError> for Attempt {
+    fn from(e: ConnectError) -> Self {
+        Attempt::Failed(e)
+    }
+}
+
 async fn connect_stdio(
     cfg: &ServerConfig,
     stdio: &StdioConfig,
     log: &LogRing,
     progress: ProgressRoutes,
     asks: AskContext,
-) -> Result<Session, ConnectError> {
+    modern: bool,
+) -> Result<Session, Attempt> {
     net::remember_env_secrets(&stdio.env);
-    let spec = super::plan_here(stdio).await.into_result()?;
+    let spec = super::plan_here(stdio)
+        .await
+        .into_result()
+        .map_err(ConnectError::from)?;
     let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
         program: spec.program.display().to_string(),
         reason: e.to_string(),
@@ -207,9 +280,19 @@ async fn connect_stdio(
     let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
     let opened = Opened::StdioLane(progress.tap(transport));
     let lane = super::lane::enabled().then_some(lane);
-    let failure = match tokio::time::timeout(cfg.connect_timeout, handshake(handler, opened)).await
+    let failure = match tokio::time::timeout(
+        cfg.connect_timeout,
+        handshake_in(handler, opened, modern),
+    )
+    .await
     {
         Ok(Ok((service, listing))) => {
+            // The lane writes `initialize`-era frames.
+            let modern = service
+                .peer()
+                .peer_info()
+                .is_some_and(|info| era::is_modern(&info.protocol_version));
+            let lane = lane.filter(|_| !modern);
             return Ok(Session::new(service, listing, Some(child), events).with_lane(lane));
         }
         Ok(Err(e)) => Some(e),
@@ -229,7 +312,8 @@ async fn connect_stdio(
     // The pipe closes with the process; give the drain a moment to log the last lines.
     let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
     let stderr = log.tail_since(mark, STDERR_LINES_IN_ERRORS);
-    Err(match failure {
+    let modern_only = failure.as_ref().is_some_and(|f| f.modern_only);
+    let error = match failure {
         None => ConnectError::Timeout {
             timeout: cfg.connect_timeout,
             stderr,
@@ -253,6 +337,11 @@ async fn connect_stdio(
             };
             failed(stage, reason, stderr)
         }
+    };
+    Err(if modern_only {
+        Attempt::ModernOnly(error)
+    } else {
+        Attempt::Failed(error)
     })
 }
 

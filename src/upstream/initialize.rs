@@ -27,6 +27,11 @@ impl Failure {
     /// Describes what rmcp's client reported.
     pub fn from_rmcp(e: &ClientInitializeError) -> Failure {
         use ClientInitializeError as E;
+        // Both the `server/discover` probe and `initialize` failed: the second answer is the
+        // one about the lifecycle the server speaks.
+        if let E::LegacyFallbackFailed { fallback, .. } = e {
+            return Failure::from_rmcp(fallback);
+        }
         let mut reason = error_text::describe(e);
         if let E::JsonRpcError(err) = e
             && let Some(data) = &err.data

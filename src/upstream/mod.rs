@@ -7,9 +7,10 @@
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
 //! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
-//! share ([`connect::handshake`]: `initialize` + the first full listing), bounded by
-//! `connectTimeout`. It pins the `initialize` lifecycle at
-//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], which every current server speaks.
+//! share ([`connect::handshake`]: `initialize` at
+//! [`rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE`], or for a stdio server that speaks
+//! only 2026-07-28 `server/discover`, see [`era`]; then the first full
+//! listing), bounded by `connectTimeout`.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 //! The result is a [`Session`], the same face for every transport.
 
@@ -18,6 +19,7 @@ pub mod askers;
 pub mod call;
 pub mod connect;
 pub mod elicitor;
+pub mod era;
 pub mod error_text;
 pub mod handler;
 pub mod http;
@@ -25,6 +27,7 @@ pub mod http_layer;
 pub mod initialize;
 pub mod lane;
 pub mod listing;
+pub mod mrtr;
 pub mod notice;
 pub mod progress;
 pub mod roots;

@@ -119,6 +119,14 @@ impl Session {
         &self.listing
     }
 
+    /// The protocol version the server and we settled on (the one `initialize` agreed, or
+    /// 2026-07-28 after `server/discover`), see [`super::era`].
+    pub fn protocol_version(&self) -> Option<String> {
+        self.peer
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
+    }
+
     /// The process id of a stdio server (the leader of its process group).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(StdioChild::pid)

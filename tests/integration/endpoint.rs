@@ -1,5 +1,5 @@
 //! Proves the local endpoint's protocol on the raw wire (newline-delimited JSON-RPC): the
-//! handshake, id 0 and string ids, -32601 for unknown methods and `server/discover`, `ping`,
+//! handshake, id 0 and string ids, -32601 for unknown methods, `server/discover` before `initialize`, `ping`,
 //! `tools/list` pagination, and the `bridge` and CLI front ends.
 
 use std::io::{BufRead, BufReader, Write};
@@ -76,23 +76,41 @@ async fn raw_wire_handshake_ids_unknown_methods_and_discover() {
     c.settled().await;
     let mut raw = Raw::open(&c).await;
 
-    // A 2026-07-28-era client probes server/discover first: it must get an error, not silence.
-    // The request is shaped as the Python SDK 2.x sends it (peers README §8).
+    // A 2026-07-28-era client probes server/discover first. The request is shaped as the
+    // Python SDK 2.x sends it (peers README §8).
     let meta = json!({ "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
         "io.modelcontextprotocol/clientCapabilities": {}
     } });
     let discover = raw.request(json!(1), "server/discover", meta).await;
-    // "Unsupported protocol version" listing only initialize-era versions: the client falls
-    // back to `initialize` (a modern-only list would make it give up).
-    assert_eq!(discover["error"]["code"], json!(-32022), "{discover}");
-    let supported = discover["error"]["data"]["supported"]
+    // Both eras are offered: the client picks 2026-07-28 or falls back to `initialize`.
+    let supported = discover["result"]["supportedVersions"]
         .as_array()
-        .expect("supported list");
+        .unwrap_or_else(|| panic!("supported versions in {discover}"));
     assert!(
-        supported.contains(&json!("2025-11-25")) && !supported.contains(&json!("2026-07-28")),
+        supported.contains(&json!("2025-11-25")) && supported.contains(&json!("2026-07-28")),
         "{discover}"
+    );
+    assert_eq!(discover["result"]["resultType"], json!("complete"));
+    assert_eq!(
+        discover["result"]["capabilities"]["tools"]["listChanged"],
+        json!(true),
+        "{discover}"
+    );
+    // A version the endpoint does not serve: -32022 naming the ones it does.
+    let future = json!({ "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+        "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
+        "io.modelcontextprotocol/clientCapabilities": {}
+    } });
+    let refused = raw.request(json!(2), "tools/list", future).await;
+    assert_eq!(refused["error"]["code"], json!(-32022), "{refused}");
+    assert!(
+        refused["error"]["data"]["supported"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("2026-07-28"))),
+        "{refused}"
     );
     // Without the modern `_meta` envelope the probe is still answered, never ignored.
     let bare = raw.request(json!(9), "server/discover", json!({})).await;

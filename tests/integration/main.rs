@@ -17,6 +17,7 @@ mod config_file;
 mod declared;
 mod elicitor;
 mod endpoint;
+mod eras;
 mod failures;
 mod fast_path;
 mod first_hour;

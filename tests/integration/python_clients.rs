@@ -1,9 +1,9 @@
 //! Proves that the official Python MCP SDK, as a real agent would use it, works through
 //! `mcp-companion bridge` spawned with a minimal environment (only PATH and HOME, the SDK's
 //! default env): the bridge finds `serve`'s socket by the default path rules alone. Covered: SDK
-//! 2.x in legacy mode (initialize), SDK 2.x in auto mode (probes `server/discover`, gets -32022
-//! listing only initialize-era versions, falls back to initialize), SDK 1.30 (request ids from
-//! 0); each lists tools, echoes text unchanged, gets an image block and an `isError` result; an
+//! 2.x in legacy mode (initialize), SDK 2.x in auto mode (probes `server/discover` and speaks
+//! 2026-07-28 with the companion, which speaks `initialize` with the demo server), SDK 1.30
+//! (request ids from 0); each lists tools, echoes text unchanged, gets an image block and an `isError` result; an
 //! SDK 2.x agent hears `notifications/tools/list_changed`; and the third-party servers' tools
 //! work through the same path.
 //!
@@ -94,8 +94,6 @@ fn assert_demo_session(label: &str, run: &Value) {
     );
 }
 
-const INITIALIZE_ERA: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
 #[tokio::test]
 async fn python_sdk_agents_work_through_bridge_with_a_minimal_environment() {
     let Some(peers) = peers_dir() else { return };
@@ -127,15 +125,10 @@ async fn python_sdk_agents_work_through_bridge_with_a_minimal_environment() {
     assert_demo_session("SDK 2.x auto", &auto);
     assert_eq!(
         auto["negotiated_via"],
-        json!("initialize"),
-        "server/discover is refused, so the client falls back: {auto:#}"
+        json!("server/discover"),
+        "the companion answers server/discover, so the client speaks 2026-07-28: {auto:#}"
     );
-    assert!(
-        auto["protocolVersion"]
-            .as_str()
-            .is_some_and(|v| INITIALIZE_ERA.contains(&v) && v.starts_with("2025-")),
-        "{auto:#}"
-    );
+    assert_eq!(auto["protocolVersion"], json!("2026-07-28"), "{auto:#}");
 
     let v1 = agent(&sdk1, &DEMO_CALLS, &c.home).await;
     assert!(

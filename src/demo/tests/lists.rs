@@ -35,7 +35,7 @@ async fn pagination_follows_cursors_and_rejects_unknown_ones() {
         .map(|t| t.name.into_owned())
         .collect();
     assert_eq!(names, all);
-    assert_eq!(all.len(), 4 + 13 + 5);
+    assert_eq!(all.len(), 4 + 14 + 5);
     assert_eq!(all.last().map(String::as_str), Some("gen_4"));
     assert_eq!(first_text(&call(&s, "gen_4", json!({})).await), "gen_4 ok");
 

@@ -26,7 +26,7 @@ pub struct Incoming<'a> {
 }
 
 /// The params of a `tools/call` the fast path can forward: nothing but `name`, `arguments`
-/// and a `_meta` without `progressToken` (anything else goes the slow way).
+/// and a `_meta` the fast path may ignore ([`needs_slow_path`]; anything else goes the slow way).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallParams<'a> {
@@ -41,16 +41,22 @@ pub struct CallParams<'a> {
     pub meta: Option<&'a RawValue>,
 }
 
-/// Whether `_meta` asks for progress (such calls take the slow path, which forwards progress).
-pub fn wants_progress(meta: &RawValue) -> bool {
+/// Whether a call with this `_meta` takes the slow path: it asks for progress (which the slow
+/// path forwards), or it names a protocol version of its own (a 2026-07-28 request, whose
+/// envelope rmcp checks and whose result needs `resultType`).
+pub fn needs_slow_path(meta: &RawValue) -> bool {
     #[derive(Deserialize)]
     struct Meta {
         #[serde(rename = "progressToken", default)]
         progress_token: Option<IgnoredAny>,
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+        protocol_version: Option<IgnoredAny>,
     }
     // Anything but an object goes the slow way too (serde would read `[]` as an empty struct).
     !meta.get().starts_with('{')
-        || serde_json::from_str::<Meta>(meta.get()).map_or(true, |m| m.progress_token.is_some())
+        || serde_json::from_str::<Meta>(meta.get()).map_or(true, |m| {
+            m.progress_token.is_some() || m.protocol_version.is_some()
+        })
 }
 
 /// The params of a `tools/list` the fast path can answer: at most a `cursor` (a `_meta` may
@@ -359,9 +365,18 @@ mod tests {
         assert!(plain_id(&raw("-12")));
         assert!(!plain_id(&raw("1.0")));
         assert!(!plain_id(&raw("1e3")));
-        assert!(wants_progress(&raw(r#"{"progressToken":"t"}"#)));
-        assert!(!wants_progress(&raw(r#"{"other":1}"#)));
-        assert!(wants_progress(&raw("[]")), "an odd _meta goes the slow way");
+        assert!(needs_slow_path(&raw(r#"{"progressToken":"t"}"#)));
+        assert!(!needs_slow_path(&raw(r#"{"other":1}"#)));
+        assert!(
+            needs_slow_path(&raw("[]")),
+            "an odd _meta goes the slow way"
+        );
+        assert!(
+            needs_slow_path(&raw(
+                r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#
+            )),
+            "a 2026-07-28 request goes the slow way"
+        );
         assert_eq!(
             id_key(&serde_json::json!("\u{31}")),
             id_key(&serde_json::json!("1"))

@@ -7,7 +7,7 @@
 //!
 //! | line | when | what happens |
 //! |---|---|---|
-//! | `tools/call` | id a string or an integer; params only `name`, `arguments` (object or `null`), `_meta` without `progressToken`; the target a tool of a running stdio server with a fast lane ([`Hub::fast_target`](crate::hub::Hub::fast_target)) | forwarded by [`call::FastCall`]: one answer, spliced |
+//! | `tools/call` | the session started with `initialize` (a 2026-07-28 agent's calls go to rmcp, which checks their `_meta` and adds `resultType`); id a string or an integer; params only `name`, `arguments` (object or `null`), `_meta` without `progressToken` or a protocol version; the target a tool of a running stdio server with a fast lane ([`Hub::fast_target`](crate::hub::Hub::fast_target)) | forwarded by [`call::FastCall`]: one answer, spliced |
 //! | `notifications/cancelled` | `requestId` names a fast-path call in flight | that call is cancelled (upstream too); no answer, as rmcp does |
 //! | `tools/list` | the session on a protocol version before 2026-07-28; id a string or an integer; params absent or only `cursor`, one the catalog handed out; the session's first listing has waited for the servers (or they have all settled) | answered from the catalog's page JSON, made once per catalog ([`crate::catalog::Catalog::page_json`]) |
 //! | anything else | — | left to rmcp, unchanged |

@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use rmcp::model::{JsonObject, ProtocolVersion, RequestId};
+use rmcp::model::{JsonObject, RequestId};
 use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
 use tokio::io::AsyncWrite;
@@ -116,7 +116,8 @@ where
         // Only arguments the rmcp path would forward: an object it can read (not too deep,
         // no lone surrogate…) or `null`. It answers the others at once; a server might not
         // answer them at all.
-        if params.meta.is_some_and(envelope::wants_progress)
+        if !crate::endpoint::era::is_initialize_session(&agent)
+            || params.meta.is_some_and(envelope::needs_slow_path)
             || params.arguments.is_some_and(|a| {
                 a.get() != "null" && serde_json::from_str::<JsonObject>(a.get()).is_err()
             })
@@ -178,10 +179,7 @@ where
     /// is that first listing); `false` leaves it to rmcp, which also answers every bad cursor.
     fn list(&mut self, agent: &Peer<RoleServer>, id: &str, params: Option<&RawValue>) -> bool {
         // rmcp's test (`context.protocol_version()` without a request `_meta`).
-        let legacy = agent.peer_info().is_some_and(|info| {
-            info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str()
-        });
-        if !legacy {
+        if !crate::endpoint::era::is_initialize_session(agent) {
             return false;
         }
         let Some(start) = envelope::list_start(params) else {

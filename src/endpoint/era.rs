@@ -1,0 +1,104 @@
+//! The two protocol eras an agent may speak to the endpoint (MCP 2025-11-25 "Lifecycle" and
+//! MCP 2026-07-28 "Stateless requests"), and what each one gets.
+//!
+//! | era | how the agent starts | what differs |
+//! |---|---|---|
+//! | `initialize` (2024-11-05 … 2025-11-25) | `initialize`, then `notifications/initialized` | server-initiated requests (`elicitation/create`, `sampling/createMessage`, `roots/list`) go to it while its call is in flight, also those a 2026-07-28 server asks by `InputRequiredResult` ([`crate::upstream::mrtr`]); `notifications/tools/list_changed` is pushed on the connection |
+//! | 2026-07-28 | `server/discover` (optional), then requests whose `_meta` carries `io.modelcontextprotocol/protocolVersion`, `clientInfo` and `clientCapabilities` | every result carries `resultType`; lists carry `ttlMs`/`cacheScope`; no server-initiated requests (a server's `elicitation/create`, `sampling/createMessage` or `roots/list` during its call gets the answer it gets when no agent can answer: turning it into an `InputRequiredResult` is not done); `notifications/tools/list_changed` only on a `subscriptions/listen` stream that asked for it |
+//!
+//! rmcp's server session does the envelope work (it answers `server/discover`, checks every
+//! request's `_meta` against [`SUPPORTED`], adds `resultType` and the cache hints); this module
+//! says which versions we serve and runs the `subscriptions/listen` streams.
+
+use rmcp::model::{
+    CallToolResult, CompleteResult, GetPromptResponse, ProtocolVersion, ReadResourceResponse,
+    ResultType, SubscriptionFilter,
+};
+use rmcp::service::SubscriptionContext;
+use rmcp::{Peer, RoleServer};
+
+use crate::hub::{Hub, HubEvent};
+
+/// Every protocol version the endpoint serves, oldest first: the `initialize` era and
+/// 2026-07-28. `server/discover` lists them; a request naming another gets -32022.
+pub fn supported() -> &'static [ProtocolVersion] {
+    ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28)
+}
+
+/// Whether `version` is of the 2026-07-28 era (no `initialize`, per-request `_meta`).
+pub fn is_modern(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
+/// Whether the agent on `peer` started with `initialize` on a version before 2026-07-28 (the
+/// session model). A session that started with a request carrying the modern `_meta` has no
+/// peer info.
+pub fn is_initialize_session(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| !is_modern(&info.protocol_version))
+}
+
+/// `result` marked `resultType: "complete"`, which 2026-07-28 requires on every result; rmcp
+/// removes the mark again for agents of the `initialize` era.
+pub fn complete(mut result: CallToolResult) -> CallToolResult {
+    result.result_type = Some(ResultType::COMPLETE);
+    result
+}
+
+/// A `prompts/get` answer marked like [`complete`]: results of `initialize`-era servers carry
+/// no `resultType`.
+pub fn complete_prompt(response: GetPromptResponse) -> GetPromptResponse {
+    match response {
+        GetPromptResponse::Complete(mut result) => {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            GetPromptResponse::Complete(result)
+        }
+        other => other,
+    }
+}
+
+/// A `resources/read` answer marked like [`complete`].
+pub fn complete_read(response: ReadResourceResponse) -> ReadResourceResponse {
+    match response {
+        ReadResourceResponse::Complete(mut result) => {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            ReadResourceResponse::Complete(result)
+        }
+        other => other,
+    }
+}
+
+/// A `completion/complete` answer marked like [`complete`].
+pub fn complete_completion(mut result: CompleteResult) -> CompleteResult {
+    result.result_type.get_or_insert(ResultType::COMPLETE);
+    result
+}
+
+/// What a `subscriptions/listen` may have: the tool list's changes (the only list whose changes
+/// the endpoint announces).
+pub fn accepted_filter(requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    let mut accepted = SubscriptionFilter::default();
+    accepted.tools_list_changed = requested.tools_list_changed;
+    Some(accepted)
+}
+
+/// Runs one `subscriptions/listen` stream: `notifications/tools/list_changed` whenever the
+/// merged catalog changes, until the agent cancels it or its connection ends.
+pub async fn listen(hub: &Hub, subscription: SubscriptionContext) {
+    let mut events = hub.subscribe();
+    loop {
+        tokio::select! {
+            () = subscription.cancelled() => return,
+            event = events.recv() => match event {
+                Some(HubEvent::ToolsChanged) => {
+                    if let Err(e) = subscription.sink().notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "could not send tools/list_changed on a subscription");
+                        return;
+                    }
+                }
+                Some(HubEvent::ServersChanged) => {}
+                None => return,
+            },
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Which MCP protocol era each upstream session speaks, chosen per server at connect time.
+//!
+//! Every server gets `initialize` first, as before: most servers speak both eras (the SDKs do),
+//! and in the `initialize` era a server can send its requests (elicitation, sampling, roots)
+//! while a call runs, and its calls take the fast lane. A stdio server that refuses
+//! `initialize` with -32022 listing 2026-07-28 and no version with `initialize`
+//! ([`refused_as_modern_only`]) speaks only 2026-07-28 ("Stateless requests": no `initialize`,
+//! the client's version, info and capabilities in every request's `_meta`): it is started again
+//! and reached through `server/discover` ([`modern_lifecycle`]).
+//!
+//! | what the server did | era | status shows |
+//! |---|---|---|
+//! | answered `initialize` with a version we know | `initialize` | that version, e.g. `2025-11-25` |
+//! | refused `initialize`, speaking only 2026-07-28 (stdio) | 2026-07-28 | `2026-07-28` |
+//! | answered `initialize` with a version we do not know | — | refused ([`check`]): the connection fails naming the version |
+//!
+//! Remote servers (streamable HTTP, SSE) are not reached in the 2026-07-28 era yet: on
+//! streamable HTTP that era has no session for the companion to notice a restarted server by,
+//! and the re-listing after a reconnect depends on it. A remote server that speaks only
+//! 2026-07-28 is refused, with its answer to `initialize` as the error.
+//!
+//! A 2026-07-28 session has no fast lane ([`super::lane`] writes `initialize`-era frames);
+//! its calls go through rmcp, which adds the `_meta` envelope and reads `resultType`.
+
+use rmcp::ClientLifecycleMode;
+use rmcp::model::{ErrorCode, ProtocolVersion};
+use rmcp::service::ClientInitializeError;
+
+/// How a server that speaks only 2026-07-28 is reached: `server/discover`, then requests
+/// with the modern `_meta`.
+pub fn modern_lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }
+}
+
+/// Whether `e`, a failed `initialize`, says the server speaks only 2026-07-28: -32022 whose
+/// `data.supported` lists 2026-07-28 and no version with `initialize`.
+pub fn refused_as_modern_only(e: &ClientInitializeError) -> bool {
+    let ClientInitializeError::JsonRpcError(error) = e else {
+        return false;
+    };
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return false;
+    }
+    let supported: Vec<ProtocolVersion> = error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .cloned()
+        .and_then(|s| serde_json::from_value(s).ok())
+        .unwrap_or_default();
+    supported.contains(&ProtocolVersion::V_2026_07_28)
+        && !supported.iter().any(ProtocolVersion::has_initialize)
+}
+
+/// Whether `version` is of the 2026-07-28 era.
+pub fn is_modern(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
+/// The version a server settled on, if this build knows it.
+///
+/// # Errors
+/// A sentence naming the server's version and ours: a server answering `initialize` with a
+/// version we do not know would be run by rules it does not follow.
+pub fn check(version: &ProtocolVersion) -> Result<(), String> {
+    if ProtocolVersion::KNOWN_VERSIONS.contains(version) {
+        return Ok(());
+    }
+    let known: Vec<&str> = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect();
+    let shown: String = version.as_str().chars().take(64).collect();
+    Err(format!(
+        "the server answered initialize with protocol version \"{}\", which MCP Companion does not know (it speaks {})",
+        crate::net::scrub(&shown),
+        known.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_versions_pass_and_others_are_named() {
+        for v in ProtocolVersion::KNOWN_VERSIONS {
+            assert!(check(v).is_ok(), "{v}");
+        }
+        let future: ProtocolVersion = serde_json::from_str("\"2099-01-01\"").expect("a version");
+        let e = check(&future).expect_err("unknown");
+        assert!(e.contains("\"2099-01-01\""), "{e}");
+        assert!(e.contains("2026-07-28") && e.contains("2025-11-25"), "{e}");
+    }
+
+    #[test]
+    fn eras_are_told_apart() {
+        assert!(is_modern(&ProtocolVersion::V_2026_07_28));
+        assert!(!is_modern(&ProtocolVersion::V_2025_11_25));
+    }
+}

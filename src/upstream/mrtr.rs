@@ -1,0 +1,152 @@
+//! Multi round-trip requests (MCP 2026-07-28, "Multi Round-Trip Requests", SEP-2322) from a
+//! 2026-07-28 server: instead of sending us `elicitation/create`, `sampling/createMessage` or
+//! `roots/list` in the middle of a `tools/call`, the server answers the call with an
+//! `InputRequiredResult` (`inputRequests` keyed by its own ids, an opaque `requestState`). We
+//! answer each request and send the call again with `inputResponses` and the `requestState`
+//! unchanged ([`super::call::call`] loops, at most [`MAX_ROUNDS`] times).
+//!
+//! Who answers each input request:
+//!
+//! | request | calling agent of the `initialize` era that declared the capability | otherwise |
+//! |---|---|---|
+//! | `elicitation/create` | sent to it as a server-initiated request; its answer is the response | `{"action":"cancel"}` (nobody was asked) |
+//! | `sampling/createMessage` | sent to it | the call fails: no model is available through the companion |
+//! | `roots/list` | sent to it | `{"roots":[]}` |
+//!
+//! An agent of the 2026-07-28 era cannot be sent requests; it gets the `otherwise` column
+//! (passing the `InputRequiredResult` on to it is not done).
+#![expect(
+    deprecated,
+    reason = "sampling and roots are deprecated by SEP-2577 but servers still ask for them"
+)]
+
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientRequest, ElicitResult, ElicitationAction, InputRequest, InputRequiredResult,
+    InputResponses, ListRootsResult, ProtocolVersion, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+
+use super::call::{CallError, Downstream};
+
+/// The most `InputRequiredResult`s one call may get before it fails.
+pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// What the next round of a call carries: our responses and the server's `requestState`.
+#[derive(Debug)]
+pub struct Answers {
+    responses: InputResponses,
+    state: Option<String>,
+}
+
+/// Puts `answers` into the retried `request` (a `tools/call`).
+pub fn attach(request: &mut ClientRequest, answers: Answers) {
+    if let ClientRequest::CallToolRequest(call) = request {
+        call.params.input_responses = (!answers.responses.is_empty()).then_some(answers.responses);
+        call.params.request_state = answers.state;
+    }
+}
+
+/// Answers every request of `asked`, asking `downstream`'s agent where it can (each within
+/// `timeout`, the server's `toolTimeout`).
+///
+/// # Errors
+/// [`CallError::Cancelled`] when the agent's call ended first; [`CallError::Unexpected`] for a
+/// request nobody can answer (sampling without a capable agent) or an agent that failed it.
+pub async fn answer(
+    asked: InputRequiredResult,
+    downstream: Option<&Downstream>,
+    timeout: Duration,
+) -> Result<Answers, CallError> {
+    let mut responses = InputResponses::new();
+    for (key, request) in asked.input_requests.unwrap_or_default() {
+        let value = answer_one(request, downstream, timeout).await?;
+        responses.insert(key, value);
+    }
+    Ok(Answers {
+        responses,
+        state: asked.request_state,
+    })
+}
+
+async fn answer_one(
+    request: InputRequest,
+    downstream: Option<&Downstream>,
+    timeout: Duration,
+) -> Result<serde_json::Value, CallError> {
+    // Only an agent that started with `initialize` may be sent requests.
+    let capabilities = downstream.and_then(|d| {
+        let info = d.peer.peer_info()?;
+        (info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+            .then(|| (d, info.capabilities.clone()))
+    });
+    let (server_request, fallback) = match request {
+        InputRequest::Elicitation(elicit) => (
+            capabilities
+                .as_ref()
+                .filter(|(_, c)| c.elicitation.is_some())
+                .map(|(d, _)| (*d, ServerRequest::ElicitRequest(elicit))),
+            Some(json(&ElicitResult::new(ElicitationAction::Cancel))),
+        ),
+        InputRequest::CreateMessage(sample) => (
+            capabilities
+                .as_ref()
+                .filter(|(_, c)| c.sampling.is_some())
+                .map(|(d, _)| (*d, ServerRequest::CreateMessageRequest(sample))),
+            None,
+        ),
+        InputRequest::ListRoots(roots) => (
+            capabilities
+                .as_ref()
+                .filter(|(_, c)| c.roots.is_some())
+                .map(|(d, _)| (*d, ServerRequest::ListRootsRequest(roots))),
+            Some(json(&ListRootsResult::new(Vec::new()))),
+        ),
+        _ => (None, None),
+    };
+    match (server_request, fallback) {
+        (Some((agent, request)), _) => forward(agent, request, timeout).await,
+        (None, Some(fallback)) => Ok(fallback),
+        (None, None) => Err(CallError::Unexpected {
+            what: "a request for input nobody can answer (sampling/createMessage needs a calling agent that declared sampling; no model is available through MCP Companion)".into(),
+        }),
+    }
+}
+
+/// Sends `request` to the calling agent and returns its result as JSON.
+async fn forward(
+    agent: &Downstream,
+    request: ServerRequest,
+    timeout: Duration,
+) -> Result<serde_json::Value, CallError> {
+    let handle = agent
+        .peer
+        .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+        .await
+        .map_err(|e| CallError::Unexpected {
+            what: format!(
+                "a request for input the agent could not be sent: {}",
+                super::error_text::describe(&e)
+            ),
+        })?;
+    tokio::select! {
+        answer = handle.await_response() => match answer {
+            Ok(result) => Ok(json(&result)),
+            Err(ServiceError::McpError(e)) => Err(CallError::Unexpected {
+                what: format!("a request for input the agent refused: {}", e.message),
+            }),
+            Err(e) => Err(CallError::Unexpected {
+                what: format!(
+                    "a request for input the agent did not answer: {}",
+                    super::error_text::describe(&e)
+                ),
+            }),
+        },
+        () = agent.cancelled.cancelled() => Err(CallError::Cancelled),
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
