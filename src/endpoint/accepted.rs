@@ -97,8 +97,14 @@ mod unix {
         let stream = tokio::io::join(stdio.input, stdio.output);
         // The session's own stop: the companion's shutdown, or the bridge going away.
         let stop = shutdown.child_token();
-        let session =
-            serve_session_with(stream, hangup, hub, stop.clone(), first_list_wait, handshake);
+        let session = serve_session_with(
+            stream,
+            hangup,
+            hub,
+            stop.clone(),
+            first_list_wait,
+            handshake,
+        );
         tokio::pin!(session);
         tokio::select! {
             () = &mut session => {}

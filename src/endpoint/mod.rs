@@ -271,7 +271,10 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::CompleteRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        self.hub.complete(params).await.map(era::complete_completion)
+        self.hub
+            .complete(params)
+            .await
+            .map(era::complete_completion)
     }
 
     /// `resources/subscribe`: recorded for this session, and sent upstream unless another

@@ -50,7 +50,13 @@ pub async fn serve(
         sessions,
         shutdown,
         move |stream, handshake| {
-            serve_accepted(stream, hub.clone(), stop.clone(), first_list_wait, handshake)
+            serve_accepted(
+                stream,
+                hub.clone(),
+                stop.clone(),
+                first_list_wait,
+                handshake,
+            )
         },
     )
     .await;
