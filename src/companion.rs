@@ -105,7 +105,9 @@ impl Companion {
         );
         let mcp = LocalListener::bind(&paths.mcp, paths.socket_dir)?;
         let ctl = LocalListener::bind(&paths.control, paths.socket_dir)?;
-        if let Err(e) = crate::ipc::record::publish(&paths) {
+        if paths.per_user
+            && let Err(e) = crate::ipc::record::publish(&paths)
+        {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
         let hub = Hub::start_with(config, elicitor).with_activity(open_activity(config));
@@ -206,7 +208,9 @@ impl Companion {
     /// within [`SHUTDOWN_BUDGET`]; returns once the listeners and sessions are gone too (at
     /// most [`SESSIONS_GRACE`] more).
     pub async fn shutdown(self) {
-        crate::ipc::record::withdraw(&self.paths);
+        if self.paths.per_user {
+            crate::ipc::record::withdraw(&self.paths);
+        }
         let activity = self.hub.activity().clone();
         self.stop.cancel();
         self.sessions.close();
@@ -274,6 +278,9 @@ async fn take_lock(paths: &EndpointPaths) -> Result<Vec<File>, StartError> {
         return Err(already(paths).await);
     };
     let mut held = vec![first];
+    if !paths.per_user {
+        return Ok(held);
+    }
     held.push(match crate::ipc::record::user_lock_path() {
         Some(user) => match lock_file(&user).await? {
             Some(file) => file,

@@ -36,7 +36,7 @@ impl Harness {
         config::save_atomic(&config_path, &doc).unwrap();
         let cfg = config::load(&config_path).unwrap();
         let hub = tauri::async_runtime::block_on(async { Hub::start(&cfg) });
-        let paths = EndpointPaths::beside(dir.path().join("mcp.sock"));
+        let paths = EndpointPaths::isolated(dir.path().join("mcp.sock"));
         let app = with_commands(mock_builder())
             .plugin(tauri_plugin_store::Builder::new().build())
             .manage(Desktop::detached(hub, config_path.clone(), paths).with_secrets(store))
@@ -324,7 +324,7 @@ fn the_app_setup_runs_on_the_mock_runtime_and_serves_the_sockets() {
     let dir = tempfile::tempdir().unwrap();
     let config_path = dir.path().join("config.json");
     config::save_atomic(&config_path, &json!({"mcpServers": {}})).unwrap();
-    let paths = EndpointPaths::beside(dir.path().join("run/mcp.sock"));
+    let paths = EndpointPaths::isolated(dir.path().join("run/mcp.sock"));
     let mut app = with_commands(mock_builder())
         .plugin(tauri_plugin_store::Builder::new().build())
         .build(tauri::generate_context!())

@@ -53,6 +53,10 @@ pub struct EndpointPaths {
     pub lock: PathBuf,
     /// Whose directory they are in.
     pub socket_dir: SocketDir,
+    /// Whether this companion is *the* user's companion: it takes the per-user lock and
+    /// publishes the per-user record ([`crate::ipc::record`]) that `bridge` finds it by. True
+    /// for every companion `serve` and the desktop app start; false only for [`Self::isolated`].
+    pub per_user: bool,
 }
 
 impl EndpointPaths {
@@ -79,6 +83,7 @@ impl EndpointPaths {
                 lock,
                 mcp,
                 socket_dir: SocketDir::Chosen,
+                per_user: true,
             }
         }
         #[cfg(not(windows))]
@@ -92,7 +97,18 @@ impl EndpointPaths {
                 lock: dir.join(LOCK_NAME),
                 mcp,
                 socket_dir: SocketDir::Chosen,
+                per_user: true,
             }
+        }
+    }
+
+    /// Like [`Self::beside`], for a companion embedded beside others in one process (tests):
+    /// it neither takes the per-user lock nor writes the per-user record, so it never stands
+    /// in for, or stands in the way of, the user's own companion.
+    pub fn isolated(mcp: PathBuf) -> EndpointPaths {
+        EndpointPaths {
+            per_user: false,
+            ..Self::beside(mcp)
         }
     }
 

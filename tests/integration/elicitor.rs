@@ -115,7 +115,7 @@ async fn start(
         "toolTimeout": 45,
     } } });
     let cfg = config::parse(&cfg.to_string(), &dir.join("c.json")).expect("config");
-    let paths = EndpointPaths::beside(dir.join("mcp.sock"));
+    let paths = EndpointPaths::isolated(dir.join("mcp.sock"));
     let companion = Companion::start_with(&cfg, paths.clone(), None, elicitor)
         .await
         .expect("start");

@@ -33,7 +33,7 @@ fn read_now(stream: tokio::net::UnixStream) -> Option<usize> {
 async fn shutdown_returns_only_after_every_session_ended() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = config::parse(r#"{"mcpServers":{}}"#, &dir.path().join("c.json")).expect("cfg");
-    let paths = EndpointPaths::beside(dir.path().join("mcp.sock"));
+    let paths = EndpointPaths::isolated(dir.path().join("mcp.sock"));
     let companion = Companion::start(&cfg, paths.clone(), None)
         .await
         .expect("start");
