@@ -114,4 +114,14 @@ mod tests {
         assert!(kept.ends_with(&format!("(cut: {} bytes in all)", huge.len())));
         assert_eq!(render("not json", false), "\"unreadable\"");
     }
+
+    #[test]
+    fn a_full_payload_masks_a_secret_the_json_text_escapes() {
+        let secret = "pw\"with\\quote-831";
+        crate::net::remember_credential(secret);
+        let json = json!({ "message": format!("it is {secret}"), secret: true }).to_string();
+        let stored = render(&json, true);
+        assert_eq!(stored.matches("<redacted>").count(), 2, "{stored}");
+        assert!(!stored.contains("quote-831"), "{stored}");
+    }
 }

@@ -10,7 +10,7 @@ use mcp_companion::activity::query::{self, Filter};
 use mcp_companion::activity::{self as log, store};
 use mcp_companion::config;
 
-use super::out::{outln, visible};
+use super::out::{inert, outln};
 
 /// How often `--follow` looks for new entries.
 const FOLLOW_EVERY: Duration = Duration::from_millis(300);
@@ -69,7 +69,7 @@ pub async fn activity(config_path: Option<&Path>, args: ActivityArgs) -> anyhow:
             if args.json {
                 outln!("{}", serde_json::to_string(r)?);
             } else {
-                outln!("{}", visible(&r.line()));
+                outln!("{}", text_line(r));
             }
             last = last.max(r.id);
         }
@@ -78,5 +78,50 @@ pub async fn activity(config_path: Option<&Path>, args: ActivityArgs) -> anyhow:
         }
         filter.limit = None;
         tokio::time::sleep(FOLLOW_EVERY).await;
+    }
+}
+
+/// An entry for people, always one line: agent names, tool names and details come from agents
+/// and servers, so every control character in them (newline and colour included) is escaped.
+fn text_line(r: &query::Record) -> String {
+    inert(&r.line()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_cannot_add_lines_or_hide_text_in_the_activity_output() {
+        let r = query::Record {
+            id: 1,
+            at_ms: 0,
+            at: "2026-12-04 18:00:00.000".into(),
+            kind: "call".into(),
+            agent: Some("b\x1b[8mHIDDEN\n2026-12-04 18:00:00.000  call  fake".into()),
+            agent_version: Some("2".into()),
+            agent_pid: None,
+            agent_exe: None,
+            server: Some("demo".into()),
+            tool: Some("x\x1b[32mG\nfake".into()),
+            path: None,
+            duration_ms: None,
+            outcome: Some("error".into()),
+            error_kind: Some("rpc".into()),
+            detail: Some("last stderr: \x1b[31mred\r\n".into()),
+            bytes_in: None,
+            bytes_out: None,
+            arguments: None,
+            result: None,
+            count: None,
+        };
+        let line = text_line(&r);
+        assert!(!line.contains('\n') && !line.contains('\x1b'), "{line}");
+        assert!(line.contains("b\\x1b[8mHIDDEN\\x0a2026"), "{line}");
+        assert!(line.contains("demo/x\\x1b[32mG\\x0afake"), "{line}");
+        assert!(
+            line.ends_with("last stderr: \\x1b[31mred\\x0d\\x0a"),
+            "{line}"
+        );
     }
 }

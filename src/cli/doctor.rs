@@ -149,7 +149,7 @@ pub async fn run(
             say!(
                 "  state:   {}{}",
                 seen.state.label(),
-                super::out::visible(&why)
+                super::out::inert(&why)
             );
         }
         if entry.disabled {

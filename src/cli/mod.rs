@@ -265,7 +265,7 @@ pub async fn logs(
     while let Some(batch) = client.next().await? {
         if let ControlResponse::Logs(batch) = batch {
             for line in batch.lines {
-                outln!("{}", out::visible_on_terminal(&line));
+                outln!("{}", out::inert_lines(&line));
             }
         }
         if !follow {

@@ -58,6 +58,13 @@ pub fn inert(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
+/// Lines someone else wrote (a server's stderr) as inert text: each line [`inert`], so colour,
+/// conceal, clear-screen and title sequences are shown, not obeyed; only the newlines between
+/// lines are kept.
+pub fn inert_lines(text: &str) -> String {
+    text.split('\n').map(inert).collect::<Vec<_>>().join("\n")
+}
+
 fn escape(text: &str, lenient: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| c.is_control() && !(lenient && (c == '\t' || c == '\n'));
     if !text.chars().any(unsafe_char) {
@@ -90,7 +97,7 @@ fn escape(text: &str, lenient: bool) -> Cow<'_, str> {
 }
 
 /// [`visible`] when stdout is a terminal; `text` unchanged when it goes to a pipe or a file, for
-/// the commands whose output is data (`call`, `logs`).
+/// the command whose output is data (`call`).
 pub fn visible_on_terminal(text: &str) -> Cow<'_, str> {
     if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         visible(text)
@@ -121,7 +128,15 @@ pub(crate) use outln;
 mod tests {
     use std::io::ErrorKind;
 
-    use super::{inert, is_closed_pipe, visible};
+    use super::{inert, inert_lines, is_closed_pipe, visible};
+
+    #[test]
+    fn a_servers_stderr_keeps_its_lines_and_nothing_else() {
+        assert_eq!(
+            inert_lines("E\x1b[31mRED\x1b[2J\x1b]0;T\x07 \x1b[8mHID\r\nnext\tline"),
+            "E\\x1b[31mRED\\x1b[2J\\x1b]0;T\\x07 \\x1b[8mHID\\x0d\nnext\\x09line"
+        );
+    }
 
     #[test]
     fn control_characters_are_shown_not_obeyed_and_colours_kept() {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use mcp_companion::control;
 use mcp_companion::supervisor::{ServerState, ServerStatus};
 
-use super::out::{outln, visible};
+use super::out::{inert, outln, visible};
 
 /// `status`: every server's state.
 pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
@@ -52,11 +52,7 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
             s.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             s.protocol.as_deref().map_or_else(|| "-".into(), visible),
             s.restarts,
-            match &s.last_error {
-                Some(e) if s.error_is_current() => visible(e).into_owned(),
-                Some(e) => format!("(earlier) {}", visible(e)),
-                None => String::new(),
-            }
+            error_cell(s)
         );
     }
     for warning in &report.warnings {
@@ -90,6 +86,15 @@ fn state_cell(s: &ServerStatus, now_ms: u64) -> String {
     }
 }
 
+/// The LAST ERROR column: one line, the error (often the server's own stderr) shown inert.
+fn error_cell(s: &ServerStatus) -> String {
+    match &s.last_error {
+        Some(e) if s.error_is_current() => inert(e).into_owned(),
+        Some(e) => format!("(earlier) {}", inert(e)),
+        None => String::new(),
+    }
+}
+
 /// Widest server name shown in full by `status`; longer names end in `…` (`--json` has them whole).
 const NAME_COLUMN: usize = 32;
 
@@ -119,6 +124,13 @@ mod tests {
             restarts: 0,
             tools: 0,
         }
+    }
+
+    #[test]
+    fn the_last_error_column_shows_a_servers_stderr_inert_on_one_line() {
+        let mut s = server(ServerState::Failed, None);
+        s.last_error = Some("last stderr: \x1b[8mHID\nfake".into());
+        assert_eq!(error_cell(&s), "last stderr: \\x1b[8mHID\\x0afake");
     }
 
     #[test]

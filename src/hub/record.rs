@@ -113,12 +113,12 @@ impl CallRecord {
     }
 
     /// The call could not be routed (unknown tool, server down): `message` is the agent's
-    /// `isError` text.
-    pub fn unavailable(self, message: &str) {
+    /// `isError` text, `detail` the same without the server's words (its last error).
+    pub fn unavailable(self, detail: &str, message: &str) {
         self.end(|| Ended::Failed {
             outcome: "error",
             kind: "unavailable",
-            detail: message.to_owned(),
+            detail: detail.to_owned(),
             message: message.to_owned(),
         });
     }

@@ -83,9 +83,9 @@ impl Hub {
     ) -> CallToolResult {
         let (route, server, live) = match self.ready(name, downstream).await {
             Ok(ready) => ready,
-            Err(message) => {
-                record.unavailable(&message);
-                return error_result(message);
+            Err(not) => {
+                record.unavailable(&not.detail, &not.message);
+                return error_result(not.message);
             }
         };
         record.routed(&route.server);
@@ -192,7 +192,7 @@ impl Hub {
             Ok(fresh) => Ok(fresh),
             Err(why) => match self.ready(name, downstream).await {
                 Ok((_, _, fresh)) => Ok(fresh),
-                Err(message) => Err(forward.no_session(e, &why.to_string(), &message)),
+                Err(not) => Err(forward.no_session(e, &why.to_string(), &not.message)),
             },
         }
     }
@@ -203,7 +203,7 @@ impl Hub {
         &self,
         name: &str,
         downstream: Option<&Downstream>,
-    ) -> Result<(Route, ServerHandle, Arc<Live>), String> {
+    ) -> Result<(Route, ServerHandle, Arc<Live>), NotReady> {
         let mut views = self.view.clone();
         let mut deadline = None;
         loop {
@@ -213,10 +213,10 @@ impl Hub {
                 return Err(self.unknown_tool(name));
             };
             let Some(server) = view.servers.by_name.get(&route.server).cloned() else {
-                return Err(format!(
+                return Err(NotReady::plain(format!(
                     "tool \"{name}\" is unavailable: server \"{}\" was removed from the config",
                     route.server
-                ));
+                )));
             };
             let mut snapshots = server.watch();
             let snapshot = snapshots.borrow_and_update().clone();
@@ -224,18 +224,17 @@ impl Hub {
             if let Some(live) = snapshot.live.filter(|_| !replacing) {
                 if listed.is_none() && !offers(&live.listing, &route.target) {
                     // Back, and its new listing has no such capability.
-                    return Err(format!(
+                    return Err(NotReady::plain(format!(
                         "unknown tool \"{name}\" (server \"{}\" no longer offers it)",
                         route.server
-                    ));
+                    )));
                 }
                 return Ok((route, server, live));
             }
             if !replacing && !coming_back(snapshot.status.state) {
-                return Err(format!(
-                    "tool \"{name}\" is unavailable: {}",
-                    unavailable(&snapshot.status)
-                ));
+                return Err(NotReady::of(&snapshot.status, |why| {
+                    format!("tool \"{name}\" is unavailable: {why}")
+                }));
             }
             let wait = server
                 .config()
@@ -250,13 +249,11 @@ impl Hub {
             tokio::select! {
                 _ = views.changed() => {}
                 _ = snapshots.changed() => {}
-                () = cancelled => return Err(CallError::Cancelled.to_string()),
+                () = cancelled => return Err(NotReady::plain(CallError::Cancelled.to_string())),
                 () = tokio::time::sleep_until(deadline) => {
-                    return Err(format!(
-                        "{} (waited {} s for it; connectTimeout)",
-                        unavailable(&snapshot.status),
-                        wait.as_secs()
-                    ));
+                    return Err(NotReady::of(&snapshot.status, |why| {
+                        format!("{why} (waited {} s for it; connectTimeout)", wait.as_secs())
+                    }));
                 }
             }
         }
@@ -264,15 +261,15 @@ impl Hub {
 
     /// "unknown tool X", plus why when the name looks like a tool of a server that is not
     /// running and never listed (a server that fails at start).
-    fn unknown_tool(&self, name: &str) -> String {
+    fn unknown_tool(&self, name: &str) -> NotReady {
         let down = self.servers().into_iter().find_map(|s| {
             let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));
             let snapshot = s.snapshot();
             (name.starts_with(&prefix) && snapshot.live.is_none()).then_some(snapshot.status)
         });
         match down {
-            Some(status) => format!("unknown tool \"{name}\" ({})", unavailable(&status)),
-            None => format!("unknown tool \"{name}\""),
+            Some(status) => NotReady::of(&status, |why| format!("unknown tool \"{name}\" ({why})")),
+            None => NotReady::plain(format!("unknown tool \"{name}\"")),
         }
     }
 }
@@ -304,8 +301,44 @@ fn coming_back(state: ServerState) -> bool {
 }
 
 /// Why a server cannot take calls right now, e.g. "server \"x\" is restarting, next try in 3 s".
+/// Why a call cannot be routed: `message` for the agent (with the server's last error, which
+/// may be its stderr), `detail` for the activity log (the same without the server's words).
+struct NotReady {
+    message: String,
+    detail: String,
+}
+
+impl NotReady {
+    /// Words that are all the companion's own, for both.
+    fn plain(text: String) -> NotReady {
+        NotReady {
+            detail: text.clone(),
+            message: text,
+        }
+    }
+
+    /// `render(why)`, where `why` says the server's state: with its last error for the agent,
+    /// without it for the log.
+    fn of(status: &ServerStatus, render: impl Fn(&str) -> String) -> NotReady {
+        NotReady {
+            message: render(&unavailable(status)),
+            detail: render(&state_sentence(status)),
+        }
+    }
+}
+
 fn unavailable(status: &ServerStatus) -> String {
-    let mut msg = match (status.state, status.retry_at_ms) {
+    let mut msg = state_sentence(status);
+    if let Some(err) = &status.last_error {
+        msg.push_str(": ");
+        msg.push_str(err);
+    }
+    msg
+}
+
+/// The server's state in a sentence, without its last error.
+fn state_sentence(status: &ServerStatus) -> String {
+    match (status.state, status.retry_at_ms) {
         (ServerState::Backoff, Some(at)) => {
             let secs = at.saturating_sub(now_ms()).div_ceil(1000).max(1);
             format!(
@@ -318,12 +351,7 @@ fn unavailable(status: &ServerStatus) -> String {
         (ServerState::Running, _) => format!("server \"{}\" has no session right now", status.name),
         (ServerState::NeedsSignIn, _) => format!("server \"{}\" needs a sign-in", status.name),
         (state, _) => format!("server \"{}\" is {}", status.name, state.as_str()),
-    };
-    if let Some(err) = &status.last_error {
-        msg.push_str(": ");
-        msg.push_str(err);
     }
-    msg
 }
 
 #[cfg(test)]
@@ -343,6 +371,24 @@ mod tests {
             restarts: 0,
             tools: 0,
         }
+    }
+
+    #[test]
+    fn the_log_detail_of_an_unroutable_call_leaves_out_the_servers_words() {
+        let failed = status(
+            ServerState::Failed,
+            None,
+            Some("last stderr: the secret input"),
+        );
+        let not = NotReady::of(&failed, |why| format!("tool \"t\" is unavailable: {why}"));
+        assert_eq!(
+            not.detail,
+            "tool \"t\" is unavailable: server \"x\" is failed"
+        );
+        assert_eq!(
+            not.message,
+            "tool \"t\" is unavailable: server \"x\" is failed: last stderr: the secret input"
+        );
     }
 
     #[test]

@@ -372,10 +372,18 @@ pub fn scrub(text: &str) -> String {
 }
 
 /// `text` with every remembered secret masked; URLs are left as they are (for the server's own
-/// words, whose links may matter to the reader).
+/// words, whose links may matter to the reader). Text is often JSON (a payload, an error's
+/// `data`) or a Rust string dump, where a secret holding `"`, `\\`, a control character or
+/// (from encoders that keep to ASCII) a non-ASCII character appears escaped: each of those
+/// written forms is masked too.
 pub fn scrub_known(text: &str) -> String {
     let r = SECRETS.read().unwrap_or_else(|p| p.into_inner());
-    let mut hits: Vec<&String> = r.set.iter().filter(|s| text.contains(s.as_str())).collect();
+    let mut hits: Vec<String> = r
+        .set
+        .iter()
+        .flat_map(|s| written_forms(s))
+        .filter(|s| text.contains(s.as_str()))
+        .collect();
     if hits.is_empty() {
         return text.to_owned();
     }
@@ -386,6 +394,38 @@ pub fn scrub_known(text: &str) -> String {
         out = out.replace(s.as_str(), MASK);
     }
     out
+}
+
+/// `secret` as it appears in text: as is, inside a JSON string (`"` and `\\` escaped, control
+/// characters as `\\n` or `\\u001b`), and inside a JSON string that keeps to ASCII (every other
+/// character as `\\u00e9`, lower-case hex, surrogate pairs beyond the BMP).
+fn written_forms(secret: &str) -> Vec<String> {
+    let mut forms = vec![secret.to_owned()];
+    if secret
+        .chars()
+        .all(|c| c.is_ascii() && c != '"' && c != '\\' && !c.is_control())
+    {
+        return forms;
+    }
+    let quoted = serde_json::Value::from(secret).to_string();
+    let json = quoted[1..quoted.len() - 1].to_owned();
+    let mut ascii = String::with_capacity(json.len() * 2);
+    for c in json.chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                ascii.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    for form in [json, ascii] {
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
 }
 
 #[cfg(test)]

@@ -117,3 +117,26 @@ fn remembered_secrets_are_masked_anywhere() {
     assert_eq!(scrub_known(link), link);
     assert_eq!(scrub(link), "see https://docs.example/...");
 }
+
+#[test]
+fn a_secret_is_masked_where_json_or_a_dump_escapes_it() {
+    let quoted = "q\"uo\\teZ9-5521";
+    let accented = "café-secret-77aa";
+    remember_credential(quoted);
+    remember_credential(accented);
+    let payload = serde_json::json!({ "message": format!("A {quoted} B {accented}"), quoted: 1 });
+    let text = payload.to_string();
+    let got = scrub_known(&text);
+    assert_eq!(got.matches("<redacted>").count(), 3, "{got}");
+    assert!(!got.contains("uo"), "{got}");
+    assert_eq!(
+        scrub_known(&format!("{:?}", quoted)),
+        "\"<redacted>\"",
+        "a Rust string dump"
+    );
+    assert_eq!(
+        scrub_known("{\"m\":\"caf\\u00e9-secret-77aa\"}"),
+        "{\"m\":\"<redacted>\"}",
+        "a JSON encoder that keeps to ASCII"
+    );
+}

@@ -5,7 +5,8 @@
 //! into nothing ([`Archive::open`]): a safe relative name ([`super::paths::relative`]), no
 //! symbolic link or other special file, not encrypted, stored or deflated, at most
 //! [`Limits::file_bytes`] and a compression ratio of at most [`Limits::ratio`], the sum at
-//! most [`Limits::total_bytes`], at most [`Limits::entries`] entries, no name twice, and the
+//! most [`Limits::total_bytes`], at most [`Limits::entries`] entries, no name twice (exactly or
+//! once normalised), no file that is also another entry's parent directory, and the
 //! bytes it really inflates to equal to what its header declares (a lying header is refused).
 //! Only then does [`Archive::unpack`] create the directory.
 
@@ -156,6 +157,13 @@ impl Archive {
 
     fn check(&mut self, limits: &Limits) -> Result<(), BundleError> {
         let mut zip = self.zip()?;
+        // The reader keeps one entry per exact name (the last copy): an exact duplicate is
+        // visible only here, and would let a viewer that reads the first copy show other code.
+        if zip.has_duplicate_names() {
+            return Err(archive_error(
+                "it holds the same path twice (ambiguous: which copy is the bundle?)",
+            ));
+        }
         if zip.len() > limits.entries {
             return Err(BundleError::TooLarge {
                 what: "the number of entries".into(),
@@ -247,6 +255,23 @@ impl Archive {
             files.insert(clean);
         }
         drop(zip);
+        // A file that is also a parent (`a` and `a/b`) cannot be unpacked: refused here, so a
+        // dry run says what the install will do.
+        for path in &seen {
+            let mut parent = path.as_str();
+            while let Some((up, _)) = parent.rsplit_once('/') {
+                if files.contains(up) {
+                    return Err(entry_error(
+                        path,
+                        format!(
+                            "\"{}\" is a file in the archive, not a directory",
+                            super::manifest::quote(up)
+                        ),
+                    ));
+                }
+                parent = up;
+            }
+        }
         self.files = files;
         self.total_bytes = total;
         self.manifest =

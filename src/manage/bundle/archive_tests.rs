@@ -177,3 +177,40 @@ fn a_signature_block_is_cut_off_and_reported() {
     odd.extend_from_slice(SIG_FOOTER);
     assert_eq!(signature_start(&odd), None);
 }
+
+#[test]
+fn an_exact_duplicate_and_a_file_under_a_file_are_refused() {
+    let l = Limits::default();
+    // The writer refuses a name twice: write `server/index.jX`, then rename it in both its
+    // local header and the central directory (the name is outside the CRC).
+    let mut bytes = zip_of(&[
+        ("manifest.json", MANIFEST),
+        ("server/index.js", b"first"),
+        ("server/index.jX", b"second"),
+    ]);
+    let from = b"server/index.jX";
+    let mut renamed = 0;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].windows(from.len()).position(|w| w == from) {
+        bytes[i + at + from.len() - 1] = b's';
+        renamed += 1;
+        i += at + from.len();
+    }
+    assert_eq!(renamed, 2);
+    let e = refused(bytes, &l);
+    assert!(e.contains("the same path twice"), "{e}");
+    let e = refused(
+        zip_of(&[
+            ("manifest.json", MANIFEST),
+            ("a", b"file"),
+            ("a/b", b"nested"),
+        ]),
+        &l,
+    );
+    assert!(e.contains("is a file in the archive"), "{e}");
+    let e = refused(
+        zip_of(&[("manifest.json", MANIFEST), ("a/b/c", b"1"), ("a", b"file")]),
+        &l,
+    );
+    assert!(e.contains("is a file in the archive"), "{e}");
+}
