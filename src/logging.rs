@@ -9,7 +9,7 @@
 //! rmcp's own warnings and errors print Rust `Debug` dumps of whole messages and errors
 //! (`Received unexpected message message=Response(JsonRpcResponse { jsonrpc: … })`), which are
 //! unbounded outside text and no help to a person. Those lines (target `rmcp…`, level WARN or
-//! ERROR) are rewritten on the way out ([`rmcp_line`]): a known message gets our own words and
+//! ERROR) are rewritten on the way out (`rmcp_line`): a known message gets our own words and
 //! loses its dumped fields; any other loses everything from the first dump on.
 //!
 //! ```no_run

@@ -20,7 +20,7 @@
 //! kind), the agent (`clientInfo` name and version), server, tool, path, duration, outcome
 //! (`ok`, `isError`, `error` with a kind, `timeout`, `cancelled`), bytes in and out, and the
 //! arguments and result: by default their **shape** (keys and types, string lengths, array
-//! sizes; never a value, [`shape`]), with `"recordPayloads": true` in full. Every secret the
+//! sizes; never a value, `shape.rs`), with `"recordPayloads": true` in full. Every secret the
 //! companion knows ([`crate::net::scrub_known`]) is masked in both.
 //!
 //! | file | owns |

@@ -139,7 +139,7 @@ impl Store {
     /// Inserts `rows` in one transaction.
     ///
     /// # Errors
-    /// SQLite's error (the database is locked beyond [`BUSY_TIMEOUT`], the disk is full).
+    /// SQLite's error (the database is locked beyond `BUSY_TIMEOUT`, the disk is full).
     pub fn insert(&mut self, rows: &[Row]) -> rusqlite::Result<()> {
         let tx = self.conn.transaction()?;
         {

@@ -7,7 +7,7 @@
 //! | 2026-07-28 | `server/discover` (optional), then requests whose `_meta` carries `io.modelcontextprotocol/protocolVersion`, `clientInfo` and `clientCapabilities` | every result carries `resultType`; lists carry `ttlMs`/`cacheScope`; no server-initiated requests (a server's `elicitation/create`, `sampling/createMessage` or `roots/list` during its call gets the answer it gets when no agent can answer: turning it into an `InputRequiredResult` is not done); `notifications/tools/list_changed` only on a `subscriptions/listen` stream that asked for it |
 //!
 //! rmcp's server session does the envelope work (it answers `server/discover`, checks every
-//! request's `_meta` against [`SUPPORTED`], adds `resultType` and the cache hints); this module
+//! request's `_meta` against [`supported`], adds `resultType` and the cache hints); this module
 //! says which versions we serve and runs the `subscriptions/listen` streams.
 
 use rmcp::model::{

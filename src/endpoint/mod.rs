@@ -9,7 +9,7 @@
 //! | `ping` | empty result |
 //! | `prompts/list`, `resources/list`, `resources/templates/list` | the catalog's native tables ([`crate::catalog::native`]), paged like tools |
 //! | `prompts/get`, `resources/read`, `completion/complete` | routed by the native table to the owning server ([`Hub::get_prompt`], [`Hub::read_resource`], [`Hub::complete`]) |
-//! | `resources/subscribe`, `resources/unsubscribe` | per session, sent upstream once per resource ([`native`]) |
+//! | `resources/subscribe`, `resources/unsubscribe` | per session, sent upstream once per resource (`native.rs`) |
 //! | `logging/setLevel` | this session's level for the servers' log messages; the most verbose level goes upstream |
 //! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`fast`]) |
@@ -22,7 +22,7 @@
 //! `notifications/progress`, re-addressed to the agent's token. When the merged catalog changes,
 //! every session gets `notifications/tools/list_changed`, and `prompts/list_changed` /
 //! `resources/list_changed` when those lists changed. `initialize` waits for the servers to
-//! settle (at most `firstListTimeout`), so the declared capabilities cover them ([`native`]).
+//! settle (at most `firstListTimeout`), so the declared capabilities cover them (`native.rs`).
 //!
 //! Each connection runs under the bounds of [`limits`] ([`Bounded`](bounded::Bounded)): a session that
 //! has not finished its handshake within [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT) is closed, and when its agent
@@ -89,7 +89,7 @@ pub struct Endpoint {
     /// Marked done when `initialize` arrives: from then on the connection is never closed to
     /// make room for another ([`crate::ipc::accept`]).
     handshake: Handshake,
-    /// The session's resource subscriptions and log level ([`native`]).
+    /// The session's resource subscriptions and log level (`native.rs`).
     interest: Arc<native::AgentInterest>,
 }
 
@@ -197,7 +197,7 @@ impl ServerHandler for Endpoint {
 
     /// `initialize`: answered once the servers have settled (at most `firstListTimeout`, and
     /// at most half of [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT)), so the capabilities
-    /// declared cover them ([`native`]).
+    /// declared cover them (`native.rs`).
     async fn initialize(
         &self,
         request: rmcp::model::InitializeRequestParams,

@@ -22,7 +22,7 @@ use crate::ipc::socket::LocalListener;
 use crate::upstream::MAX_MESSAGE_BYTES;
 
 /// Accepts agents on `listener` until `shutdown` fires; each connection becomes its own session
-/// task on `sessions` ([`serve_accepted`]: on the connection, or on the stdio a bridge handed
+/// task on `sessions` (`accepted.rs`: on the connection, or on the stdio a bridge handed
 /// over), at most `max_connections` at once (see [`accept_loop`] for what happens at the cap).
 /// Sessions end when their agent hangs up or at shutdown.
 ///
