@@ -60,6 +60,14 @@ const RECV_FLAGS: RecvFlags = RecvFlags::CMSG_CLOEXEC;
 #[cfg(target_vendor = "apple")]
 const RECV_FLAGS: RecvFlags = RecvFlags::empty();
 
+/// How the offer is sent: without SIGPIPE where the OS has a flag for it. macOS has no
+/// `MSG_NOSIGNAL`; there the process's ignored SIGPIPE (Rust's default) turns a gone companion
+/// into an `EPIPE` error instead.
+#[cfg(not(target_vendor = "apple"))]
+const SEND_FLAGS: SendFlags = SendFlags::NOSIGNAL;
+#[cfg(target_vendor = "apple")]
+const SEND_FLAGS: SendFlags = SendFlags::empty();
+
 /// Whether this process's stdin and stdout are both pipes or sockets, the descriptors another
 /// process can serve with readiness polling (a terminal or a regular file cannot be).
 pub fn can_hand_over() -> bool {
@@ -95,7 +103,7 @@ pub async fn offer(stream: &UnixStream) -> io::Result<()> {
                     stream,
                     &[IoSlice::new(&OFFER[sent..])],
                     &mut control,
-                    SendFlags::NOSIGNAL,
+                    SEND_FLAGS,
                 )
                 .map_err(io::Error::from)
             })
