@@ -3,7 +3,8 @@
 # URL and sets MCP_CONFORMANCE_SCENARIO / MCP_CONFORMANCE_CONTEXT). It drives the companion
 # through its real code path: a config file naming the URL as a streamableHttp server, `serve`,
 # `login` when the server enters `needs sign-in` (the browser step is browser.sh), then
-# `tools` and `call` for every listed tool, all over the companion's sockets.
+# `tools` and `call` for every listed tool, all over the companion's sockets. A call refused for
+# want of scope is followed by `login` (the person's action that grants it) and called again.
 # Needs MCP_COMPANION_BIN (the binary under test).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -66,7 +67,21 @@ status=0
 while IFS=$'\t' read -r name args; do
   [ -n "$name" ] || continue
   echo "call $name $args"
-  "$BIN" call --json "$name" "$args" || status=1
+  rc=0
+  "$BIN" call --json "$name" "$args" >"$WORK/call.out" 2>&1 || rc=$?
+  cat "$WORK/call.out"
+  if [ "$rc" != 0 ]; then
+    # A server asking for more scope: the companion never opens a browser on an agent's call;
+    # the person grants it with `login` (as the error says), then the agent calls again.
+    if grep -q "mcp-companion login" "$WORK/call.out"; then
+      "$BIN" login conf || fail "login for more scope failed"
+      sleep 0.2
+      [ "$(settle)" = running ] || fail "server not running after the login for more scope"
+      "$BIN" call --json "$name" "$args" || status=1
+    else
+      status=1
+    fi
+  fi
 done < <(python3 - "$WORK/tools.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
