@@ -35,7 +35,7 @@ async fn malformed_lines_get_json_rpc_errors_and_the_connection_stays_usable() {
     error_for(&mut agent, "GET / HTTP/1.1", Value::Null, -32700).await;
     agent.handshake().await;
 
-    let cases: [(&str, Value, i64, &str); 6] = [
+    let cases: [(&str, Value, i64, &str); 7] = [
         (
             "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ",
             Value::Null,
@@ -66,6 +66,12 @@ async fn malformed_lines_get_json_rpc_errors_and_the_connection_stays_usable() {
             json!(5),
             -32602,
             "invalid params for tools/list",
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": "r", "method": "resources/read", "params": {}}"#,
+            json!("r"),
+            -32602,
+            "invalid params for resources/read",
         ),
     ];
     for (line, id, code, words) in cases {

@@ -8,8 +8,10 @@
 )]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, InitializeRequestParams,
-    JsonRpcMessage, JsonRpcRequest, PaginatedRequestParams,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, CompleteRequestParams, ErrorData,
+    GetPromptRequestParams, InitializeRequestParams, JsonRpcMessage, JsonRpcRequest,
+    PaginatedRequestParams, ReadResourceRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -93,7 +95,11 @@ pub fn judge(line: &[u8]) -> Verdict {
             params_problem(&custom.method, custom.params.as_ref())
                 .map(|p| (custom.method.clone(), p))
         }
-        ClientRequest::ListToolsRequest(_) | ClientRequest::PingRequest(_) => {
+        ClientRequest::ListToolsRequest(_)
+        | ClientRequest::ListPromptsRequest(_)
+        | ClientRequest::ListResourcesRequest(_)
+        | ClientRequest::ListResourceTemplatesRequest(_)
+        | ClientRequest::PingRequest(_) => {
             let method = request.method().to_owned();
             let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
             params_problem(&method, value.get("params")).map(|p| (method, p))
@@ -182,7 +188,14 @@ pub fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
     }
     match method {
         "tools/call" => check::<CallToolRequestParams>(params, true),
-        "tools/list" => check::<PaginatedRequestParams>(params, false),
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+            check::<PaginatedRequestParams>(params, false)
+        }
+        "prompts/get" => check::<GetPromptRequestParams>(params, true),
+        "resources/read" => check::<ReadResourceRequestParams>(params, true),
+        "resources/subscribe" => check::<SubscribeRequestParams>(params, true),
+        "resources/unsubscribe" => check::<UnsubscribeRequestParams>(params, true),
+        "completion/complete" => check::<CompleteRequestParams>(params, true),
         "initialize" => check::<InitializeRequestParams>(params, true),
         "logging/setLevel" =>
         {

@@ -159,11 +159,51 @@ async fn end_of_input_ends_the_stream() {
 
 #[test]
 fn params_of_methods_we_do_not_serve_are_not_judged() {
-    for (method, params) in [("resources/read", json!(5)), ("x/y", json!("z"))] {
-        assert_eq!(params_problem(method, Some(&params)), None, "{method}");
-    }
+    assert_eq!(params_problem("x/y", Some(&json!("z"))), None);
     assert_eq!(params_problem("tools/list", None), None);
+    assert_eq!(params_problem("prompts/list", None), None);
     assert_eq!(params_problem("ping", Some(&json!({}))), None);
+}
+
+/// The native methods (prompts, resources, completion) are answered -32602 with serde's
+/// reason when their params are unusable, as tools/call is; rmcp alone would file them as
+/// custom requests and answer -32601 ("not supported"), which misleads.
+#[test]
+fn unusable_params_of_native_methods_get_invalid_params() {
+    for (line, words) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#,
+            "uri",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read"}"#,
+            "missing",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":5}}"#,
+            "string",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":5}}"#,
+            "string",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{}}"#,
+            "ref",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"resources/templates/list","params":{"cursor":5}}"#,
+            "string",
+        ),
+    ] {
+        match judge(line.as_bytes()) {
+            Verdict::Answer { error, .. } => {
+                assert_eq!(error.code.0, -32602, "{line}");
+                assert!(error.message.contains(words), "{line}: {}", error.message);
+            }
+            _ => panic!("{line} was not answered"),
+        }
+    }
 }
 
 /// Found by the property test below: rmcp reads an id of `0.0` as the integer 0, so the -32602
