@@ -298,8 +298,14 @@ impl Archive {
             path: p.display().to_string(),
             reason: e.to_string(),
         };
+        // The bundles' home (and the data dir above it, when new) is the person's alone, like
+        // the config and state dirs; what is unpacked inside keeps the archive's modes.
+        let mut private = std::fs::DirBuilder::new();
+        private.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut private, 0o700);
         if let Some(parent) = dir.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+            private.create(parent).map_err(|e| io(parent, e))?;
         }
         std::fs::create_dir(dir).map_err(|e| io(dir, e))?;
         let mut zip = self.zip()?;

@@ -214,3 +214,20 @@ fn an_exact_duplicate_and_a_file_under_a_file_are_refused() {
     );
     assert!(e.contains("is a file in the archive"), "{e}");
 }
+
+/// The directories `unpack` creates above the bundle (the bundles' home, the data dir when new)
+/// are the person's alone.
+#[cfg(unix)]
+#[test]
+fn the_parents_unpack_creates_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let a =
+        Archive::from_bytes(zip_of(&[("manifest.json", MANIFEST)]), &Limits::default()).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("data").join("bundles");
+    a.unpack(&home.join("b")).unwrap();
+    for dir in [root.path().join("data"), home] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+}
