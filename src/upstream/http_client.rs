@@ -36,8 +36,7 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage, ServerJsonRpcMessage,
 };
 use rmcp::transport::common::http_header::{
-    EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_MCP_PROTOCOL_VERSION, HEADER_SESSION_ID,
-    JSON_MIME_TYPE,
+    EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, InsufficientScopeError, StreamableHttpClient, StreamableHttpError,
@@ -96,13 +95,10 @@ fn with_headers(
         builder = builder.bearer_auth(token);
     }
     for (name, value) in custom {
-        let reserved = RESERVED
+        if RESERVED
             .iter()
             .any(|r| name.as_str().eq_ignore_ascii_case(r))
-            && !name
-                .as_str()
-                .eq_ignore_ascii_case(HEADER_MCP_PROTOCOL_VERSION);
-        if reserved {
+        {
             return Err(StreamableHttpError::ReservedHeaderConflict(
                 name.to_string(),
             ));
