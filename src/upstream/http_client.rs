@@ -16,7 +16,7 @@
 //! | another refusal whose JSON body is a JSON-RPC error (not 401, 403, 429) | that error |
 //! | `server/discover` refused with a 4xx before any session | a JSON-RPC error answering it |
 //! | any other refusal | [`HttpFailure`] |
-//! | a success with an event stream | its events, each at most `max_sse_event_size` bytes |
+//! | a success with an event stream | its events, each at most `max_sse_event_size` bytes ([`super::http_events`]) |
 //! | a success with JSON | the message (at most `max_json_response_size` bytes) |
 //! | another success | `Accepted` for a notification or response, else `UnexpectedContentType` |
 //!
@@ -43,6 +43,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
+use super::http_events::events;
 use super::http_failure::{self, BodyEnd, HttpFailure, QUOTE_MAX};
 use super::http_layer::{HttpError, PostAnswer, SseStream};
 
@@ -237,72 +238,6 @@ fn discover_refused(
     ))
 }
 
-/// Why an event stream stopped early.
-#[derive(Debug, thiserror::Error)]
-enum EventStreamError {
-    /// One event was longer than the limit.
-    #[error("an event of the stream exceeded {max} bytes")]
-    TooLarge { max: usize },
-    /// The connection failed.
-    #[error(transparent)]
-    Body(reqwest::Error),
-}
-
-/// Counts the bytes of the event being received (from the last blank line): an event is at
-/// most `max` bytes, so a server cannot make us buffer without end.
-struct EventSize {
-    max: usize,
-    size: usize,
-    at_line_start: bool,
-    after_cr: bool,
-}
-
-impl EventSize {
-    fn observe(&mut self, chunk: &[u8]) -> Result<(), EventStreamError> {
-        for &byte in chunk {
-            let after_cr = std::mem::replace(&mut self.after_cr, byte == b'\r');
-            match byte {
-                // The second half of a CRLF line end.
-                b'\n' if after_cr => continue,
-                b'\r' | b'\n' => {
-                    if self.at_line_start {
-                        // A blank line ends the event.
-                        self.size = 0;
-                        continue;
-                    }
-                    self.at_line_start = true;
-                }
-                _ => self.at_line_start = false,
-            }
-            self.size += 1;
-            if self.size > self.max {
-                return Err(EventStreamError::TooLarge { max: self.max });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The events of `resp`'s body, each at most `max` bytes; the stream ends after an error.
-fn events(resp: reqwest::Response, max: usize) -> SseStream {
-    let mut size = EventSize {
-        max,
-        size: 0,
-        at_line_start: true,
-        after_cr: false,
-    };
-    let bytes = resp.bytes_stream().scan(false, move |failed, item| {
-        let next = match (*failed, item) {
-            (true, _) => None,
-            (false, Ok(chunk)) => Some(size.observe(&chunk).map(|()| chunk)),
-            (false, Err(e)) => Some(Err(EventStreamError::Body(e))),
-        };
-        *failed = matches!(next, Some(Err(_)));
-        std::future::ready(next)
-    });
-    sse_stream::SseStream::from_bytes_stream(bytes).boxed()
-}
-
 impl StreamableHttpClient for GuardedHttp {
     type Error = reqwest::Error;
 
@@ -473,30 +408,5 @@ impl StreamableHttpClient for GuardedHttp {
                 Err(StreamableHttpError::UnexpectedContentType(content_type))
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_event_is_counted_from_the_last_blank_line() {
-        let mut size = EventSize {
-            max: 10,
-            size: 0,
-            at_line_start: true,
-            after_cr: false,
-        };
-        // Many short events in one chunk, with every line end the SSE format allows.
-        let many = b"data: 12\n\ndata: 34\r\n\r\ndata: 56\r\rdata: 7\n\n".repeat(20);
-        assert!(size.observe(&many).is_ok());
-        // One event split over chunks is counted across them.
-        assert!(size.observe(b"data: ").is_ok());
-        assert!(size.observe(b"0123").is_ok());
-        assert!(matches!(
-            size.observe(b"4"),
-            Err(EventStreamError::TooLarge { max: 10 })
-        ));
     }
 }
