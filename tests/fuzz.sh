@@ -11,6 +11,9 @@
 #
 # Otherwise (no nightly toolchain, or FUZZ_ENGINE=proptest): the proptest suites over the
 # same entry points run with PROPTEST_CASES (default 1000) cases each, plus the corpus replay.
+# The suite over a stdio server's lines (`upstream::lane::transport::props`, corpus
+# fuzz/corpus/server_line) has no cargo-fuzz target (its entry point is private): it runs as
+# proptest with either engine.
 #
 # Cost, measured 2026-12-01 on 2 cores at load 13 (three other builds running): the cold nightly
 # build of both targets took 1253 CPU seconds (user+sys; 58 min wall at that load, about 11 min
@@ -71,9 +74,11 @@ if [ "$engine" = cargo-fuzz ]; then
       "$target" "${corpora[@]}" -- \
       -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
   done
+  # The server-line suite has no cargo-fuzz target (its entry point is private): proptest.
+  PROPTEST_CASES=${PROPTEST_CASES:-1000} cargo test --locked --lib -- upstream::lane::transport::props
   echo "fuzz: done in $(($(date +%s) - start)) s"
 else
   echo "fuzz: running the proptest suites (cargo-fuzz $CARGO_FUZZ_VERSION with nightly: cargo install --locked cargo-fuzz@$CARGO_FUZZ_VERSION)"
   PROPTEST_CASES=${PROPTEST_CASES:-1000} cargo test --locked --lib -- \
-    endpoint::line::tests::props config::props
+    endpoint::line::tests::props config::props upstream::lane::transport::props
 fi

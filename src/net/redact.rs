@@ -11,6 +11,7 @@
 //! | [`remember_oauth_form`] / [`remember_oauth_json`] | the credentials in an OAuth request's form body / an answer's JSON body |
 //! | [`scrub`] | free text: [`redact_urls`] plus every remembered secret replaced by `<redacted>` |
 //! | [`scrub_known`] | free text from a server (a JSON-RPC error message): remembered secrets only, its URLs kept |
+//! | [`scrub_cut`] | [`scrub`] for the first bytes of a longer text (a quoted HTTP body): a secret cut at the end is masked too |
 //!
 //! Every string that leaves through a log line ([`crate::logging`]), a status field
 //! (`lastError`) or an error an agent receives goes through [`scrub`] (or [`scrub_known`] for
@@ -392,6 +393,35 @@ pub fn scrub_known(text: &str) -> String {
     let mut out = text.to_owned();
     for s in hits {
         out = out.replace(s.as_str(), MASK);
+    }
+    out
+}
+
+/// The shortest start of a secret that [`scrub_cut`] masks at the end of cut text: shorter
+/// ends would mask ordinary words.
+const CUT_MIN_LEN: usize = 4;
+
+/// [`scrub`] for text cut off at its end (the first bytes of a longer body): a remembered
+/// secret of which only a start is left at the end (at least 4 bytes of it) is masked too, so
+/// a cut never shows most of a secret.
+pub fn scrub_cut(text: &str) -> String {
+    let mut out = scrub(text);
+    let r = SECRETS.read().unwrap_or_else(|p| p.into_inner());
+    let bytes = out.as_bytes();
+    // Where the earliest trailing secret start begins: everything from there is masked.
+    let mut from = out.len();
+    for secret in r.set.iter().flat_map(|s| written_forms(s)) {
+        let s = secret.as_bytes();
+        let window = out.len().saturating_sub(s.len() - 1);
+        for at in window..out.len().saturating_sub(CUT_MIN_LEN - 1) {
+            if at < from && bytes[at] == s[0] && s.starts_with(&bytes[at..]) {
+                from = at;
+                break;
+            }
+        }
+    }
+    if from < out.len() && out.is_char_boundary(from) {
+        out.replace_range(from.., MASK);
     }
     out
 }

@@ -140,3 +140,36 @@ fn a_secret_is_masked_where_json_or_a_dump_escapes_it() {
         "a JSON encoder that keeps to ASCII"
     );
 }
+
+#[test]
+fn a_secret_cut_at_the_end_of_a_quote_is_masked() {
+    let secret = "cutsecret-0123456789-abcdef";
+    remember_credential(secret);
+    let cases = [
+        // Whole: masked as everywhere.
+        (format!("said {secret} ok"), "said <redacted> ok".to_owned()),
+        // Cut after 15 of its bytes: the start is masked.
+        (
+            format!("said {}", &secret[..15]),
+            "said <redacted>".to_owned(),
+        ),
+        // Cut after 4 bytes: still masked.
+        (
+            format!("said {}", &secret[..4]),
+            "said <redacted>".to_owned(),
+        ),
+        // Three bytes are an ordinary word's worth: kept.
+        (
+            format!("said {}", &secret[..3]),
+            format!("said {}", &secret[..3]),
+        ),
+        // A start that is not at the end is not a cut secret.
+        (
+            format!("{} said", &secret[..12]),
+            format!("{} said", &secret[..12]),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(scrub_cut(&text), want, "{text}");
+    }
+}

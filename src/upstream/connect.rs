@@ -41,7 +41,11 @@ pub enum Opened {
     /// rmcp ([`super::lane`]).
     StdioLane(ProgressTap<LaneTransport<ChildStdout>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
-    StreamableHttp(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<reqwest::Client>>>),
+    StreamableHttp(
+        ProgressTap<
+            StreamableHttpClientTransport<http::SessionGuard<super::http_client::GuardedHttp>>,
+        >,
+    ),
     /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, refusals that need the person), see
     /// [`crate::auth`].
     SignedIn(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<SignedInClient>>>),
@@ -408,7 +412,7 @@ async fn connect_remote(
                         gone.clone(),
                     ))),
                     None => Opened::StreamableHttp(progress.tap(http::transport(
-                        client,
+                        super::http_client::GuardedHttp(client),
                         &net::connect_url(&url, &http.headers, false),
                         gone.clone(),
                     ))),

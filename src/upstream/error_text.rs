@@ -13,6 +13,8 @@ use rmcp::service::{ClientInitializeError, ServiceError};
 use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use super::http_failure::{HttpFailure, status_line};
+
 /// The text of `e` for a status field or an agent: see the module docs.
 pub fn describe(e: &(dyn Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -84,6 +86,14 @@ fn collect(e: &(dyn Error + 'static), parts: &mut Vec<String>) {
                 push(parts, challenge(403, &i.www_authenticate_header));
             }
             StreamableHttpError::HttpStatus(s) => push(parts, status_line(s.status)),
+            StreamableHttpError::Io(_) if HttpFailure::of(h).is_some() => {
+                push(
+                    parts,
+                    HttpFailure::of(h)
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                );
+            }
             StreamableHttpError::Client(r) => collect(r, parts),
             StreamableHttpError::UnexpectedServerResponse(text) => {
                 push(parts, unparsable_answer(text));
@@ -97,12 +107,9 @@ fn collect(e: &(dyn Error + 'static), parts: &mut Vec<String>) {
     }
 }
 
-/// Bytes of an error body quoted in [`http_failure`].
-const BODY_QUOTE_BYTES: usize = 512;
-
-/// What a non-success HTTP response says, for our own HTTP requests (the legacy SSE
-/// transport): `HTTP 401 Unauthorized: invalid_token: …` from a 401/403 challenge, else the
-/// status line and the start of the body, scrubbed.
+/// What a non-success HTTP response says, for our own HTTP requests outside rmcp (the legacy
+/// SSE transport): `HTTP 401 Unauthorized: invalid_token: …` from a 401/403 challenge, else
+/// the [`HttpFailure`] (status line, the start of the body quoted, `Retry-After`), masked.
 pub async fn http_failure(resp: reqwest::Response) -> String {
     let status = resp.status().as_u16();
     let challenge_header = resp
@@ -113,23 +120,7 @@ pub async fn http_failure(resp: reqwest::Response) -> String {
     if let (401 | 403, Some(header)) = (status, &challenge_header) {
         return crate::net::scrub(&challenge(status, header));
     }
-    let mut body = Vec::new();
-    let mut stream = resp.bytes_stream();
-    while body.len() < BODY_QUOTE_BYTES {
-        match futures::StreamExt::next(&mut stream).await {
-            Some(Ok(chunk)) => body.extend_from_slice(&chunk),
-            _ => break,
-        }
-    }
-    body.truncate(BODY_QUOTE_BYTES);
-    let text = String::from_utf8_lossy(&body);
-    let text = text.trim();
-    let line = status_line(status);
-    crate::net::scrub(&if text.is_empty() {
-        line
-    } else {
-        format!("{line}: {text}")
-    })
+    crate::net::scrub(&HttpFailure::read(resp).await.to_string())
 }
 
 /// `invalid params (JSON-RPC error -32602)`.
@@ -139,15 +130,6 @@ fn rpc_error(d: &ErrorData) -> String {
         crate::net::scrub_known(&d.message),
         d.code.0
     )
-}
-
-/// `HTTP 401 Unauthorized`.
-fn status_line(status: u16) -> String {
-    let reason = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("");
-    format!("HTTP {status} {reason}").trim_end().to_owned()
 }
 
 /// `HTTP 401 Unauthorized: invalid_token: The access token expired`, from the challenge's
@@ -176,6 +158,15 @@ fn challenge(status: u16, header: &str) -> String {
         out.push_str(&format!(" (scope: {scope})"));
     }
     out
+}
+
+/// The value of auth-param `key` (any case) of challenge `header`: `scope` of
+/// `Bearer error="insufficient_scope", scope="files:write"` is `files:write`.
+pub fn auth_param(header: &str, key: &str) -> Option<String> {
+    auth_params(header)
+        .into_iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v)
 }
 
 /// The `key=value` auth-params of a challenge (`Bearer realm="x", error="invalid_token"`),
@@ -225,12 +216,15 @@ fn auth_params(header: &str) -> Vec<(String, String)> {
     out
 }
 
+/// How an answer that is not JSON-RPC is reported (rmcp's words, kept by
+/// [`super::http_client`]): this, the parser's complaint, `: ` and the body's first bytes.
+pub const UNPARSABLE_PREFIX: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
+
 /// rmcp's "could not parse JSON response as ServerJsonRpcMessage: <serde error>: <body>": when
 /// the body is a result whose `content` is at fault, which block and which field; else the
 /// text as it is.
 fn unparsable_answer(text: &str) -> String {
-    const PREFIX: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
-    let Some(rest) = text.strip_prefix(PREFIX) else {
+    let Some(rest) = text.strip_prefix(UNPARSABLE_PREFIX) else {
         return text.to_owned();
     };
     let problem = rest

@@ -1,5 +1,5 @@
-//! Streamable HTTP upstream (MCP 2025-03-26 and later, "Streamable HTTP") on rmcp's client and
-//! our guarded `reqwest::Client`.
+//! Streamable HTTP upstream (MCP 2025-03-26 and later, "Streamable HTTP") on rmcp's transport
+//! and our client on the guarded `reqwest::Client` ([`super::http_client::GuardedHttp`]).
 //!
 //! rmcp keeps `Mcp-Session-Id`, accepts JSON and event-stream answers, opens the GET stream for
 //! server-initiated notifications, and sends `DELETE` with the session id when the transport
@@ -30,12 +30,13 @@ use rmcp::transport::streamable_http_client::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::http_failure::HttpFailure;
 use super::http_layer::{HttpError, HttpLayer, Layered, PostAnswer, SseStream};
 
 /// The HTTP client `C` with [`SessionCheck`] around it.
 pub type SessionGuard<C> = Layered<C, SessionCheck>;
 
-/// The transport for `url` on `client` (the guarded `reqwest::Client`, or
+/// The transport for `url` on `client` ([`super::http_client::GuardedHttp`], or
 /// [`super::signed_in::SignedInClient`] on top of it for a signed-in server), reporting
 /// a forgotten session to `gone`.
 pub fn transport<C>(
@@ -214,11 +215,12 @@ impl SessionCheck {
             {
                 format!("{} (JSON-RPC error {})", e.error.message, e.error.code.0)
             }
-            // The same 400 with a body rmcp could not parse as JSON-RPC.
-            Err(StreamableHttpError::UnexpectedServerResponse(text))
-                if text.starts_with("HTTP 400") && names_the_session(text) =>
+            // The same 400 with a body that is not JSON-RPC.
+            Err(e)
+                if HttpFailure::of(e)
+                    .is_some_and(|f| f.status == 400 && names_the_session(&f.body)) =>
             {
-                text.to_string()
+                super::error_text::describe(e)
             }
             _ => return answer,
         };
@@ -236,15 +238,19 @@ impl SessionCheck {
         attached: bool,
         answer: Result<SseStream, HttpError>,
     ) -> Result<SseStream, HttpError> {
-        if let (true, Err(StreamableHttpError::Client(e))) = (attached, &answer) {
-            if let Some(status) = e.status().filter(|s| matches!(s.as_u16(), 400 | 404)) {
-                self.gone.fire(format!("HTTP {status} on the event stream"));
-            } else if e.is_connect() {
-                self.gone.fire(format!(
-                    "the event stream could not be opened again: {}",
-                    super::error_text::describe(e)
-                ));
-            }
+        let (true, Err(error)) = (attached, &answer) else {
+            return answer;
+        };
+        if let Some(refused) = HttpFailure::of(error).filter(|f| matches!(f.status, 400 | 404)) {
+            self.gone
+                .fire(format!("the event stream was refused: {refused}"));
+        } else if let StreamableHttpError::Client(e) = error
+            && e.is_connect()
+        {
+            self.gone.fire(format!(
+                "the event stream could not be opened again: {}",
+                super::error_text::describe(e)
+            ));
         }
         answer
     }

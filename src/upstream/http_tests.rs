@@ -46,14 +46,37 @@ async fn a_404_is_a_gone_session_and_an_unparsable_400_too() {
     );
 
     let g = guard();
-    let text = "HTTP 400 Bad Request: session abc is unknown";
-    let answer = g.check_post(
-        None,
-        true,
-        Err(StreamableHttpError::UnexpectedServerResponse(text.into())),
-    );
+    let answer = g.check_post(None, true, Err(refusal(400, "session abc is unknown")));
     assert!(matches!(answer, Err(StreamableHttpError::SessionExpired)));
-    assert_eq!(g.gone.wait().await, Gone::Session(text.into()));
+    assert_eq!(
+        g.gone.wait().await,
+        Gone::Session(r#"HTTP 400 Bad Request: "session abc is unknown""#.into())
+    );
+}
+
+/// A refusal with `status` and `body`, as [`super::super::http_client`] reports it.
+fn refusal(status: u16, body: &str) -> HttpError {
+    let body = crate::upstream::http_failure::Body {
+        bytes: body.as_bytes().to_vec(),
+        end: crate::upstream::http_failure::BodyEnd::Whole,
+    };
+    HttpFailure::new(status, None, &body).into_error()
+}
+
+#[tokio::test]
+async fn an_event_stream_refused_400_or_404_is_a_gone_session_quoting_the_server() {
+    let g = guard();
+    let answer = g.check_get(true, Err(refusal(404, "no such session")));
+    assert!(answer.is_err());
+    assert_eq!(
+        g.gone.wait().await,
+        Gone::Session(
+            r#"the event stream was refused: HTTP 404 Not Found: "no such session""#.into()
+        )
+    );
+    let g = guard();
+    let _ = g.check_get(true, Err(refusal(503, "busy")));
+    assert!(!g.gone.fired.is_cancelled());
 }
 
 #[test]
@@ -68,17 +91,8 @@ fn other_errors_and_requests_without_a_session_pass_through() {
     assert!(matches!(answer, Ok(StreamableHttpPostResponse::Json(..))));
     let answer = g.check_post(None, true, id_less_error("Parse error"));
     assert!(matches!(answer, Ok(StreamableHttpPostResponse::Json(..))));
-    let answer = g.check_post(
-        None,
-        true,
-        Err(StreamableHttpError::UnexpectedServerResponse(
-            "HTTP 500 Internal Server Error: boom".into(),
-        )),
-    );
-    assert!(matches!(
-        answer,
-        Err(StreamableHttpError::UnexpectedServerResponse(_))
-    ));
+    let answer = g.check_post(None, true, Err(refusal(500, "session store is down")));
+    assert!(answer.as_ref().is_err_and(|e| HttpFailure::of(e).is_some()));
     assert!(!g.gone.fired.is_cancelled());
 }
 

@@ -32,6 +32,7 @@ use tokio::sync::mpsc;
 
 use super::handler::UpstreamEvent;
 use super::http::{Gone, SessionGone};
+use super::http_client::GuardedHttp;
 use super::http_layer::{HttpLayer, Layered, PostAnswer};
 use crate::auth::challenge::SignInNeeded;
 use crate::auth::flow::{self, SignInError, StoredSignIn, Target};
@@ -42,8 +43,8 @@ use crate::auth::vault;
 /// implementation-defined server error range of JSON-RPC 2.0).
 pub const REFUSED_ACCESS_CODE: i32 = -32001;
 
-/// rmcp's [`AuthClient`] on our guarded `reqwest::Client`, with [`SignInWatch`].
-pub type SignedInClient = Layered<AuthClient<reqwest::Client>, SignInWatch>;
+/// rmcp's [`AuthClient`] on our guarded client ([`GuardedHttp`]), with [`SignInWatch`].
+pub type SignedInClient = Layered<AuthClient<GuardedHttp>, SignInWatch>;
 
 /// Where [`SignInWatch`] reports: the session's end, and the supervisor's events.
 #[derive(Clone, Debug)]
@@ -62,7 +63,7 @@ pub fn signed_in_client(
     server: &str,
     reports: Reports,
 ) -> SignedInClient {
-    let inner = AuthClient::new(http, stored.manager);
+    let inner = AuthClient::new(GuardedHttp(http), stored.manager);
     let layer = SignInWatch {
         server: Arc::from(server),
         oauth: stored.http,

@@ -47,6 +47,7 @@ mod registry_text;
 mod remote;
 mod remote_errors;
 mod remote_fixture;
+mod remote_refusals;
 mod remote_restart;
 mod retry;
 mod robustness;

@@ -133,8 +133,17 @@ fn without_unreadable_items(line: &[u8]) -> Option<ServerJsonRpcMessage> {
         };
         let mut kept: Vec<serde_json::Value> = Vec::with_capacity(items.len());
         for item in items {
-            match serde_json::from_str::<serde_json::Value>(item.get()) {
-                Ok(value) => kept.push(value),
+            // An item must be readable where it sits, three levels down (the message, its
+            // `result`, the list): alone, one nested up to 3 levels less than the parser's
+            // limit would still be read, and the rebuilt listing would fail again.
+            let in_place = format!("[[[{}]]]", item.get());
+            match serde_json::from_str::<serde_json::Value>(&in_place) {
+                Ok(mut value) => kept.push(
+                    value
+                        .pointer_mut("/0/0/0")
+                        .map(serde_json::Value::take)
+                        .unwrap_or_default(),
+                ),
                 Err(e) => {
                     skipped += 1;
                     #[derive(serde::Deserialize)]
@@ -291,3 +300,7 @@ impl<R> Drop for LaneTransport<R> {
         self.lane.end(LaneEnd::Closed);
     }
 }
+
+#[cfg(test)]
+#[path = "server_line_props.rs"]
+mod props;
