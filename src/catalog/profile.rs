@@ -7,7 +7,9 @@
 //! are matched against a capability's raw name and its default wrapped name
 //! ([`super::naming::base_name`], `mcp_<server>_<tool>`), never against the profile's own
 //! naming, so changing `naming` never changes what is served; resources also match by URI and
-//! templates by URI template. Per server, `enabledTools` applies first: a profile can narrow a
+//! templates by URI template; a profile that has `resources` reads only the URIs it lists and
+//! its templates' expansions (without it, an unlisted URI goes to the only server with
+//! resources, as in the default view). Per server, `enabledTools` applies first: a profile can narrow a
 //! server, never widen it.
 //!
 //! Naming ([`ProfileNaming`]) only shortens tool names: `server` drops the `mcp_` prefix,
@@ -42,6 +44,9 @@ impl Catalog {
             })
             .collect();
         let mut catalog = Catalog::build_with(&narrowed, wrap_resources);
+        if profile.resources.is_some() {
+            catalog.native.listed_resources_only();
+        }
         if profile.naming != ProfileNaming::Wrapped {
             catalog.rename(profile.naming);
         }
