@@ -23,6 +23,7 @@ pub mod naming;
 pub mod native;
 mod pages;
 mod profile;
+pub use self::profile::unmatched_globs;
 pub mod schema;
 mod settle;
 pub mod uri_template;

@@ -65,6 +65,70 @@ impl Catalog {
     }
 }
 
+/// The globs of `profile` that match nothing the profile's servers in `inputs` list, each as
+/// `tools "x*"` (key and glob as written), in the profile's order. Meaningful once every
+/// server of the profile is in `inputs`.
+pub fn unmatched_globs(inputs: &[CatalogInput<'_>], profile: &ProfileConfig) -> Vec<String> {
+    let servers: Vec<&CatalogInput<'_>> = inputs
+        .iter()
+        .filter(|i| profile.has_server(i.server))
+        .collect();
+    let mut out = Vec::new();
+    let mut check = |key: &str,
+                     globs: Option<&[crate::config::ProfileGlob]>,
+                     names: &dyn Fn(&CatalogInput<'_>) -> Vec<String>| {
+        let Some(globs) = globs else { return };
+        let all: Vec<String> = servers.iter().flat_map(|i| names(i)).collect();
+        for g in globs {
+            if !all.iter().any(|n| g.matches(n)) {
+                out.push(format!("{key} \"{}\"", g.text));
+            }
+        }
+    };
+    check("tools", profile.tools.as_deref(), &|i| {
+        i.listing
+            .tools
+            .iter()
+            .flat_map(|t| {
+                [
+                    t.name.to_string(),
+                    base_name(i.server, CapabilityKind::Tool, &t.name),
+                ]
+            })
+            .collect()
+    });
+    check("prompts", profile.prompts.as_deref(), &|i| {
+        i.listing
+            .prompts
+            .iter()
+            .flat_map(|p| {
+                [
+                    p.name.clone(),
+                    base_name(i.server, CapabilityKind::Prompt, &p.name),
+                ]
+            })
+            .collect()
+    });
+    check("resources", profile.resources.as_deref(), &|i| {
+        let resources = i.listing.resources.iter().flat_map(|r| {
+            [
+                r.name.clone(),
+                r.uri.clone(),
+                base_name(i.server, CapabilityKind::Resource, &r.name),
+            ]
+        });
+        let templates = i.listing.resource_templates.iter().flat_map(|t| {
+            [
+                t.name.clone(),
+                t.uri_template.clone(),
+                base_name(i.server, CapabilityKind::ResourceTemplate, &t.name),
+            ]
+        });
+        resources.chain(templates).collect()
+    });
+    out
+}
+
 /// `name` without the prefix `naming` drops; unchanged when it does not start with it (a
 /// server name so long that the 64-char limit cut into it).
 fn shortened(name: &str, server: &str, naming: ProfileNaming) -> String {
@@ -194,6 +258,31 @@ mod tests {
         assert_eq!(&*route.server, "b");
         assert!(c.route("mcp_b_sleep").is_none());
         assert_eq!(c.native().prompts().len(), 1);
+    }
+
+    #[test]
+    fn globs_that_match_nothing_are_named() {
+        let (a, b) = (listing(&["echo", "add"]), listing(&["echo", "sleep"]));
+        let all = vec!["*".to_owned()];
+        let inputs = [
+            CatalogInput {
+                server: "a",
+                enabled_tools: &all,
+                listing: &a,
+            },
+            CatalogInput {
+                server: "b",
+                enabled_tools: &all,
+                listing: &b,
+            },
+        ];
+        let p = profile(
+            r#"{"servers": ["a"], "tools": ["ech*", "sleep", "mcp_a_add"], "prompts": ["nope"]}"#,
+        );
+        assert_eq!(
+            super::unmatched_globs(&inputs, &p),
+            ["tools \"sleep\"", "prompts \"nope\""]
+        );
     }
 
     #[test]

@@ -99,11 +99,16 @@ pub(super) fn print_profiles(profiles: &[mcp_companion::hub::ProfileStatus]) -> 
                 visible(why)
             ),
             None => outln!(
-                "{:width$}  {:>5}  {:7}  {}",
+                "{:width$}  {:>5}  {:7}  {}{}",
                 visible(&p.name),
                 p.tools,
                 p.naming,
-                visible(&p.servers.join(", "))
+                visible(&p.servers.join(", ")),
+                if p.unmatched.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (match nothing: {})", visible(&p.unmatched.join(", ")))
+                }
             ),
         }
     }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::owner::Owner;
 use super::{Hub, Servers, View};
-use crate::catalog::{Catalog, CatalogInput, Route};
+use crate::catalog::{Catalog, CatalogInput, Route, unmatched_globs};
 use crate::config::{ProfileConfig, ProfileSpec};
 
 /// One profile as published: its entry and, when valid, its catalog.
@@ -31,6 +31,8 @@ pub(crate) struct ProfileView {
     known: Arc<HashMap<String, Route>>,
     /// Changes whenever the profile's sessions should re-list; unique across profiles.
     epoch: u64,
+    /// Its globs that match nothing its servers list (once they all listed).
+    unmatched: Arc<[String]>,
 }
 
 /// A profile as `status` shows it.
@@ -47,6 +49,10 @@ pub struct ProfileStatus {
     /// Why it serves nothing: its entry's error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its globs that match nothing its servers list, as `tools "x*"`; checked once every
+    /// server of the profile is running.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmatched: Vec<String>,
 }
 
 impl View {
@@ -111,9 +117,10 @@ impl Hub {
         self.profile.as_deref()
     }
 
-    /// Whether the config in effect has a profile called `name` (valid or not).
-    pub fn has_profile(&self, name: &str) -> bool {
-        self.view().profiles.contains_key(name)
+    /// Whether this handle's session may hear of `server` (its log messages): always for the
+    /// default view, else when the profile is valid and has the server.
+    pub fn sees_server(&self, server: &str) -> bool {
+        self.view().profile_has_server(self.profile(), server)
     }
 
     /// Every profile of the config in effect, in config order.
@@ -137,6 +144,7 @@ impl Hub {
                         tools: p.catalog.len(),
                         naming: cfg.naming.as_str().to_owned(),
                         error: None,
+                        unmatched: p.unmatched.to_vec(),
                     },
                     Err(why) => ProfileStatus {
                         name: name.to_string(),
@@ -144,6 +152,7 @@ impl Hub {
                         tools: 0,
                         naming: String::new(),
                         error: Some(why.clone()),
+                        unmatched: Vec::new(),
                     },
                 })
             })
@@ -199,6 +208,7 @@ impl Profiles {
                         catalog: Arc::default(),
                         known: Arc::default(),
                         epoch: self.clock,
+                        unmatched: Arc::from([]),
                     }
                 }
             };
@@ -241,6 +251,19 @@ impl Owner {
                 Ok(cfg) => Catalog::build_profile(inputs, self.wrap_resources, cfg),
                 Err(_) => Catalog::default(),
             };
+            let unmatched: Arc<[String]> = match &spec.entry {
+                Ok(cfg) if all_listed(cfg, inputs, &self.servers) => {
+                    unmatched_globs(inputs, cfg).into()
+                }
+                _ => before.map_or_else(|| Arc::from([]), |b| b.unmatched.clone()),
+            };
+            if !unmatched.is_empty() && before.is_none_or(|b| b.unmatched != unmatched) {
+                tracing::warn!(
+                    profile = %spec.name,
+                    "profile entries match nothing its servers list: {}",
+                    unmatched.join(", ")
+                );
+            }
             let changed = before.is_none_or(|b| {
                 b.catalog.tools() != catalog.tools()
                     || !b.catalog.native().same_lists(catalog.native())
@@ -261,6 +284,7 @@ impl Owner {
                     entry: Arc::new(spec.entry.clone()),
                     catalog: Arc::new(catalog),
                     known,
+                    unmatched,
                     epoch: before.map_or_else(
                         || {
                             self.profiles.clock += 1;
@@ -273,6 +297,17 @@ impl Owner {
         }
         self.profiles.views = Arc::new(views);
     }
+}
+
+/// Whether every enabled server `profile` names (every server, when it names none) is in
+/// `inputs`, i.e. running with its listing in the catalog.
+fn all_listed(profile: &ProfileConfig, inputs: &[CatalogInput<'_>], servers: &Servers) -> bool {
+    servers
+        .order
+        .iter()
+        .filter(|s| profile.has_server(s.name()))
+        .filter(|s| s.config().is_some_and(|c| !c.disabled))
+        .all(|s| inputs.iter().any(|i| i.server == &**s.name()))
 }
 
 /// The routes of servers that left `next` (see [`View::known`]): a server that lists again

@@ -33,7 +33,7 @@ fn config() -> Value {
                 "resources": ["hello"],
                 "naming": "raw"
             },
-            "beta": { "servers": ["b"], "tools": ["sl*"], "prompts": [], "resources": [], "naming": "server" },
+            "beta": { "servers": ["b"], "tools": ["sl*", "nothing_here"], "prompts": [], "resources": [], "naming": "server" },
             "broken": { "servers": ["a", "ghost"] }
         }
     })
@@ -212,6 +212,8 @@ async fn a_broken_profile_is_reported_and_the_rest_is_served() {
     assert!(why.contains("unknown server(s): ghost"), "{why}");
     assert!(report.profiles[0].error.is_none());
     assert_eq!(report.profiles[0].servers, ["a"]);
+    assert!(report.profiles[0].unmatched.is_empty());
+    assert_eq!(report.profiles[1].unmatched, ["tools \"nothing_here\""]);
     assert!(
         eventually(Duration::from_secs(30), || profile_socket(&c, "beta")
             .exists())
@@ -225,6 +227,10 @@ async fn a_broken_profile_is_reported_and_the_rest_is_served() {
     let said = String::from_utf8_lossy(&status.stdout);
     assert!(
         said.contains("PROFILE") && said.contains("invalid: profile \"broken\""),
+        "{said}"
+    );
+    assert!(
+        said.contains("(match nothing: tools \"nothing_here\")"),
         "{said}"
     );
     let tools = c.cli(&["tools", "--profile", "alpha"]);
@@ -255,6 +261,43 @@ async fn a_broken_profile_is_reported_and_the_rest_is_served() {
         err.contains("profile \"broken\" is not served") && err.contains("ghost"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn connect_with_a_profile_writes_it_into_the_clients_entry() {
+    let c = Companion::start(config());
+    let file = c.dir.path().join("cursor-mcp.json");
+    let connect = |profile: &str| {
+        Command::new(BIN)
+            .args(["connect", "cursor", "--file"])
+            .arg(&file)
+            .args(["--profile", profile, "--config"])
+            .arg(&c.config)
+            .env("HOME", &c.home)
+            .output()
+            .expect("connect")
+    };
+    let out = connect("alpha");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
+    assert_eq!(
+        written["mcpServers"]["mcp-companion"]["args"],
+        json!(["bridge", "--profile", "alpha"])
+    );
+    for (name, says) in [
+        ("nosuch", "unknown profile \"nosuch\""),
+        ("broken", "unknown server(s): ghost"),
+    ] {
+        let out = connect(name);
+        assert!(!out.status.success(), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+    }
 }
 
 /// Runs `bridge --profile NAME` with piped stdio, sends the opening and `tools/list`, and
