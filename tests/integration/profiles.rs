@@ -300,9 +300,9 @@ async fn connect_with_a_profile_writes_it_into_the_clients_entry() {
     }
 }
 
-/// Runs `bridge --profile NAME` with piped stdio, sends the opening and `tools/list`, and
-/// returns the names listed.
-fn bridge_tool_names(c: &Companion, profile: &str) -> Vec<String> {
+/// Runs `bridge --profile NAME` with piped stdio, sends the opening, `tools/list`, and a call
+/// of `echo` and of `sleep`; returns the names listed and the two calls' results.
+fn bridge_session(c: &Companion, profile: &str) -> (Vec<String>, Value, Value) {
     let mut child = Command::new(BIN)
         .args(["bridge", "--profile", profile, "--socket"])
         .arg(&c.socket)
@@ -317,34 +317,39 @@ fn bridge_tool_names(c: &Companion, profile: &str) -> Vec<String> {
         json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "b", "version": "0" } } }),
         json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
         json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "echo", "arguments": { "message": "through" } } }),
+        json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": { "name": "sleep", "arguments": { "seconds": 0 } } }),
     ] {
         writeln!(stdin, "{m}").expect("write");
     }
-    let mut names = None;
-    for _ in 0..10 {
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 3 {
         let mut line = String::new();
         if stdout.read_line(&mut line).expect("read") == 0 {
             break;
         }
         let answer: Value = serde_json::from_str(&line).expect("json");
-        if answer["id"] == json!(2) {
-            names = answer["result"]["tools"].as_array().map(|tools| {
-                tools
-                    .iter()
-                    .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                    .collect()
-            });
-            break;
+        if let Some(id) = answer["id"].as_i64().filter(|id| *id > 1) {
+            answers.insert(id, answer);
         }
     }
     drop(stdin);
     let _ = child.wait();
-    names.expect("tools/list answered")
+    let names = answers[&2]["result"]["tools"]
+        .as_array()
+        .expect("tools/list answered")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    (
+        names,
+        answers[&3]["result"].clone(),
+        answers[&4]["result"].clone(),
+    )
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn bridge_with_a_profile_serves_it_and_an_unknown_one_is_named() {
-    let c = Companion::start(config());
+async fn bridge_with_a_profile_serves_it_and_an_unknown_one_is_named(path: CallPath) {
+    let c = Companion::start_on(config(), path);
     c.settled().await;
     assert!(
         eventually(Duration::from_secs(30), || profile_socket(&c, "alpha")
@@ -352,10 +357,16 @@ async fn bridge_with_a_profile_serves_it_and_an_unknown_one_is_named() {
         .await,
         "alpha's socket"
     );
-    let names = tokio::task::block_in_place(|| bridge_tool_names(&c, "alpha"));
+    let (names, inside, outside) = tokio::task::block_in_place(|| bridge_session(&c, "alpha"));
     assert_eq!(
         sorted(names),
         ["add", "echo", "prompt_greet", "resource_hello"]
+    );
+    assert_eq!(inside["content"][0]["text"], json!("through"), "{inside}");
+    assert_eq!(outside["isError"], json!(true), "{outside}");
+    assert_eq!(
+        outside["content"][0]["text"],
+        json!("unknown tool \"sleep\"")
     );
 
     for (name, says) in [
@@ -379,6 +390,12 @@ async fn bridge_with_a_profile_serves_it_and_an_unknown_one_is_named() {
         assert!(err.contains(says), "{err}");
     }
 }
+
+on_both_paths!(
+    bridge_with_a_profile_on,
+    bridge_with_a_profile_serves_it_and_an_unknown_one_is_named,
+    multi_thread
+);
 
 #[tokio::test]
 async fn a_profile_edit_reaches_its_connected_sessions_only() {
