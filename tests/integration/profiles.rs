@@ -12,7 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
+    Reference,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -132,6 +135,25 @@ async fn a_profile_sees_only_its_catalog(path: CallPath) {
         .get_prompt(GetPromptRequestParams::new("nope"))
         .await
         .expect_err("an unknown prompt");
+    assert_eq!(
+        outside.to_string().replace("a_review_code", "X"),
+        unknown.to_string().replace("nope", "X")
+    );
+    // Completion for a prompt outside the profile: as for an unknown prompt.
+    let complete = |prompt: &str| {
+        CompleteRequestParams::new(
+            Reference::for_prompt(prompt),
+            ArgumentInfo::new("code", "x"),
+        )
+    };
+    let outside = alpha
+        .complete(complete("a_review_code"))
+        .await
+        .expect_err("completion outside the profile");
+    let unknown = alpha
+        .complete(complete("nope"))
+        .await
+        .expect_err("completion of an unknown prompt");
     assert_eq!(
         outside.to_string().replace("a_review_code", "X"),
         unknown.to_string().replace("nope", "X")
