@@ -456,6 +456,46 @@ async fn a_profile_edit_reaches_its_connected_sessions_only() {
     assert_eq!(tool_names(&beta).await, before_beta);
     let _ = alpha.cancel().await;
     let _ = beta.cancel().await;
+
+    // A reload that adds a profile opens its socket; one that breaks a profile closes its.
+    let mut next = edited;
+    next["profiles"]["gamma"] =
+        json!({ "servers": ["a"], "tools": ["add"], "prompts": [], "resources": [] });
+    next["profiles"]["beta"]["servers"] = json!(["ghost"]);
+    std::fs::write(&c.config, next.to_string()).expect("write");
+    let out = c.cli(&["reload"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let gamma = profile_socket(&c, "gamma");
+    assert!(
+        eventually(Duration::from_secs(30), || gamma.exists()).await,
+        "gamma's socket"
+    );
+    let beta_socket = profile_socket(&c, "beta");
+    assert!(
+        eventually(Duration::from_secs(30), || !beta_socket.exists()).await,
+        "beta's socket closed"
+    );
+    let gamma_heard = Arc::new(AtomicUsize::new(0));
+    let gamma_client = profile_client(&c, "gamma", &gamma_heard).await;
+    assert_eq!(tool_names(&gamma_client).await, ["mcp_a_add"]);
+    let _ = gamma_client.cancel().await;
+}
+
+#[tokio::test]
+async fn shutdown_removes_the_profile_sockets() {
+    let mut c = Companion::start(config());
+    let alpha = profile_socket(&c, "alpha");
+    assert!(
+        eventually(Duration::from_secs(30), || alpha.exists()).await,
+        "alpha's socket"
+    );
+    let status = c.terminate(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    assert!(!alpha.exists() && !profile_socket(&c, "beta").exists());
 }
 
 /// server-everything beside a demo server: a profile of a few of its tools by glob.
