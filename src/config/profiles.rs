@@ -15,6 +15,7 @@
 //! | `prompts` | `["*"]` | globs over a prompt's raw name or its default wrapped name |
 //! | `resources` | `["*"]` | globs over a resource's or template's name, URI (template) or default wrapped name |
 //! | `naming` | `"wrapped"` | [`ProfileNaming`]: how the profile's tools are named |
+//! | `clients` | none | globs over an agent's `clientInfo.name`: a main-socket session whose agent matches gets this profile |
 //!
 //! Globs are the `glob` crate's: `*`, `?`, `[a-z]`, `[!x]`; matching is case-sensitive.
 //!
@@ -31,7 +32,14 @@ use super::ServerSpec;
 use super::error::json_type;
 
 /// The keys a profile entry may have.
-const KNOWN_KEYS: &[&str] = &["servers", "tools", "prompts", "resources", "naming"];
+const KNOWN_KEYS: &[&str] = &[
+    "servers",
+    "tools",
+    "prompts",
+    "resources",
+    "naming",
+    "clients",
+];
 
 /// The longest profile name: it becomes part of a socket file name.
 pub const MAX_PROFILE_NAME_LEN: usize = 64;
@@ -90,9 +98,17 @@ pub struct ProfileConfig {
     pub resources: Option<Vec<ProfileGlob>>,
     /// How its tools are named.
     pub naming: ProfileNaming,
+    /// `clients` globs over `clientInfo.name`; empty when absent.
+    pub clients: Vec<ProfileGlob>,
 }
 
 impl ProfileConfig {
+    /// Whether an agent calling itself `client` (`clientInfo.name`) gets this profile on the
+    /// main socket.
+    pub fn matches_client(&self, client: &str) -> bool {
+        self.clients.iter().any(|g| g.matches(client))
+    }
+
     /// Whether the profile may serve from `server`.
     pub fn has_server(&self, server: &str) -> bool {
         self.servers
@@ -215,6 +231,7 @@ fn parse_profile(
         prompts: globs(&at, "prompts", entry.get("prompts"))?,
         resources: globs(&at, "resources", entry.get("resources"))?,
         naming,
+        clients: globs(&at, "clients", entry.get("clients"))?.unwrap_or_default(),
     })
 }
 

@@ -208,6 +208,10 @@ impl ServerHandler for Endpoint {
     ) -> Result<rmcp::model::InitializeResult, McpError> {
         // The agent has spoken: its connection is no idle one to close at the cap.
         self.handshake.done();
+        // Before anything is read: a main-socket session may get a profile by its name.
+        if let Some(profile) = self.hub.choose_for_client(&request.client_info.name) {
+            tracing::debug!(profile, client = %request.client_info.name, "agent session's profile");
+        }
         // Half the handshake's own deadline at most: the session must not be closed for it.
         let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
         cx.peer.set_peer_info(request.clone());

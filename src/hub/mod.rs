@@ -111,8 +111,8 @@ pub struct Hub {
     interest: native::Interest,
     /// Where calls, listings and server events are recorded (`record.rs`); off by default.
     activity: crate::activity::Activity,
-    /// The profile this handle's session got (`profiles.rs`); `None`: everything.
-    profile: Option<Arc<str>>,
+    /// The profile this handle's session reads through (`profiles.rs`).
+    profile: profiles::Chosen,
 }
 
 /// The server set in config order, with a by-name index.
@@ -171,7 +171,10 @@ impl View {
 #[derive(Debug)]
 pub struct HubEvents {
     view: watch::Receiver<Arc<View>>,
-    profile: Option<Arc<str>>,
+    profile: profiles::Chosen,
+    /// The profile `tools_seen` counts for: a session's profile chosen at `initialize` (before
+    /// the agent listed anything) restarts the count instead of announcing a change.
+    counted_for: Option<Arc<str>>,
     tools_seen: u64,
     servers_seen: u64,
 }
@@ -181,7 +184,11 @@ impl HubEvents {
     pub async fn recv(&mut self) -> Option<HubEvent> {
         loop {
             let view = self.view.borrow_and_update().clone();
-            let tools_epoch = view.tools_epoch_for(self.profile.as_deref());
+            let tools_epoch = view.tools_epoch_for(self.profile.get());
+            if self.profile.get() != self.counted_for.as_deref() {
+                self.counted_for = self.profile.get().map(Arc::from);
+                self.tools_seen = self.profile.epoch_at_choice().unwrap_or(tools_epoch);
+            }
             if tools_epoch != self.tools_seen {
                 self.tools_seen = tools_epoch;
                 return Some(HubEvent::ToolsChanged);
@@ -215,7 +222,7 @@ impl Hub {
             notices,
             interest: native::Interest::default(),
             activity: crate::activity::Activity::off(),
-            profile: None,
+            profile: profiles::Chosen::default(),
         }
     }
 
@@ -236,7 +243,8 @@ impl Hub {
         HubEvents {
             view,
             profile: self.profile.clone(),
-            tools_seen: now.tools_epoch_for(self.profile.as_deref()),
+            counted_for: self.profile.get().map(Arc::from),
+            tools_seen: now.tools_epoch_for(self.profile.get()),
             servers_seen: now.servers_epoch,
         }
     }
@@ -248,7 +256,7 @@ impl Hub {
     /// The catalog this handle's session sees as of now: the merged one, or its profile's
     /// (`profiles.rs`). Cheap: an `Arc` clone.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.view().catalog_for(self.profile.as_deref())
+        self.view().catalog_for(self.profile.get())
     }
 
     /// The warnings of the config in effect (the one the hub started with, or the last one

@@ -1,7 +1,9 @@
 //! Profiles in the hub: each profile's catalog, rebuilt with the default one, and the one
 //! rule every agent session's view of the hub follows.
 //!
-//! A [`Hub`] handle carries the profile its session got (`None`: the default, everything).
+//! A [`Hub`] handle carries the profile its session got: named by the socket it connected to,
+//! or, on the main socket, chosen once at `initialize` by the agent's `clientInfo.name`
+//! ([`Hub::choose_for_client`]); otherwise the default view, everything.
 //! Every read of the catalog by a session — `tools/list` on both paths, routing a call on the
 //! fast path ([`Hub::fast_target`]) and on the rmcp path ([`Hub::call`]), prompts, resources,
 //! templates, completions, subscriptions — goes through [`Hub::catalog`], which answers with
@@ -102,19 +104,88 @@ impl View {
     }
 }
 
+/// Which profile a handle's session reads through.
+#[derive(Clone, Debug, Default)]
+pub(super) enum Chosen {
+    /// The default view: everything.
+    #[default]
+    Everything,
+    /// A profile named by the socket the agent connected to.
+    Named(Arc<str>),
+    /// A main-socket session: its profile is chosen once, at `initialize`, by the agent's
+    /// `clientInfo.name` ([`Hub::choose_for_client`]); until then, and when no profile's
+    /// `clients` matches, everything. Shared by every clone of the session's handle.
+    ByClient(Arc<std::sync::OnceLock<Option<ClientChoice>>>),
+}
+
+/// A profile chosen by client name, with its tools epoch at that moment.
+type ClientChoice = (Arc<str>, u64);
+
+impl Chosen {
+    /// The profile's name; `None` for the default view.
+    pub(super) fn get(&self) -> Option<&str> {
+        match self {
+            Chosen::Everything => None,
+            Chosen::Named(name) => Some(name),
+            Chosen::ByClient(cell) => cell.get().and_then(|c| c.as_ref()).map(|(n, _)| &**n),
+        }
+    }
+
+    /// For a profile chosen by client: its tools epoch when it was chosen.
+    pub(super) fn epoch_at_choice(&self) -> Option<u64> {
+        match self {
+            Chosen::ByClient(cell) => cell.get().and_then(|c| c.as_ref()).map(|(_, e)| *e),
+            _ => None,
+        }
+    }
+}
+
 impl Hub {
     /// This hub as a session of `profile` sees it (see the module docs); `None` is the
     /// default view. The profile is looked up on every read, so one that a reload adds,
     /// changes or removes takes effect for connected sessions.
     #[must_use]
     pub fn for_profile(mut self, profile: Option<&str>) -> Hub {
-        self.profile = profile.map(Arc::from);
+        self.profile = profile.map_or(Chosen::Everything, |p| Chosen::Named(Arc::from(p)));
         self
+    }
+
+    /// A handle for one session on the main socket: unless it already has a profile, its
+    /// profile is left to [`Hub::choose_for_client`] at `initialize`. Clone it for the
+    /// session's parts *after* this call, so they share the choice.
+    #[must_use]
+    pub fn for_main_socket_session(mut self) -> Hub {
+        if matches!(self.profile, Chosen::Everything) {
+            self.profile = Chosen::ByClient(Arc::default());
+        }
+        self
+    }
+
+    /// Chooses this session's profile by the agent's `clientInfo.name` (once; later calls
+    /// change nothing): the first valid profile, in config order, one of whose `clients`
+    /// globs matches `client`. Returns the profile the session reads through from now on.
+    pub fn choose_for_client(&self, client: &str) -> Option<String> {
+        let Chosen::ByClient(cell) = &self.profile else {
+            return self.profile().map(str::to_owned);
+        };
+        let view = self.view();
+        let found = view
+            .profile_order
+            .iter()
+            .find(|name| {
+                view.profiles
+                    .get(*name)
+                    .and_then(|p| p.entry.as_ref().as_ref().ok())
+                    .is_some_and(|cfg| cfg.matches_client(client))
+            })
+            .map(|name| (name.clone(), view.tools_epoch_for(Some(name))));
+        let _ = cell.set(found);
+        self.profile().map(str::to_owned)
     }
 
     /// The profile this handle serves (`None`: the default view).
     pub fn profile(&self) -> Option<&str> {
-        self.profile.as_deref()
+        self.profile.get()
     }
 
     /// Whether this handle's session may hear of `server` (its log messages): always for the

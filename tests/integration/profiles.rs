@@ -16,6 +16,7 @@ use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
     Reference,
 };
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -34,7 +35,8 @@ fn config() -> Value {
                 "tools": ["echo", "mcp_a_add"],
                 "prompts": ["greet"],
                 "resources": ["hello"],
-                "naming": "raw"
+                "naming": "raw",
+                "clients": ["rule-agent*"]
             },
             "beta": { "servers": ["b"], "tools": ["sl*", "nothing_here"], "prompts": [], "resources": [], "naming": "server" },
             "broken": { "servers": ["a", "ghost"] }
@@ -55,6 +57,85 @@ impl rmcp::ClientHandler for Heard {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
+
+/// Counts `notifications/tools/list_changed`, introducing itself as `name`.
+#[derive(Clone)]
+struct Named {
+    name: &'static str,
+    heard: Arc<AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Named {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(self.name, "0"),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        self.heard.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn a_profile_by_client_name_on_the_main_socket(path: CallPath) {
+    let c = Companion::start_on(config(), path);
+    c.settled().await;
+    let heard = Arc::new(AtomicUsize::new(0));
+    let ruled = c
+        .client_with(Named {
+            name: "rule-agent-7",
+            heard: heard.clone(),
+        })
+        .await;
+    assert_eq!(
+        sorted(tool_names(&ruled).await),
+        ["add", "echo", "prompt_greet", "resource_hello"],
+        "clientInfo.name matched alpha's `clients`"
+    );
+    assert_eq!(
+        text(&call(&ruled, "echo", json!({ "message": "r" })).await),
+        "r"
+    );
+    let refused = call(&ruled, "sleep", json!({ "seconds": 0 })).await;
+    assert_eq!(text(&refused), "unknown tool \"sleep\"");
+
+    let other = c
+        .client_with(Named {
+            name: "someone-else",
+            heard: Arc::new(AtomicUsize::new(0)),
+        })
+        .await;
+    let every = tool_names(&other).await;
+    assert!(every.contains(&"mcp_b_sleep".to_owned()), "{every:?}");
+
+    // The socket comes first: a matching agent on beta's socket gets beta.
+    let beta_socket = profile_socket(&c, "beta");
+    assert!(eventually(Duration::from_secs(30), || beta_socket.exists()).await);
+    let stream = mcp_companion::ipc::socket::connect(&profile_socket(&c, "beta"))
+        .await
+        .expect("beta socket");
+    let on_beta = Named {
+        name: "rule-agent-7",
+        heard: Arc::new(AtomicUsize::new(0)),
+    }
+    .serve(stream)
+    .await
+    .expect("handshake");
+    let names = tool_names(&on_beta).await;
+    assert!(names.iter().all(|n| n.starts_with("b_sl")), "{names:?}");
+    // Choosing a profile at initialize is not a change the agent is told about.
+    assert_eq!(heard.load(Ordering::SeqCst), 0);
+    let _ = ruled.cancel().await;
+    let _ = other.cancel().await;
+    let _ = on_beta.cancel().await;
+}
+
+on_both_paths!(
+    a_profile_by_client_name_on,
+    a_profile_by_client_name_on_the_main_socket
+);
 
 /// A client session on `name`'s socket, once it is open.
 async fn profile_client(
