@@ -374,10 +374,15 @@ impl Owner {
     }
 
     fn reload_settled(&mut self) {
+        if self.reloading.is_none() {
+            return;
+        }
+        // The reload's last rebuild still counts as during the reload: its change joins the
+        // held-back one, so agents hear one `list_changed`, not one for it and one for the rest.
+        self.rebuild();
         let Some(reloading) = self.reloading.take() else {
             return;
         };
-        self.rebuild();
         if std::mem::take(&mut self.held_back) {
             self.tools_epoch += 1;
         }
