@@ -129,6 +129,17 @@ impl Companion {
                 config.first_list_timeout,
                 caps.agents,
             )),
+            tokio::spawn(endpoint::serve_profiles(
+                endpoint::ProfileSockets {
+                    mcp: paths.mcp.clone(),
+                    socket_dir: paths.socket_dir,
+                    first_list_wait: config.first_list_timeout,
+                    max_connections: caps.agents,
+                },
+                hub.clone(),
+                sessions.clone(),
+                stop.clone(),
+            )),
             tokio::spawn(control::serve(
                 ctl,
                 ctx,

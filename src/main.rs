@@ -40,12 +40,20 @@ enum Command {
     ///
     /// Use as the command of an MCP server entry in Claude Desktop, Cursor, VS Code or nanobot:
     /// {"command": "/path/to/mcp-companion", "args": ["bridge"]}.
-    Bridge,
-    /// List the wrapped tools a running companion serves.
+    Bridge {
+        /// Serve this profile of the config (its socket beside the main one) instead of
+        /// everything.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
+    },
+    /// List the wrapped tools a running companion serves, and its profiles.
     Tools {
         /// Print the full tools/list result as JSON.
         #[arg(long)]
         json: bool,
+        /// List what this profile's agents see instead.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
     },
     /// Call a wrapped tool on a running companion and print the result.
     ///
@@ -56,6 +64,9 @@ enum Command {
         /// Arguments as a JSON object, e.g. '{"message":"hi"}'.
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Call it as an agent of this profile does.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
         /// Print the raw tools/call result as JSON.
         #[arg(long)]
         json: bool,
@@ -271,13 +282,14 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args.socket.as_deref();
     match args.command {
         Command::Serve { watch } => cli::serve(args.config.as_deref(), socket, watch).await,
-        Command::Bridge => cli::bridge(socket).await,
-        Command::Tools { json } => cli::tools(socket, json).await,
+        Command::Bridge { profile } => cli::bridge(socket, profile.as_deref()).await,
+        Command::Tools { json, profile } => cli::tools(socket, json, profile.as_deref()).await,
         Command::Call {
             name,
             arguments,
+            profile,
             json,
-        } => cli::call(socket, &name, &arguments, json).await,
+        } => cli::call(socket, &name, &arguments, profile.as_deref(), json).await,
         Command::Status { json } => cli::status(socket, json).await,
         Command::Logs {
             server,

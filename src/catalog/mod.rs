@@ -11,6 +11,7 @@
 //! | [`native`] | prompts, resources and templates served as themselves, their names, URIs and routes |
 //! | `warning` | [`CatalogWarning`], what a build reports |
 //! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
+//! | `profile` | [`Catalog::build_profile`]: a profile's subset and naming |
 //! | `settle` | the capabilities waiting for their names, and making those names unique |
 //! | this file | [`Catalog::build`]: allowlist → names (`settle`) → table |
 //!
@@ -21,6 +22,8 @@ pub mod allowlist;
 pub mod naming;
 pub mod native;
 mod pages;
+mod profile;
+pub use self::profile::unmatched_globs;
 pub mod schema;
 mod settle;
 pub mod uri_template;

@@ -292,6 +292,12 @@ impl Native {
         }
     }
 
+    /// Stops [`Native::resource`] from sending an unlisted URI to the only server with
+    /// resources: for a profile that names its resources, a URI it did not list is unknown.
+    pub(super) fn listed_resources_only(&mut self) {
+        self.resource_servers.clear();
+    }
+
     /// Where a completion for the template (or resource URI) `uri` goes.
     pub fn template(&self, uri: &str) -> Option<NativeRoute> {
         self.template_routes

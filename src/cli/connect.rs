@@ -26,6 +26,9 @@ pub struct ConnectArgs {
     /// connect: also import the client's own servers into the companion's config.
     #[arg(long)]
     pub import: bool,
+    /// connect: the client's agent gets this profile of the config (`bridge --profile NAME`).
+    #[arg(long, value_name = "NAME", requires = "client")]
+    pub profile: Option<String>,
 }
 
 fn pick(id: &str) -> anyhow::Result<Client> {
@@ -100,7 +103,12 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
     if args.import {
         import_from(config_path, client, &path)?;
     }
-    let outcome = connect::connect(client, &path, &bridge_exe()?)?;
+    let mut bridge = vec!["bridge"];
+    if let Some(name) = args.profile.as_deref() {
+        check_profile(config_path, name)?;
+        bridge.extend(["--profile", name]);
+    }
+    let outcome = connect::connect_with(client, &path, &bridge_exe()?, &bridge)?;
     match outcome {
         Outcome::Changed => outln!(
             "connected {} ({}); restart it to pick up \"{}\"",
@@ -118,6 +126,32 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
         outln!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a profile the config does not have or cannot serve, with why.
+fn check_profile(config_path: Option<&Path>, name: &str) -> anyhow::Result<()> {
+    let path = mcp_companion::config::resolve_config_path(config_path)?;
+    let config = mcp_companion::config::load(&path)?;
+    match config.profiles.iter().find(|p| p.name == name) {
+        Some(p) => match &p.entry {
+            Ok(_) => Ok(()),
+            Err(why) => anyhow::bail!("{why}"),
+        },
+        None => anyhow::bail!(
+            "unknown profile \"{name}\" in {}: its profiles are {}",
+            path.display(),
+            if config.profiles.is_empty() {
+                "none".to_owned()
+            } else {
+                config
+                    .profiles
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ),
+    }
 }
 
 /// Where `client`'s file is on `os`, spelled with that OS's placeholders and separators.

@@ -7,6 +7,7 @@ mod client;
 pub mod connect;
 pub mod doctor;
 pub mod out;
+mod profile;
 pub mod registry;
 mod registry_launch;
 mod registry_update;
@@ -135,14 +136,30 @@ async fn wait_for_shutdown_signal() {
     }
 }
 
-/// `bridge`: stdio ⇄ socket.
-pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let candidates: Vec<_> = mcp_companion::ipc::record::candidates(socket)
-        .into_iter()
-        .map(|p| p.mcp)
+/// `bridge`: stdio ⇄ socket (the profile's socket with `--profile`).
+pub async fn bridge(socket: Option<&Path>, profile: Option<&str>) -> anyhow::Result<ExitCode> {
+    let records = mcp_companion::ipc::record::candidates(socket);
+    let candidates: Vec<_> = records
+        .iter()
+        .map(|p| match profile {
+            Some(name) => mcp_companion::ipc::paths::profile_socket(&p.mcp, name),
+            None => p.mcp.clone(),
+        })
         .collect();
     match mcp_companion::ipc::bridge::run_stdio(&candidates).await {
         Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e @ mcp_companion::ipc::bridge::BridgeError::NotRunning { .. })
+            if let Some(name) = profile =>
+        {
+            let mut why = None;
+            for p in &records {
+                if let Ok(report) = mcp_companion::control::status(&p.control).await {
+                    why = Some(profile::not_served(name, &report.profiles));
+                    break;
+                }
+            }
+            Err(anyhow::anyhow!(why.unwrap_or_else(|| e.to_string())))
+        }
         // Say the record was looked at too, when it did not add a place to try.
         Err(e @ mcp_companion::ipc::bridge::BridgeError::NotRunning { .. })
             if socket.is_none() && mcp_companion::ipc::record::read().is_none() =>
@@ -159,15 +176,22 @@ pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `tools`: list the wrapped tools.
-pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+/// `tools`: list the wrapped tools (a profile's with `profile`), then the profiles.
+pub async fn tools(
+    socket: Option<&Path>,
+    json: bool,
+    profile: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let paths = mcp_companion::ipc::record::locate(socket).await;
-    let tools = client::list_tools(&paths.mcp).await?;
+    let target = profile::endpoint(&paths, profile).await?;
+    let tools = client::list_tools(&target).await?;
     if json {
         outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "tools": tools }))?
         );
+    } else if tools.is_empty() && profile.is_some() {
+        outln!("no tools in this profile (its servers stopped, or its globs match nothing?)");
     } else if tools.is_empty() {
         outln!("no tools (is every server stopped or failed? see `mcp-companion status`)");
     } else {
@@ -183,6 +207,14 @@ pub async fn tools(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCode
             outln!("{:width$}  {}", t.name, out::visible(desc));
         }
     }
+    if !json
+        && profile.is_none()
+        && let Ok(report) = mcp_companion::control::status(&paths.control).await
+        && !report.profiles.is_empty()
+    {
+        outln!("");
+        status::print_profiles(&report.profiles)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -191,6 +223,7 @@ pub async fn call(
     socket: Option<&Path>,
     name: &str,
     arguments: &str,
+    profile: Option<&str>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let args: serde_json::Value =
@@ -199,7 +232,8 @@ pub async fn call(
         anyhow::bail!("arguments must be a JSON object, e.g. '{{\"message\":\"hi\"}}'");
     };
     let paths = mcp_companion::ipc::record::locate(socket).await;
-    let result = client::call_tool(&paths.mcp, name, args).await?;
+    let target = profile::endpoint(&paths, profile).await?;
+    let result = client::call_tool(&target, name, args).await?;
     let failed = result.is_error == Some(true);
     if json {
         outln!("{}", serde_json::to_string_pretty(&result)?);

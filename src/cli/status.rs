@@ -58,6 +58,7 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
     for warning in &report.warnings {
         outln!("config warning: {}", visible(warning));
     }
+    print_profiles(&report.profiles)?;
     match &report.activity {
         Some(a) if a.dropped > 0 => outln!(
             "activity log: {} ({} entries dropped: its queue was full)",
@@ -68,6 +69,50 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         None => outln!("activity log: off"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The profiles' table (nothing when the config has none): name, tool count, naming, servers,
+/// or why the profile serves nothing.
+pub(super) fn print_profiles(profiles: &[mcp_companion::hub::ProfileStatus]) -> anyhow::Result<()> {
+    if profiles.is_empty() {
+        return Ok(());
+    }
+    let width = profiles
+        .iter()
+        .map(|p| p.name.chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    outln!(
+        "{:width$}  {:>5}  {:7}  SERVERS",
+        "PROFILE",
+        "TOOLS",
+        "NAMING"
+    );
+    for p in profiles {
+        match &p.error {
+            Some(why) => outln!(
+                "{:width$}  {:>5}  {:7}  invalid: {}",
+                visible(&p.name),
+                "-",
+                "-",
+                visible(why)
+            ),
+            None => outln!(
+                "{:width$}  {:>5}  {:7}  {}{}",
+                visible(&p.name),
+                p.tools,
+                p.naming,
+                visible(&p.servers.join(", ")),
+                if p.unmatched.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (match nothing: {})", visible(&p.unmatched.join(", ")))
+                }
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// The STATE column: the state's [`ServerState::label`],

@@ -28,6 +28,7 @@
 //! | `oauth.rs` | the `oauth` object of a remote entry: [`OAuthConfig`] |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
+//! | `profiles.rs` | the `profiles` object: [`ProfileSpec`], [`ProfileConfig`] |
 //! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
 //! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
@@ -50,6 +51,7 @@ mod normalize;
 mod oauth;
 mod parse;
 mod path;
+mod profiles;
 #[cfg(test)]
 mod props;
 mod save;
@@ -79,6 +81,10 @@ pub use parse::parse;
 pub use path::{
     CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
 };
+pub use profiles::{
+    MAX_PROFILE_NAME_LEN, ProfileConfig, ProfileGlob, ProfileNaming, ProfileSpec, any_match,
+    check_name as check_profile_name,
+};
 pub use save::{Overwrite, save_atomic, save_atomic_with, save_text_atomic};
 pub use whitelist::SsrfWhitelist;
 
@@ -104,6 +110,8 @@ pub struct Config {
     pub wrap_resources: bool,
     /// The `activity` object: the activity log's settings. Read when the companion starts.
     pub activity: ActivityConfig,
+    /// One spec per key of `profiles` (named subsets an agent can be given), in file order.
+    pub profiles: Vec<ProfileSpec>,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
     pub warnings: Vec<String>,
     /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit

@@ -17,6 +17,7 @@ const KNOWN_KEYS: &[&str] = &[
     "registries",
     "wrapResources",
     "activity",
+    "profiles",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -100,6 +101,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         }
     };
     let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
+    let profiles = super::profiles::parse_profiles(top.get("profiles"), &servers, &mut warnings);
     warnings.extend(
         super::duplicates::duplicate_keys(text)
             .iter()
@@ -115,6 +117,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         first_list_timeout,
         wrap_resources,
         activity,
+        profiles,
         warnings,
         raw,
     })

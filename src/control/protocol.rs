@@ -125,6 +125,9 @@ pub struct StatusReport {
     /// The activity log, when it records; absent when it is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity: Option<ActivityStatus>,
+    /// The config's profiles, in config order; absent from the JSON when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::hub::ProfileStatus>,
 }
 
 /// The activity log in a [`StatusReport`].

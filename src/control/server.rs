@@ -205,6 +205,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
                 path: path.to_owned(),
                 dropped: hub.activity().dropped(),
             }),
+            profiles: hub.profiles(),
         })),
         ControlRequest::Logs { server, lines, .. } => hub
             .server(&server)

@@ -38,6 +38,7 @@
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
 //! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
+//! | `profiles.rs` | one socket per profile beside the main one, following the config ([`serve_profiles`]) |
 //! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
@@ -54,6 +55,7 @@ pub mod fast;
 pub mod limits;
 pub mod line;
 mod native;
+mod profiles;
 mod session;
 
 use std::borrow::Cow;
@@ -73,6 +75,7 @@ use crate::upstream::call::Downstream;
 
 pub use crate::catalog::PAGE_SIZE;
 use crate::ipc::accept::Handshake;
+pub use profiles::{ProfileSockets, serve_profiles};
 pub use session::{framed, serve, serve_session, serve_session_with};
 
 /// The MCP server handler of one agent session.
@@ -205,6 +208,10 @@ impl ServerHandler for Endpoint {
     ) -> Result<rmcp::model::InitializeResult, McpError> {
         // The agent has spoken: its connection is no idle one to close at the cap.
         self.handshake.done();
+        // Before anything is read: a main-socket session may get a profile by its name.
+        if let Some(profile) = self.hub.choose_for_client(&request.client_info.name) {
+            tracing::debug!(profile, client = %request.client_info.name, "agent session's profile");
+        }
         // Half the handshake's own deadline at most: the session must not be closed for it.
         let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
         cx.peer.set_peer_info(request.clone());

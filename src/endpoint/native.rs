@@ -170,7 +170,10 @@ pub async fn forward_notices(hub: Hub, peer: Peer<RoleServer>, interest: Arc<Age
                 }
                 result
             }
-            Notice::Log { params, .. } if interest.wants(params.level) => {
+            // A profile's session hears only the servers of its profile.
+            Notice::Log { server, params }
+                if interest.wants(params.level) && hub.sees_server(server) =>
+            {
                 peer.notify_logging_message(params.clone()).await
             }
             Notice::Log { .. } => Ok(()),

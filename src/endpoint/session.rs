@@ -108,6 +108,8 @@ pub async fn serve_session_with<S>(
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
+    // One choice of profile for the whole session, shared by every part of it below.
+    let hub = hub.for_main_socket_session();
     let mut events = hub.subscribe();
     let gone = CancellationToken::new();
     let budget = Arc::new(Budget::default());

@@ -28,6 +28,7 @@
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
+//! | `profiles.rs` | each profile's catalog, [`Hub::for_profile`]: the one view of the hub every session of a profile reads |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 
@@ -35,6 +36,7 @@ mod fast;
 pub mod forward;
 mod native;
 mod owner;
+mod profiles;
 mod rebuild;
 pub mod record;
 mod reload;
@@ -59,6 +61,7 @@ use crate::upstream::notice::Notices;
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
+pub use profiles::ProfileStatus;
 pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 
@@ -108,6 +111,8 @@ pub struct Hub {
     interest: native::Interest,
     /// Where calls, listings and server events are recorded (`record.rs`); off by default.
     activity: crate::activity::Activity,
+    /// The profile this handle's session reads through (`profiles.rs`).
+    profile: profiles::Chosen,
 }
 
 /// The server set in config order, with a by-name index.
@@ -146,6 +151,10 @@ pub(crate) struct View {
     tools_epoch: u64,
     /// Counts rebuilds that followed a server report, and server-set changes.
     servers_epoch: u64,
+    /// Each profile of the config in effect, by name (`profiles.rs`).
+    profiles: Arc<HashMap<Arc<str>, profiles::ProfileView>>,
+    /// The profiles' names in config order.
+    profile_order: Arc<[Arc<str>]>,
 }
 
 impl View {
@@ -162,6 +171,10 @@ impl View {
 #[derive(Debug)]
 pub struct HubEvents {
     view: watch::Receiver<Arc<View>>,
+    profile: profiles::Chosen,
+    /// The profile `tools_seen` counts for: a session's profile chosen at `initialize` (before
+    /// the agent listed anything) restarts the count instead of announcing a change.
+    counted_for: Option<Arc<str>>,
     tools_seen: u64,
     servers_seen: u64,
 }
@@ -171,8 +184,13 @@ impl HubEvents {
     pub async fn recv(&mut self) -> Option<HubEvent> {
         loop {
             let view = self.view.borrow_and_update().clone();
-            if view.tools_epoch != self.tools_seen {
-                self.tools_seen = view.tools_epoch;
+            let tools_epoch = view.tools_epoch_for(self.profile.get());
+            if self.profile.get() != self.counted_for.as_deref() {
+                self.counted_for = self.profile.get().map(Arc::from);
+                self.tools_seen = self.profile.epoch_at_choice().unwrap_or(tools_epoch);
+            }
+            if tools_epoch != self.tools_seen {
+                self.tools_seen = tools_epoch;
                 return Some(HubEvent::ToolsChanged);
             }
             if view.servers_epoch != self.servers_seen {
@@ -204,6 +222,7 @@ impl Hub {
             notices,
             interest: native::Interest::default(),
             activity: crate::activity::Activity::off(),
+            profile: profiles::Chosen::default(),
         }
     }
 
@@ -216,13 +235,16 @@ impl Hub {
         self
     }
 
-    /// Subscribes to [`HubEvent`]s from now on.
+    /// Subscribes to [`HubEvent`]s from now on; [`HubEvent::ToolsChanged`] follows this
+    /// handle's profile.
     pub fn subscribe(&self) -> HubEvents {
         let mut view = self.view.clone();
         let now = view.borrow_and_update().clone();
         HubEvents {
             view,
-            tools_seen: now.tools_epoch,
+            profile: self.profile.clone(),
+            counted_for: self.profile.get().map(Arc::from),
+            tools_seen: now.tools_epoch_for(self.profile.get()),
             servers_seen: now.servers_epoch,
         }
     }
@@ -231,9 +253,10 @@ impl Hub {
         self.view.borrow().clone()
     }
 
-    /// The merged catalog as of now (cheap: an `Arc` clone).
+    /// The catalog this handle's session sees as of now: the merged one, or its profile's
+    /// (`profiles.rs`). Cheap: an `Arc` clone.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.view().catalog.clone()
+        self.view().catalog_for(self.profile.get())
     }
 
     /// The warnings of the config in effect (the one the hub started with, or the last one

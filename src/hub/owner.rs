@@ -107,6 +107,8 @@ pub(super) struct Owner {
     notices: Notices,
     /// The config's `wrapResources`: resources, templates and prompts served as tools too.
     pub(super) wrap_resources: bool,
+    /// The config's profiles and their catalogs (`profiles.rs`).
+    pub(super) profiles: super::profiles::Profiles,
 }
 
 /// Starts the owner of `config`'s servers; returns its inbox and its published view.
@@ -138,6 +140,7 @@ pub(super) fn spawn(
         elicitor,
         notices,
         wrap_resources: config.wrap_resources,
+        profiles: super::profiles::Profiles::new(&config.profiles),
     };
     let order = config
         .servers
@@ -349,6 +352,7 @@ impl Owner {
         self.servers = Arc::new(Servers::from_handles(order));
         self.warnings = config.warnings.clone().into();
         self.wrap_resources = config.wrap_resources;
+        self.profiles.set(&config.profiles);
         self.refused = None;
         self.replacing = Arc::default();
         self.forget_removed_routes();
@@ -370,14 +374,20 @@ impl Owner {
     }
 
     fn reload_settled(&mut self) {
+        if self.reloading.is_none() {
+            return;
+        }
+        // The reload's last rebuild still counts as during the reload: its change joins the
+        // held-back one, so agents hear one `list_changed`, not one for it and one for the rest.
+        self.rebuild();
         let Some(reloading) = self.reloading.take() else {
             return;
         };
-        self.rebuild();
         if std::mem::take(&mut self.held_back) {
             self.tools_epoch += 1;
-            self.publish();
         }
+        self.profiles.announce();
+        self.publish();
         let _ = reloading.reply.send(reloading.plan.report);
         if let Some((config, reply)) = self.queued.pop_front() {
             self.begin_reload(config, reply);
@@ -409,6 +419,9 @@ impl Owner {
                 self.tools_epoch += 1;
             }
         }
+        if self.reloading.is_none() {
+            self.profiles.announce();
+        }
         self.publish();
     }
 
@@ -427,6 +440,8 @@ impl Owner {
             },
             tools_epoch: self.tools_epoch,
             servers_epoch: self.servers_epoch,
+            profiles: self.profiles.views.clone(),
+            profile_order: self.profiles.order.clone(),
         }));
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::owner::Owner;
+use super::profiles::remembered;
 use crate::catalog::{Catalog, CatalogInput};
 
 impl Owner {
@@ -12,7 +13,8 @@ impl Owner {
     /// agents should re-list: the wrapped tools changed, or a server came back on a new session
     /// (it may have changed behind the same names).
     pub(super) fn rebuild_catalog(&mut self) -> bool {
-        let lives: Vec<_> = self.servers.order.iter().map(|s| (s, s.live())).collect();
+        let servers = self.servers.clone();
+        let lives: Vec<_> = servers.order.iter().map(|s| (s, s.live())).collect();
         let inputs: Vec<CatalogInput<'_>> = lives
             .iter()
             .filter_map(|(s, live)| {
@@ -36,46 +38,27 @@ impl Owner {
         }
         let changed = self.catalog.tools() != next.tools()
             || !self.catalog.native().same_lists(next.native());
-        let mut reconnected = false;
+        let mut reconnected = HashSet::new();
         for (server, live) in &lives {
             if let Some(live) = live {
                 let before = self
                     .generations
                     .insert(server.name().clone(), live.generation);
-                reconnected |= before.is_some_and(|b| b != live.generation);
+                if before.is_some_and(|b| b != live.generation) {
+                    reconnected.insert(server.name().clone());
+                }
             }
         }
+        self.rebuild_profiles(&inputs, &reconnected);
+        drop(inputs);
         drop(lives);
-        self.remember_routes(&next);
+        self.known = remembered(&self.catalog, &next, &self.known, &self.servers);
         self.catalog = Arc::new(next);
-        changed || reconnected
+        changed || !reconnected.is_empty()
     }
 }
 
 impl Owner {
-    /// Keeps the routes of servers that left the catalog (see `View::known`): a server that
-    /// lists again replaces its old routes, one that left the config loses them.
-    fn remember_routes(&mut self, next: &Catalog) {
-        let listed: HashSet<&str> = next.routes().map(|(_, r)| &*r.server).collect();
-        let mut known: std::collections::HashMap<String, crate::catalog::Route> = self
-            .known
-            .iter()
-            .filter(|(_, r)| {
-                !listed.contains(&*r.server) && self.servers.by_name.contains_key(&r.server)
-            })
-            .map(|(name, r)| (name.clone(), r.clone()))
-            .collect();
-        // What is in the catalog now is what a server that leaves it had last.
-        known.extend(
-            self.catalog
-                .routes()
-                .filter(|(_, r)| !listed.contains(&*r.server))
-                .filter(|(_, r)| self.servers.by_name.contains_key(&r.server))
-                .map(|(name, r)| (name.to_owned(), r.clone())),
-        );
-        self.known = Arc::new(known);
-    }
-
     /// Drops the remembered routes of servers that are no longer in the config.
     pub(super) fn forget_removed_routes(&mut self) {
         if self

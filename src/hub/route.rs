@@ -208,8 +208,10 @@ impl Hub {
         let mut deadline = None;
         loop {
             let view = views.borrow_and_update().clone();
-            let listed = view.catalog.route(name);
-            let Some(route) = listed.or_else(|| view.known.get(name)).cloned() else {
+            let catalog = view.catalog_for(self.profile());
+            let known = view.known_for(self.profile());
+            let listed = catalog.route(name);
+            let Some(route) = listed.or_else(|| known.get(name)).cloned() else {
                 return Err(self.unknown_tool(name));
             };
             let Some(server) = view.servers.by_name.get(&route.server).cloned() else {
@@ -262,7 +264,11 @@ impl Hub {
     /// "unknown tool X", plus why when the name looks like a tool of a server that is not
     /// running and never listed (a server that fails at start).
     fn unknown_tool(&self, name: &str) -> NotReady {
-        let down = self.servers().into_iter().find_map(|s| {
+        let view = self.view();
+        let down = view.servers.order.iter().find_map(|s| {
+            if !view.profile_has_server(self.profile(), s.name()) {
+                return None;
+            }
             let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));
             let snapshot = s.snapshot();
             (name.starts_with(&prefix) && snapshot.live.is_none()).then_some(snapshot.status)

@@ -199,3 +199,40 @@ mod tests {
         assert_eq!(p.lock, PathBuf::from("/tmp/t/serve.lock"));
     }
 }
+
+/// Where the socket of profile `profile` is, for the MCP socket at `mcp`: beside it, named
+/// `<stem>.<profile>.sock` (`mcp.sock` → `mcp.coding.sock`); on Windows the pipe name with
+/// `.<profile>` appended. Profile names are checked to be plain ASCII words at config load
+/// (`config::check_profile_name`), so the result is a file in the same directory, made and
+/// checked like the main socket.
+pub fn profile_socket(mcp: &Path, profile: &str) -> PathBuf {
+    #[cfg(windows)]
+    {
+        PathBuf::from(format!("{}.{profile}", mcp.to_string_lossy()))
+    }
+    #[cfg(not(windows))]
+    {
+        let name = mcp
+            .file_name()
+            .map_or_else(|| "mcp".to_owned(), |n| n.to_string_lossy().into_owned());
+        let stem = name.strip_suffix(".sock").unwrap_or(&name);
+        mcp.with_file_name(format!("{stem}.{profile}.sock"))
+    }
+}
+
+#[cfg(all(test, not(windows)))]
+mod profile_tests {
+    use std::path::Path;
+
+    #[test]
+    fn a_profile_socket_sits_beside_the_main_one() {
+        assert_eq!(
+            super::profile_socket(Path::new("/run/user/1/mcp-companion/mcp.sock"), "coding"),
+            Path::new("/run/user/1/mcp-companion/mcp.coding.sock")
+        );
+        assert_eq!(
+            super::profile_socket(Path::new("/tmp/agents"), "a-b"),
+            Path::new("/tmp/agents.a-b.sock")
+        );
+    }
+}

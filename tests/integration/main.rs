@@ -38,6 +38,7 @@ mod oauth_keychain;
 mod oauth_refusals;
 mod passthrough;
 mod probe;
+mod profiles;
 mod python_clients;
 mod raw;
 mod registry;

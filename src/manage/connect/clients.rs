@@ -294,16 +294,23 @@ impl Client {
 
     /// The entry that runs `exe bridge` in this client's format.
     pub fn entry(self, exe: &str) -> Value {
+        self.entry_with(exe, &["bridge"])
+    }
+
+    /// The entry that runs `exe` with `args` in this client's format.
+    pub fn entry_with(self, exe: &str, args: &[&str]) -> Value {
         match self {
             Client::ClaudeCode | Client::Vscode => {
-                json!({"type": "stdio", "command": exe, "args": ["bridge"]})
+                json!({"type": "stdio", "command": exe, "args": args})
             }
-            Client::Zed => json!({"source": "custom", "command": exe, "args": ["bridge"]}),
+            Client::Zed => json!({"source": "custom", "command": exe, "args": args}),
             // opencode's schema has no `args` and refuses unknown keys: the command is an array.
             Client::Opencode => {
-                json!({"type": "local", "command": [exe, "bridge"], "enabled": true})
+                let mut command = vec![exe];
+                command.extend_from_slice(args);
+                json!({"type": "local", "command": command, "enabled": true})
             }
-            _ => json!({"command": exe, "args": ["bridge"]}),
+            _ => json!({"command": exe, "args": args}),
         }
     }
 }

@@ -126,15 +126,29 @@ fn parse_error(path: &Path, reason: impl ToString) -> ConnectError {
 /// # Errors
 /// [`ConnectError`]; the file is unchanged then.
 pub fn connect(client: Client, path: &Path, exe: &str) -> Result<Outcome, ConnectError> {
+    connect_with(client, path, exe, &["bridge"])
+}
+
+/// [`connect`] with the entry running `exe` with `args` (`["bridge"]`, or
+/// `["bridge", "--profile", NAME]`); `args[0]` must be `bridge`, so the entry stays ours.
+///
+/// # Errors
+/// [`ConnectError`]; the file is unchanged then.
+pub fn connect_with(
+    client: Client,
+    path: &Path,
+    exe: &str,
+    args: &[&str],
+) -> Result<Outcome, ConnectError> {
     let file = read(path)?;
     let (bom, text) = split_bom(&file);
     refuse_theirs(client, path, text)?;
     let changed = match client.format() {
-        Format::Json(at) => {
-            set_json_entry(text, at, &client.entry(exe)).map_err(|e| parse_error(path, e))?
-        }
-        Format::CodexToml => codex::set_server(text, ENTRY_NAME, exe, &["bridge"])
+        Format::Json(at) => set_json_entry(text, at, &client.entry_with(exe, args))
             .map_err(|e| parse_error(path, e))?,
+        Format::CodexToml => {
+            codex::set_server(text, ENTRY_NAME, exe, args).map_err(|e| parse_error(path, e))?
+        }
     };
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
 }
