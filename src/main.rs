@@ -39,8 +39,14 @@ enum Command {
     /// Copy stdio to the companion's socket, for MCP clients that spawn a command.
     ///
     /// Use as the command of an MCP server entry in Claude Desktop, Cursor, VS Code or nanobot:
-    /// {"command": "/path/to/mcp-companion", "args": ["bridge"]}.
-    Bridge,
+    /// {"command": "/path/to/mcp-companion", "args": ["bridge"]}. When no companion is running
+    /// it starts one (`serve`, detached, logging to ~/.local/state/mcp-companion/companion.log).
+    Bridge {
+        /// Do not start a companion when none is running (also: `"bridgeAutostart": false` in
+        /// the config file).
+        #[arg(long, env = "MCP_COMPANION_NO_AUTOSTART", value_parser = clap::builder::BoolishValueParser::new())]
+        no_autostart: bool,
+    },
     /// List the wrapped tools a running companion serves.
     Tools {
         /// Print the full tools/list result as JSON.
@@ -271,7 +277,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args.socket.as_deref();
     match args.command {
         Command::Serve { watch } => cli::serve(args.config.as_deref(), socket, watch).await,
-        Command::Bridge => cli::bridge(socket).await,
+        Command::Bridge { no_autostart } => {
+            cli::bridge::run(args.config.as_deref(), socket, !no_autostart).await
+        }
         Command::Tools { json } => cli::tools(socket, json).await,
         Command::Call {
             name,

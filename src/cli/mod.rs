@@ -2,6 +2,7 @@
 
 pub mod activity;
 pub mod auth;
+pub mod bridge;
 pub mod bundle;
 mod client;
 pub mod connect;
@@ -132,30 +133,6 @@ async fn wait_for_shutdown_signal() {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
-    }
-}
-
-/// `bridge`: stdio ⇄ socket.
-pub async fn bridge(socket: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let candidates: Vec<_> = mcp_companion::ipc::record::candidates(socket)
-        .into_iter()
-        .map(|p| p.mcp)
-        .collect();
-    match mcp_companion::ipc::bridge::run_stdio(&candidates).await {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        // Say the record was looked at too, when it did not add a place to try.
-        Err(e @ mcp_companion::ipc::bridge::BridgeError::NotRunning { .. })
-            if socket.is_none() && mcp_companion::ipc::record::read().is_none() =>
-        {
-            let record = mcp_companion::ipc::record::record_path().map_or_else(
-                || "no home directory".to_owned(),
-                |p| p.display().to_string(),
-            );
-            Err(anyhow::anyhow!(
-                "{e}; no running companion has recorded its socket in {record} either"
-            ))
-        }
-        Err(e) => Err(e.into()),
     }
 }
 

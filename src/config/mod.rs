@@ -102,6 +102,9 @@ pub struct Config {
     /// is also served as a tool (`mcp_<server>_resource_<name>`, `mcp_<server>_prompt_<name>`),
     /// for agents that only call tools. They are always served natively too.
     pub wrap_resources: bool,
+    /// `bridgeAutostart` (default `true`): whether `mcp-companion bridge` starts a companion
+    /// (`serve`, detached) when none is running ([`crate::ipc::autostart`]).
+    pub bridge_autostart: bool,
     /// The `activity` object: the activity log's settings. Read when the companion starts.
     pub activity: ActivityConfig,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].

@@ -17,6 +17,7 @@ const KNOWN_KEYS: &[&str] = &[
     "registries",
     "wrapResources",
     "activity",
+    "bridgeAutostart",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -99,6 +100,17 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             true
         }
     };
+    let bridge_autostart = match top.get("bridgeAutostart") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            warnings.push(format!(
+                "\"bridgeAutostart\" must be true or false, found {}; using true",
+                json_type(v)
+            ));
+            true
+        }
+    };
     let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
     warnings.extend(
         super::duplicates::duplicate_keys(text)
@@ -114,6 +126,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         ssrf_whitelist,
         first_list_timeout,
         wrap_resources,
+        bridge_autostart,
         activity,
         warnings,
         raw,

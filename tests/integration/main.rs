@@ -8,6 +8,7 @@
 
 mod activity;
 mod asks;
+mod autostart;
 mod bounds;
 mod bridge;
 mod bundle;
