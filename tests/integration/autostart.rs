@@ -2,7 +2,7 @@
 //! in a temp dir, so the user's real companion and state are never touched): it starts one
 //! and the agent's session works; two bridges at once start one companion; a broken config
 //! or autostart turned off reach the agent as the error answer to its `initialize`, with exit
-//! code 1.
+//! code 1. `connect` warns when the binary it writes sits in a build directory.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -265,5 +265,31 @@ async fn a_companion_that_exits_at_start_is_quoted() {
     assert!(
         eventually(Duration::from_secs(10), || scene.companions().is_empty()).await,
         "no companion left"
+    );
+}
+
+#[test]
+fn connect_warns_that_an_entry_running_a_build_directory_binary_breaks_when_it_moves() {
+    // The binary under test lives in cargo's target directory.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("mcp.json");
+    let out = Command::new(BIN)
+        .args(["connect", "cursor", "--file"])
+        .arg(&file)
+        .env("HOME", dir.path())
+        .output()
+        .expect("connect");
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: the entry runs ")
+            && err.contains("inside the cargo build directory ")
+            && err.contains("cargo install --locked --path ."),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_to_string(&file)
+            .expect("written")
+            .contains("bridge")
     );
 }
