@@ -126,7 +126,7 @@ impl Companion {
                 hub.clone(),
                 sessions.clone(),
                 stop.clone(),
-                config.first_list_timeout,
+                endpoint::FirstListPolicy::of(config),
                 caps.agents,
             )),
             tokio::spawn(control::serve(

@@ -28,6 +28,7 @@
 //! | `oauth.rs` | the `oauth` object of a remote entry: [`OAuthConfig`] |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
+//! | `first_list.rs` | `firstListHold`: per agent, whether its first listing waits |
 //! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
 //! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
@@ -45,6 +46,7 @@ mod entry;
 mod error;
 mod expand;
 mod fields;
+mod first_list;
 mod load;
 mod normalize;
 mod oauth;
@@ -98,6 +100,10 @@ pub struct Config {
     /// [`DEFAULT_FIRST_LIST_TIMEOUT`]): how long an agent's first `tools/list` waits for every
     /// enabled server to settle. Read when the companion starts.
     pub first_list_timeout: Duration,
+    /// `firstListHold` (`{"<clientInfo.name>": true|false}`, names lower-cased): per agent,
+    /// whether its first listing waits as `firstListTimeout` says (`true`) or is answered at
+    /// once with the servers that are ready (`false`), over the endpoint's built-in rule.
+    pub first_list_hold: BTreeMap<String, bool>,
     /// `wrapResources` (default `true`): whether every resource, resource template and prompt
     /// is also served as a tool (`mcp_<server>_resource_<name>`, `mcp_<server>_prompt_<name>`),
     /// for agents that only call tools. They are always served natively too.

@@ -18,6 +18,7 @@ const KNOWN_KEYS: &[&str] = &[
     "wrapResources",
     "activity",
     "bridgeAutostart",
+    "firstListHold",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -100,6 +101,8 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             true
         }
     };
+    let first_list_hold =
+        super::first_list::parse_first_list_hold(top.get("firstListHold"), &mut warnings);
     let bridge_autostart = match top.get("bridgeAutostart") {
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => *b,
@@ -125,6 +128,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         servers,
         ssrf_whitelist,
         first_list_timeout,
+        first_list_hold,
         wrap_resources,
         bridge_autostart,
         activity,

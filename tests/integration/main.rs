@@ -22,6 +22,7 @@ mod eras;
 mod failures;
 mod fast_path;
 mod first_hour;
+mod first_list;
 mod flood;
 mod hub_commands;
 mod hub_race;
