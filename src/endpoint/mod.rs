@@ -36,6 +36,7 @@
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
+//! | [`client_names`] | tool names shortened per session for agents that prefix them (Claude Code) |
 //! | [`first_list`] | which agents' first listing waits for the servers still starting (`firstListHold`) |
 //! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
@@ -50,6 +51,7 @@
 
 mod accepted;
 pub mod bounded;
+pub mod client_names;
 pub mod era;
 pub mod fast;
 pub mod first_list;
@@ -347,6 +349,8 @@ impl ServerHandler for Endpoint {
         Ok(())
     }
 
+    /// `tools/list`: a page of the merged catalog, names shortened for an agent that prefixes
+    /// them ([`client_names`]).
     async fn list_tools(
         &self,
         params: Option<PaginatedRequestParams>,
@@ -359,7 +363,17 @@ impl ServerHandler for Endpoint {
             None => Some(0),
             Some(cursor) => cursor.parse::<usize>().ok(),
         };
-        let page = start.and_then(|start| catalog.page(start));
+        let mut page = start.and_then(|start| catalog.page(start));
+        let budget = client_names::budget_of(&cx.peer);
+        if let Some(page) = &mut page
+            && client_names::any_shortened(&catalog, budget)
+        {
+            for tool in &mut page.tools {
+                if let std::borrow::Cow::Owned(short) = client_names::shown(&tool.name, budget) {
+                    tool.name = short.into();
+                }
+            }
+        }
         if let Some(page) = &page {
             let agent = || crate::activity::Agent::of(&cx.peer);
             (self.hub).record_listing(agent, "rmcp", page.tools.len(), cursor.as_deref());
@@ -388,9 +402,10 @@ impl ServerHandler for Endpoint {
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
         };
-        let call = self
-            .hub
-            .call(&params.name, params.arguments, Some(&downstream));
+        let budget = client_names::budget_of(&downstream.peer);
+        let catalog = self.hub.catalog();
+        let name = client_names::wrapped_of(&catalog, &params.name, budget);
+        let call = self.hub.call(&name, params.arguments, Some(&downstream));
         tokio::select! {
             biased;
             result = call => Ok(CallToolResponse::Complete(era::complete(result))),

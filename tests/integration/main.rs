@@ -13,6 +13,7 @@ mod bounds;
 mod bridge;
 mod bundle;
 mod caps;
+mod client_names;
 mod common;
 mod config_file;
 mod declared;
