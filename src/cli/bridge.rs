@@ -91,7 +91,9 @@ fn start_command(
         .map_err(|e| format!("cannot start a companion: cannot tell where this binary is: {e}"))?;
     let mut args: Vec<OsString> = vec!["serve".into(), "--config".into(), path.into()];
     if let Some(socket) = socket {
-        args.extend(["--socket".into(), socket.as_os_str().to_owned()]);
+        // The companion runs from the home directory, not the agent's project.
+        let socket = std::path::absolute(socket).unwrap_or_else(|_| socket.to_owned());
+        args.extend(["--socket".into(), socket.into_os_string()]);
     }
     Ok(StartCommand {
         program,

@@ -15,9 +15,9 @@
 //!    starting already: wait for a socket, start nothing.
 //! 3. Otherwise spawn the given command (`mcp-companion serve --config … [--socket …]`) detached:
 //!    its own process group (Unix; on Windows a detached process in its own group, no console),
-//!    stdin and stdout on the null device (never the agent's pipes, whose end of file the agent
-//!    waits for), stderr appended to [`log_path`] (`companion.log` beside the record; moved to
-//!    `companion.log.1` once past [`LOG_ROTATE_BYTES`]).
+//!    in the home directory, stdin and stdout on the null device (never the agent's pipes, whose
+//!    end of file the agent waits for), stderr appended to [`log_path`] (`companion.log` beside
+//!    the record; moved to `companion.log.1` once past [`LOG_ROTATE_BYTES`]).
 //! 4. Wait until a candidate socket accepts, at most the given deadline. The companion
 //!    exiting first is an error quoting the last lines it logged.
 //!
@@ -89,7 +89,8 @@ pub enum AutostartError {
 pub struct StartCommand {
     /// The program (this binary).
     pub program: PathBuf,
-    /// Its arguments (`serve`, then `--config`, `--socket` as the bridge was given them).
+    /// Its arguments (`serve`, then `--config`, `--socket` as the bridge was given them, as
+    /// absolute paths: the companion runs in the home directory).
     pub args: Vec<OsString>,
     /// How long to wait for a socket, in total (the start lock's wait included).
     pub deadline: Duration,
@@ -261,10 +262,12 @@ fn spawn(start: &StartCommand, log: &Path) -> Result<(Child, u64), AutostartErro
     let file = options.open(log).map_err(|e| file_error(log, &e))?;
     let from = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut cmd = Command::new(&start.program);
-    cmd.args(&start.args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(file);
+    cmd.args(&start.args);
+    // Not the agent's working directory (a project it would keep busy): the home directory.
+    if let Some(home) = dirs::home_dir() {
+        cmd.current_dir(home);
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(file);
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     #[cfg(windows)]

@@ -170,6 +170,8 @@ async fn a_bridge_with_no_companion_starts_one_and_its_tools_are_listed() {
         .split_whitespace()
         .collect();
     assert_eq!(fields[2], companions[0].to_string(), "own process group");
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", companions[0])).expect("cwd");
+    assert_eq!(cwd, scene.home, "runs in the home directory");
     assert!(scene.log().contains("listening"), "{}", scene.log());
     // A second agent finds it running: nothing more is started.
     let (lines, _) = tokio::task::block_in_place(|| list_through(scene.bridge(&[])));
