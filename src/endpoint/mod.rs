@@ -222,7 +222,7 @@ impl ServerHandler for Endpoint {
             // Answered with what is ready; the rest follows with list_changed.
             let _ = self.first_list.set(());
             tracing::debug!(
-                agent = %request.client_info.name,
+                agent = ?request.client_info.name,
                 "first listing answered at once (firstListHold)"
             );
         }
