@@ -126,14 +126,14 @@ impl Companion {
                 hub.clone(),
                 sessions.clone(),
                 stop.clone(),
-                config.first_list_timeout,
+                endpoint::FirstListPolicy::of(config),
                 caps.agents,
             )),
             tokio::spawn(endpoint::serve_profiles(
                 endpoint::ProfileSockets {
                     mcp: paths.mcp.clone(),
                     socket_dir: paths.socket_dir,
-                    first_list_wait: config.first_list_timeout,
+                    first_list: endpoint::FirstListPolicy::of(config),
                     max_connections: caps.agents,
                 },
                 hub.clone(),

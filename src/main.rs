@@ -39,12 +39,17 @@ enum Command {
     /// Copy stdio to the companion's socket, for MCP clients that spawn a command.
     ///
     /// Use as the command of an MCP server entry in Claude Desktop, Cursor, VS Code or nanobot:
-    /// {"command": "/path/to/mcp-companion", "args": ["bridge"]}.
+    /// {"command": "/path/to/mcp-companion", "args": ["bridge"]}. When no companion is running
+    /// it starts one (`serve`, detached, logging to ~/.local/state/mcp-companion/companion.log).
     Bridge {
         /// Serve this profile of the config (its socket beside the main one) instead of
         /// everything.
         #[arg(long, value_name = "NAME")]
         profile: Option<String>,
+        /// Do not start a companion when none is running (also: `"bridgeAutostart": false` in
+        /// the config file).
+        #[arg(long, env = "MCP_COMPANION_NO_AUTOSTART", value_parser = clap::builder::BoolishValueParser::new())]
+        no_autostart: bool,
     },
     /// List the wrapped tools a running companion serves, and its profiles.
     Tools {
@@ -282,7 +287,18 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args.socket.as_deref();
     match args.command {
         Command::Serve { watch } => cli::serve(args.config.as_deref(), socket, watch).await,
-        Command::Bridge { profile } => cli::bridge(socket, profile.as_deref()).await,
+        Command::Bridge {
+            profile,
+            no_autostart,
+        } => {
+            cli::bridge::run(
+                args.config.as_deref(),
+                socket,
+                profile.as_deref(),
+                !no_autostart,
+            )
+            .await
+        }
         Command::Tools { json, profile } => cli::tools(socket, json, profile.as_deref()).await,
         Command::Call {
             name,

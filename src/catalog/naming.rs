@@ -98,6 +98,21 @@ pub fn limit_length(name: String) -> String {
     out
 }
 
+/// [`limit_length`] with a smaller limit `max` (at least 16): a name longer than `max` chars
+/// becomes its first `max - 9` chars, `_`, then the first 8 hex digits of SHA-1 of the whole
+/// name; shorter names come back unchanged. With `max` = 64 it is [`limit_length`]. Used for
+/// agents that put a prefix of their own before every tool name.
+pub fn limit_length_to(name: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let max = max.max(16);
+    if name.chars().count() <= max {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut out: String = name.chars().take(max - 9).collect();
+    out.push('_');
+    out.push_str(&sha1_hex8(name.as_bytes()));
+    std::borrow::Cow::Owned(out)
+}
+
 /// The wrapped name before any collision handling: `limit_length(sanitize("mcp_<server>_…"))`.
 ///
 /// This is the name `enabledTools` entries are matched against, and the served name whenever

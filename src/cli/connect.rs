@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcp_companion::config;
-use mcp_companion::manage::connect::{self, Client, Os, Outcome, Roots};
+use mcp_companion::manage::connect::{self, Client, Os, Outcome, Roots, location};
 use mcp_companion::manage::{edit, import};
 
 use super::out::outln;
@@ -108,7 +108,8 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
         check_profile(config_path, name)?;
         bridge.extend(["--profile", name]);
     }
-    let outcome = connect::connect_with(client, &path, &bridge_exe()?, &bridge)?;
+    let exe = bridge_exe()?;
+    let outcome = connect::connect_with(client, &path, &exe, &bridge)?;
     match outcome {
         Outcome::Changed => outln!(
             "connected {} ({}); restart it to pick up \"{}\"",
@@ -121,6 +122,13 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
             client.label(),
             path.display()
         ),
+    }
+    if let Some(why) = location::fragile(Path::new(&exe), &location::temp_dirs()) {
+        eprintln!(
+            "warning: the entry runs {exe}, {why}: it breaks when that file is moved, rebuilt \
+             or cleaned away; install the binary (`cargo install --locked --path .` puts it in \
+             ~/.cargo/bin, or a package) and run `connect` again from the installed one"
+        );
     }
     if let Some(note) = client.note() {
         outln!("note: {note}");

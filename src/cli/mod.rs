@@ -2,6 +2,7 @@
 
 pub mod activity;
 pub mod auth;
+pub mod bridge;
 pub mod bundle;
 mod client;
 pub mod connect;
@@ -133,46 +134,6 @@ async fn wait_for_shutdown_signal() {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
-    }
-}
-
-/// `bridge`: stdio ⇄ socket (the profile's socket with `--profile`).
-pub async fn bridge(socket: Option<&Path>, profile: Option<&str>) -> anyhow::Result<ExitCode> {
-    let records = mcp_companion::ipc::record::candidates(socket);
-    let candidates: Vec<_> = records
-        .iter()
-        .map(|p| match profile {
-            Some(name) => mcp_companion::ipc::paths::profile_socket(&p.mcp, name),
-            None => p.mcp.clone(),
-        })
-        .collect();
-    match mcp_companion::ipc::bridge::run_stdio(&candidates).await {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e @ mcp_companion::ipc::bridge::BridgeError::NotRunning { .. })
-            if let Some(name) = profile =>
-        {
-            let mut why = None;
-            for p in &records {
-                if let Ok(report) = mcp_companion::control::status(&p.control).await {
-                    why = Some(profile::not_served(name, &report.profiles));
-                    break;
-                }
-            }
-            Err(anyhow::anyhow!(why.unwrap_or_else(|| e.to_string())))
-        }
-        // Say the record was looked at too, when it did not add a place to try.
-        Err(e @ mcp_companion::ipc::bridge::BridgeError::NotRunning { .. })
-            if socket.is_none() && mcp_companion::ipc::record::read().is_none() =>
-        {
-            let record = mcp_companion::ipc::record::record_path().map_or_else(
-                || "no home directory".to_owned(),
-                |p| p.display().to_string(),
-            );
-            Err(anyhow::anyhow!(
-                "{e}; no running companion has recorded its socket in {record} either"
-            ))
-        }
-        Err(e) => Err(e.into()),
     }
 }
 

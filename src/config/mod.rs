@@ -29,6 +29,7 @@
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
 //! | `profiles.rs` | the `profiles` object: [`ProfileSpec`], [`ProfileConfig`] |
+//! | `first_list.rs` | `firstListHold`: per agent, whether its first listing waits |
 //! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
 //! | `load.rs` | [`load`], [`load_or_init`] (first run), [`default_document`] |
@@ -46,6 +47,7 @@ mod entry;
 mod error;
 mod expand;
 mod fields;
+mod first_list;
 mod load;
 mod normalize;
 mod oauth;
@@ -104,10 +106,17 @@ pub struct Config {
     /// [`DEFAULT_FIRST_LIST_TIMEOUT`]): how long an agent's first `tools/list` waits for every
     /// enabled server to settle. Read when the companion starts.
     pub first_list_timeout: Duration,
+    /// `firstListHold` (`{"<clientInfo.name>": true|false}`, names lower-cased): per agent,
+    /// whether its first listing waits as `firstListTimeout` says (`true`) or is answered at
+    /// once with the servers that are ready (`false`), over the endpoint's built-in rule.
+    pub first_list_hold: BTreeMap<String, bool>,
     /// `wrapResources` (default `true`): whether every resource, resource template and prompt
     /// is also served as a tool (`mcp_<server>_resource_<name>`, `mcp_<server>_prompt_<name>`),
     /// for agents that only call tools. They are always served natively too.
     pub wrap_resources: bool,
+    /// `bridgeAutostart` (default `true`): whether `mcp-companion bridge` starts a companion
+    /// (`serve`, detached) when none is running ([`crate::ipc::autostart`]).
+    pub bridge_autostart: bool,
     /// The `activity` object: the activity log's settings. Read when the companion starts.
     pub activity: ActivityConfig,
     /// One spec per key of `profiles` (named subsets an agent can be given), in file order.

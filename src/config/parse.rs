@@ -18,6 +18,8 @@ const KNOWN_KEYS: &[&str] = &[
     "wrapResources",
     "activity",
     "profiles",
+    "bridgeAutostart",
+    "firstListHold",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -100,6 +102,19 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
             true
         }
     };
+    let first_list_hold =
+        super::first_list::parse_first_list_hold(top.get("firstListHold"), &mut warnings);
+    let bridge_autostart = match top.get("bridgeAutostart") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            warnings.push(format!(
+                "\"bridgeAutostart\" must be true or false, found {}; using true",
+                json_type(v)
+            ));
+            true
+        }
+    };
     let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
     let profiles = super::profiles::parse_profiles(top.get("profiles"), &servers, &mut warnings);
     warnings.extend(
@@ -115,7 +130,9 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         servers,
         ssrf_whitelist,
         first_list_timeout,
+        first_list_hold,
         wrap_resources,
+        bridge_autostart,
         activity,
         profiles,
         warnings,

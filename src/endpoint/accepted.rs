@@ -4,11 +4,10 @@
 //! directly as the session while the connection stays open as the "session alive" signal.
 //! Either way the session runs in the accept loop's slot, under the same per-agent bounds.
 
-use std::time::Duration;
-
 use tokio_util::sync::CancellationToken;
 
 use super::bounded::Hangup;
+use super::first_list::FirstListPolicy;
 use super::session::serve_session_with;
 use crate::hub::Hub;
 use crate::ipc::accept::Handshake;
@@ -20,15 +19,15 @@ pub async fn serve_accepted(
     stream: ServerStream,
     hub: Hub,
     shutdown: CancellationToken,
-    first_list_wait: Duration,
+    first_list: FirstListPolicy,
     handshake: Handshake,
 ) {
     #[cfg(unix)]
-    unix::serve(stream, hub, shutdown, first_list_wait, handshake).await;
+    unix::serve(stream, hub, shutdown, first_list, handshake).await;
     #[cfg(windows)]
     {
         let hangup = Hangup::of(&stream);
-        serve_session_with(stream, hangup, hub, shutdown, first_list_wait, handshake).await;
+        serve_session_with(stream, hangup, hub, shutdown, first_list, handshake).await;
     }
 }
 
@@ -36,12 +35,11 @@ pub async fn serve_accepted(
 mod unix {
     use std::io::Cursor;
     use std::sync::atomic::Ordering;
-    use std::time::Duration;
 
     use tokio::io::AsyncReadExt;
     use tokio_util::sync::CancellationToken;
 
-    use super::{Hangup, serve_session_with};
+    use super::{FirstListPolicy, Hangup, serve_session_with};
     use crate::endpoint::limits::INITIALIZE_TIMEOUT;
     use crate::hub::Hub;
     use crate::ipc::accept::Handshake;
@@ -52,7 +50,7 @@ mod unix {
         stream: ServerStream,
         hub: Hub,
         shutdown: CancellationToken,
-        first_list_wait: Duration,
+        first_list: FirstListPolicy,
         handshake: Handshake,
     ) {
         let first = tokio::select! {
@@ -65,10 +63,10 @@ mod unix {
                 let hangup = Hangup::of(&stream);
                 let (rd, wr) = stream.into_split();
                 let stream = tokio::io::join(Cursor::new(seen).chain(rd), wr);
-                serve_session_with(stream, hangup, hub, shutdown, first_list_wait, handshake).await;
+                serve_session_with(stream, hangup, hub, shutdown, first_list, handshake).await;
             }
             Ok(Ok(First::Handoff(stdio))) => {
-                serve_handed(stream, stdio, hub, shutdown, first_list_wait, handshake).await;
+                serve_handed(stream, stdio, hub, shutdown, first_list, handshake).await;
             }
             Ok(Err(e)) => tracing::info!(error = %e, "refused an agent connection"),
             Err(_) => tracing::info!(
@@ -84,7 +82,7 @@ mod unix {
         stdio: Handed,
         hub: Hub,
         shutdown: CancellationToken,
-        first_list_wait: Duration,
+        first_list: FirstListPolicy,
         handshake: Handshake,
     ) {
         use std::os::fd::AsFd;
@@ -97,14 +95,7 @@ mod unix {
         let stream = tokio::io::join(stdio.input, stdio.output);
         // The session's own stop: the companion's shutdown, or the bridge going away.
         let stop = shutdown.child_token();
-        let session = serve_session_with(
-            stream,
-            hangup,
-            hub,
-            stop.clone(),
-            first_list_wait,
-            handshake,
-        );
+        let session = serve_session_with(stream, hangup, hub, stop.clone(), first_list, handshake);
         tokio::pin!(session);
         tokio::select! {
             () = &mut session => {}

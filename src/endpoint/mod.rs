@@ -11,7 +11,7 @@
 //! | `prompts/get`, `resources/read`, `completion/complete` | routed by the native table to the owning server ([`Hub::get_prompt`], [`Hub::read_resource`], [`Hub::complete`]) |
 //! | `resources/subscribe`, `resources/unsubscribe` | per session, sent upstream once per resource (`native.rs`) |
 //! | `logging/setLevel` | this session's level for the servers' log messages; the most verbose level goes upstream |
-//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]) |
+//! | `tools/list` | the merged catalog, [`PAGE_SIZE`] tools per page, `nextCursor` as an offset; a session's first one waits (at most `firstListTimeout`) until every server has settled ([`Hub::wait_settled`]), except for agents [`first_list`] answers at once |
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`fast`]) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | `notifications/roots/list_changed` | forwarded to every running server |
@@ -36,6 +36,8 @@
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
+//! | [`client_names`] | tool names shortened per session for agents that prefix them (Claude Code) |
+//! | [`first_list`] | which agents' first listing waits for the servers still starting (`firstListHold`) |
 //! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | `profiles.rs` | one socket per profile beside the main one, following the config ([`serve_profiles`]) |
@@ -50,8 +52,10 @@
 
 mod accepted;
 pub mod bounded;
+pub mod client_names;
 pub mod era;
 pub mod fast;
+pub mod first_list;
 pub mod limits;
 pub mod line;
 mod native;
@@ -60,7 +64,6 @@ mod session;
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -75,6 +78,7 @@ use crate::upstream::call::Downstream;
 
 pub use crate::catalog::PAGE_SIZE;
 use crate::ipc::accept::Handshake;
+pub use first_list::FirstListPolicy;
 pub use profiles::{ProfileSockets, serve_profiles};
 pub use session::{framed, serve, serve_session, serve_session_with};
 
@@ -83,8 +87,8 @@ pub use session::{framed, serve, serve_session, serve_session_with};
 pub struct Endpoint {
     hub: Hub,
     shutdown: CancellationToken,
-    /// How long the session's first `tools/list` waits for the servers to settle.
-    first_list_wait: Duration,
+    /// How the session's first listing waits for the servers to settle.
+    first_list_policy: FirstListPolicy,
     /// Done once the first `tools/list` has waited.
     first_list: Arc<tokio::sync::OnceCell<()>>,
     /// Fires when the agent of this session has gone; its calls are then dropped.
@@ -99,17 +103,21 @@ pub struct Endpoint {
 impl Endpoint {
     /// A handler serving `hub`'s merged catalog.
     pub fn new(hub: Hub) -> Self {
-        Self::with_shutdown(hub, CancellationToken::new(), Duration::ZERO)
+        Self::with_shutdown(hub, CancellationToken::new(), FirstListPolicy::default())
     }
 
     /// Like [`Endpoint::new`]; calls cut short by `shutdown` say the companion is shutting
-    /// down rather than that the agent cancelled them, and the first `tools/list` waits up to
-    /// `first_list_wait` for every server to settle.
-    pub fn with_shutdown(hub: Hub, shutdown: CancellationToken, first_list_wait: Duration) -> Self {
+    /// down rather than that the agent cancelled them, and the first `tools/list` waits for
+    /// every server to settle as `first_list` says for the agent ([`first_list`]).
+    pub fn with_shutdown(
+        hub: Hub,
+        shutdown: CancellationToken,
+        first_list: FirstListPolicy,
+    ) -> Self {
         Endpoint {
             hub,
             shutdown,
-            first_list_wait,
+            first_list_policy: first_list,
             first_list: Arc::default(),
             agent_gone: CancellationToken::new(),
             handshake: Handshake::default(),
@@ -122,15 +130,16 @@ impl Endpoint {
         self.interest.clone()
     }
 
-    /// Waits (once per session, at most `first_list_wait`) until every server has settled,
+    /// Waits (once per session, at most the policy's wait) until every server has settled,
     /// so that what the agent is first told covers them.
     async fn settled(&self) {
+        let wait = self.first_list_policy.wait;
         self.first_list
             .get_or_init(|| async {
-                if !self.hub.wait_settled(self.first_list_wait).await {
+                if !self.hub.wait_settled(wait).await {
                     tracing::info!(
                         "first tools/list answered after {} s with servers still starting",
-                        self.first_list_wait.as_secs_f64()
+                        wait.as_secs_f64()
                     );
                 }
             })
@@ -200,7 +209,8 @@ impl ServerHandler for Endpoint {
 
     /// `initialize`: answered once the servers have settled (at most `firstListTimeout`, and
     /// at most half of [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT)), so the capabilities
-    /// declared cover them (`native.rs`).
+    /// declared cover them (`native.rs`); at once for an agent [`first_list`] does not hold,
+    /// whose first `tools/list` is then answered at once too.
     async fn initialize(
         &self,
         request: rmcp::model::InitializeRequestParams,
@@ -212,8 +222,17 @@ impl ServerHandler for Endpoint {
         if let Some(profile) = self.hub.choose_for_client(&request.client_info.name) {
             tracing::debug!(profile, client = %request.client_info.name, "agent session's profile");
         }
-        // Half the handshake's own deadline at most: the session must not be closed for it.
-        let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
+        if self.first_list_policy.holds(&request.client_info.name) {
+            // Half the handshake's own deadline at most: the session must not be closed for it.
+            let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
+        } else {
+            // Answered with what is ready; the rest follows with list_changed.
+            let _ = self.first_list.set(());
+            tracing::debug!(
+                agent = ?request.client_info.name,
+                "first listing answered at once (firstListHold)"
+            );
+        }
         cx.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -337,6 +356,8 @@ impl ServerHandler for Endpoint {
         Ok(())
     }
 
+    /// `tools/list`: a page of the merged catalog, names shortened for an agent that prefixes
+    /// them ([`client_names`]).
     async fn list_tools(
         &self,
         params: Option<PaginatedRequestParams>,
@@ -349,7 +370,17 @@ impl ServerHandler for Endpoint {
             None => Some(0),
             Some(cursor) => cursor.parse::<usize>().ok(),
         };
-        let page = start.and_then(|start| catalog.page(start));
+        let mut page = start.and_then(|start| catalog.page(start));
+        let budget = client_names::budget_of(&cx.peer);
+        if let Some(page) = &mut page
+            && client_names::any_shortened(&catalog, budget)
+        {
+            for tool in &mut page.tools {
+                if let std::borrow::Cow::Owned(short) = client_names::shown(&tool.name, budget) {
+                    tool.name = short.into();
+                }
+            }
+        }
         if let Some(page) = &page {
             let agent = || crate::activity::Agent::of(&cx.peer);
             (self.hub).record_listing(agent, "rmcp", page.tools.len(), cursor.as_deref());
@@ -378,9 +409,10 @@ impl ServerHandler for Endpoint {
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
         };
-        let call = self
-            .hub
-            .call(&params.name, params.arguments, Some(&downstream));
+        let budget = client_names::budget_of(&downstream.peer);
+        let catalog = self.hub.catalog();
+        let name = client_names::wrapped_of(&catalog, &params.name, budget);
+        let call = self.hub.call(&name, params.arguments, Some(&downstream));
         tokio::select! {
             biased;
             result = call => Ok(CallToolResponse::Complete(era::complete(result))),

@@ -5,7 +5,8 @@
 //! - **Capabilities**: `prompts`, `resources` (with `subscribe` when a server has it) and
 //!   `completions` are declared when some running server declared them at the moment the agent
 //!   initializes; `initialize` waits for the servers to settle first, as the first `tools/list`
-//!   does (at most `firstListTimeout`). MCP has no way to add a capability to a session, so an
+//!   does (at most `firstListTimeout`; not for agents [`super::first_list`] answers at once).
+//!   MCP has no way to add a capability to a session, so an
 //!   agent that initialized before the first server with prompts started sees no prompts until
 //!   it reconnects; `tools`, `logging` and every `listChanged` are always declared.
 //! - **Lists**: [`PAGE_SIZE`](crate::catalog::PAGE_SIZE) items per page, `nextCursor` an offset,

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -27,8 +26,8 @@ pub struct ProfileSockets {
     pub mcp: PathBuf,
     /// Whose directory it is (see [`SocketDir`]).
     pub socket_dir: SocketDir,
-    /// The config's `firstListTimeout`.
-    pub first_list_wait: Duration,
+    /// The config's `firstListTimeout` and `firstListHold`, as on the main socket.
+    pub first_list: super::FirstListPolicy,
     /// Sessions at once per socket.
     pub max_connections: usize,
 }
@@ -73,7 +72,7 @@ pub async fn serve_profiles(
                         hub.clone().for_profile(Some(&name)),
                         sessions.clone(),
                         stop.clone(),
-                        sockets.first_list_wait,
+                        sockets.first_list.clone(),
                         sockets.max_connections,
                     ));
                     open.insert(name, stop);

@@ -3,7 +3,6 @@
 //! shuts down.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::serve_server;
 use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
@@ -14,6 +13,7 @@ use super::Endpoint;
 use super::accepted::serve_accepted;
 use super::bounded::{Bounded, Hangup};
 use super::fast::Relay;
+use super::first_list::FirstListPolicy;
 use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE};
 use super::line::LineTransport;
 use crate::hub::{Hub, HubEvent};
@@ -26,13 +26,13 @@ use crate::upstream::MAX_MESSAGE_BYTES;
 /// over), at most `max_connections` at once (see [`accept_loop`] for what happens at the cap).
 /// Sessions end when their agent hangs up or at shutdown.
 ///
-/// `first_list_wait` is the config's `firstListTimeout`.
+/// `first_list` is how each agent's first listing waits (`firstListTimeout`, `firstListHold`).
 pub async fn serve(
     listener: LocalListener,
     hub: Hub,
     sessions: TaskTracker,
     shutdown: CancellationToken,
-    first_list_wait: Duration,
+    first_list: FirstListPolicy,
     max_connections: usize,
 ) {
     let stop = shutdown.clone();
@@ -54,7 +54,7 @@ pub async fn serve(
                 stream,
                 hub.clone(),
                 stop.clone(),
-                first_list_wait,
+                first_list.clone(),
                 handshake,
             )
         },
@@ -80,7 +80,7 @@ pub async fn serve_session<S>(
     stream: S,
     hub: Hub,
     shutdown: CancellationToken,
-    first_list_wait: Duration,
+    first_list: FirstListPolicy,
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
@@ -89,7 +89,7 @@ pub async fn serve_session<S>(
         Hangup::unknown(),
         hub,
         shutdown,
-        first_list_wait,
+        first_list,
         Handshake::default(),
     )
     .await;
@@ -103,7 +103,7 @@ pub async fn serve_session_with<S>(
     hangup: Hangup,
     hub: Hub,
     shutdown: CancellationToken,
-    first_list_wait: Duration,
+    first_list: FirstListPolicy,
     handshake: Handshake,
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
@@ -114,7 +114,7 @@ pub async fn serve_session_with<S>(
     let gone = CancellationToken::new();
     let budget = Arc::new(Budget::default());
     let mut framed = framed(stream).with_line_deadline(LINE_DEADLINE);
-    let endpoint = Endpoint::with_shutdown(hub.clone(), shutdown.clone(), first_list_wait)
+    let endpoint = Endpoint::with_shutdown(hub.clone(), shutdown.clone(), first_list)
         .with_agent_gone(gone.clone())
         .with_handshake(handshake.clone());
     let interest = endpoint.interest();

@@ -399,5 +399,8 @@ fn peek(line: &[u8]) -> Vec<Peek> {
     }
 }
 
+mod refuse;
+pub use refuse::{FIRST_REQUEST_WAIT, answer_first_request};
+
 #[cfg(test)]
 mod tests;

@@ -12,10 +12,12 @@
 //! | [`accept`] | the accept loop both sockets share: sessions as tracked tasks, the connection cap |
 //! | [`descriptors`] | the descriptor limit, raised at start, and the connection caps derived from it |
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command (why it is here: its module doc) |
+//! | [`autostart`] | the bridge starting a detached companion when none listens, one at a time |
 //! | `handoff` | Unix: the bridge hands its stdin/stdout to the companion over the socket (`SCM_RIGHTS`) |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
+pub mod autostart;
 pub mod bridge;
 pub mod descriptors;
 #[cfg(unix)]

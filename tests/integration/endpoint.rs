@@ -217,7 +217,7 @@ async fn tools_list_is_paginated_with_a_cursor() {
 fn bridge_without_a_companion_fails_clearly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new(BIN)
-        .args(["bridge", "--socket"])
+        .args(["bridge", "--no-autostart", "--socket"])
         .arg(dir.path().join("mcp.sock"))
         .stdin(Stdio::null())
         .output()

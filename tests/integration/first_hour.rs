@@ -141,13 +141,16 @@ async fn doctor_shows_a_server_the_running_companion_reports_failing() {
 }
 
 /// Runs `bridge` with only `PATH` and `HOME` (what the Inspector and the SDKs pass) and returns
-/// the `initialize` answer, or stderr when it fails.
+/// the `initialize` answer, or stderr when it fails (then the answer is an error saying the
+/// same).
 fn bridge_initialize(home: &std::path::Path) -> Result<Value, String> {
     let mut bridge = Command::new(BIN)
         .arg("bridge")
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
+        // Without a companion it must say so, not start one.
+        .env("MCP_COMPANION_NO_AUTOSTART", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -160,9 +163,20 @@ fn bridge_initialize(home: &std::path::Path) -> Result<Value, String> {
     drop(stdin);
     let out = bridge.wait_with_output().expect("bridge exit");
     let first = BufReader::new(&out.stdout[..]).lines().next();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     match first {
-        Some(Ok(line)) => Ok(serde_json::from_str(&line).expect("json")),
-        _ => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+        Some(Ok(line)) => {
+            let answer: Value = serde_json::from_str(&line).expect("json");
+            match answer["error"]["message"].as_str() {
+                // The agent is told what stderr says.
+                Some(message) => {
+                    assert!(stderr.contains(message), "{message}\n{stderr}");
+                    Err(stderr)
+                }
+                None => Ok(answer),
+            }
+        }
+        _ => Err(stderr),
     }
 }
 

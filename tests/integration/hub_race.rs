@@ -104,7 +104,7 @@ async fn a_reload_storm_with_stop_and_start_keeps_the_agent_in_step() {
         hub_side,
         hub.clone(),
         stop.clone(),
-        Duration::ZERO,
+        endpoint::FirstListPolicy::hold_all(Duration::ZERO),
     ));
     let (heard, mut notifications) = mpsc::unbounded_channel();
     let agent = Agent(heard).serve(agent_side).await.expect("handshake");

@@ -8,10 +8,12 @@
 
 mod activity;
 mod asks;
+mod autostart;
 mod bounds;
 mod bridge;
 mod bundle;
 mod caps;
+mod client_names;
 mod common;
 mod config_file;
 mod declared;
@@ -21,6 +23,7 @@ mod eras;
 mod failures;
 mod fast_path;
 mod first_hour;
+mod first_list;
 mod flood;
 mod hub_commands;
 mod hub_race;

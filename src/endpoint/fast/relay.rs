@@ -193,6 +193,11 @@ where
             return false;
         }
         let catalog = self.hub.catalog();
+        // The page JSON has the full names: a session that sees some shortened is rmcp's.
+        let budget = crate::endpoint::client_names::budget_of(agent);
+        if crate::endpoint::client_names::any_shortened(&catalog, budget) {
+            return false;
+        }
         let Some(page) = catalog.page_json(start) else {
             return false;
         };

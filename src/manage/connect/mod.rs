@@ -22,6 +22,7 @@ pub mod clients;
 pub mod codex;
 pub mod json_edit;
 pub mod jsonc;
+pub mod location;
 
 use std::path::{Path, PathBuf};
 
