@@ -295,3 +295,39 @@ fn connect_warns_that_an_entry_running_a_build_directory_binary_breaks_when_it_m
             .contains("bridge")
     );
 }
+
+/// `bridge --profile NAME` with no companion: it starts one, waits for the profile's socket
+/// (opened just after the main one) and the agent sees that profile only; an unknown profile
+/// reaches the agent as its initialize error, naming the profiles there are.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bridge_with_a_profile_starts_the_companion_and_gets_that_profile() {
+    let config = json!({
+        "mcpServers": { "demo": demo(&[]), "other": demo(&[]) },
+        "profiles": { "only-demo": { "servers": ["demo"] } }
+    });
+    let scene = Scene::new(&config.to_string());
+    let (lines, out) =
+        tokio::task::block_in_place(|| list_through(scene.bridge(&["--profile", "only-demo"])));
+    let names = tool_names(&lines);
+    assert!(
+        names.iter().any(|n| n == "mcp_demo_echo")
+            && !names.iter().any(|n| n.starts_with("mcp_other_")),
+        "{lines:?}\n{}\nlog:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        scene.log()
+    );
+    assert!(out.status.success(), "{:?}", out.status);
+    let (lines, out) =
+        tokio::task::block_in_place(|| list_through(scene.bridge(&["--profile", "nope"])));
+    let error = lines
+        .iter()
+        .find_map(|v| v["error"]["message"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        error.contains("unknown profile \"nope\"") && error.contains("only-demo"),
+        "{lines:?}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(scene.companions().len(), 1);
+}
