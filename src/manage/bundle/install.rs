@@ -243,12 +243,13 @@ fn plan_archive(
         }
     };
     runtime::check_manifest(&manifest, &built, setup, &mut warnings)?;
-    if archive.signed {
-        warnings.push(
-            "the bundle carries an mcpb signature; it is NOT verified (the companion does not \
-             check signatures): trust it as an unsigned bundle"
-                .into(),
-        );
+    if let Some(signer) = &archive.signature
+        && signer.expired
+    {
+        warnings.push(format!(
+            "the signing certificate ({}) is outside its validity period",
+            signer.subject
+        ));
     }
     let source = BundleSource {
         name: manifest.name.clone(),
