@@ -15,6 +15,7 @@
 //! | [`entry`] | manifest + values → entry (`${__dirname}`, `${user_config.*}`, `${HOME}`…) |
 //! | [`paths`] | safe relative paths, where bundles are unpacked |
 //! | [`install`] | the flow: plan, save, remove, the entry's `source` |
+//! | [`preview`] | what the window shows before installing; bundles received as bytes |
 //! | [`update`] | `outdated` / `update` against the remembered file |
 //! | [`signature`] | the PKCS#7 signature `mcpb sign` appends: verified, its signer |
 //! | [`runtime`] | `compatibility.runtimes` against the installed `node` / `python` |
@@ -28,6 +29,7 @@ pub mod entry;
 pub mod install;
 pub mod manifest;
 pub mod paths;
+pub mod preview;
 pub mod runtime;
 pub mod signature;
 pub mod update;
