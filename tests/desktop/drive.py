@@ -555,6 +555,7 @@ def install_bundle(wd):
           f"the signer is shown, with what it proves: {sig_state} {sig!r}")
     greeting = wd.js("return document.querySelector(arguments[0]).value;", f"{form} [data-field=greeting]")
     check(greeting == "Hello", f"the user_config default is pre-filled: {greeting!r}")
+    wait_for(lambda: wd.find(f"{form} [data-action=install]"), 30, "bundle form shown")
     wd.screenshot("24-bundle-form.png")
     wd.type("#bundle-path", tampered)
     wd.click("#bundle-open")
