@@ -2,6 +2,7 @@
 //! whose bytes came without a path (the window's file picker gives bytes, not a path) is kept
 //! ([`keep_received`]).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -115,8 +116,8 @@ pub fn keep_received(
         reason: e.to_string(),
     };
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-    let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
-    std::fs::write(tmp.path(), bytes).map_err(|e| io(tmp.path(), e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
+    tmp.write_all(bytes).map_err(|e| io(&path, e))?;
     tmp.persist(&path).map_err(|e| io(&path, e.error))?;
     Ok(path)
 }
