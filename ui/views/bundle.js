@@ -8,7 +8,8 @@ import { inputFor } from './registry.js';
 
 function signatureNote(b) {
   const state = b.signature ? (b.signature.selfSigned ? 'self-signed' : 'signed') : 'unsigned';
-  return h('p', { class: b.signature ? 'ok-note' : 'help', 'data-signature': state }, `Signature: ${b.signatureText}.`);
+  // Neutral, not green: a valid signature proves integrity, not who signed.
+  return h('p', { class: 'help signature-note', 'data-signature': state }, `Signature: ${b.signatureText}.`);
 }
 
 function bundleForm(host, path, field) {
