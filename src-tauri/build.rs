@@ -38,6 +38,10 @@ const COMMANDS: &[&str] = &[
     "list_clients",
     "connect_client",
     "disconnect_client",
+    "open_bundle",
+    "receive_bundle",
+    "install_bundle",
+    "take_opened_bundle",
 ];
 
 fn main() {

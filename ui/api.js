@@ -43,3 +43,8 @@ export const connectClient = (id, importServers) => invoke('connect_client', { i
 export const disconnectClient = (id) => invoke('disconnect_client', { id });
 export const checkUpdates = () => invoke('check_updates');
 export const updateServer = (name, acceptNewOrigin = false) => invoke('update_server', { name, acceptNewOrigin });
+
+export const openBundle = (path) => invoke('open_bundle', { path });
+export const receiveBundle = (name, bytes) => invoke('receive_bundle', { name, bytes });
+export const installBundle = (path, server, values) => invoke('install_bundle', { path, server, values });
+export const takeOpenedBundle = () => invoke('take_opened_bundle');

@@ -31,8 +31,22 @@ function summary(statuses) {
   clear(document.getElementById('summary'), h('span', {}, `${running} of ${statuses.length} servers running`));
 }
 
+// A bundle to open (the app started on a .mcpb, or a file dropped on the window): its form.
+function openBundle(path) {
+  const hash = `#/add/bundle/${encodeURIComponent(path)}`;
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+const openPendingBundle = () => api.takeOpenedBundle().then((p) => { if (p) openBundle(p); }).catch(() => {});
+
 window.addEventListener('hashchange', route);
+on(CHANNELS.bundleOpened, openPendingBundle);
+on(CHANNELS.fileDropped, (drop) => {
+  const file = ((drop && drop.paths) || []).find((p) => /\.mcpb$/i.test(p));
+  if (file) openBundle(file);
+});
 on(CHANNELS.serversChanged, summary);
 api.listServers().then(summary).catch(() => {});
 route();
 elicit.start();
+openPendingBundle();

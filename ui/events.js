@@ -3,6 +3,8 @@
 //   tools-changed    no payload
 //   elicitation-requested  payload: an open elicitation {id, server, message, mode, requestedSchema?, url?, host?, timeoutS}
 //   elicitation-closed     payload: its id (answered, timed out, or withdrawn by the server)
+//   bundle-opened    payload: a .mcpb path the app was opened with (src-tauri/src/open_file.rs)
+//   tauri://drag-drop      payload: {paths, position} of files dropped on the window (Tauri's own)
 // `on` returns an unsubscribe function; views call it when they go away.
 
 export const CHANNELS = Object.freeze({
@@ -10,6 +12,8 @@ export const CHANNELS = Object.freeze({
   toolsChanged: 'tools-changed',
   elicitationRequested: 'elicitation-requested',
   elicitationClosed: 'elicitation-closed',
+  bundleOpened: 'bundle-opened',
+  fileDropped: 'tauri://drag-drop',
 });
 
 const handlers = new Map(Object.values(CHANNELS).map((c) => [c, new Set()]));

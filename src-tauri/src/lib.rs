@@ -8,6 +8,7 @@
 //! | `tray` | the tray icon, its menu and actions |
 //! | `events` | hub events → window channels and tray redraws |
 //! | `elicit` | elicitations put to the person in the window, and the one owner of open ones |
+//! | `open_file` | opening the app on a `.mcpb` file (argv, a second launch) |
 //! | `notification` | desktop notifications (freedesktop, on Linux) for a server that asks |
 //! | `state` | the managed [`state::Desktop`] state and its accessor |
 //! | `error` | [`error::CommandError`], the one error crossing the boundary |
@@ -23,11 +24,12 @@ pub mod error;
 pub mod events;
 pub mod logging;
 pub mod notification;
+pub mod open_file;
 pub mod state;
 pub mod subcommand;
 pub mod tray;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mcp_companion::companion::{Companion, StartError};
@@ -41,7 +43,7 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, elicit, import, registry, servers, settings, sign_in};
+    use commands::{add, bundle, elicit, import, registry, servers, settings, sign_in};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
         servers::config_warnings,
@@ -79,6 +81,10 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         registry::list_clients,
         registry::connect_client,
         registry::disconnect_client,
+        bundle::open_bundle,
+        bundle::receive_bundle,
+        bundle::install_bundle,
+        bundle::take_opened_bundle,
     ])
 }
 
@@ -118,7 +124,12 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
     // Plugin order matters: single-instance first, so a second launch hands over to the first
     // (which shows its window) and exits before anything else starts.
     let builder = Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+        .plugin(tauri_plugin_single_instance::init(|app, args, cwd| {
+            if let Some(path) =
+                open_file::bundle_arg(args.get(1..).unwrap_or_default(), Path::new(&cwd))
+            {
+                open_file::open(app, &path);
+            }
             tray::show_window(app);
         }))
         .plugin(tauri_plugin_store::Builder::new().build())
@@ -148,6 +159,11 @@ fn start(set_log_level: state::SetLogLevel) -> Result<(), Box<dyn std::error::Er
                 eprintln!("error: {e}");
                 tracing::error!(error = %e, "mcp-companion-desktop cannot start");
                 std::process::exit(2);
+            }
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let cwd = std::env::current_dir().unwrap_or_default();
+            if let Some(path) = open_file::bundle_arg(&args, &cwd) {
+                open_file::open(app.handle(), &path);
             }
             exit_on_signal(app.handle().clone());
             Ok(())
@@ -239,6 +255,8 @@ pub fn setup<R: Runtime>(
         set_log_level,
         secrets: std::sync::Arc::new(mcp_companion::secret::os_keychain()),
         elicitations,
+        opened_bundle: std::sync::Mutex::new(None),
+        bundles_root: None,
     });
     if std::env::var_os("RUST_LOG").is_none()
         && let Some(level) = commands::settings::stored_log_level(app.handle())

@@ -31,6 +31,11 @@ pub struct Desktop {
     /// The elicitations waiting for the person (shared with the companion's
     /// [`WindowElicitor`](crate::elicit::WindowElicitor)).
     pub elicitations: Pending,
+    /// A bundle file the app was asked to open (argv, or a second launch), until the window
+    /// takes it.
+    pub opened_bundle: Mutex<Option<String>>,
+    /// Where bundles are unpacked; `None`: the OS data directory's (tests set their own).
+    pub bundles_root: Option<PathBuf>,
 }
 
 impl Desktop {
@@ -44,6 +49,8 @@ impl Desktop {
             set_log_level: None,
             secrets: Arc::new(secret::os_keychain()),
             elicitations: Pending::default(),
+            opened_bundle: Mutex::new(None),
+            bundles_root: None,
         }
     }
 
@@ -51,6 +58,27 @@ impl Desktop {
     pub fn with_secrets(self, store: Arc<dyn SecretStore>) -> Desktop {
         Desktop {
             secrets: store,
+            ..self
+        }
+    }
+
+    /// Remembers `path` as the bundle to open (the latest one wins).
+    pub fn set_opened_bundle(&self, path: String) {
+        *self.opened_bundle.lock().unwrap_or_else(|p| p.into_inner()) = Some(path);
+    }
+
+    /// The bundle to open, once.
+    pub fn take_opened_bundle(&self) -> Option<String> {
+        self.opened_bundle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// The same state unpacking bundles under `root`.
+    pub fn with_bundles_root(self, root: PathBuf) -> Desktop {
+        Desktop {
+            bundles_root: Some(root),
             ..self
         }
     }

@@ -39,7 +39,11 @@ impl Harness {
         let paths = EndpointPaths::isolated(dir.path().join("mcp.sock"));
         let app = with_commands(mock_builder())
             .plugin(tauri_plugin_store::Builder::new().build())
-            .manage(Desktop::detached(hub, config_path.clone(), paths).with_secrets(store))
+            .manage(
+                Desktop::detached(hub, config_path.clone(), paths)
+                    .with_secrets(store)
+                    .with_bundles_root(dir.path().join("data/mcp-companion/bundles")),
+            )
             // The real context: the capability file must grant every command the window uses.
             .build(tauri::generate_context!())
             .unwrap();
@@ -456,5 +460,129 @@ fn import_previews_and_moves_plain_secrets_of_the_added_servers() {
     assert_eq!(
         store.get("gh.GITHUB_TOKEN"),
         Ok(Some("ghp_imported".into()))
+    );
+}
+
+/// A bundle made by `mcpb pack` and signed by `mcpb sign` (see tests/fixtures/mcpb/README.md).
+const SIGNED_BUNDLE: &[u8] = include_bytes!("../../tests/fixtures/mcpb/ca-signed.mcpb");
+
+#[test]
+fn a_bundle_is_opened_shown_with_its_signer_and_installed_through_the_core() {
+    let h = Harness::new(json!({"mcpServers": {}}));
+    let dir = h._dir.path();
+    let bundles = dir.join("data/mcp-companion/bundles");
+    let file = dir.join("t.mcpb");
+    std::fs::write(&file, SIGNED_BUNDLE).unwrap();
+
+    let preview = h
+        .invoke("open_bundle", json!({"path": file.display().to_string()}))
+        .unwrap();
+    assert_eq!(preview["name"], "t");
+    assert_eq!(preview["server"], "t");
+    assert_eq!(preview["fields"], json!([]));
+    assert_eq!(
+        preview["signature"]["subject"],
+        "O=MCP Companion tests,CN=Test Publisher"
+    );
+    assert_eq!(preview["signature"]["selfSigned"], false);
+    assert!(
+        preview["signatureText"]
+            .as_str()
+            .unwrap()
+            .contains("not who holds the key"),
+        "{preview}"
+    );
+    assert!(!bundles.exists(), "opening writes nothing");
+
+    // One byte changed after signing: refused when opened and when installed; nothing written.
+    let mut changed = SIGNED_BUNDLE.to_vec();
+    changed[100] ^= 0x01;
+    let tampered = dir.join("tampered.mcpb");
+    std::fs::write(&tampered, &changed).unwrap();
+    for cmd in ["open_bundle", "install_bundle"] {
+        let err = h
+            .invoke(
+                cmd,
+                json!({"path": tampered.display().to_string(), "server": "t", "values": {}}),
+            )
+            .unwrap_err();
+        assert_eq!(err["kind"], "invalid", "{err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains("the file was changed after it was signed"),
+            "{err}"
+        );
+    }
+    assert_eq!(h.file()["mcpServers"], json!({}));
+    assert!(!bundles.exists());
+
+    let done = h
+        .invoke(
+            "install_bundle",
+            json!({"path": file.display().to_string(), "server": "hello", "values": {}}),
+        )
+        .unwrap();
+    assert_eq!(done["server"], "hello");
+    let entry = &h.file()["mcpServers"]["hello"];
+    assert_eq!(entry["source"]["kind"], "mcpb");
+    assert_eq!(entry["source"]["bundle"], file.display().to_string());
+    let unpacked = PathBuf::from(done["dir"].as_str().unwrap());
+    assert_eq!(unpacked.parent(), Some(bundles.as_path()));
+    assert!(unpacked.join("index.js").is_file());
+    let names: Vec<_> = h
+        .invoke("list_servers", json!({}))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("hello")], "the hub was reloaded with it");
+    // The same name again is refused (the window never replaces).
+    let err = h
+        .invoke(
+            "install_bundle",
+            json!({"path": file.display().to_string(), "server": "hello", "values": {}}),
+        )
+        .unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("hello"), "{err}");
+
+    // Bytes from the file picker are kept beside the bundles directory and open from there.
+    let kept = h
+        .invoke(
+            "receive_bundle",
+            json!({"name": "picked.mcpb", "bytes": SIGNED_BUNDLE}),
+        )
+        .unwrap();
+    let kept = PathBuf::from(kept.as_str().unwrap());
+    assert_eq!(
+        kept.parent(),
+        Some(dir.join("data/mcp-companion/bundle-files").as_path())
+    );
+    assert_eq!(std::fs::read(&kept).unwrap(), SIGNED_BUNDLE);
+    assert_eq!(
+        h.invoke("open_bundle", json!({"path": kept.display().to_string()}))
+            .unwrap()["name"],
+        "t"
+    );
+}
+
+#[test]
+fn the_bundle_the_app_was_opened_with_is_taken_once() {
+    let h = Harness::new(json!({"mcpServers": {}}));
+    assert_eq!(
+        h.invoke("take_opened_bundle", json!({})).unwrap(),
+        Value::Null
+    );
+    crate::open_file::open(h.webview.app_handle(), std::path::Path::new("/tmp/x.mcpb"));
+    assert_eq!(
+        h.invoke("take_opened_bundle", json!({})).unwrap(),
+        json!("/tmp/x.mcpb")
+    );
+    assert_eq!(
+        h.invoke("take_opened_bundle", json!({})).unwrap(),
+        Value::Null
     );
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mcp_companion::manage::bundle::install::{self, Setup};
+use mcp_companion::manage::bundle::signature;
 use mcp_companion::manage::bundle::update::{self, BundleUpdate};
 use mcp_companion::manage::registry::{Values, keychain};
 
@@ -105,6 +106,10 @@ fn finish(
     secrets: &dyn mcp_companion::manage::registry::SecretSink,
 ) -> anyhow::Result<ExitCode> {
     let planned = &plan.planned;
+    eprintln!(
+        "signature: {}",
+        inert(&signature::describe(plan.archive.signature.as_ref()))
+    );
     for w in &planned.warnings {
         eprintln!("warning: {}", inert(w));
     }

@@ -34,8 +34,14 @@ Checks the issue's acceptance lines, in order:
      also shows a desktop notification (a stand-in notification server on the session bus,
      tests/desktop/notifications.py) naming the server and quoting its message, withdrawn once
      answered; clicking it brings a hidden window back (screenshot 22c).
+ 11. an MCP bundle made and signed by the reference `mcpb` CLI: a second launch of the app with
+     its path (what the .mcpb file association runs) opens Add server → Bundle on it, showing its
+     user_config form and its self-signed signer (screenshot 24); a copy changed after signing,
+     typed as a path, is refused (25); Install with a greeting and a sensitive key runs it, its
+     tool is called through the bridge with those values, and the key is in the keychain, not
+     the config file (26).
 
-Environment (set by e2e.sh): APP, CLI, PEERS_PYTHON, EVERYTHING_JS, OUT (screenshot dir), WORK (temp dir with
+Environment (set by e2e.sh): APP, CLI, BUNDLE, BUNDLE_TAMPERED, PEERS_PYTHON, EVERYTHING_JS, OUT (screenshot dir), WORK (temp dir with
 the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY, OAUTH_URL, PLANT_ACCESS,
 PLANT_REFRESH, PLANT_CLIENT_SECRET, PLANT_KEYCHAIN. Exit 0 when every check passed.
 """
@@ -535,6 +541,48 @@ def elicit_url_in_window(wd):
         page.shutdown()
 
 
+def install_bundle(wd):
+    """Step 11: a .mcpb opened by a second launch, a changed copy refused, the bundle installed."""
+    bundle, tampered = os.environ["BUNDLE"], os.environ["BUNDLE_TAMPERED"]
+    second = subprocess.run([APP, bundle], capture_output=True, text=True, timeout=60)
+    check(second.returncode == 0, f"second launch with a .mcpb exits 0 ({second.returncode}: {second.stderr[-300:]!r})")
+    form = '.form[data-bundle="hello-bundle"]'
+    wait_for(lambda: wd.find(f"{form} [data-field=api_key]"), 30, "bundle form opened by the second launch")
+    check(wd.js("return location.hash").startswith("#/add/bundle/"), "the Add page's Bundle tab shows it")
+    sig_state = wd.js("const e = document.querySelector('[data-signature]'); return e ? e.dataset.signature : null;")
+    sig = wd.text("[data-signature]") or ""
+    check(sig_state == "self-signed" and "MCPB Self-Signed Certificate" in sig and "not who holds the key" in sig,
+          f"the signer is shown, with what it proves: {sig_state} {sig!r}")
+    greeting = wd.js("return document.querySelector(arguments[0]).value;", f"{form} [data-field=greeting]")
+    check(greeting == "Hello", f"the user_config default is pre-filled: {greeting!r}")
+    wait_for(lambda: wd.find(f"{form} [data-action=install]"), 30, "bundle form shown")
+    wd.screenshot("24-bundle-form.png")
+    wd.type("#bundle-path", tampered)
+    wd.click("#bundle-open")
+    err = wait_for(lambda: wd.text("[data-bundle-error]"), 30, "changed bundle refused")
+    check("changed after it was signed" in err, f"a bundle changed after signing is refused: {err!r}")
+    wd.screenshot("25-bundle-tampered.png")
+    wd.type("#bundle-path", bundle)
+    wd.click("#bundle-open")
+    wait_for(lambda: wd.find(f"{form} [data-field=api_key]"), 30, "bundle form opened by path")
+    wd.type(f"{form} [data-field=name]", "hello")
+    wd.type(f"{form} [data-field=greeting]", "Bonjour")
+    wd.type(f"{form} [data-field=api_key]", "bundle-key-e2e")
+    wd.click(f"{form} [data-action=install]")
+    wait_for(lambda: wd.js("return location.hash") == "#/server/hello"
+             or (wd.text(".field-error") and "ERR " + wd.text(".field-error")), 60, "bundle installed")
+    check(wd.js("return location.hash") == "#/server/hello", f"installed, the server page shown ({wd.text('.field-error')!r})")
+    wait_for(lambda: wd.find("details[data-tool=mcp_hello_greet]"), 60, "bundle tools in the window")
+    wd.screenshot("26-bundle-server.png")
+    r = agent("--call", "mcp_hello_greet", '{"name":"agent"}')
+    text = (r.get("calls") or [{}])[0].get("result", {}).get("content", [{}])[0].get("text")
+    check(text == "Bonjour, agent (key bundle-key-e2e)", f"the bundle's tool through the bridge -> {text!r} ({r.get('error', 'ok')})")
+    raw = open(os.environ["MCP_COMPANION_CONFIG"]).read()
+    entry = json.loads(raw)["mcpServers"].get("hello", {})
+    check(entry.get("source", {}).get("kind") == "mcpb" and entry.get("env", {}).get("API_KEY", "").startswith("${secret:")
+          and "bundle-key-e2e" not in raw, f"the entry has its source and the key as a keychain reference: {entry}")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     port = free_port()
@@ -720,6 +768,10 @@ def main():
         # 7. Layout: no page overflows horizontally at a laptop size and at a small one.
         for width, height in ((1100, 740), (800, 600)):
             check_layout(wd, width, height)
+        wd.go("#/servers")
+
+        # 11. An MCP bundle, opened as the file association opens it, then installed.
+        install_bundle(wd)
         wd.go("#/servers")
 
         # 10. Elicitation in the window, with desktop notifications.

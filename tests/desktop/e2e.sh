@@ -94,6 +94,49 @@ cat > "$XDG_CONFIG_HOME/Code/User/mcp.json" <<'JSON'
   "servers": { "docs": { "type": "http", "url": "http://127.0.0.1:9/mcp" } } }
 JSON
 
+# An MCP bundle made and signed (self-signed) by the reference CLI, and a copy with one byte
+# changed after signing: drive.py opens the first through a second launch (as the file
+# association does) and installs it; the second is refused.
+MCPB="$PEERS/node-mcpb/node_modules/.bin/mcpb"
+[ -x "$MCPB" ] || { echo "e2e: missing $MCPB (tests/peers/setup.sh)" >&2; exit 2; }
+mkdir -p "$WORK/hello-bundle/server"
+cat > "$WORK/hello-bundle/server/index.js" <<'JS'
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+rl.on('line', (line) => {
+  let m; try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined) return;
+  const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
+  if (m.method === 'initialize') ok({ protocolVersion: m.params.protocolVersion,
+    capabilities: { tools: {} }, serverInfo: { name: 'hello-bundle', version: '1.0.0' } });
+  else if (m.method === 'tools/list') ok({ tools: [{ name: 'greet', description: 'Greets',
+    inputSchema: { type: 'object', properties: { name: { type: 'string' } } } }] });
+  else if (m.method === 'tools/call') ok({ content: [{ type: 'text',
+    text: `${process.env.GREETING}, ${m.params.arguments.name} (key ${process.env.API_KEY})` }] });
+  else if (m.method === 'ping') ok({});
+  else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'unknown method' } });
+});
+JS
+cat > "$WORK/hello-bundle/manifest.json" <<'JSON'
+{ "manifest_version": "0.3", "name": "hello-bundle", "display_name": "Hello bundle", "version": "1.0.0",
+  "description": "A bundle packed by mcpb in the desktop e2e", "author": { "name": "e2e" },
+  "server": { "type": "node", "entry_point": "server/index.js",
+              "mcp_config": { "command": "node", "args": ["${__dirname}/server/index.js"],
+                              "env": { "GREETING": "${user_config.greeting}", "API_KEY": "${user_config.api_key}" } } },
+  "user_config": {
+    "greeting": { "type": "string", "title": "Greeting", "description": "How to greet", "default": "Hello" },
+    "api_key": { "type": "string", "title": "API key", "description": "A secret", "sensitive": true, "required": true } } }
+JSON
+"$MCPB" pack "$WORK/hello-bundle" "$WORK/hello.mcpb" >"$OUT/mcpb.log" 2>&1
+"$MCPB" sign "$WORK/hello.mcpb" --self-signed >>"$OUT/mcpb.log" 2>&1
+python3 - "$WORK/hello.mcpb" "$WORK/tampered.mcpb" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) // 4] ^= 0x20
+open(sys.argv[2], "wb").write(b)
+PY
+export BUNDLE="$WORK/hello.mcpb" BUNDLE_TAMPERED="$WORK/tampered.mcpb"
+
 display=:$((90 + RANDOM % 9))
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$OUT/xvfb.log" 2>&1 &
 pids+=($!)

@@ -336,33 +336,6 @@ async fn node_and_python_bundles_install_run_through_bridge_and_remove() {
         "an unset optional value sets nothing: {py_entry}"
     );
 
-    // `mcpb sign` appends a signature block: found, cut off, and said to be not verified.
-    let signed = place.dir.path().join("signed.mcpb");
-    std::fs::copy(&node_file, &signed).unwrap();
-    run(Command::new(&mcpb)
-        .arg("sign")
-        .arg(&signed)
-        .arg("--self-signed")
-        .current_dir(place.dir.path()));
-    let o = place.cli(
-        &path,
-        &[
-            "install",
-            signed.to_str().unwrap(),
-            "--as",
-            "signed",
-            "--set-env",
-            "api_token=T",
-            "--dry-run",
-        ],
-    );
-    assert!(o.status.success(), "{}", out(&o));
-    assert!(
-        out(&o).contains("carries an mcpb signature; it is NOT verified"),
-        "{}",
-        out(&o)
-    );
-
     // `outdated` knows both by their files.
     let o = place.cli(&path, &["outdated"]);
     assert!(
@@ -432,6 +405,117 @@ fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
         }
     }
     w.finish().unwrap().into_inner()
+}
+
+/// Everything under `dir` (relative paths), to see that nothing was written.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            out.push(e.path().strip_prefix(dir).unwrap().to_path_buf());
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn signed_bundles_are_verified_and_a_changed_one_is_refused() {
+    let Some(mcpb) = mcpb() else {
+        return;
+    };
+    let place = Place::new();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let src = place.dir.path().join("hello-node");
+    tree(&src, &[("server/index.js", NODE_SERVER)]);
+    let file = pack(&mcpb, &src, node_manifest());
+    let install = |file: &Path, server: &str| {
+        place.cli(
+            &path,
+            &[
+                "install",
+                file.to_str().unwrap(),
+                "--as",
+                server,
+                "--set-env",
+                "api_token=T",
+            ],
+        )
+    };
+
+    // Unsigned: said so, installed.
+    let o = install(&file, "plain");
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(out(&o).contains("signature: not signed"), "{}", out(&o));
+
+    // Signed by the reference CLI's self-signed certificate: verified (as `mcpb verify`
+    // checks the signature), the signer named, installed.
+    let signed = place.dir.path().join("signed.mcpb");
+    std::fs::copy(&file, &signed).unwrap();
+    run(Command::new(&mcpb)
+        .arg("sign")
+        .arg(&signed)
+        .arg("--self-signed")
+        .current_dir(place.dir.path()));
+    let o = install(&signed, "signed");
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains(
+            "signature: valid, made with a self-signed certificate naming \"C=US,O=MCPB \
+             Extensions,CN=MCPB Self-Signed Certificate\""
+        ),
+        "{}",
+        out(&o)
+    );
+    assert!(out(&o).contains("not who holds the key"), "{}", out(&o));
+    assert_eq!(place.entry("signed")["source"]["kind"], "mcpb");
+    // `mcpb unsign` takes the block off: unsigned again.
+    let unsigned = place.dir.path().join("unsigned.mcpb");
+    std::fs::copy(&signed, &unsigned).unwrap();
+    run(Command::new(&mcpb).arg("unsign").arg(&unsigned));
+    assert_eq!(
+        std::fs::read(&unsigned).unwrap(),
+        std::fs::read(&file).unwrap()
+    );
+
+    // One byte changed after signing, in the zip's data or in the signature: refused, and
+    // nothing is written (config bytes, bundles directory).
+    let bytes = std::fs::read(&signed).unwrap();
+    let block_at = bytes
+        .windows(11)
+        .rposition(|w| w == b"MCPB_SIG_V1")
+        .unwrap();
+    let before = std::fs::read(&place.cfg).unwrap();
+    let dirs = listing(&place.data());
+    for (at, why) in [
+        (block_at / 2, "the file was changed after it was signed"),
+        (
+            bytes.len() - b"MCPB_SIG_END".len() - 7,
+            "the signature does not match the signer's certificate",
+        ),
+    ] {
+        let mut changed = bytes.clone();
+        changed[at] ^= 0x20;
+        let tampered = place.dir.path().join("tampered.mcpb");
+        std::fs::write(&tampered, &changed).unwrap();
+        let o = install(&tampered, "tampered");
+        assert!(!o.status.success(), "{}", out(&o));
+        assert!(
+            out(&o).contains("the bundle's signature does not verify") && out(&o).contains(why),
+            "byte {at}: {}",
+            out(&o)
+        );
+        assert!(out(&o).contains("nothing was installed"), "{}", out(&o));
+        assert_eq!(std::fs::read(&place.cfg).unwrap(), before);
+        assert_eq!(listing(&place.data()), dirs);
+    }
 }
 
 #[test]

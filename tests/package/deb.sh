@@ -2,7 +2,7 @@
 # The installable package. Bundles the .deb and .rpm with Tauri's own bundler (the
 # pinned @tauri-apps/cli from npm) from the debug build the test command already made, installs
 # the .deb system-wide, checks its files (binaries, Depends, desktop entry per
-# desktop-file-validate, hicolor icons), starts the INSTALLED app under Xvfb with a tray host,
+# desktop-file-validate, hicolor icons, the .mcpb file association), starts the INSTALLED app under Xvfb with a tray host,
 # calls a tool through the installed `mcp-companion bridge`, checks the Connect page shows the
 # installed CLI path, quits, purges, and checks nothing is left but the user's own config.
 #
@@ -73,12 +73,22 @@ count=$(wc -l <<<"$files")
 /usr/bin/mcp-companion --version | grep -qF "$version" || fail "installed CLI version"
 desktop=$(grep '^/usr/share/applications/.*\.desktop$' <<<"$files") || fail "no desktop entry in $files"
 desktop-file-validate "$desktop" || fail "desktop-file-validate $desktop"
-grep -qx 'Exec=mcp-companion-desktop' "$desktop" || fail "Exec= in $desktop: $(grep ^Exec= "$desktop")"
+grep -qx 'Exec=mcp-companion-desktop %F' "$desktop" || fail "Exec= in $desktop: $(grep ^Exec= "$desktop")"
+# The .mcpb file association: the desktop entry handles the MIME type, the shared-mime-info XML
+# defines it (*.mcpb), and the triggers of shared-mime-info and desktop-file-utils took them in.
+grep -qx 'MimeType=application/x-mcpb;' "$desktop" || fail "MimeType= in $desktop: $(grep ^MimeType= "$desktop")"
+mime_xml=/usr/share/mime/packages/mcp-companion.xml
+grep -qF '<glob pattern="*.mcpb"/>' "$mime_xml" || fail "no *.mcpb glob in $mime_xml"
+[ -f /usr/share/mime/application/x-mcpb.xml ] || fail "update-mime-database did not run: no /usr/share/mime/application/x-mcpb.xml"
+grep -q '^\*\.mcpb$\|application/x-mcpb:\*\.mcpb' /usr/share/mime/globs2 /usr/share/mime/globs 2>/dev/null \
+  || fail "*.mcpb is not in the MIME glob database"
+grep -q "^application/x-mcpb=.*$(basename "$desktop")" /usr/share/applications/mimeinfo.cache \
+  || fail "update-desktop-database did not list $(basename "$desktop") for application/x-mcpb"
 icon=$(sed -n 's/^Icon=//p' "$desktop")
 for size in 32x32 128x128 256x256; do
   [ -f "/usr/share/icons/hicolor/$size/apps/$icon.png" ] || fail "no $size hicolor icon named $icon"
 done
-pass "installed $count files: /usr/bin/mcp-companion{,-desktop}, $(basename "$desktop") (valid), hicolor icons $icon 32/128/256"
+pass "installed $count files: /usr/bin/mcp-companion{,-desktop}, $(basename "$desktop") (valid, opens application/x-mcpb), $mime_xml, hicolor icons $icon 32/128/256"
 
 # --- run the installed app -------------------------------------------------------------------
 home="$work/home"
@@ -111,6 +121,7 @@ $SUDO dpkg --purge "$pkg" >/dev/null
 installed=0
 left=$(while read -r f; do if [ -e "$f" ]; then echo "$f"; fi; done <<<"$files")
 [ -z "$left" ] || fail "purge left: $left"
+[ ! -e /usr/share/mime/application/x-mcpb.xml ] || fail "purge left the application/x-mcpb MIME type registered"
 [ -f "$home/.config/mcp-companion/config.json" ] || fail "purge removed the user's config"
 kept=$(cd "$home" && find . -type f | sort | tr '\n' ' ')
 pass "purged: none of the $count files left; the user's own files stay: $kept"

@@ -1,8 +1,9 @@
-// Add server: from a preset, or a custom stdio command / URL. "Test" connects once and lists
+// Add server: from a preset, a custom stdio command / URL, a registry, or a bundle (.mcpb). "Test" connects once and lists
 // the tools; "Save" writes the entry and starts it. Validation errors show next to the field.
 import { h, clear, errorText, showFieldErrors } from '../dom.js';
 import * as api from '../api.js';
 import { renderRegistry } from './registry.js';
+import { renderBundle } from './bundle.js';
 
 const lines = (text) => text.split('\n').map((l) => l.trim()).filter(Boolean);
 
@@ -152,34 +153,47 @@ function urlForm(host) {
     actions(form, build)));
 }
 
-export function render(root) {
+export function render(root, [tab, bundlePath] = []) {
   const grid = h('div', { class: 'presets' });
   const detail = h('div', { class: 'add-detail' });
   const featuredTab = h('button', { class: 'tab active', 'data-tab': 'featured' }, 'Featured');
   const registryTab = h('button', { class: 'tab', 'data-tab': 'registry' }, 'Registry');
+  const bundleTab = h('button', { class: 'tab', 'data-tab': 'bundle' }, 'Bundle (.mcpb)');
   const layout = h('div', { class: 'add-layout' }, grid, detail);
   const registryList = h('div', {});
   const registryDetail = h('div', { class: 'add-detail' });
   const registryLayout = h('div', { class: 'add-layout', hidden: true }, registryList, registryDetail);
+  const bundleList = h('div', {});
+  const bundleDetail = h('div', { class: 'add-detail' });
+  const bundleLayout = h('div', { class: 'add-layout', hidden: true }, bundleList, bundleDetail);
   let registryShown = false;
-  const showTab = (registry) => {
-    featuredTab.classList.toggle('active', !registry);
-    registryTab.classList.toggle('active', registry);
-    layout.hidden = registry;
-    registryLayout.hidden = !registry;
-    if (registry && !registryShown) {
+  let openBundle = null;
+  const showTab = (which) => {
+    featuredTab.classList.toggle('active', which === 'featured');
+    registryTab.classList.toggle('active', which === 'registry');
+    bundleTab.classList.toggle('active', which === 'bundle');
+    layout.hidden = which !== 'featured';
+    registryLayout.hidden = which !== 'registry';
+    bundleLayout.hidden = which !== 'bundle';
+    if (which === 'registry' && !registryShown) {
       registryShown = true;
       renderRegistry(registryList, registryDetail, actions, field);
     }
+    if (which === 'bundle' && !openBundle) openBundle = renderBundle(bundleList, bundleDetail, field);
   };
-  featuredTab.addEventListener('click', () => showTab(false));
-  registryTab.addEventListener('click', () => showTab(true));
+  featuredTab.addEventListener('click', () => showTab('featured'));
+  registryTab.addEventListener('click', () => showTab('registry'));
+  bundleTab.addEventListener('click', () => showTab('bundle'));
   const select = (card, show) => {
     for (const c of root.querySelectorAll('.preset.selected')) c.classList.remove('selected');
     card.classList.add('selected');
     show();
   };
-  clear(root, h('header', {}, h('h1', {}, 'Add server')), h('div', { class: 'tabs' }, featuredTab, registryTab), layout, registryLayout);
+  clear(root, h('header', {}, h('h1', {}, 'Add server')), h('div', { class: 'tabs' }, featuredTab, registryTab, bundleTab), layout, registryLayout, bundleLayout);
+  if (tab === 'bundle') {
+    showTab('bundle');
+    if (bundlePath) openBundle(bundlePath);
+  }
   api.listPresets().then((presets) => {
     const cards = presets.map((p) => {
       const card = h('button', { class: 'preset', 'data-preset': p.id },

@@ -7,7 +7,8 @@ function transports(s) {
   return [...(s.packages || []).map((p) => p.registryType), ...(s.remotes || []).map((r) => r.type)].join(', ');
 }
 
-function inputFor(f) {
+// One form input for an install field (registry inputs, bundle user_config).
+export function inputFor(f) {
   const attrs = { 'data-field': f.key, autocomplete: 'off', placeholder: f.placeholder || (f.required ? 'required' : 'optional') };
   if (f.choices.length) {
     return h('select', attrs, f.required ? null : h('option', { value: '' }, '—'),

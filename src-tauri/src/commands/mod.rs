@@ -8,10 +8,12 @@
 //! | `import.rs` | detect other clients' files, preview, import |
 //! | `settings.rs` | connect snippets, whitelist, log level, autostart |
 //! | `registry.rs` | registry search/details/install plan, per-client connect toggles |
+//! | `bundle.rs` | open a `.mcpb` (path or picked bytes), install it, the bundle the app was opened with |
 //! | `sign_in.rs` | OAuth sign-in of a server |
 //! | `elicit.rs` | open elicitations, the person's answer |
 
 pub mod add;
+pub mod bundle;
 pub mod elicit;
 pub mod import;
 pub mod registry;

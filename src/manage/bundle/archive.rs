@@ -13,11 +13,13 @@
 use std::collections::BTreeSet;
 use std::io::{Cursor, Read, Write};
 use std::path::Path;
+use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
 use super::BundleError;
 use super::paths;
+use super::signature::{self, Signer};
 
 /// Bounds on what a bundle may hold.
 #[derive(Clone, Copy, Debug)]
@@ -65,8 +67,9 @@ pub struct Archive {
     zip_len: usize,
     /// SHA-256 of the whole file, lower-case hex.
     pub sha256: String,
-    /// Whether a signature block is appended (it is not verified).
-    pub signed: bool,
+    /// The signer, when a signature block is appended (it verified: a bundle whose signature
+    /// does not is refused).
+    pub signature: Option<Signer>,
     /// Every file entry's safe relative name.
     pub files: BTreeSet<String>,
     /// The bytes of `manifest.json`.
@@ -136,9 +139,16 @@ impl Archive {
             });
         }
         let sha256 = hex(&Sha256::digest(&bytes));
-        let zip_len = signature_start(&bytes).unwrap_or(bytes.len());
+        let (zip_len, signature) = match signature_block(&bytes)? {
+            Some((header, block)) => {
+                let signer = signature::verify(&bytes[block], &bytes[..header], SystemTime::now())
+                    .map_err(|reason| BundleError::Signature { reason })?;
+                (header, Some(signer))
+            }
+            None => (bytes.len(), None),
+        };
         let mut archive = Archive {
-            signed: zip_len < bytes.len(),
+            signature,
             bytes,
             zip_len,
             sha256,
@@ -380,20 +390,43 @@ impl Write for Counted {
     }
 }
 
-/// Where the signature block `MCPB_SIG_V1 <u32 LE length> <PKCS#7 DER> MCPB_SIG_END` starts,
-/// when the file ends with one (the layout `mcpb sign` writes and `mcpb verify` reads).
-fn signature_start(bytes: &[u8]) -> Option<usize> {
-    let footer = bytes.len().checked_sub(SIG_FOOTER.len())?;
+/// Where the signature block `MCPB_SIG_V1 <u32 LE length> <PKCS#7 DER> MCPB_SIG_END` starts
+/// and where its DER lies, when the file ends with one (the layout `mcpb sign` writes and
+/// `mcpb verify` reads). `None` when the file does not end with `MCPB_SIG_END` or holds no
+/// `MCPB_SIG_V1` before it.
+///
+/// # Errors
+/// [`BundleError::Signature`] when both markers are there but the length between them does
+/// not add up: a block that was cut or changed.
+pub(crate) fn signature_block(
+    bytes: &[u8],
+) -> Result<Option<(usize, std::ops::Range<usize>)>, BundleError> {
+    let Some(footer) = bytes.len().checked_sub(SIG_FOOTER.len()) else {
+        return Ok(None);
+    };
     if &bytes[footer..] != SIG_FOOTER {
-        return None;
+        return Ok(None);
     }
-    let header = memchr::memmem::rfind(&bytes[..footer], SIG_HEADER)?;
+    let Some(header) = memchr::memmem::rfind(&bytes[..footer], SIG_HEADER) else {
+        return Ok(None);
+    };
     let len_at = header + SIG_HEADER.len();
-    let len = u32::from_le_bytes(bytes.get(len_at..len_at + 4)?.try_into().ok()?) as usize;
-    (len_at + 4 + len == footer).then_some(header)
+    let len = bytes
+        .get(len_at..len_at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map(|b| u32::from_le_bytes(b) as usize);
+    match len {
+        Some(len) if len_at + 4 + len == footer => Ok(Some((header, len_at + 4..footer))),
+        _ => Err(BundleError::Signature {
+            reason: format!(
+                "the signature block's length does not match its markers ({} bytes between them)",
+                footer.saturating_sub(len_at + 4)
+            ),
+        }),
+    }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

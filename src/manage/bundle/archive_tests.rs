@@ -29,7 +29,7 @@ fn a_plain_bundle_is_read_and_unpacked_with_its_files_only() {
         ("./server//lib/a.js", b"x"),
     ]);
     let a = Archive::from_bytes(bytes, &Limits::default()).unwrap();
-    assert!(!a.signed);
+    assert!(a.signature.is_none());
     assert_eq!(a.manifest, MANIFEST);
     assert_eq!(
         a.files.iter().map(String::as_str).collect::<Vec<_>>(),
@@ -158,24 +158,44 @@ fn a_header_that_understates_the_size_is_refused() {
 }
 
 #[test]
-fn a_signature_block_is_cut_off_and_reported() {
+fn a_signature_block_is_found_checked_and_cut_off() {
     let zip = zip_of(&[("manifest.json", MANIFEST)]);
-    let mut signed = zip.clone();
+    let block = |der: &[u8], len: u32| {
+        let mut signed = zip.clone();
+        signed.extend_from_slice(SIG_HEADER);
+        signed.extend_from_slice(&len.to_le_bytes());
+        signed.extend_from_slice(der);
+        signed.extend_from_slice(SIG_FOOTER);
+        signed
+    };
     let der = b"\x30\x03\x02\x01\x01";
-    signed.extend_from_slice(SIG_HEADER);
-    signed.extend_from_slice(&(der.len() as u32).to_le_bytes());
-    signed.extend_from_slice(der);
-    signed.extend_from_slice(SIG_FOOTER);
-    let a = Archive::from_bytes(signed.clone(), &Limits::default()).unwrap();
-    assert!(a.signed);
-    assert_eq!(a.zip_len, zip.len());
-    assert_eq!(a.sha256, hex(&Sha256::digest(&signed)));
-    // A footer whose length does not add up is not a signature block.
+    let signed = block(der, der.len() as u32);
+    assert_eq!(
+        signature_block(&signed).unwrap(),
+        Some((
+            zip.len(),
+            zip.len() + SIG_HEADER.len() + 4..signed.len() - SIG_FOOTER.len()
+        ))
+    );
+    // A block that is not a signature is refused, not ignored.
+    let e = refused(signed, &Limits::default());
+    assert!(e.contains("signature does not verify"), "{e}");
+    // Markers whose length does not add up: a cut or changed block, refused.
+    let e = refused(block(b"", 99), &Limits::default());
+    assert!(e.contains("length does not match its markers"), "{e}");
+    // The footer alone (e.g. a zip comment) is no signature block.
     let mut odd = zip;
-    odd.extend_from_slice(SIG_HEADER);
-    odd.extend_from_slice(&99u32.to_le_bytes());
     odd.extend_from_slice(SIG_FOOTER);
-    assert_eq!(signature_start(&odd), None);
+    assert_eq!(signature_block(&odd).unwrap(), None);
+}
+
+#[test]
+fn a_bundle_signed_by_mcpb_sign_is_read_with_its_signer() {
+    let bytes = include_bytes!("../../../tests/fixtures/mcpb/ca-signed.mcpb").to_vec();
+    let a = Archive::from_bytes(bytes, &Limits::default()).unwrap();
+    let s = a.signature.unwrap();
+    assert_eq!(s.subject, "O=MCP Companion tests,CN=Test Publisher");
+    assert!(a.files.contains("index.js"));
 }
 
 #[test]

@@ -159,17 +159,28 @@ pub fn fields(
     file: &Path,
     setup: &Setup<'_>,
 ) -> Result<Vec<crate::manage::registry::Field>, BundleError> {
-    let archive = Archive::open(file, &setup.limits)?;
-    let plan = plan_archive(
+    let plan = plan_listing(
         file,
-        archive,
-        None,
         &Values::default(),
         &crate::manage::registry::NoKeychainSink,
         setup,
-        true,
     )?;
     Ok(plan.planned.built.fields)
+}
+
+/// [`plan`] for showing a form: a missing required value is no error and the entry is not
+/// validated. Writes nothing.
+///
+/// # Errors
+/// As [`plan`], except missing values.
+pub fn plan_listing(
+    file: &Path,
+    values: &Values,
+    secrets: &dyn SecretSink,
+    setup: &Setup<'_>,
+) -> Result<BundlePlan, BundleError> {
+    let archive = Archive::open(file, &setup.limits)?;
+    plan_archive(file, archive, None, values, secrets, setup, true)
 }
 
 fn plan_archive(
@@ -243,12 +254,13 @@ fn plan_archive(
         }
     };
     runtime::check_manifest(&manifest, &built, setup, &mut warnings)?;
-    if archive.signed {
-        warnings.push(
-            "the bundle carries an mcpb signature; it is NOT verified (the companion does not \
-             check signatures): trust it as an unsigned bundle"
-                .into(),
-        );
+    if let Some(signer) = &archive.signature
+        && signer.expired
+    {
+        warnings.push(format!(
+            "the signing certificate ({}) is outside its validity period",
+            signer.subject
+        ));
     }
     let source = BundleSource {
         name: manifest.name.clone(),

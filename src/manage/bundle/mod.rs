@@ -15,19 +15,23 @@
 //! | [`entry`] | manifest + values → entry (`${__dirname}`, `${user_config.*}`, `${HOME}`…) |
 //! | [`paths`] | safe relative paths, where bundles are unpacked |
 //! | [`install`] | the flow: plan, save, remove, the entry's `source` |
+//! | [`preview`] | what the window shows before installing; bundles received as bytes |
 //! | [`update`] | `outdated` / `update` against the remembered file |
+//! | [`signature`] | the PKCS#7 signature `mcpb sign` appends: verified, its signer |
 //! | [`runtime`] | `compatibility.runtimes` against the installed `node` / `python` |
 //!
-//! Signatures: a block appended by `mcpb sign` is detected and cut off before the zip is
-//! read, and reported as *not verified*: the companion does not check the PKCS#7 signature
-//! or its certificate chain, so a signed bundle is trusted exactly as an unsigned one.
+//! Signatures: a block appended by `mcpb sign` is verified ([`signature`]) before the zip is
+//! read; a bundle whose signature does not verify is refused. A valid signature proves the
+//! file is unchanged since the holder of the certificate's key signed it, not who that is.
 
 pub mod archive;
 pub mod entry;
 pub mod install;
 pub mod manifest;
 pub mod paths;
+pub mod preview;
 pub mod runtime;
+pub mod signature;
 pub mod update;
 pub mod user_config;
 
@@ -81,6 +85,13 @@ pub enum BundleError {
         /// The field, e.g. `server.type`.
         field: String,
         /// What is wrong.
+        reason: String,
+    },
+    /// The bundle carries a signature that does not verify (changed after signing, or not
+    /// checkable).
+    #[error("the bundle's signature does not verify: {reason}; nothing was installed")]
+    Signature {
+        /// Why.
         reason: String,
     },
     /// The bundle cannot run here (platform, runtime version, a directory the user lacks).
