@@ -191,7 +191,7 @@ impl ServerHandler for Endpoint {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        era::listen(&self.hub, subscription).await;
+        Box::pin(era::listen(&self.hub, subscription)).await;
         Ok(())
     }
 
@@ -242,7 +242,9 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::ReadResourceRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        self.hub.read_resource(params).await.map(era::complete_read)
+        Box::pin(self.hub.read_resource(params))
+            .await
+            .map(era::complete_read)
     }
 
     async fn list_prompts(
@@ -263,7 +265,9 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::GetPromptRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        self.hub.get_prompt(params).await.map(era::complete_prompt)
+        Box::pin(self.hub.get_prompt(params))
+            .await
+            .map(era::complete_prompt)
     }
 
     async fn complete(
@@ -271,8 +275,7 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::CompleteRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        self.hub
-            .complete(params)
+        Box::pin(self.hub.complete(params))
             .await
             .map(era::complete_completion)
     }
@@ -285,12 +288,12 @@ impl ServerHandler for Endpoint {
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if let Some(route) = self.interest.route(&params.uri) {
-            return self.hub.refresh_subscription(&route).await;
+            return Box::pin(self.hub.refresh_subscription(&route)).await;
         }
-        let route = self.hub.subscribe_resource(&params.uri).await?;
+        let route = Box::pin(self.hub.subscribe_resource(&params.uri)).await?;
         if !self.interest.subscribed(&params.uri, route.clone()) {
             // Subscribed twice at once: only one counts upstream.
-            self.hub.unsubscribe_resource(&route).await;
+            Box::pin(self.hub.unsubscribe_resource(&route)).await;
         }
         Ok(())
     }
@@ -301,7 +304,7 @@ impl ServerHandler for Endpoint {
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if let Some(route) = self.interest.unsubscribed(&params.uri) {
-            self.hub.unsubscribe_resource(&route).await;
+            Box::pin(self.hub.unsubscribe_resource(&route)).await;
         }
         Ok(())
     }
@@ -326,7 +329,7 @@ impl ServerHandler for Endpoint {
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.interest.set_level(params.level);
-        self.hub.set_level(params.level).await;
+        Box::pin(self.hub.set_level(params.level)).await;
         Ok(())
     }
 
@@ -357,7 +360,7 @@ impl ServerHandler for Endpoint {
 
     /// `notifications/roots/list_changed` from the agent: passed on to every running server.
     async fn on_roots_list_changed(&self, _cx: rmcp::service::NotificationContext<RoleServer>) {
-        self.hub.roots_changed().await;
+        Box::pin(self.hub.roots_changed()).await;
     }
 
     async fn call_tool(
@@ -371,9 +374,13 @@ impl ServerHandler for Endpoint {
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
         };
-        let call = self
-            .hub
-            .call(&params.name, params.arguments, Some(&downstream));
+        // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
+        // tokio copies a spawned task's whole future when it starts and ends it; the call's
+        // future inline made those copies about a quarter of a remote call's instructions.
+        let call = Box::pin(
+            self.hub
+                .call(&params.name, params.arguments, Some(&downstream)),
+        );
         tokio::select! {
             biased;
             result = call => Ok(CallToolResponse::Complete(era::complete(result))),
