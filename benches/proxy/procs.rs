@@ -77,6 +77,9 @@ impl Companion {
             .arg("--socket")
             .arg(&socket)
             .args(["serve", "--log-level", "warn"])
+            // The activity log (on, as by default) in this companion's own temp dir: not the
+            // user's, and not shared with the other companions of the run.
+            .env("XDG_DATA_HOME", dir.path())
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
