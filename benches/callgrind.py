@@ -3,6 +3,7 @@
 
   python3 benches/callgrind.py --bin BIN [--demo DEMO_BIN] [--fast 1|0] [--calls K] [--lists L]
       [--reps R] [--extra-tools T] [--measure companion|bridge|companion-via-bridge] [--keep DIR]
+      [--url URL]
 
 One session: a temp config with the test server (`DEMO_BIN demo-server --test-tools`; DEMO_BIN
 defaults to BIN, give the same one to every build compared so the server's answers are equal),
@@ -14,7 +15,9 @@ is counted alone: `callgrind_control --zero` before it and `--dump` after it, so
 warm-up and shut-down are not in it. Prints one JSON line per phase: instructions (Ir) per
 request. Instruction counts do not depend on machine load; timer-driven work in the phase does
 grow with its wall time (about 30 k instructions per idle second in a debug build: negligible).
-HOME and XDG dirs point into the temp dir, so nothing of the user's is read or written.
+HOME and XDG dirs point into the temp dir, so nothing of the user's is read or written. With
+`--url` the companion serves that remote server (its `echo` tool, e.g. server-everything started
+with `streamableHttp` on a loopback port) in place of the test server.
 """
 import argparse
 import json
@@ -172,6 +175,8 @@ def main():
     ap.add_argument("--extra-tools", type=int, default=0,
                     help="the test server lists this many more tools (a bigger tools/list)")
     ap.add_argument("--keep", help="keep the callgrind files in this directory")
+    ap.add_argument("--url", help="serve this remote MCP server (on loopback) as `demo` instead of "
+                    "the test server, e.g. server-everything's streamable HTTP endpoint")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="cg-")
     out = os.path.join(a.keep or d, "callgrind.out")
@@ -180,10 +185,14 @@ def main():
     cfg = os.path.join(d, "config.json")
     sock = os.path.join(d, "mcp.sock")
     with open(cfg, "w") as f:
-        json.dump({"mcpServers": {"demo": {"command": a.demo or a.bin,
-                                           "args": ["demo-server", "--test-tools"]
-                                           + (["--extra-tools", str(a.extra_tools)]
-                                              if a.extra_tools else [])}}}, f)
+        if a.url:
+            json.dump({"ssrfWhitelist": ["127.0.0.1/32"],
+                       "mcpServers": {"demo": {"url": a.url}}}, f)
+        else:
+            json.dump({"mcpServers": {"demo": {"command": a.demo or a.bin,
+                                               "args": ["demo-server", "--test-tools"]
+                                               + (["--extra-tools", str(a.extra_tools)]
+                                                  if a.extra_tools else [])}}}, f)
     env = dict(os.environ, HOME=d, XDG_DATA_HOME=d + "/data", XDG_CONFIG_HOME=d + "/config",
                XDG_STATE_HOME=d + "/state", XDG_RUNTIME_DIR=d, MCP_COMPANION_FAST_PATH=a.fast)
     vg = ["valgrind", "--tool=callgrind", "--trace-children=no", f"--callgrind-out-file={out}"]

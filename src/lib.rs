@@ -8,7 +8,7 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`io`] | shared by every room: the bounded line reader every input from outside the process goes through, the atomic file write |
+//! | [`io`] | shared by every room: the bounded line reader every input from outside the process goes through, the atomic file write, reading JSON text without keeping it |
 //! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL and secret redaction |
 //! | [`logging`] | the log writer that scrubs URLs and secrets from every line |
 //! | [`secret`] | secrets in the OS keychain behind `${secret:NAME}` references |

@@ -1,7 +1,8 @@
 //! `cargo bench --bench proxy` (or `benches/run.sh`): the companion's proxy overhead,
 //! throughput, payloads, fan-out, memory and catalog size, each next to a baseline measured in
 //! the same run, printed as one Markdown table of ratios; item 8 is remote servers (`remote`). Options: `--n N` calls per latency
-//! round (default 2000), `--rounds R` (default 3), `--quick` (n 300, rounds 2).
+//! round (default 2000), `--rounds R` (default 3), `--quick` (n 300, rounds 2), `--remote` (item 8
+//! only).
 
 #[cfg(unix)]
 mod http;
@@ -41,17 +42,24 @@ const FAST_PATH_ENV: &str = "MCP_COMPANION_FAST_PATH";
 pub struct Opts {
     pub n: usize,
     pub rounds: usize,
+    /// Only item 8 (remote servers).
+    pub remote_only: bool,
 }
 
 #[cfg(unix)]
 fn opts() -> Opts {
-    let mut o = Opts { n: 2000, rounds: 3 };
+    let mut o = Opts {
+        n: 2000,
+        rounds: 3,
+        remote_only: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--n" => o.n = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.n),
             "--rounds" => o.rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.rounds),
-            "--quick" => o = Opts { n: 300, rounds: 2 },
+            "--quick" => (o.n, o.rounds) = (300, 2),
+            "--remote" => o.remote_only = true,
             _ => {} // --bench, from cargo bench
         }
     }
@@ -100,6 +108,11 @@ async fn main() -> Result<()> {
         companion_bin()
     );
     let mut rows = Vec::new();
+    if o.remote_only {
+        remote::run(&o, &mut rows).await?;
+        println!("\n{}", table(&rows));
+        return Ok(());
+    }
     let raw_tools = calls(&o, &mut rows).await?;
     remote::run(&o, &mut rows).await?;
     scale::run(&o, raw_tools, &mut rows).await?;

@@ -77,6 +77,12 @@ impl Companion {
             .arg("--socket")
             .arg(&socket)
             .args(["serve", "--log-level", "warn"])
+            // Its own home in its temp dir: one companion runs per user (a lock under HOME)
+            // and the bench runs several at once; the activity log (on, as by default) goes
+            // there too, not to the user's.
+            .env("HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path())
+            .env("XDG_STATE_HOME", dir.path())
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -4,7 +4,10 @@
 //! every known secret masked — and with `recordPayloads` the JSON text in full, every known
 //! secret masked ([`crate::net::scrub_known`]). A shape never holds a value.
 
-use serde_json::{Map, Value};
+use indexmap::IndexMap;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::io::json::Skip;
 
 /// Objects nest at most this deep in a shape; deeper ones become `"object"`.
 const MAX_DEPTH: usize = 8;
@@ -12,41 +15,6 @@ const MAX_DEPTH: usize = 8;
 const MAX_KEYS: usize = 64;
 /// A payload kept in full is cut after this many bytes (the rest is counted, not kept).
 pub const MAX_FULL_BYTES: usize = 256 * 1024;
-
-/// The shape of `value` (module doc).
-pub fn shape(value: &Value) -> Value {
-    shape_at(value, 0)
-}
-
-fn shape_at(value: &Value, depth: usize) -> Value {
-    match value {
-        Value::Null => Value::from("null"),
-        Value::Bool(_) => Value::from("boolean"),
-        Value::Number(_) => Value::from("number"),
-        Value::String(s) => Value::from(format!("string({})", s.len())),
-        Value::Array(items) => {
-            let mut out = vec![Value::from(format!("array({})", items.len()))];
-            if let Some(first) = items.first() {
-                out.push(shape_at(first, depth + 1));
-            }
-            Value::Array(out)
-        }
-        Value::Object(_) if depth >= MAX_DEPTH => Value::from("object"),
-        Value::Object(map) => {
-            let mut out = Map::new();
-            for (k, v) in map.iter().take(MAX_KEYS) {
-                out.insert(crate::net::scrub_known(k), shape_at(v, depth + 1));
-            }
-            if map.len() > MAX_KEYS {
-                out.insert(
-                    "…".to_owned(),
-                    Value::from(format!("{} more keys", map.len() - MAX_KEYS)),
-                );
-            }
-            Value::Object(out)
-        }
-    }
-}
 
 /// `json` (a JSON text) as stored: its shape, or in full (masked, cut at
 /// [`MAX_FULL_BYTES`]) when `full`. Text that is not JSON is stored as `"unreadable"` in a
@@ -63,22 +31,179 @@ pub fn render(json: &str, full: bool) -> String {
         }
         return format!("{}…(cut: {} bytes in all)", &masked[..cut], masked.len());
     }
-    match serde_json::from_str::<Value>(json) {
-        Ok(value) => shape(&value).to_string(),
+    let mut de = serde_json::Deserializer::from_str(json);
+    let top = ShapeOf { depth: 0 };
+    match top
+        .deserialize(&mut de)
+        .and_then(|shape| de.end().map(|()| shape))
+    {
+        Ok(shape) => shape,
         Err(_) => "\"unreadable\"".to_owned(),
+    }
+}
+
+/// The shape of the JSON value being parsed, as JSON text (module doc), written while parsing,
+/// without building the value or its shape. It reads every value the way `serde_json::Value` does
+/// (`deserialize_any`, so it accepts and refuses the same texts: depth limit, lone surrogates,
+/// numbers out of range), and keeps objects' keys as `serde_json::Value`'s order-keeping map does: in the
+/// order first seen, a repeated key's last value winning.
+struct ShapeOf {
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ShapeOf {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ShapeOf {
+    type Value = String;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<String, E> {
+        Ok("\"null\"".to_owned())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<String, E> {
+        Ok("\"boolean\"".to_owned())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<String, E> {
+        Ok("\"number\"".to_owned())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<String, E> {
+        Ok("\"number\"".to_owned())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<String, E> {
+        Ok("\"number\"".to_owned())
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<String, E> {
+        Ok(format!("\"string({})\"", s.len()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
+        let first = seq.next_element_seed(ShapeOf {
+            depth: self.depth + 1,
+        })?;
+        let mut n = usize::from(first.is_some());
+        while seq.next_element_seed(Skip)?.is_some() {
+            n += 1;
+        }
+        Ok(match first {
+            Some(first) => format!("[\"array({n})\",{first}]"),
+            None => format!("[\"array({n})\"]"),
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+        if self.depth >= MAX_DEPTH {
+            while map.next_entry_seed(Skip, Skip)?.is_some() {}
+            return Ok("\"object\"".to_owned());
+        }
+        // Every key, in the order first seen; the shapes of the first MAX_KEYS only.
+        let mut keys: IndexMap<String, Option<String>> = IndexMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let kept = keys
+                .get_index_of(&key)
+                .map_or(keys.len() < MAX_KEYS, |i| i < MAX_KEYS);
+            let value = if kept {
+                Some(map.next_value_seed(ShapeOf {
+                    depth: self.depth + 1,
+                })?)
+            } else {
+                map.next_value_seed(Skip)?;
+                None
+            };
+            keys.insert(key, value);
+        }
+        let mut out: IndexMap<String, String> = IndexMap::new();
+        for (k, v) in keys.iter().take(MAX_KEYS) {
+            out.insert(crate::net::scrub_known(k), v.clone().unwrap_or_default());
+        }
+        if keys.len() > MAX_KEYS {
+            let more = format!("\"{} more keys\"", keys.len() - MAX_KEYS);
+            out.insert("…".to_owned(), more);
+        }
+        let mut text = String::with_capacity(
+            2 + out
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 4)
+                .sum::<usize>(),
+        );
+        text.push('{');
+        for (i, (k, v)) in out.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(&serde_json::to_string(k).unwrap_or_default());
+            text.push(':');
+            text.push_str(v);
+        }
+        text.push('}');
+        Ok(text)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Map, Value, json};
+
+    /// The shape of `value` (module doc), built from the parsed value: the reference that
+    /// [`render`], which writes it while parsing, is compared with.
+    fn shape(value: &Value) -> Value {
+        shape_at(value, 0)
+    }
+
+    fn shape_at(value: &Value, depth: usize) -> Value {
+        match value {
+            Value::Null => Value::from("null"),
+            Value::Bool(_) => Value::from("boolean"),
+            Value::Number(_) => Value::from("number"),
+            Value::String(s) => Value::from(format!("string({})", s.len())),
+            Value::Array(items) => {
+                let mut out = vec![Value::from(format!("array({})", items.len()))];
+                if let Some(first) = items.first() {
+                    out.push(shape_at(first, depth + 1));
+                }
+                Value::Array(out)
+            }
+            Value::Object(_) if depth >= MAX_DEPTH => Value::from("object"),
+            Value::Object(map) => {
+                let mut out = Map::new();
+                for (k, v) in map.iter().take(MAX_KEYS) {
+                    out.insert(crate::net::scrub_known(k), shape_at(v, depth + 1));
+                }
+                if map.len() > MAX_KEYS {
+                    out.insert(
+                        "…".to_owned(),
+                        Value::from(format!("{} more keys", map.len() - MAX_KEYS)),
+                    );
+                }
+                Value::Object(out)
+            }
+        }
+    }
+
+    /// What [`render`] stores as a shape, parsed.
+    fn rendered(value: &Value) -> Value {
+        serde_json::from_str(&render(&value.to_string(), false)).expect("a shape is JSON")
+    }
 
     #[test]
     fn a_shape_keeps_keys_and_types_and_never_a_value() {
         let value = json!({"city": "Paris", "n": 3, "ok": true, "none": null,
                            "tags": ["alpha", "b"], "deep": {"token": "sk-zzz"}, "empty": []});
-        let s = shape(&value);
+        let s = rendered(&value);
         assert_eq!(
             s,
             json!({"city": "string(5)", "n": "number", "ok": "boolean", "none": "null",
@@ -97,10 +222,10 @@ mod tests {
         for _ in 0..20 {
             deep = json!({ "a": deep });
         }
-        let text = shape(&deep).to_string();
+        let text = rendered(&deep).to_string();
         assert!(text.contains("\"object\""), "{text}");
         let wide: Map<String, Value> = (0..100).map(|i| (format!("k{i}"), json!(i))).collect();
-        let s = shape(&Value::Object(wide));
+        let s = rendered(&Value::Object(wide));
         assert_eq!(s.as_object().map(|o| o.len()), Some(MAX_KEYS + 1));
         assert_eq!(s["…"], json!("36 more keys"));
     }
@@ -123,5 +248,53 @@ mod tests {
         let stored = render(&json, true);
         assert_eq!(stored.matches("<redacted>").count(), 2, "{stored}");
         assert!(!stored.contains("quote-831"), "{stored}");
+    }
+
+    #[test]
+    fn the_shape_written_while_parsing_is_the_shape_of_the_parsed_value() {
+        let secret = "key-secret-5521";
+        crate::net::remember_credential(secret);
+        let many: String = (0..70)
+            .map(|i| format!("\"k{}\":{i}", 69 - i))
+            .collect::<Vec<_>>()
+            .join(",");
+        let repeated_late: String = (0..70)
+            .map(|i| format!("\"k{i}\":{i}"))
+            .chain(["\"k3\":[1,2]".to_owned(), "\"k69\":\"x\"".to_owned()])
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut deep_array = "1".to_owned();
+        for _ in 0..12 {
+            deep_array = format!("[{deep_array},{{\"a\":{deep_array}}}]");
+        }
+        let texts = [
+            r#"{"content":[{"type":"text","text":"Echo: hi"}],"isError":false}"#.to_owned(),
+            r#"{"b":1,"a":2,"b":"again"}"#.to_owned(),
+            r#"{"…":1,"z":[],"e\u0301":"\ud83d\ude00 \n\"q\""}"#.to_owned(),
+            format!(r#"{{"{secret}":1,"x-{secret}":{{"{secret}":true}},"<redacted>":null}}"#),
+            format!("{{{many}}}"),
+            format!("{{{repeated_late}}}"),
+            deep_array,
+            "[]".to_owned(),
+            "  -1.5e3 ".to_owned(),
+            "\"text\"".to_owned(),
+            "null".to_owned(),
+            r#"[{"a":[[{"b":{}}]]},2,"x"]"#.to_owned(),
+            // Refused alike: a lone surrogate (also when skipped), out of range, trailing text,
+            // too deep.
+            r#"{"a":"\ud800"}"#.to_owned(),
+            r#"[1,"\ud800"]"#.to_owned(),
+            r#"[1,1e400]"#.to_owned(),
+            r#"{"a":1} x"#.to_owned(),
+            format!("{}{}", "[".repeat(200), "]".repeat(200)),
+            String::new(),
+        ];
+        for text in texts {
+            let expected = match serde_json::from_str::<Value>(&text) {
+                Ok(value) => shape(&value).to_string(),
+                Err(_) => "\"unreadable\"".to_owned(),
+            };
+            assert_eq!(render(&text, false), expected, "{text}");
+        }
     }
 }

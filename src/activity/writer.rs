@@ -2,6 +2,12 @@
 //! queue in batches (one transaction each), turns them into rows (shapes or masked payloads,
 //! byte counts), writes a `dropped` row when entries were lost to a full queue, and enforces
 //! retention at start, every [`MAINTENANCE_EVERY`] and every [`MAINTENANCE_ROWS`] rows.
+//!
+//! A batch is what the queue holds when the writer wakes, plus what arrives in the
+//! [`BATCH_WINDOW`] after (unless it already has [`BATCH`] entries or a flush waits): a
+//! transaction's commit costs as much as a few inserts, so calls one after another would
+//! otherwise pay one commit each; and while the writer sleeps, queueing an entry wakes
+//! nobody.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +21,8 @@ use super::time::now_ms;
 
 /// At most this many entries go into one transaction.
 const BATCH: usize = 512;
+/// How long a batch that is not full waits for more entries before it is written.
+const BATCH_WINDOW: Duration = Duration::from_millis(10);
 /// Retention runs this often…
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(600);
 /// …and after this many rows were written since it last ran.
@@ -65,20 +73,16 @@ fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
             Err(mpsc::RecvTimeoutError::Timeout) => None,
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         };
-        let mut rows = Vec::new();
-        let mut flushes = Vec::new();
-        let mut next = first;
-        let mut taken = 0;
-        while let Some(m) = next.take() {
-            match m {
-                Msg::Entry(e) => rows.push(to_row(e, rules.record_payloads)),
-                Msg::Flush(done) => flushes.push(done),
-            }
-            taken += 1;
-            if taken < BATCH {
-                next = rx.try_recv().ok();
-            }
+        let mut batch = Batch::default();
+        batch.take(first, rx, rules.record_payloads);
+        if !batch.rows.is_empty() && batch.taken < BATCH && batch.flushes.is_empty() {
+            std::thread::sleep(BATCH_WINDOW);
+            let next = rx.try_recv().ok();
+            batch.take(next, rx, rules.record_payloads);
         }
+        let Batch {
+            mut rows, flushes, ..
+        } = batch;
         let lost = dropped.load(Ordering::Relaxed);
         if lost > written_dropped {
             rows.push(Row {
@@ -110,6 +114,31 @@ fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
             maintain(&mut store, rules);
             since_maintenance = 0;
             next_maintenance = Instant::now() + MAINTENANCE_EVERY;
+        }
+    }
+}
+
+/// The entries and flushes taken off the queue for one transaction.
+#[derive(Default)]
+struct Batch {
+    rows: Vec<Row>,
+    flushes: Vec<mpsc::Sender<()>>,
+    taken: usize,
+}
+
+impl Batch {
+    /// Takes `first`, then what the queue holds without waiting, up to [`BATCH`] messages.
+    fn take(&mut self, first: Option<Msg>, rx: &mpsc::Receiver<Msg>, full: bool) {
+        let mut next = first;
+        while let Some(m) = next.take() {
+            match m {
+                Msg::Entry(e) => self.rows.push(to_row(e, full)),
+                Msg::Flush(done) => self.flushes.push(done),
+            }
+            self.taken += 1;
+            if self.taken < BATCH {
+                next = rx.try_recv().ok();
+            }
         }
     }
 }

@@ -203,7 +203,7 @@ impl ServerHandler for Endpoint {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        era::listen(&self.hub, subscription).await;
+        Box::pin(era::listen(&self.hub, subscription)).await;
         Ok(())
     }
 
@@ -268,7 +268,9 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::ReadResourceRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        self.hub.read_resource(params).await.map(era::complete_read)
+        Box::pin(self.hub.read_resource(params))
+            .await
+            .map(era::complete_read)
     }
 
     async fn list_prompts(
@@ -289,7 +291,9 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::GetPromptRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        self.hub.get_prompt(params).await.map(era::complete_prompt)
+        Box::pin(self.hub.get_prompt(params))
+            .await
+            .map(era::complete_prompt)
     }
 
     async fn complete(
@@ -297,8 +301,7 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::CompleteRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
-        self.hub
-            .complete(params)
+        Box::pin(self.hub.complete(params))
             .await
             .map(era::complete_completion)
     }
@@ -311,12 +314,12 @@ impl ServerHandler for Endpoint {
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if let Some(route) = self.interest.route(&params.uri) {
-            return self.hub.refresh_subscription(&route).await;
+            return Box::pin(self.hub.refresh_subscription(&route)).await;
         }
-        let route = self.hub.subscribe_resource(&params.uri).await?;
+        let route = Box::pin(self.hub.subscribe_resource(&params.uri)).await?;
         if !self.interest.subscribed(&params.uri, route.clone()) {
             // Subscribed twice at once: only one counts upstream.
-            self.hub.unsubscribe_resource(&route).await;
+            Box::pin(self.hub.unsubscribe_resource(&route)).await;
         }
         Ok(())
     }
@@ -327,7 +330,7 @@ impl ServerHandler for Endpoint {
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if let Some(route) = self.interest.unsubscribed(&params.uri) {
-            self.hub.unsubscribe_resource(&route).await;
+            Box::pin(self.hub.unsubscribe_resource(&route)).await;
         }
         Ok(())
     }
@@ -352,7 +355,7 @@ impl ServerHandler for Endpoint {
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.interest.set_level(params.level);
-        self.hub.set_level(params.level).await;
+        Box::pin(self.hub.set_level(params.level)).await;
         Ok(())
     }
 
@@ -395,7 +398,7 @@ impl ServerHandler for Endpoint {
 
     /// `notifications/roots/list_changed` from the agent: passed on to every running server.
     async fn on_roots_list_changed(&self, _cx: rmcp::service::NotificationContext<RoleServer>) {
-        self.hub.roots_changed().await;
+        Box::pin(self.hub.roots_changed()).await;
     }
 
     async fn call_tool(
@@ -412,7 +415,10 @@ impl ServerHandler for Endpoint {
         let budget = client_names::budget_of(&downstream.peer);
         let catalog = self.hub.catalog();
         let name = client_names::wrapped_of(&catalog, &params.name, budget);
-        let call = self.hub.call(&name, params.arguments, Some(&downstream));
+        // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
+        // tokio copies a spawned task's whole future when it starts and ends it; the call's
+        // future inline made those copies about a quarter of a remote call's instructions.
+        let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
         tokio::select! {
             biased;
             result = call => Ok(CallToolResponse::Complete(era::complete(result))),

@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use rmcp::model::{JsonObject, RequestId};
+use rmcp::model::RequestId;
 use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
 use tokio::io::AsyncWrite;
@@ -118,9 +118,9 @@ where
         // answer them at all.
         if !crate::endpoint::era::is_initialize_session(&agent)
             || params.meta.is_some_and(envelope::needs_slow_path)
-            || params.arguments.is_some_and(|a| {
-                a.get() != "null" && serde_json::from_str::<JsonObject>(a.get()).is_err()
-            })
+            || params
+                .arguments
+                .is_some_and(|a| a.get() != "null" && !crate::io::json::is_object(a.get()))
         {
             return false;
         }
