@@ -71,7 +71,7 @@ pub(crate) fn parse_entry(
             ConfigError::field(
                 name,
                 "type",
-                format!("unknown transport \"{t}\" (expected stdio, sse or streamableHttp)"),
+                format!("unknown transport \"{t}\" (expected stdio, sse or streamableHttp; http and streamable-http are read as streamableHttp)"),
             )
         })?),
         None => None,

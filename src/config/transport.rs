@@ -16,7 +16,11 @@ pub(crate) enum Kind {
 const TABLE: &[(Kind, &str, &[&str])] = &[
     (Kind::Stdio, "stdio", &[]),
     (Kind::Sse, "sse", &[]),
-    (Kind::StreamableHttp, "streamableHttp", &["http"]),
+    (
+        Kind::StreamableHttp,
+        "streamableHttp",
+        &["http", "streamable-http", "streamable_http"],
+    ),
 ];
 
 impl Kind {

@@ -374,8 +374,6 @@ fn convert_entry(raw: &Value) -> Result<Value, String> {
     let mut out = Map::new();
     let declared = obj.get("type").and_then(Value::as_str);
     let kind = match declared {
-        // Other clients' spellings of streamable HTTP, beyond our own `http` alias.
-        Some("streamable-http" | "streamable_http") => "streamableHttp",
         Some(t) => config::TransportKind::from_type(t)
             .ok_or_else(|| format!("unsupported type \"{t}\""))?
             .name(),

@@ -59,6 +59,14 @@ fn transport_is_detected_when_type_is_absent_and_explicit_type_wins() {
             "streamableHttp",
         ),
         (
+            json!({"type": "streamable-http", "url": "https://h/mcp"}),
+            "streamableHttp",
+        ),
+        (
+            json!({"type": "streamable_http", "url": "https://h/mcp"}),
+            "streamableHttp",
+        ),
+        (
             json!({"type": "sse", "command": "x", "url": "http://h/"}),
             "sse",
         ),
