@@ -310,6 +310,10 @@ fn native_servers<'a>(
             Item::Prompt(prompt) => s.prompts.push(prompt),
         }
     }
+    for (s, input) in servers.iter_mut().zip(inputs) {
+        s.serves_every_resource = s.resources.len() == input.listing.resources.len()
+            && s.templates.len() == input.listing.resource_templates.len();
+    }
     servers
 }
 

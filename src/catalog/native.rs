@@ -88,6 +88,10 @@ pub(super) struct ServerNative<'a> {
     /// The `ui://` (or other) URIs the server's enabled tools name in `_meta.ui.resourceUri`.
     pub(super) tool_uris: Vec<String>,
     pub(super) declared: Declared,
+    /// Whether every resource and template the server listed is served: only then may a URI
+    /// it did not list be sent to it ([`Native::resource`]); `enabledTools` that leaves some
+    /// out must not be read around.
+    pub(super) serves_every_resource: bool,
 }
 
 /// The URI a tool names as its MCP Apps UI: `_meta.ui.resourceUri`, or the older flat
@@ -146,7 +150,7 @@ impl Native {
             d.subscribe |= s.declared.subscribe;
             d.completions |= s.declared.completions;
             d.logging |= s.declared.logging;
-            if s.declared.resources {
+            if s.declared.resources && s.serves_every_resource {
                 native.resource_servers.push(s.server.clone());
             }
             for p in &s.prompts {
@@ -262,7 +266,8 @@ impl Native {
 
     /// Where a read (or subscription) of the agent's `uri` goes: a listed resource or a tool's
     /// UI, else the first served template that matches it, else the only server that declared
-    /// `resources` (servers often read URIs they do not list: files, links in tool results).
+    /// `resources` (servers often read URIs they do not list: files, links in tool results),
+    /// when none of its listed resources and templates is withheld.
     /// `None` when no table entry matches and several servers (or none) could own it.
     pub fn resource(&self, uri: &str) -> Option<NativeRoute> {
         if let Some(route) = self.uris.get(uri) {
@@ -431,6 +436,7 @@ mod tests {
                 resources: true,
                 ..Declared::default()
             },
+            serves_every_resource: true,
             ..ServerNative::default()
         }
     }

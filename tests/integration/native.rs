@@ -534,3 +534,42 @@ async fn subscribing_again_after_a_server_restart_resumes_its_updates() {
         c.log()
     );
 }
+
+/// `enabledTools` that leaves a server's resources out is not read around: an unlisted URI
+/// goes to the only resource server only when none of its resources or templates is withheld.
+#[tokio::test]
+async fn a_resource_left_out_by_enabled_tools_is_neither_read_nor_subscribed() {
+    let c = Companion::start(json!({ "mcpServers": {
+        "demo": demo(&[]).as_object().cloned().map(|mut e| {
+            e.insert("enabledTools".into(), json!(["echo"]));
+            Value::Object(e)
+        }).expect("entry"),
+    } }));
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let client = c.client_with(Recorder(tx)).await;
+    let listed = client.list_all_resources().await.expect("resources/list");
+    assert!(listed.is_empty(), "{listed:?}");
+    let refused = read(&client, "demo://static/hello")
+        .await
+        .expect_err("a withheld resource is not read");
+    assert!(
+        refused.to_string().contains("demo://static/hello"),
+        "{refused}"
+    );
+    client
+        .subscribe(SubscribeRequestParams::new("demo://static/hello"))
+        .await
+        .expect_err("nor subscribed");
+    // The same server with every resource served still reads a URI it does not list.
+    let open = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    for s in open.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", open.log());
+    }
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let client = open.client_with(Recorder(tx)).await;
+    let contents = read(&client, "demo://static/hello").await.expect("served");
+    assert!(!contents.is_empty());
+}
