@@ -337,6 +337,7 @@ impl Owner {
             }
             let changed = before.is_none_or(|b| {
                 b.catalog.tools() != catalog.tools()
+                    || b.catalog.listed() != catalog.listed()
                     || !b.catalog.native().same_lists(catalog.native())
             }) || spec
                 .entry
