@@ -5,10 +5,15 @@
 //! paths; a profile's search and `call_tool` never reach a tool outside the profile.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
+use mcp_companion::activity::query::{self, Filter, Record};
+use mcp_companion::activity::store;
 use rmcp::model::CallToolResult;
+use rmcp::service::NotificationContext;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::common::{
@@ -113,6 +118,37 @@ async fn search_finds_and_call_tool_calls_it(path: CallPath) {
     assert_eq!(unknown.is_error, Some(true));
     assert_eq!(text(&unknown), "unknown tool \"no_such_tool\"");
     let _ = agent.cancel().await;
+
+    // The activity log has each call_tool as the call of the tool it named.
+    let db = c.home.join(".local/share/mcp-companion/activity.db");
+    let calls = || -> Vec<Record> {
+        let Ok(conn) = store::open_read_only(&db) else {
+            return Vec::new();
+        };
+        query::read(&conn, &Filter::default(), 0)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.kind == "call")
+            .collect()
+    };
+    assert!(
+        eventually(Duration::from_secs(30), || calls().len() >= 7).await,
+        "{:#?}",
+        calls()
+    );
+    let records = calls();
+    let tools: Vec<&str> = records.iter().filter_map(|r| r.tool.as_deref()).collect();
+    assert!(!tools.contains(&"call_tool"), "{tools:?}");
+    assert_eq!(tools.iter().filter(|t| **t == "search_tools").count(), 2);
+    let echoes: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.tool.as_deref() == Some("mcp_a_echo"))
+        .collect();
+    assert_eq!(echoes.len(), 2, "{records:#?}");
+    for r in &echoes {
+        assert_eq!(r.server.as_deref(), Some("a"));
+        assert_eq!(r.outcome, echoes[0].outcome);
+    }
 }
 
 on_both_paths!(search_finds_and_calls, search_finds_and_call_tool_calls_it);
@@ -168,11 +204,22 @@ on_both_paths!(
     a_profile_searches_and_calls_only_its_own_tools
 );
 
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Heard(Arc<AtomicUsize>);
+
+impl rmcp::ClientHandler for Heard {
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 #[tokio::test]
-async fn with_tool_search_off_nothing_changes() {
+async fn off_nothing_changes_and_turning_it_on_reaches_a_connected_agent() {
     let c = Companion::start(config(false));
     c.settled().await;
-    let agent = c.client().await;
+    let heard = Arc::new(AtomicUsize::new(0));
+    let agent = c.client_with(Heard(heard.clone())).await;
     let names = tool_names(&agent).await;
     assert!(names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
     assert!(names.contains(&"mcp_b_sleep".to_owned()), "{names:?}");
@@ -184,5 +231,23 @@ async fn with_tool_search_off_nothing_changes() {
     );
     let refused = call(&agent, "search_tools", json!({ "query": "echo" })).await;
     assert_eq!(text(&refused), "unknown tool \"search_tools\"");
+
+    std::fs::write(&c.config, config(true).to_string()).expect("write");
+    let out = c.cli(&["reload"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        eventually(Duration::from_secs(30), || heard.load(Ordering::SeqCst)
+            >= 1)
+        .await,
+        "the agent heard list_changed"
+    );
+    assert_eq!(
+        tool_names(&agent).await,
+        ["search_tools", "call_tool", "mcp_a_add"]
+    );
     let _ = agent.cancel().await;
 }
