@@ -89,10 +89,13 @@ impl Hub {
         let text = if tools.is_empty() {
             format!("No tool matches \"{query}\". Try other words for the task.")
         } else {
+            let count = match tools.len() {
+                1 => "1 tool matches".to_owned(),
+                n => format!("{n} tools match"),
+            };
             let mut text = format!(
-                "{} tools match \"{query}\", best first. Call one with {CALL_TOOL} \
-                 {{\"name\": <name>, \"arguments\": {{...}}}}.\n",
-                tools.len()
+                "{count} \"{query}\", best first. Call one with {CALL_TOOL} \
+                 {{\"name\": <name>, \"arguments\": {{...}}}}.\n"
             );
             for tool in &tools {
                 text.push('\n');
@@ -103,5 +106,100 @@ impl Hub {
         let mut result = CallToolResult::structured(json!({ "tools": tools }));
         result.content = vec![ContentBlock::text(text)];
         SearchCall::Answer(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use rmcp::model::{JsonObject, Tool};
+    use serde_json::json;
+
+    use super::SearchCall;
+    use crate::catalog::{Catalog, CatalogInput, ServerListing};
+    use crate::hub::Hub;
+
+    fn catalog() -> Catalog {
+        let listing = ServerListing {
+            tools: vec![Tool::new(
+                "echo",
+                "Return the message unchanged",
+                JsonObject::new(),
+            )],
+            ..ServerListing::default()
+        };
+        let config =
+            crate::config::parse(r#"{"toolSearch": true}"#, Path::new("c.json")).expect("parses");
+        Catalog::build(&[CatalogInput {
+            server: "s",
+            enabled_tools: &["*".to_owned()],
+            listing: &listing,
+        }])
+        .with_tool_search(&config.tool_search)
+    }
+
+    fn answer(name: &str, args: serde_json::Value) -> String {
+        match Hub::search_call(&catalog(), name, args.as_object()) {
+            SearchCall::Answer(a) => {
+                let text: Vec<String> = a
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                    .collect();
+                format!(
+                    "{}{}",
+                    if a.is_error == Some(true) {
+                        "error: "
+                    } else {
+                        ""
+                    },
+                    text.join("")
+                )
+            }
+            SearchCall::Call(name, args) => format!("call {name} {}", json!(args)),
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_answered_with_what_is_wrong() {
+        assert!(
+            answer("search_tools", json!({})).starts_with("error: search_tools needs \"query\"")
+        );
+        assert!(answer("search_tools", json!({"query": " "})).starts_with("error: "));
+        for limit in [json!(0), json!(-1), json!("5"), json!(1.5)] {
+            let a = answer("search_tools", json!({"query": "echo", "limit": limit}));
+            assert!(
+                a.contains("\"limit\" must be an integer from 1 to 20"),
+                "{a}"
+            );
+        }
+        assert!(answer("call_tool", json!({})).starts_with("error: call_tool needs \"name\""));
+        assert!(answer("call_tool", json!({"name": "search_tools"})).contains("directly"));
+        let bad = answer("call_tool", json!({"name": "mcp_s_echo", "arguments": [1]}));
+        assert!(bad.contains("\"arguments\" must be an object"), "{bad}");
+    }
+
+    #[test]
+    fn call_tool_becomes_the_named_call_and_search_finds() {
+        assert_eq!(
+            answer(
+                "call_tool",
+                json!({"name": "mcp_s_echo", "arguments": {"message": "m"}})
+            ),
+            r#"call mcp_s_echo {"message":"m"}"#
+        );
+        assert_eq!(answer("call_tool", json!({"name": "x"})), "call x null");
+        let found = answer(
+            "search_tools",
+            json!({"query": "unchanged message", "limit": 99}),
+        );
+        assert!(
+            found.starts_with("1 tool matches \"unchanged message\""),
+            "{found}"
+        );
+        assert!(found.contains("\"mcp_s_echo\""), "{found}");
+        let none = answer("search_tools", json!({"query": "weather"}));
+        assert!(none.starts_with("No tool matches"), "{none}");
     }
 }
