@@ -197,6 +197,17 @@ async fn a_profile_searches_and_calls_only_its_own_tools(path: CallPath) {
     .await;
     assert_eq!(text(&echoed), "in profile");
     let _ = alpha.cancel().await;
+
+    let report = c.status().await;
+    assert!(
+        report
+            .profiles
+            .iter()
+            .any(|p| p.name == "alpha" && p.tool_search)
+    );
+    let status = c.cli(&["status"]);
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(said.contains("(tool search)"), "{said}");
 }
 
 on_both_paths!(
