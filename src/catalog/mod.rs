@@ -12,6 +12,7 @@
 //! | `warning` | [`CatalogWarning`], what a build reports |
 //! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
 //! | `profile` | [`Catalog::build_profile`]: a profile's subset and naming |
+//! | [`search`] | `toolSearch`: what `tools/list` shows then, and BM25 search over the rest |
 //! | `settle` | the capabilities waiting for their names, and making those names unique |
 //! | this file | [`Catalog::build`]: allowlist → names (`settle`) → table |
 //!
@@ -25,6 +26,7 @@ mod pages;
 mod profile;
 pub use self::profile::unmatched_globs;
 pub mod schema;
+pub mod search;
 mod settle;
 pub mod uri_template;
 mod warning;
@@ -133,6 +135,8 @@ pub struct Catalog {
     pages: std::sync::OnceLock<Vec<String>>,
     /// Prompts, resources and templates served as themselves.
     native: Native,
+    /// Under `toolSearch`: the listed tools and the search index ([`search`]).
+    search: Option<Arc<search::SearchMode>>,
 }
 
 impl Catalog {
@@ -172,6 +176,7 @@ impl Catalog {
             warnings: Vec::new(),
             pages: std::sync::OnceLock::new(),
             native,
+            search: None,
         };
         for p in pending {
             let object_arguments = matches!(p.item, Item::Tool(tool)

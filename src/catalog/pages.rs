@@ -1,5 +1,5 @@
 //! The `tools/list` pages of a [`Catalog`] (MCP 2025-06-18, server/tools "Listing Tools" and
-//! utilities/pagination): [`PAGE_SIZE`] wrapped tools per page, `nextCursor` the offset of the
+//! utilities/pagination): [`PAGE_SIZE`] listed tools ([`Catalog::listed`]) per page, `nextCursor` the offset of the
 //! next page as a decimal string.
 //!
 //! A catalog is immutable, so each page's JSON is made once, the first time an agent's
@@ -22,7 +22,7 @@ impl Catalog {
     /// [`PAGE_SIZE`] tools from there, with `nextCursor` when more follow; `None` when `start`
     /// is past the end.
     pub fn page(&self, start: usize) -> Option<ListToolsResult> {
-        let tools = self.tools();
+        let tools = self.listed();
         if start > tools.len() {
             return None;
         }
@@ -42,7 +42,7 @@ impl Catalog {
             return None;
         }
         let pages = self.pages.get_or_init(|| {
-            let starts = (0..self.tools().len().max(1)).step_by(PAGE_SIZE);
+            let starts = (0..self.listed().len().max(1)).step_by(PAGE_SIZE);
             starts
                 .map_while(|start| {
                     let mut page = ServerResult::ListToolsResult(self.page(start)?);

@@ -1,6 +1,6 @@
 //! A profile's catalog: the subset of servers and capabilities a profile
-//! ([`ProfileConfig`]) lets through, built like the default catalog and then named the
-//! profile's way.
+//! ([`ProfileConfig`]) lets through, built like the default catalog, named the profile's
+//! way, and listed its way (`toolSearch`, [`super::search`]).
 //!
 //! The profile is applied before names are settled, so a profile's tools are unique among
 //! themselves (a collision suffix appears only when two of *its* capabilities collide). Globs
@@ -50,7 +50,7 @@ impl Catalog {
         if profile.naming != ProfileNaming::Wrapped {
             catalog.rename(profile.naming);
         }
-        catalog
+        catalog.with_tool_search(&profile.tool_search)
     }
 
     /// Renames every tool by dropping the prefix `naming` drops (see the module docs).

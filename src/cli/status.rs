@@ -72,7 +72,7 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
 }
 
 /// The profiles' table (nothing when the config has none): name, tool count, naming, servers,
-/// or why the profile serves nothing.
+/// whether tool search is on, or why the profile serves nothing.
 pub(super) fn print_profiles(profiles: &[mcp_companion::hub::ProfileStatus]) -> anyhow::Result<()> {
     if profiles.is_empty() {
         return Ok(());
@@ -99,11 +99,12 @@ pub(super) fn print_profiles(profiles: &[mcp_companion::hub::ProfileStatus]) -> 
                 visible(why)
             ),
             None => outln!(
-                "{:width$}  {:>5}  {:7}  {}{}",
+                "{:width$}  {:>5}  {:7}  {}{}{}",
                 visible(&p.name),
                 p.tools,
                 p.naming,
                 visible(&p.servers.join(", ")),
+                if p.tool_search { "  (tool search)" } else { "" },
                 if p.unmatched.is_empty() {
                     String::new()
                 } else {

@@ -29,6 +29,7 @@
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
 //! | `profiles.rs` | the `profiles` object: [`ProfileSpec`], [`ProfileConfig`] |
+//! | `tool_search.rs` | `toolSearch` and `alwaysList`, top level and per profile: [`ToolSearchConfig`] |
 //! | `first_list.rs` | `firstListHold`: per agent, whether its first listing waits |
 //! | `expand.rs` | `${VAR}` and `${secret:NAME}` expansion at connect time, built-in variables |
 //! | `path.rs` | where the file lives: [`resolve_config_path`] |
@@ -57,6 +58,7 @@ mod profiles;
 #[cfg(test)]
 mod props;
 mod save;
+mod tool_search;
 mod transport;
 mod whitelist;
 
@@ -88,6 +90,7 @@ pub use profiles::{
     check_name as check_profile_name,
 };
 pub use save::{Overwrite, save_atomic, save_atomic_with, save_text_atomic};
+pub use tool_search::ToolSearchConfig;
 pub use whitelist::SsrfWhitelist;
 
 /// Default of `firstListTimeout`: an agent that connects while servers are still starting gets
@@ -121,6 +124,8 @@ pub struct Config {
     pub activity: ActivityConfig,
     /// One spec per key of `profiles` (named subsets an agent can be given), in file order.
     pub profiles: Vec<ProfileSpec>,
+    /// `toolSearch` and `alwaysList` of the default view (and what profiles inherit).
+    pub tool_search: ToolSearchConfig,
     /// Human-readable warnings (unknown keys). Already logged with `tracing::warn` by [`parse`].
     pub warnings: Vec<String>,
     /// The document exactly as read (unexpanded, unknown keys included, key order kept). Edit

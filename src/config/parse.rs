@@ -20,6 +20,8 @@ const KNOWN_KEYS: &[&str] = &[
     "profiles",
     "bridgeAutostart",
     "firstListHold",
+    "toolSearch",
+    "alwaysList",
 ];
 
 /// The UTF-8 byte order mark some Windows editors put at the start of a file.
@@ -116,7 +118,9 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         }
     };
     let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
-    let profiles = super::profiles::parse_profiles(top.get("profiles"), &servers, &mut warnings);
+    let tool_search = super::tool_search::parse_top(top, &mut warnings);
+    let profiles =
+        super::profiles::parse_profiles(top.get("profiles"), &servers, &tool_search, &mut warnings);
     warnings.extend(
         super::duplicates::duplicate_keys(text)
             .iter()
@@ -135,6 +139,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         bridge_autostart,
         activity,
         profiles,
+        tool_search,
         warnings,
         raw,
     })

@@ -16,6 +16,7 @@
 //! | `resources` | `["*"]` | globs over a resource's or template's name, URI (template) or default wrapped name |
 //! | `naming` | `"wrapped"` | [`ProfileNaming`]: how the profile's tools are named |
 //! | `clients` | none | globs over an agent's `clientInfo.name`: a main-socket session whose agent matches gets this profile |
+//! | `toolSearch`, `alwaysList` | the top-level values | [`ToolSearchConfig`]: list only the search tools and the pinned tools |
 //!
 //! Globs are the `glob` crate's: `*`, `?`, `[a-z]`, `[!x]`; matching is case-sensitive.
 //!
@@ -30,6 +31,7 @@ use serde_json::Value;
 
 use super::ServerSpec;
 use super::error::json_type;
+use super::tool_search::{ToolSearchConfig, parse_tool_search};
 
 /// The keys a profile entry may have.
 const KNOWN_KEYS: &[&str] = &[
@@ -39,6 +41,8 @@ const KNOWN_KEYS: &[&str] = &[
     "resources",
     "naming",
     "clients",
+    "toolSearch",
+    "alwaysList",
 ];
 
 /// The longest profile name: it becomes part of a socket file name.
@@ -100,6 +104,8 @@ pub struct ProfileConfig {
     pub naming: ProfileNaming,
     /// `clients` globs over `clientInfo.name`; empty when absent.
     pub clients: Vec<ProfileGlob>,
+    /// `toolSearch` and `alwaysList`, the top level's where absent.
+    pub tool_search: ToolSearchConfig,
 }
 
 impl ProfileConfig {
@@ -136,6 +142,7 @@ pub struct ProfileSpec {
 pub(super) fn parse_profiles(
     value: Option<&Value>,
     servers: &[ServerSpec],
+    tool_search: &ToolSearchConfig,
     warnings: &mut Vec<String>,
 ) -> Vec<ProfileSpec> {
     let entries = match value {
@@ -153,7 +160,7 @@ pub(super) fn parse_profiles(
         .iter()
         .map(|(name, value)| ProfileSpec {
             name: name.clone(),
-            entry: parse_profile(name, value, servers, warnings),
+            entry: parse_profile(name, value, servers, tool_search, warnings),
         })
         .collect()
 }
@@ -162,6 +169,7 @@ fn parse_profile(
     name: &str,
     value: &Value,
     servers: &[ServerSpec],
+    tool_search: &ToolSearchConfig,
     warnings: &mut Vec<String>,
 ) -> Result<ProfileConfig, String> {
     let at = format!("profile \"{name}\"");
@@ -232,6 +240,7 @@ fn parse_profile(
         resources: globs(&at, "resources", entry.get("resources"))?,
         naming,
         clients: globs(&at, "clients", entry.get("clients"))?.unwrap_or_default(),
+        tool_search: parse_tool_search(&at, entry, tool_search)?,
     })
 }
 
@@ -263,7 +272,12 @@ fn strings(value: &Value) -> Option<Vec<String>> {
         .collect()
 }
 
-fn globs(at: &str, key: &str, value: Option<&Value>) -> Result<Option<Vec<ProfileGlob>>, String> {
+/// The globs of `key` (`None` when absent or `null`), or one sentence naming `at` and the key.
+pub(super) fn globs(
+    at: &str,
+    key: &str,
+    value: Option<&Value>,
+) -> Result<Option<Vec<ProfileGlob>>, String> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return Ok(None);
     };

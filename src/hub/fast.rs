@@ -1,7 +1,8 @@
 //! [`Hub::fast_target`]: whether a `tools/call` can take the fast path, and what it
 //! needs to. Every other case — unknown tool, resource or prompt target, server not running, no
 //! fast lane (remote servers, or the fast path switched off), a server some of whose URIs are
-//! rewritten (its results must be rewritten too, `native.rs`) — takes [`Hub::call`], which
+//! rewritten (its results must be rewritten too, `native.rs`), the search tools of a view
+//! with `toolSearch` on (`search.rs`) — takes [`Hub::call`], which
 //! answers it as it always has.
 
 use std::sync::Arc;
@@ -37,6 +38,9 @@ impl Hub {
     /// [`Hub::call`].
     pub fn fast_target(&self, name: &str) -> Option<FastTarget> {
         let catalog = self.catalog();
+        if catalog.searching() && crate::catalog::search::is_search_tool(name) {
+            return None;
+        }
         let route = catalog.route(name)?;
         let Target::Tool { name: raw_name } = &route.target else {
             return None;

@@ -29,6 +29,7 @@
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
 //! | `profiles.rs` | each profile's catalog, [`Hub::for_profile`]: the one view of the hub every session of a profile reads |
+//! | `search.rs` | the search tools of a view with `toolSearch` on: `search_tools` answered from the session's catalog, `call_tool` as the call it names |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 
@@ -42,6 +43,7 @@ pub mod record;
 mod reload;
 mod roots;
 mod route;
+mod search;
 mod settled;
 mod sign_in;
 

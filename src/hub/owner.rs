@@ -107,6 +107,8 @@ pub(super) struct Owner {
     notices: Notices,
     /// The config's `wrapResources`: resources, templates and prompts served as tools too.
     pub(super) wrap_resources: bool,
+    /// The config's `toolSearch` and `alwaysList` for the default view.
+    pub(super) tool_search: crate::config::ToolSearchConfig,
     /// The config's profiles and their catalogs (`profiles.rs`).
     pub(super) profiles: super::profiles::Profiles,
 }
@@ -140,6 +142,7 @@ pub(super) fn spawn(
         elicitor,
         notices,
         wrap_resources: config.wrap_resources,
+        tool_search: config.tool_search.clone(),
         profiles: super::profiles::Profiles::new(&config.profiles),
     };
     let order = config
@@ -352,6 +355,7 @@ impl Owner {
         self.servers = Arc::new(Servers::from_handles(order));
         self.warnings = config.warnings.clone().into();
         self.wrap_resources = config.wrap_resources;
+        self.tool_search = config.tool_search.clone();
         self.profiles.set(&config.profiles);
         self.refused = None;
         self.replacing = Arc::default();

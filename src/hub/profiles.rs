@@ -48,6 +48,10 @@ pub struct ProfileStatus {
     pub tools: usize,
     /// `wrapped`, `server` or `raw`.
     pub naming: String,
+    /// Whether its `toolSearch` is on: its agents list only the search tools and the pinned
+    /// ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_search: bool,
     /// Why it serves nothing: its entry's error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -214,6 +218,7 @@ impl Hub {
                         servers: cfg.servers.clone().unwrap_or_else(all),
                         tools: p.catalog.len(),
                         naming: cfg.naming.as_str().to_owned(),
+                        tool_search: cfg.tool_search.enabled,
                         error: None,
                         unmatched: p.unmatched.to_vec(),
                     },
@@ -222,6 +227,7 @@ impl Hub {
                         servers: Vec::new(),
                         tools: 0,
                         naming: String::new(),
+                        tool_search: false,
                         error: Some(why.clone()),
                         unmatched: Vec::new(),
                     },
@@ -337,6 +343,7 @@ impl Owner {
             }
             let changed = before.is_none_or(|b| {
                 b.catalog.tools() != catalog.tools()
+                    || b.catalog.listed() != catalog.listed()
                     || !b.catalog.native().same_lists(catalog.native())
             }) || spec
                 .entry

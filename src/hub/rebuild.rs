@@ -27,7 +27,8 @@ impl Owner {
                 })
             })
             .collect();
-        let next = Catalog::build_with(&inputs, self.wrap_resources);
+        let next =
+            Catalog::build_with(&inputs, self.wrap_resources).with_tool_search(&self.tool_search);
         // Rebuilds happen on every state change: warn only about problems that are new.
         for warning in next
             .warnings()
@@ -37,6 +38,7 @@ impl Owner {
             tracing::warn!(server = %warning.log_server(), "{warning}");
         }
         let changed = self.catalog.tools() != next.tools()
+            || self.catalog.listed() != next.listed()
             || !self.catalog.native().same_lists(next.native());
         let mut reconnected = HashSet::new();
         for (server, live) in &lives {

@@ -33,8 +33,9 @@ use tokio::time::Instant;
 use super::Hub;
 use super::forward::{Forward, Verdict, error_result};
 use super::record::{self, CallRecord};
+use super::search::SearchCall;
 use crate::activity::Agent;
-use crate::catalog::{Route, ServerListing, Target, naming};
+use crate::catalog::{Route, ServerListing, Target, naming, search};
 use crate::config::DEFAULT_CONNECT_TIMEOUT;
 use crate::supervisor::{Live, ServerHandle, ServerState, ServerStatus, now_ms};
 use crate::upstream::call::{self, CallError, Downstream};
@@ -49,6 +50,9 @@ impl Hub {
     ///
     /// The call is recorded in the activity log (`record.rs`) as made by the agent of
     /// `downstream`, or by the control API when there is none.
+    ///
+    /// Under `toolSearch`, `search_tools` is answered from the session's catalog and
+    /// `call_tool` is this call of the tool it names (`search.rs`).
     pub async fn call(
         &self,
         name: &str,
@@ -68,10 +72,26 @@ impl Hub {
         downstream: Option<&Downstream>,
         agent: impl FnOnce() -> Agent,
     ) -> CallToolResult {
-        let record = CallRecord::start(&self.activity, "rmcp", agent, name, || {
+        let catalog = self.catalog();
+        let (name, arguments) = if catalog.searching() && search::is_search_tool(name) {
+            match Hub::search_call(&catalog, name, arguments.as_ref()) {
+                SearchCall::Call(inner, arguments) => (std::borrow::Cow::Owned(inner), arguments),
+                SearchCall::Answer(answer) => {
+                    let record = CallRecord::start(&self.activity, "rmcp", agent, name, || {
+                        record::object_arguments(arguments.as_ref())
+                    });
+                    record.answered(&answer, None);
+                    return answer;
+                }
+            }
+        } else {
+            (std::borrow::Cow::Borrowed(name), arguments)
+        };
+        drop(catalog);
+        let record = CallRecord::start(&self.activity, "rmcp", agent, &name, || {
             record::object_arguments(arguments.as_ref())
         });
-        self.routed_call(name, arguments, downstream, record).await
+        self.routed_call(&name, arguments, downstream, record).await
     }
 
     async fn routed_call(

@@ -62,4 +62,5 @@ mod ssrf;
 mod strays;
 mod supervision;
 mod third_party;
+mod tool_search;
 mod wire;

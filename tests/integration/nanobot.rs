@@ -2,7 +2,8 @@
 //! its model is a fake OpenAI-compatible chat-completions server on 127.0.0.1, its MCP server is
 //! our `bridge`. The fake model first asks for the wrapped `echo` tool, then answers with text
 //! quoting the tool result; the result must reach both the model's second request and
-//! nanobot's final answer (facts in the peers README §7).
+//! nanobot's final answer (facts in the peers README §7). With `toolSearch` on, a model that
+//! is offered no demo tool finds `echo` with `search_tools` and calls it through `call_tool`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -129,8 +130,13 @@ fn response(request: &Value, message: &Value) -> String {
     }
 }
 
-/// Serves chat completions on `listener`, recording every request body.
-async fn fake_model(listener: TcpListener, seen: Arc<Mutex<Vec<Value>>>) {
+/// Serves chat completions on `listener` as `script` answers them, recording every request
+/// body.
+async fn fake_model(
+    listener: TcpListener,
+    seen: Arc<Mutex<Vec<Value>>>,
+    script: fn(&Value) -> Value,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             return;
@@ -143,7 +149,7 @@ async fn fake_model(listener: TcpListener, seen: Arc<Mutex<Vec<Value>>>) {
             };
             let reply = if path.ends_with("/chat/completions") {
                 seen.lock().expect("lock").push(request.clone());
-                response(&request, &answer(&request))
+                response(&request, &script(&request))
             } else {
                 let body = r#"{"error":{"message":"not found"}}"#;
                 format!(
@@ -157,15 +163,17 @@ async fn fake_model(listener: TcpListener, seen: Arc<Mutex<Vec<Value>>>) {
     }
 }
 
-#[tokio::test]
-async fn nanobot_calls_a_wrapped_tool_through_the_bridge_and_quotes_its_result() {
-    let Some(nanobot) = nanobot() else { return };
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
-    c.settled().await;
+/// Runs nanobot once ("Please echo the secret word.") against `c` through `bridge`, its model
+/// answering as `script` says; returns its output and every request its model got.
+async fn run_nanobot(
+    nanobot: PathBuf,
+    c: &Companion,
+    script: fn(&Value) -> Value,
+) -> (std::process::Output, Vec<Value>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let model = tokio::spawn(fake_model(listener, seen.clone()));
+    let model = tokio::spawn(fake_model(listener, seen.clone(), script));
 
     let home = tempfile::tempdir().expect("home");
     let config = json!({
@@ -214,9 +222,18 @@ async fn nanobot_calls_a_wrapped_tool_through_the_bridge_and_quotes_its_result()
     .await
     .expect("join");
     model.abort();
+    let requests = seen.lock().expect("lock").clone();
+    (out, requests)
+}
+
+#[tokio::test]
+async fn nanobot_calls_a_wrapped_tool_through_the_bridge_and_quotes_its_result() {
+    let Some(nanobot) = nanobot() else { return };
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let (out, requests) = run_nanobot(nanobot, &c, answer).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let requests = seen.lock().expect("lock").clone();
     assert!(
         out.status.success(),
         "nanobot failed ({:?})\nstdout:\n{stdout}\nstderr:\n{stderr}",
@@ -247,6 +264,113 @@ async fn nanobot_calls_a_wrapped_tool_through_the_bridge_and_quotes_its_result()
     assert!(
         tool_message.to_string().contains(SECRET_WORD),
         "the tool result reached the model's second request: {tool_message}"
+    );
+    assert!(
+        stdout.contains(&format!("The tool answered: {SECRET_WORD}")),
+        "the final answer quotes the tool result:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
+/// The text of a chat `tool` message.
+fn tool_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    }
+}
+
+/// The offered function whose name ends with `suffix` (nanobot prefixes the server's name).
+fn offered(request: &Value, suffix: &str) -> String {
+    request["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools.iter().find_map(|t| {
+                t["function"]["name"]
+                    .as_str()
+                    .filter(|n| n.ends_with(suffix))
+            })
+        })
+        .unwrap_or("not-offered")
+        .to_owned()
+}
+
+/// A model that knows no tool by name: it searches for what it wants, calls through
+/// `call_tool` the first tool of the search's answer whose name ends in `echo`, then answers
+/// with text quoting the result.
+fn search_then_call(request: &Value) -> Value {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let results: Vec<String> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(tool_text)
+        .collect();
+    let call = |name: String, arguments: Value| {
+        json!({ "role": "assistant", "content": null, "tool_calls": [{
+            "index": 0, "id": format!("call_{}", results.len() + 1), "type": "function",
+            "function": { "name": name, "arguments": arguments.to_string() }
+        }] })
+    };
+    match results.as_slice() {
+        [] => call(
+            offered(request, "search_tools"),
+            json!({ "query": "repeat a message back unchanged" }),
+        ),
+        [found] => {
+            // The search's text lists one JSON object per tool after its first line.
+            let name = found
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .find(|n| n.ends_with("echo"))
+                .unwrap_or_else(|| "nothing-found".to_owned());
+            call(
+                offered(request, "call_tool"),
+                json!({ "name": name, "arguments": { "message": SECRET_WORD } }),
+            )
+        }
+        [.., last] => {
+            json!({ "role": "assistant", "content": format!("The tool answered: {last}") })
+        }
+    }
+}
+
+#[tokio::test]
+async fn nanobot_finds_a_hidden_tool_by_search_and_calls_it_through_call_tool() {
+    let Some(nanobot) = nanobot() else { return };
+    let c = Companion::start(json!({
+        "mcpServers": { "demo": demo(&[]) },
+        "toolSearch": true
+    }));
+    c.settled().await;
+    let (out, requests) = run_nanobot(nanobot, &c, search_then_call).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && requests.len() >= 3,
+        "nanobot failed ({:?}, {} model requests)\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status,
+        requests.len()
+    );
+    let names: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        names.iter().any(|n| n.ends_with("search_tools")),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.ends_with("mcp_demo_echo")),
+        "the catalog is hidden: {names:?}"
     );
     assert!(
         stdout.contains(&format!("The tool answered: {SECRET_WORD}")),
