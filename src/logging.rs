@@ -6,6 +6,10 @@
 //! URLs are cut to scheme, host and port, and the remembered secret values of remote servers
 //! (URL parts, header values) are masked wherever they appear.
 //!
+//! Each event is one line: a control character in a field (a server's error text, its stderr)
+//! is written as an escape and a newline inside the event as `\x0a` ([`crate::io::text::log_line`]),
+//! so outside text cannot clear the terminal reading the log or forge a line of its own.
+//!
 //! rmcp's own warnings and errors print Rust `Debug` dumps of whole messages and errors
 //! (`Received unexpected message message=Response(JsonRpcResponse { jsonrpc: … })`), which are
 //! unbounded outside text and no help to a person. Those lines (target `rmcp…`, level WARN or
@@ -78,7 +82,8 @@ impl<W: Write> ScrubbedWriter<W> {
             crate::net::scrub(&text)
         };
         self.pending.clear();
-        self.inner.write_all(clean.as_bytes())
+        self.inner
+            .write_all(crate::io::text::log_line(&clean).as_bytes())
     }
 }
 
@@ -186,6 +191,33 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// A server's error text in a field cannot clear the screen, retitle the terminal or start
+    /// a forged line; the formatter's own colours and the event's final newline stay.
+    #[test]
+    fn outside_text_in_a_field_stays_on_its_line_and_inert() {
+        let out = Capture::default();
+        let sink = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(true)
+            .with_writer(Scrubbed::new(move || sink.clone()))
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let said = "rpc says \u{1b}[2J\u{1b}]0;PWNED\u{7}\r\nFORGED INFO line";
+            tracing::info!(error = %said, "call failed");
+        });
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text:?}");
+        assert!(text.ends_with('\n'), "{text:?}");
+        assert!(
+            text.contains("\\x1b[2J\\x1b]0;PWNED\\x07\\x0d\\x0aFORGED"),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("\u{1b}[32m"),
+            "the INFO colour is kept: {text:?}"
+        );
     }
 
     #[test]

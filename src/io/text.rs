@@ -1,0 +1,89 @@
+//! Text someone else wrote, made safe to show or log: control characters (C0, DEL, C1) written
+//! as escapes such as `\x1b`, so a server's words cannot clear a screen, retitle a window or
+//! start a line of their own in a log. One home for the rule: the CLI prints through
+//! [`visible`] / [`inert`], the log writer ([`crate::logging`]) through [`log_line`].
+
+use std::borrow::Cow;
+
+/// `text` safe to show on a terminal: every control character except tab and newline (C0, DEL,
+/// C1) is written as an escape such as `\x1b`, except colour sequences (`ESC [ digits ; … m`),
+/// which are kept. So text a server wrote (its stderr, its error texts, tool descriptions and
+/// results) cannot clear the screen, move the cursor or retitle the window of the person
+/// reading `status`, `logs`, `tools` or `call`.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+/// `text` from a registry (a name, version, cursor, description, argument) as inert text on
+/// one line: [`visible`] without exceptions, so tab, newline and colour sequences are escaped
+/// too (a colour can hide a word, a newline can fake a line of our own).
+pub fn inert(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// Lines someone else wrote (a server's stderr) as inert text: each line [`inert`], so colour,
+/// conceal, clear-screen and title sequences are shown, not obeyed; only the newlines between
+/// lines are kept.
+pub fn inert_lines(text: &str) -> String {
+    text.split('\n').map(inert).collect::<Vec<_>>().join("\n")
+}
+
+fn escape(text: &str, lenient: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && !(lenient && (c == '\t' || c == '\n'));
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if lenient
+            && c == '\x1b'
+            && let Some(len) = colour_sequence(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        if unsafe_char(c) {
+            let code = u32::from(c);
+            if code <= 0xff {
+                out.push_str(&format!("\\x{code:02x}"));
+            } else {
+                out.push_str(&format!("\\u{{{code:x}}}"));
+            }
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// One formatted log event (ending in its newline) as one line: [`visible`]'s rule (colour
+/// sequences of our own formatter kept), except that a newline or carriage return inside the
+/// event is escaped, so outside text in a field cannot forge a log line.
+pub fn log_line(text: &str) -> Cow<'_, str> {
+    let (body, end) = match text.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (text, ""),
+    };
+    let inner_breaks = body.contains(['\n', '\r']);
+    let escaped = visible(body);
+    if !inner_breaks && matches!(escaped, Cow::Borrowed(_)) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(format!(
+        "{}{end}",
+        escaped.replace('\n', "\\x0a").replace('\r', "\\x0d")
+    ))
+}
+
+/// The length of the SGR sequence (`ESC [ 0-9;… m`) `text` starts with, if it starts with one.
+fn colour_sequence(text: &str) -> Option<usize> {
+    let body = text.strip_prefix("\x1b[")?;
+    let params = body
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
