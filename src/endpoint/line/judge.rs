@@ -93,6 +93,7 @@ pub fn judge(line: &[u8]) -> Verdict {
     let problem = match request {
         ClientRequest::CustomRequest(custom) => {
             params_problem(&custom.method, custom.params.as_ref())
+                .or_else(|| text_problem(&custom.method, line))
                 .map(|p| (custom.method.clone(), p))
         }
         ClientRequest::ListToolsRequest(_)
@@ -177,13 +178,44 @@ fn id_problem(id: &Value) -> Option<&'static str> {
 /// rmcp files a request whose `params` do not deserialise as a custom request, which would be
 /// answered "method not found"; this names the real problem.
 pub fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
-    fn check<T: DeserializeOwned>(params: Option<&Value>, required: bool) -> Option<String> {
+    problem_of(method, Params::Value(params))
+}
+
+/// [`params_problem`] read from the line's own text, where a key given twice is still seen
+/// (a parsed [`Value`] keeps only the last); for a known method rmcp could not read, a
+/// problem is always named.
+fn text_problem(method: &str, line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        params: Option<&'a serde_json::value::RawValue>,
+    }
+    let params = serde_json::from_slice::<Line<'_>>(line).ok()?.params?;
+    problem_of(method, Params::Text(params.get())).or_else(|| {
+        problem_of(method, Params::Value(Some(&Value::Null)))
+            .is_some()
+            .then(|| "the params do not match this method's schema".to_owned())
+    })
+}
+
+/// The params of a request: as rmcp parsed them, or as the line wrote them.
+#[derive(Clone, Copy)]
+enum Params<'a> {
+    Value(Option<&'a Value>),
+    Text(&'a str),
+}
+
+fn problem_of(method: &str, params: Params<'_>) -> Option<String> {
+    fn check<T: DeserializeOwned>(params: Params<'_>, required: bool) -> Option<String> {
         match params {
-            None | Some(Value::Null) if required => Some("params are missing".into()),
-            None | Some(Value::Null) => None,
-            Some(p) => serde_json::from_value::<T>(p.clone())
+            Params::Value(None | Some(Value::Null)) if required => {
+                Some("params are missing".into())
+            }
+            Params::Value(None | Some(Value::Null)) => None,
+            Params::Value(Some(p)) => serde_json::from_value::<T>(p.clone())
                 .err()
                 .map(|e| e.to_string()),
+            Params::Text(text) => serde_json::from_str::<T>(text).err().map(|e| e.to_string()),
         }
     }
     match method {
@@ -202,10 +234,16 @@ pub fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
             #[expect(deprecated, reason = "see the import")]
             check::<SetLevelRequestParams>(params, true)
         }
-        "ping" => match params {
-            None | Some(Value::Null | Value::Object(_)) => None,
-            Some(_) => Some("params must be an object".into()),
-        },
+        "ping" => {
+            let value = match params {
+                Params::Value(v) => v.cloned(),
+                Params::Text(t) => serde_json::from_str(t).ok(),
+            };
+            match value {
+                None | Some(Value::Null | Value::Object(_)) => None,
+                Some(_) => Some("params must be an object".into()),
+            }
+        }
         _ => None,
     }
 }

@@ -473,3 +473,31 @@ async fn a_line_finished_within_the_deadline_is_read() {
     assert_eq!(transport.end(), End::Open);
     drop(writer.await.expect("writer"));
 }
+
+/// A key given twice makes rmcp file the request as a custom one (answered -32601, "not
+/// supported"); a parsed value keeps only the last key, so the line's own text is judged.
+#[test]
+fn a_key_given_twice_in_params_is_invalid_params_not_an_unknown_method() {
+    for (line, method) in [
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},"name":"get-env"}}"#,
+            "tools/call",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"a://x","uri":"b://y"}}"#,
+            "resources/read",
+        ),
+    ] {
+        match judge(line.as_bytes()) {
+            Verdict::Answer { error, .. } => {
+                assert_eq!(error.code.0, -32602, "{line}");
+                assert!(
+                    error.message.contains(method) && error.message.contains("duplicate"),
+                    "{line}: {}",
+                    error.message
+                );
+            }
+            _ => panic!("{line} was not answered"),
+        }
+    }
+}
