@@ -99,11 +99,7 @@ impl Waiting {
                 .map(|(k, _)| k.as_str())
                 .collect();
             let mut parts = Vec::new();
-            for (label, names) in [
-                ("added", added),
-                ("removed", removed),
-                ("changed", changed),
-            ] {
+            for (label, names) in [("added", added), ("removed", removed), ("changed", changed)] {
                 if !names.is_empty() {
                     parts.push(format!("{label} {}", names.join(", ")));
                 }
@@ -200,7 +196,10 @@ pub fn pin_all(listing: &ServerListing) -> ServerPins {
 
 /// Splits `listing` by `pins`: the listing agents may see (withheld tools removed) and the
 /// withheld tools, in listing order. Prompts and resources pass unchanged.
-pub fn withhold(listing: &ServerListing, pins: &ServerPins) -> (Option<ServerListing>, Vec<Waiting>) {
+pub fn withhold(
+    listing: &ServerListing,
+    pins: &ServerPins,
+) -> (Option<ServerListing>, Vec<Waiting>) {
     let mut waiting = Vec::new();
     let mut keep = Vec::with_capacity(listing.tools.len());
     for tool in &listing.tools {
@@ -250,15 +249,35 @@ mod tests {
 
     #[test]
     fn fingerprint_ignores_key_order_and_sees_every_part() {
-        let a = tool("t", "d", json!({"type": "object", "properties": {"x": {"type": "string"}}}));
-        let b = tool("t", "d", json!({"properties": {"x": {"type": "string"}}, "type": "object"}));
+        let a = tool(
+            "t",
+            "d",
+            json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        );
+        let b = tool(
+            "t",
+            "d",
+            json!({"properties": {"x": {"type": "string"}}, "type": "object"}),
+        );
         assert_eq!(pin_tool(&a).fingerprint, pin_tool(&b).fingerprint);
         assert_eq!(pin_tool(&a).fingerprint.len(), 64);
-        let c = tool("t", "d.", json!({"type": "object", "properties": {"x": {"type": "string"}}}));
+        let c = tool(
+            "t",
+            "d.",
+            json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        );
         assert_ne!(pin_tool(&a).fingerprint, pin_tool(&c).fingerprint);
-        let d = tool("t", "d", json!({"type": "object", "properties": {"x": {"type": "number"}}}));
+        let d = tool(
+            "t",
+            "d",
+            json!({"type": "object", "properties": {"x": {"type": "number"}}}),
+        );
         assert_ne!(pin_tool(&a).fingerprint, pin_tool(&d).fingerprint);
-        let e = tool("u", "d", json!({"type": "object", "properties": {"x": {"type": "string"}}}));
+        let e = tool(
+            "u",
+            "d",
+            json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        );
         assert_ne!(pin_tool(&a).fingerprint, pin_tool(&e).fingerprint);
     }
 
@@ -287,8 +306,14 @@ mod tests {
         assert_eq!(waiting_names, ["edit", "new_name"]);
         let edit = waiting[0].describe();
         assert_eq!(edit[0], "changed tool \"edit\"");
-        assert!(edit.contains(&"  - description: old text".to_owned()), "{edit:?}");
-        assert!(edit.contains(&"  + description: new text".to_owned()), "{edit:?}");
+        assert!(
+            edit.contains(&"  - description: old text".to_owned()),
+            "{edit:?}"
+        );
+        assert!(
+            edit.contains(&"  + description: new text".to_owned()),
+            "{edit:?}"
+        );
         assert!(
             edit.contains(&"  inputSchema: added y; removed x".to_owned()),
             "{edit:?}"

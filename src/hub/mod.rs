@@ -63,9 +63,9 @@ use crate::upstream::notice::Notices;
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
+pub use pins::{PINS_FILE, WaitingByServer};
 pub use profiles::ProfileStatus;
 pub use record::CallRecord;
-pub use pins::{PINS_FILE, WaitingByServer};
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 
 /// What [`Hub::trust`] approved: per server, the tools that had waited.

@@ -207,9 +207,7 @@ impl super::View {
             held.iter()
                 .any(|w| {
                     let wrapped = base_name(server, CapabilityKind::Tool, &w.tool);
-                    name == wrapped
-                        || wrapped.strip_prefix("mcp_") == Some(name)
-                        || name == w.tool
+                    name == wrapped || wrapped.strip_prefix("mcp_") == Some(name) || name == w.tool
                 })
                 .then(|| server.clone())
         })

@@ -23,9 +23,12 @@ impl Owner {
             .filter_map(|(s, live)| {
                 let live = live.as_ref()?;
                 let cfg = s.config()?;
-                let listing =
-                    self.pins
-                        .narrow(s.name(), cfg.auto_approve_changes, &live.listing, &mut waiting);
+                let listing = self.pins.narrow(
+                    s.name(),
+                    cfg.auto_approve_changes,
+                    &live.listing,
+                    &mut waiting,
+                );
                 Some((s, cfg, listing))
             })
             .collect();
