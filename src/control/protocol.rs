@@ -363,6 +363,13 @@ mod tests {
                 ControlRequest::Stop { server: "t".into() },
                 r#"{"method":"stop","server":"t"}"#,
             ),
+            (
+                ControlRequest::Trust {
+                    server: Some("t".into()),
+                    approve: true,
+                },
+                r#"{"method":"trust","server":"t","approve":true}"#,
+            ),
         ];
         for (req, wire) in cases {
             assert_eq!(serde_json::to_string(&req).unwrap(), wire);
