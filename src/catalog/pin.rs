@@ -1,15 +1,19 @@
 //! Pinned tool definitions: the fingerprint of each tool a person approved, and the split of a
 //! server's listing into what agents may see and what waits for approval.
 //!
-//! A tool's *definition* is the canonical JSON of its `name`, `description`, `inputSchema`,
-//! `outputSchema` and `annotations` (objects' keys sorted at every depth, no whitespace); its
-//! *fingerprint* is the lowercase hex SHA-256 of that text. `title`, `icons` and `_meta` are
-//! not part of it: they do not change what the model reads as the tool's contract.
+//! A capability's *definition* is the canonical JSON (objects' keys sorted at every depth, no
+//! whitespace) of what a model reads as its contract ([`Kind::fields`]): a tool's `name`,
+//! `description`, `inputSchema`, `outputSchema` and `annotations`; a prompt's `name`,
+//! `description` and `arguments`; a resource's `uri`, `name`, `description` and `mimeType`; a
+//! template's `uriTemplate`, `name`, `description` and `mimeType`. Its *fingerprint* is the
+//! lowercase hex SHA-256 of that text. `title`, `icons`, `_meta`, a resource's `size` and
+//! annotations (`lastModified` changes with the content) are not part of it.
 //!
-//! A tool is served when its server's pins hold its name with the same fingerprint. A tool whose
-//! fingerprint differs, or whose name is not pinned, is withheld ([`Waiting`]). A renamed tool
-//! is a new name, so it waits like any new tool. Removed tools simply leave the catalog; their
-//! pins stay, so a tool that comes back unchanged is served again.
+//! A capability is served when its server's pins hold its key (name; URI for a resource, URI
+//! template for a template) with the same fingerprint. One whose fingerprint differs, or whose
+//! key is not pinned, is withheld ([`Waiting`]). A renamed tool is a new name, so it waits like
+//! any new tool. Removed capabilities simply leave the catalog; their pins stay, so one that
+//! comes back unchanged is served again.
 //!
 //! The hub owns the state and where it is stored (`hub::pins`); this file is pure.
 
@@ -32,20 +36,97 @@ pub struct PinnedTool {
     pub definition: Value,
 }
 
-/// One server's approved tools, by upstream tool name.
+/// What kind of capability a pin or a [`Waiting`] is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// A tool, keyed by name.
+    #[default]
+    Tool,
+    /// A prompt, keyed by name.
+    Prompt,
+    /// A concrete resource, keyed by URI.
+    Resource,
+    /// A resource template, keyed by URI template.
+    ResourceTemplate,
+}
+
+impl Kind {
+    /// The fields of the definition (see the module docs).
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Kind::Tool => &[
+                "name",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+            ],
+            Kind::Prompt => &["name", "description", "arguments"],
+            Kind::Resource => &["uri", "name", "description", "mimeType"],
+            Kind::ResourceTemplate => &["uriTemplate", "name", "description", "mimeType"],
+        }
+    }
+
+    /// The word a person reads: `tool`, `prompt`, `resource`, `resource template`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+            Kind::ResourceTemplate => "resource template",
+        }
+    }
+}
+
+/// One server's approved capabilities, by upstream key.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerPins {
     /// Approved tools, by upstream name.
     pub tools: BTreeMap<String, PinnedTool>,
+    /// Approved prompts, by upstream name.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, PinnedTool>,
+    /// Approved resources, by upstream URI.
+    #[serde(default)]
+    pub resources: BTreeMap<String, PinnedTool>,
+    /// Approved resource templates, by upstream URI template.
+    #[serde(default)]
+    pub templates: BTreeMap<String, PinnedTool>,
 }
 
-/// A tool withheld from agents until the person approves it.
+impl ServerPins {
+    /// The pins of `kind`.
+    pub fn of(&self, kind: Kind) -> &BTreeMap<String, PinnedTool> {
+        match kind {
+            Kind::Tool => &self.tools,
+            Kind::Prompt => &self.prompts,
+            Kind::Resource => &self.resources,
+            Kind::ResourceTemplate => &self.templates,
+        }
+    }
+
+    /// The pins of `kind`, to change.
+    pub fn of_mut(&mut self, kind: Kind) -> &mut BTreeMap<String, PinnedTool> {
+        match kind {
+            Kind::Tool => &mut self.tools,
+            Kind::Prompt => &mut self.prompts,
+            Kind::Resource => &mut self.resources,
+            Kind::ResourceTemplate => &mut self.templates,
+        }
+    }
+}
+
+/// A capability withheld from agents until the person approves it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Waiting {
-    /// The upstream tool name.
+    /// What it is (default `tool`).
+    #[serde(default)]
+    pub kind: Kind,
+    /// Its upstream key: a tool's or prompt's name, a resource's URI, a template's URI template.
     pub tool: String,
-    /// What was approved under this name before; `None` for a new tool (or a renamed one).
+    /// What was approved under this key before; `None` for a new one (or a renamed one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved: Option<PinnedTool>,
     /// What the server lists now.
@@ -57,8 +138,9 @@ impl Waiting {
     /// old and new description and the input/output schema's added, removed and changed
     /// properties.
     pub fn describe(&self) -> Vec<String> {
+        let word = self.kind.word();
         let Some(old) = &self.approved else {
-            let mut out = vec![format!("new tool \"{}\"", self.tool)];
+            let mut out = vec![format!("new {word} \"{}\"", self.tool)];
             out.push(format!(
                 "  description: {}",
                 text(&self.listed.definition, "description")
@@ -73,7 +155,7 @@ impl Waiting {
             return out;
         };
         let (a, b) = (&old.definition, &self.listed.definition);
-        let mut out = vec![format!("changed tool \"{}\"", self.tool)];
+        let mut out = vec![format!("changed {word} \"{}\"", self.tool)];
         if a.get("description") != b.get("description") {
             out.push(format!("  - description: {}", text(a, "description")));
             out.push(format!("  + description: {}", text(b, "description")));
@@ -109,12 +191,14 @@ impl Waiting {
             }
             out.push(format!("  {key}: {}", parts.join("; ")));
         }
-        if a.get("annotations") != b.get("annotations") {
-            out.push(format!(
-                "  annotations: {} → {}",
-                a.get("annotations").unwrap_or(&Value::Null),
-                b.get("annotations").unwrap_or(&Value::Null)
-            ));
+        for key in ["annotations", "arguments", "name", "mimeType"] {
+            if a.get(key) != b.get(key) {
+                out.push(format!(
+                    "  {key}: {} → {}",
+                    a.get(key).unwrap_or(&Value::Null),
+                    b.get(key).unwrap_or(&Value::Null)
+                ));
+            }
         }
         out
     }
@@ -141,17 +225,16 @@ fn properties(definition: &Value, schema: &str) -> BTreeMap<String, Value> {
 
 /// `tool`'s definition and fingerprint (see the module docs).
 pub fn pin_tool(tool: &Tool) -> PinnedTool {
-    let full = serde_json::to_value(tool).unwrap_or(Value::Null);
+    pin(Kind::Tool, tool)
+}
+
+/// The definition and fingerprint of `item`, a capability of `kind` (see the module docs).
+pub fn pin(kind: Kind, item: &impl Serialize) -> PinnedTool {
+    let full = serde_json::to_value(item).unwrap_or(Value::Null);
     let mut definition = Map::new();
-    for key in [
-        "name",
-        "description",
-        "inputSchema",
-        "outputSchema",
-        "annotations",
-    ] {
-        if let Some(v) = full.get(key).filter(|v| !v.is_null()) {
-            definition.insert(key.to_owned(), canonical(v));
+    for key in kind.fields() {
+        if let Some(v) = full.get(*key).filter(|v| !v.is_null()) {
+            definition.insert((*key).to_owned(), canonical(v));
         }
     }
     let definition = Value::Object(definition);
@@ -183,45 +266,93 @@ fn canonical(value: &Value) -> Value {
     }
 }
 
-/// Pins of every tool in `listing`, as approved now (trust on first use, or auto-approval).
+/// Pins of everything in `listing`, as approved now (trust on first use, or auto-approval).
 pub fn pin_all(listing: &ServerListing) -> ServerPins {
+    fn all<T: Serialize>(
+        kind: Kind,
+        items: &[T],
+        key: impl Fn(&T) -> String,
+    ) -> BTreeMap<String, PinnedTool> {
+        items.iter().map(|i| (key(i), pin(kind, i))).collect()
+    }
     ServerPins {
-        tools: listing
-            .tools
-            .iter()
-            .map(|t| (t.name.to_string(), pin_tool(t)))
-            .collect(),
+        tools: all(Kind::Tool, &listing.tools, |t| t.name.to_string()),
+        prompts: all(Kind::Prompt, &listing.prompts, |p| p.name.clone()),
+        resources: all(Kind::Resource, &listing.resources, |r| r.uri.clone()),
+        templates: all(Kind::ResourceTemplate, &listing.resource_templates, |t| {
+            t.uri_template.clone()
+        }),
     }
 }
 
-/// Splits `listing` by `pins`: the listing agents may see (withheld tools removed) and the
-/// withheld tools, in listing order. Prompts and resources pass unchanged.
-pub fn withhold(
-    listing: &ServerListing,
+/// `items` split by `pins`: those served, and those withheld appended to `waiting`.
+fn split<T: Serialize + Clone>(
+    kind: Kind,
+    items: &[T],
+    key: impl Fn(&T) -> String,
     pins: &ServerPins,
-) -> (Option<ServerListing>, Vec<Waiting>) {
-    let mut waiting = Vec::new();
-    let mut keep = Vec::with_capacity(listing.tools.len());
-    for tool in &listing.tools {
-        let listed = pin_tool(tool);
-        let approved = pins.tools.get(tool.name.as_ref());
+    waiting: &mut Vec<Waiting>,
+) -> Vec<T> {
+    let mut keep = Vec::with_capacity(items.len());
+    for item in items {
+        let listed = pin(kind, item);
+        let key = key(item);
+        let approved = pins.of(kind).get(&key);
         if approved.is_some_and(|a| a.fingerprint == listed.fingerprint) {
-            keep.push(tool.clone());
+            keep.push(item.clone());
         } else {
             waiting.push(Waiting {
-                tool: tool.name.to_string(),
+                kind,
+                tool: key,
                 approved: approved.cloned(),
                 listed,
             });
         }
     }
+    keep
+}
+
+/// Splits `listing` by `pins`: the listing agents may see (withheld capabilities removed;
+/// `None` when nothing is withheld) and the withheld ones, tools first, in listing order.
+pub fn withhold(
+    listing: &ServerListing,
+    pins: &ServerPins,
+) -> (Option<ServerListing>, Vec<Waiting>) {
+    let mut waiting = Vec::new();
+    let narrowed = ServerListing {
+        tools: split(
+            Kind::Tool,
+            &listing.tools,
+            |t| t.name.to_string(),
+            pins,
+            &mut waiting,
+        ),
+        prompts: split(
+            Kind::Prompt,
+            &listing.prompts,
+            |p| p.name.clone(),
+            pins,
+            &mut waiting,
+        ),
+        resources: split(
+            Kind::Resource,
+            &listing.resources,
+            |r| r.uri.clone(),
+            pins,
+            &mut waiting,
+        ),
+        resource_templates: split(
+            Kind::ResourceTemplate,
+            &listing.resource_templates,
+            |t| t.uri_template.clone(),
+            pins,
+            &mut waiting,
+        ),
+        declared: listing.declared,
+    };
     if waiting.is_empty() {
         return (None, waiting);
     }
-    let narrowed = ServerListing {
-        tools: keep,
-        ..listing.clone()
-    };
     (Some(narrowed), waiting)
 }
 
@@ -319,6 +450,34 @@ mod tests {
             "{edit:?}"
         );
         assert_eq!(waiting[1].describe()[0], "new tool \"new_name\"");
+    }
+
+    #[test]
+    fn resources_are_keyed_by_uri_and_their_size_does_not_count() {
+        let resource = |description: &str, size| {
+            let mut r = rmcp::model::Resource::new("file:///a", "a");
+            r.description = Some(description.to_owned());
+            r.size = Some(size);
+            r
+        };
+        let pins = pin_all(&ServerListing {
+            resources: vec![resource("plain", 1)],
+            ..ServerListing::default()
+        });
+        let grown = ServerListing {
+            resources: vec![resource("plain", 2)],
+            ..ServerListing::default()
+        };
+        assert!(withhold(&grown, &pins).1.is_empty());
+        let reworded = ServerListing {
+            resources: vec![resource("do this instead", 1)],
+            ..ServerListing::default()
+        };
+        let (served, waiting) = withhold(&reworded, &pins);
+        assert!(served.expect("withheld").resources.is_empty());
+        assert_eq!(waiting[0].kind, Kind::Resource);
+        assert_eq!(waiting[0].tool, "file:///a");
+        assert_eq!(waiting[0].describe()[0], "changed resource \"file:///a\"");
     }
 
     #[test]

@@ -68,6 +68,22 @@ impl DemoServer {
         tools
     }
 
+    /// The prompt list with `--tool-overrides` applied (keys `prompt:<name>`, description only).
+    fn listed_prompts(&self) -> Vec<rmcp::model::Prompt> {
+        let mut list = prompts::list();
+        for prompt in &mut list {
+            if let Some(d) = self
+                .overrides
+                .get(&format!("prompt:{}", prompt.name))
+                .and_then(|o| o.get("description"))
+                .and_then(|d| d.as_str())
+            {
+                prompt.description = Some(d.to_owned());
+            }
+        }
+        list
+    }
+
     /// The tool a call by `name` runs: the original of a renamed tool, else `name`.
     fn original_name(&self, name: &str) -> Option<String> {
         self.overrides
@@ -189,7 +205,7 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let page = paginate(&prompts::list(), request.as_ref(), self.page_size)?;
+        let page = paginate(&self.listed_prompts(), request.as_ref(), self.page_size)?;
         let mut result = ListPromptsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
         Ok(result)

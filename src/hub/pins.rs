@@ -35,7 +35,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::ServerListing;
-use crate::catalog::pin::{ServerPins, Waiting, pin_all, withhold};
+use crate::catalog::pin::{Kind, ServerPins, Waiting, pin_all, withhold};
 use crate::io::atomic::{Backup, Mode, write_atomic};
 
 /// The file name of the pins in the data directory.
@@ -164,7 +164,7 @@ impl Pins {
             }
             let pins = self.servers.entry(name.to_string()).or_default();
             for w in held.iter() {
-                pins.tools.insert(w.tool.clone(), w.listed.clone());
+                pins.of_mut(w.kind).insert(w.tool.clone(), w.listed.clone());
             }
             self.dirty = true;
             out.push((name.to_string(), held.to_vec()));
@@ -196,9 +196,17 @@ impl Pins {
 }
 
 impl super::View {
-    /// The server of the withheld tool an agent of `profile` calls `name`, matched by the
-    /// names it would have had: wrapped (`mcp_<server>_<tool>`), without `mcp_`, and raw.
-    pub(super) fn withheld(&self, profile: Option<&str>, name: &str) -> Option<Arc<str>> {
+    /// The server of the withheld capability an agent of `profile` calls `name` as a tool, or
+    /// (`kind` [`Kind::Prompt`]) asks for as a prompt (served as `<server>_<prompt>`, or raw in
+    /// a profile). A tool is matched by the names it would
+    /// have had: wrapped (`mcp_<server>_<tool>`, or `…_prompt_…`/`…_resource_…` for a wrapped
+    /// prompt or resource), without `mcp_`, and raw.
+    pub(super) fn withheld(
+        &self,
+        profile: Option<&str>,
+        kind: Kind,
+        name: &str,
+    ) -> Option<Arc<str>> {
         use crate::catalog::naming::{CapabilityKind, base_name};
         self.waiting.iter().find_map(|(server, held)| {
             if !self.profile_has_server(profile, server) {
@@ -206,8 +214,27 @@ impl super::View {
             }
             held.iter()
                 .any(|w| {
-                    let wrapped = base_name(server, CapabilityKind::Tool, &w.tool);
-                    name == wrapped || wrapped.strip_prefix("mcp_") == Some(name) || name == w.tool
+                    if kind == Kind::Prompt {
+                        return w.kind == Kind::Prompt
+                            && (w.tool == name
+                                || crate::catalog::native::prompt_name(server, &w.tool) == name);
+                    }
+                    let (as_kind, raw) = match w.kind {
+                        Kind::Tool => (CapabilityKind::Tool, w.tool.as_str()),
+                        Kind::Prompt => (CapabilityKind::Prompt, w.tool.as_str()),
+                        Kind::Resource => (
+                            CapabilityKind::Resource,
+                            w.listed.definition["name"].as_str().unwrap_or_default(),
+                        ),
+                        Kind::ResourceTemplate => (
+                            CapabilityKind::ResourceTemplate,
+                            w.listed.definition["name"].as_str().unwrap_or_default(),
+                        ),
+                    };
+                    let wrapped = base_name(server, as_kind, raw);
+                    name == wrapped
+                        || wrapped.strip_prefix("mcp_") == Some(name)
+                        || (w.kind == Kind::Tool && name == w.tool)
                 })
                 .then(|| server.clone())
         })

@@ -212,7 +212,8 @@ impl Hub {
             let known = view.known_for(self.profile());
             let listed = catalog.route(name);
             if listed.is_none()
-                && let Some(server) = view.withheld(self.profile(), name)
+                && let Some(server) =
+                    view.withheld(self.profile(), crate::catalog::pin::Kind::Tool, name)
             {
                 return Err(NotReady::plain(format!(
                     "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
