@@ -274,3 +274,38 @@ async fn a_changed_prompt_waits_for_trust() {
     let after = prompts(client.list_all_prompts().await.expect("prompts/list"));
     assert!(after.contains(&greet), "{after:?}");
 }
+
+/// Pins outlive the companion: a change made while it was stopped waits at the next start, and
+/// the file is private.
+#[tokio::test]
+async fn pins_survive_a_restart_of_the_companion() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("overrides.json");
+    write(&file, &json!({}));
+    let config = json!({ "mcpServers": { "a": overrides_entry(&file) } });
+    let mut first = Companion::start(config.clone());
+    first.settled().await;
+    let pins = first.home.join(".local/share/mcp-companion/pins.json");
+    assert!(
+        eventually(Duration::from_secs(30), || pins.exists()).await,
+        "no {}",
+        pins.display()
+    );
+    let mode = std::fs::metadata(&pins).expect("pins").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    assert!(first.terminate(Duration::from_secs(30)).success());
+
+    write(
+        &file,
+        &json!({"echo": {"description": "changed while stopped"}}),
+    );
+    let home = first.home.to_str().expect("utf-8 home").to_owned();
+    let second = Companion::start_with_env(config, &[("HOME", Some(&home))]);
+    second.settled().await;
+    wait_waiting(&second, "a", 1).await;
+    let client = second.client().await;
+    let names = tool_names(&client).await;
+    assert!(!names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
+    assert!(names.contains(&"mcp_a_add".to_owned()), "{names:?}");
+}
