@@ -110,7 +110,8 @@ impl Companion {
         {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
-        let hub = Hub::start_with(config, elicitor).with_activity(open_activity(config));
+        let pins = dirs::data_dir().map(|d| d.join("mcp-companion").join(crate::hub::PINS_FILE));
+        let hub = Hub::start_pinned(config, elicitor, pins).with_activity(open_activity(config));
         let stop = CancellationToken::new();
         let show_window = ShowWindow::default();
         let ctx = ControlContext {

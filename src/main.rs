@@ -160,6 +160,19 @@ enum Command {
         /// Server name.
         server: String,
     },
+    /// Show the tool changes withheld from agents until you approve them (a server changed a
+    /// tool's definition, or added or renamed one, since its tools were pinned); with a server
+    /// name or --all, approve them.
+    Trust {
+        /// Approve this server's waiting changes.
+        server: Option<String>,
+        /// Approve every server's waiting changes.
+        #[arg(long, conflicts_with = "server")]
+        all: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Re-read the config file and apply the changes: added servers start, removed ones stop,
     /// changed ones restart, the rest keep running. A config that does not load changes nothing.
     Reload {
@@ -236,6 +249,10 @@ enum Command {
         /// `initialize`); without it, only the `initialize` era (2024-11-05 … 2025-11-25).
         #[arg(long)]
         stateless: bool,
+        /// Read tool renames and descriptions from this JSON file at start
+        /// ({"<tool>": {"description": "…", "name": "<new name>"}}; for tests).
+        #[arg(long, value_name = "FILE")]
+        tool_overrides: Option<std::path::PathBuf>,
         /// Further arguments: ignored, but the `argv` test tool reports them (launch-quoting tests).
         #[arg(
             trailing_var_arg = true,
@@ -347,6 +364,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Login { server } => {
             cli::auth::login(args.config.as_deref(), socket, &server).await
         }
+        Command::Trust { server, all, json } => cli::trust(socket, server, all, json).await,
         Command::Logout { server } => {
             cli::auth::logout(args.config.as_deref(), socket, &server).await
         }
@@ -378,6 +396,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             page_size,
             call_log,
             stateless,
+            tool_overrides,
             extra_args: _,
         } => {
             let opts = mcp_companion::demo::DemoOptions {
@@ -388,6 +407,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 page_size,
                 call_log,
                 stateless,
+                tool_overrides,
             };
             cli::demo_server(opts).await
         }

@@ -23,6 +23,7 @@ pub mod allowlist;
 pub mod naming;
 pub mod native;
 mod pages;
+pub mod pin;
 mod profile;
 pub use self::profile::unmatched_globs;
 pub mod schema;

@@ -332,7 +332,7 @@ impl Native {
 }
 
 /// The served name of prompt `raw` of `server`, before collision handling.
-fn prompt_name(server: &str, raw: &str) -> String {
+pub(crate) fn prompt_name(server: &str, raw: &str) -> String {
     format!("{}_{raw}", sanitize(server))
 }
 

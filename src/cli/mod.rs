@@ -14,6 +14,7 @@ mod registry_launch;
 mod registry_update;
 pub mod secret;
 mod status;
+mod trust;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -240,6 +241,7 @@ pub async fn call(
 }
 
 pub use status::status;
+pub use trust::trust;
 
 /// `logs`: a server's captured stderr; with `follow`, keeps printing new lines.
 pub async fn logs(

@@ -55,6 +55,14 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
             error_cell(s)
         );
     }
+    for s in report.servers.iter().filter(|s| s.waiting_approval > 0) {
+        outln!(
+            "{}: {} tool change(s) wait for approval (mcp-companion trust {})",
+            visible(&s.name),
+            s.waiting_approval,
+            visible(&s.name)
+        );
+    }
     for warning in &report.warnings {
         outln!("config warning: {}", visible(warning));
     }
@@ -169,6 +177,7 @@ mod tests {
             protocol: None,
             restarts: 0,
             tools: 0,
+            waiting_approval: 0,
         }
     }
 

@@ -37,6 +37,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "source",
     "oauth",
     "roots",
+    "autoApproveChanges",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
@@ -162,6 +163,7 @@ pub(crate) fn parse_entry(
             .string_list("enabledTools")?
             .unwrap_or_else(|| vec!["*".to_owned()]),
         disabled: f.boolean("disabled")?.unwrap_or(false),
+        auto_approve_changes: f.boolean("autoApproveChanges")?.unwrap_or(false),
         roots: parse_roots(name, f.string_list("roots")?.unwrap_or_default())?,
     })
 }

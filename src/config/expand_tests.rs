@@ -109,6 +109,7 @@ fn stdio(command: &str, args: &[&str], env: &[(&str, &str)], cwd: Option<&str>) 
         connect_timeout: Duration::from_secs(30),
         enabled_tools: vec!["*".into()],
         disabled: false,
+        auto_approve_changes: false,
         roots: vec![],
     }
 }

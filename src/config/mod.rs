@@ -176,6 +176,9 @@ pub struct ServerConfig {
     pub enabled_tools: Vec<String>,
     /// `disabled`: loaded and shown, but not started. Default false.
     pub disabled: bool,
+    /// `autoApproveChanges`: serve a changed or new tool at once instead of withholding it
+    /// until the person approves it (`catalog::pin`). Default false.
+    pub auto_approve_changes: bool,
     /// `roots`: absolute directories offered to the server in `roots/list` when no calling
     /// agent answers it (MCP "Roots"); default none.
     pub roots: Vec<PathBuf>,

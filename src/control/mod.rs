@@ -22,6 +22,8 @@
 //! → {"method":"login","server":"linear"}      (see `control::login`: two answers)
 //! ← {"ok":true,"result":{"url":"https://…/authorize?…","browserOpened":true}}
 //! ← {"ok":true,"result":{"signedIn":true}}
+//! → {"method":"trust","server":"files","approve":true}   (without "approve": only list; no "server": all)
+//! ← {"ok":true,"result":{"approved":true,"servers":[{"server":"files","tools":[{"tool":"read","approved":{…},"listed":{…}}]}]}}
 //! → {"method":"stop","server":"tiem"}
 //! ← {"ok":false,"kind":"unknownServer","error":"no server named \"tiem\""}
 //! ```
@@ -48,7 +50,7 @@ use crate::hub::Hub;
 pub use client::{ControlClient, ControlError, request, status};
 pub use protocol::{
     ActivityStatus, ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines,
-    LoggedOut, Refusal, SignInStarted, SignedIn, StatusReport,
+    LoggedOut, Refusal, SignInStarted, SignedIn, StatusReport, TrustReport, TrustServer,
 };
 pub use server::{serve, session};
 

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! reply   = {"ok":true,"result":RESULT} | {"ok":false,"kind":KIND,"error":MESSAGE}
-//! RESULT  = StatusReport | LogLines | ReloadReport | {}       (which one follows from the request)
+//! RESULT  = StatusReport | LogLines | ReloadReport | TrustReport | {}       (which one follows from the request)
 //! KIND    = badRequest | tooLong | unknownServer | invalidEntry | shuttingDown | noConfigFile
 //!         | invalidConfig | noWindow | internal
 //! ```
@@ -73,6 +73,34 @@ pub enum ControlRequest {
         /// Server name.
         server: String,
     },
+    /// The tools withheld until the person approves them, of `server` (every server when
+    /// absent); with `approve`, approve them too → [`ControlResponse::Trust`].
+    Trust {
+        /// Server name; every server when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server: Option<String>,
+        /// Approve what waits (else only show it).
+        #[serde(default)]
+        approve: bool,
+    },
+}
+
+/// The `trust` answer: per server with something waiting (or just approved), the tools.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrustReport {
+    /// Whether the listed tools were approved (else they still wait).
+    pub approved: bool,
+    /// Per server, in name order.
+    pub servers: Vec<TrustServer>,
+}
+
+/// One server in a [`TrustReport`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrustServer {
+    /// The server name.
+    pub server: String,
+    /// Its withheld tools, with the approved and the listed definition.
+    pub tools: Vec<crate::catalog::pin::Waiting>,
 }
 
 /// The first `login` answer: where the browser was sent.
@@ -168,6 +196,8 @@ pub enum ControlResponse {
     SignIn(SignInStarted),
     /// Second answer to `login`.
     SignedIn(SignedIn),
+    /// Answer to `trust`.
+    Trust(TrustReport),
     /// Answer to `logout`.
     LoggedOut(LoggedOut),
 }
@@ -196,6 +226,7 @@ impl ControlRequest {
             ControlRequest::Logout { .. } => {
                 ControlResponse::LoggedOut(serde_json::from_value(result)?)
             }
+            ControlRequest::Trust { .. } => ControlResponse::Trust(serde_json::from_value(result)?),
             ControlRequest::Start { .. }
             | ControlRequest::Stop { .. }
             | ControlRequest::Restart { .. }
@@ -331,6 +362,13 @@ mod tests {
             (
                 ControlRequest::Stop { server: "t".into() },
                 r#"{"method":"stop","server":"t"}"#,
+            ),
+            (
+                ControlRequest::Trust {
+                    server: Some("t".into()),
+                    approve: true,
+                },
+                r#"{"method":"trust","server":"t","approve":true}"#,
             ),
         ];
         for (req, wire) in cases {

@@ -8,7 +8,7 @@ use tokio_util::task::TaskTracker;
 use super::lines::{self, Line};
 use super::protocol::{
     ActivityStatus, ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines,
-    Refusal, Reply, StatusReport,
+    Refusal, Reply, StatusReport, TrustReport, TrustServer,
 };
 use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_REQUEST_BYTES};
 use crate::config::{self, UnknownServer};
@@ -237,7 +237,42 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             .await
             .map(|(first, _)| first),
         ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
+        ControlRequest::Trust { server, approve } => trust(hub, server.as_deref(), approve).await,
     }
+}
+
+/// Shows, and with `approve` approves, the tools waiting for approval.
+async fn trust(
+    hub: &crate::hub::Hub,
+    server: Option<&str>,
+    approve: bool,
+) -> Result<ControlResponse, Refusal> {
+    if let Some(name) = server
+        && hub.server(name).is_none()
+    {
+        return Err(UnknownServer::new(name).into());
+    }
+    let servers: Vec<TrustServer> = if approve {
+        hub.trust(server)
+            .await
+            .map_err(Refusal::from)?
+            .into_iter()
+            .map(|(server, tools)| TrustServer { server, tools })
+            .collect()
+    } else {
+        hub.waiting()
+            .iter()
+            .filter(|(name, _)| server.is_none_or(|s| s == &***name))
+            .map(|(name, tools)| TrustServer {
+                server: name.to_string(),
+                tools: tools.to_vec(),
+            })
+            .collect()
+    };
+    Ok(ControlResponse::Trust(TrustReport {
+        approved: approve,
+        servers,
+    }))
 }
 
 /// Re-reads the config file; a file that fails to load is rejected and nothing changes.

@@ -29,6 +29,8 @@ pub struct DemoServer {
     call_log: Option<Arc<std::path::PathBuf>>,
     /// `--stateless`: 2026-07-28 only.
     stateless: bool,
+    /// `--tool-overrides`: by tool name, its listed name and description.
+    overrides: Arc<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl DemoServer {
@@ -39,7 +41,55 @@ impl DemoServer {
             tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
             call_log: opts.call_log.clone().map(Arc::new),
             stateless: opts.stateless,
+            overrides: Arc::new(
+                opts.tool_overrides
+                    .as_ref()
+                    .and_then(|p| std::fs::read(p).ok())
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .unwrap_or_default(),
+            ),
         }
+    }
+
+    /// The tool list with `--tool-overrides` applied.
+    fn listed_tools(&self) -> Vec<rmcp::model::Tool> {
+        let mut tools = self.tools.list();
+        for tool in &mut tools {
+            let Some(o) = self.overrides.get(tool.name.as_ref()) else {
+                continue;
+            };
+            if let Some(d) = o.get("description").and_then(|d| d.as_str()) {
+                tool.description = Some(d.to_owned().into());
+            }
+            if let Some(n) = o.get("name").and_then(|n| n.as_str()) {
+                tool.name = n.to_owned().into();
+            }
+        }
+        tools
+    }
+
+    /// The prompt list with `--tool-overrides` applied (keys `prompt:<name>`, description only).
+    fn listed_prompts(&self) -> Vec<rmcp::model::Prompt> {
+        let mut list = prompts::list();
+        for prompt in &mut list {
+            if let Some(d) = self
+                .overrides
+                .get(&format!("prompt:{}", prompt.name))
+                .and_then(|o| o.get("description"))
+                .and_then(|d| d.as_str())
+            {
+                prompt.description = Some(d.to_owned());
+            }
+        }
+        list
+    }
+
+    /// The tool a call by `name` runs: the original of a renamed tool, else `name`.
+    fn original_name(&self, name: &str) -> Option<String> {
+        self.overrides
+            .iter()
+            .find(|(_, o)| o.get("name").and_then(|n| n.as_str()) == Some(name))
+            .map(|(original, _)| original.clone())
     }
 }
 
@@ -92,7 +142,7 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let page = paginate(&self.tools.list(), request.as_ref(), self.page_size)?;
+        let page = paginate(&self.listed_tools(), request.as_ref(), self.page_size)?;
         let mut result = ListToolsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
         Ok(result)
@@ -103,6 +153,10 @@ impl ServerHandler for DemoServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let mut request = request;
+        if let Some(original) = self.original_name(&request.name) {
+            request.name = original.into();
+        }
         let Some(path) = &self.call_log else {
             return self.tools.call(request, context).await;
         };
@@ -151,7 +205,7 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let page = paginate(&prompts::list(), request.as_ref(), self.page_size)?;
+        let page = paginate(&self.listed_prompts(), request.as_ref(), self.page_size)?;
         let mut result = ListPromptsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
         Ok(result)

@@ -28,6 +28,7 @@
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
+//! | `pins.rs` | pinned tool definitions: what waits for the person's approval, [`Hub::trust`], `pins.json` |
 //! | `profiles.rs` | each profile's catalog, [`Hub::for_profile`]: the one view of the hub every session of a profile reads |
 //! | `search.rs` | the search tools of a view with `toolSearch` on: `search_tools` answered from the session's catalog, `call_tool` as the call it names |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
@@ -37,6 +38,7 @@ mod fast;
 pub mod forward;
 mod native;
 mod owner;
+mod pins;
 mod profiles;
 mod rebuild;
 pub mod record;
@@ -63,9 +65,13 @@ use crate::upstream::notice::Notices;
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
+pub use pins::{PINS_FILE, WaitingByServer};
 pub use profiles::ProfileStatus;
 pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
+
+/// What [`Hub::trust`] approved: per server, the tools that had waited.
+pub type Approved = Vec<(String, Vec<crate::catalog::pin::Waiting>)>;
 
 /// Minimum time between two catalog rebuilds (and so between two `list_changed` announcements).
 pub const COALESCE: Duration = Duration::from_millis(100);
@@ -157,6 +163,8 @@ pub(crate) struct View {
     profiles: Arc<HashMap<Arc<str>, profiles::ProfileView>>,
     /// The profiles' names in config order.
     profile_order: Arc<[Arc<str>]>,
+    /// Tools withheld until the person approves them, by server (`pins.rs`).
+    waiting: Arc<WaitingByServer>,
 }
 
 impl View {
@@ -215,8 +223,20 @@ impl Hub {
     /// Like [`Hub::start`], asking `elicitor` when a server's `elicitation/create` has no calling
     /// agent able to answer it (the desktop app's window).
     pub fn start_with(config: &Config, elicitor: SharedElicitor) -> Hub {
+        Hub::start_pinned(config, elicitor, None)
+    }
+
+    /// Like [`Hub::start_with`], pinning tool definitions in `pins` (a `pins.json`; see
+    /// `pins.rs`): a changed or new tool is withheld from agents until [`Hub::trust`] approves
+    /// it. `None`: no pinning, every listing is served as it is.
+    pub fn start_pinned(
+        config: &Config,
+        elicitor: SharedElicitor,
+        pins: Option<std::path::PathBuf>,
+    ) -> Hub {
         let notices = Notices::default();
-        let (inbox, view) = owner::spawn(config, elicitor, notices.clone());
+        let pins = pins.map_or_else(pins::Pins::off, pins::Pins::open);
+        let (inbox, view) = owner::spawn(config, elicitor, notices.clone(), pins);
         Hub {
             inbox,
             view,
@@ -272,6 +292,24 @@ impl Hub {
     /// [`Hub::config_warnings`] until a reload applies a config. Nothing else changes.
     pub fn config_refused(&self, why: String) {
         let _ = self.inbox.send(owner::Msg::FileRefused(why));
+    }
+
+    /// The tools withheld from agents until the person approves them, by server.
+    pub fn waiting(&self) -> Arc<WaitingByServer> {
+        self.view().waiting.clone()
+    }
+
+    /// Approves the tools that wait for approval of `server` (every server for `None`): they
+    /// are pinned as listed now and served from the rebuilt catalog, and agents hear
+    /// `tools/list_changed`. Returns what was approved once the catalog is published.
+    ///
+    /// # Errors
+    /// [`HubError::UnknownServer`], or [`HubError::ShuttingDown`].
+    pub async fn trust(&self, server: Option<&str>) -> Result<Approved, HubError> {
+        let server = server.map(str::to_owned);
+        self.ask(|reply| owner::Msg::Trust { server, reply })
+            .await
+            .unwrap_or(Err(HubError::ShuttingDown))
     }
 
     /// Every server's handle, in config order.
@@ -366,6 +404,7 @@ fn statuses_in(view: &View) -> Vec<ServerStatus> {
         .iter()
         .map(|s| {
             let mut status = s.snapshot().status;
+            status.waiting_approval = view.waiting.get(s.name()).map_or(0, |w| w.len());
             if status.state == ServerState::Running {
                 if view.folded(s) {
                     status.tools = view.catalog.tool_count_for(s.name());

@@ -94,9 +94,7 @@ impl Hub {
             .native()
             .prompt(&params.name)
             .cloned()
-            .ok_or_else(|| {
-                McpError::invalid_params(format!("unknown prompt \"{}\"", params.name), None)
-            })?;
+            .ok_or_else(|| self.unknown_prompt(&params.name))?;
         params.name.clone_from(&route.upstream);
         let live = self.live_for(&route.server)?;
         let answer = self
@@ -112,6 +110,20 @@ impl Hub {
             }
             other => other,
         })
+    }
+
+    /// -32602 for a prompt not served: "unknown prompt", or why it is withheld.
+    fn unknown_prompt(&self, name: &str) -> McpError {
+        let view = self.view();
+        match view.withheld(self.profile(), crate::catalog::pin::Kind::Prompt, name) {
+            Some(server) => McpError::invalid_params(
+                format!(
+                    "prompt \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its capabilities, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
+                ),
+                None,
+            ),
+            None => McpError::invalid_params(format!("unknown prompt \"{name}\""), None),
+        }
     }
 
     /// `resources/read` of the agent's `params.uri`.

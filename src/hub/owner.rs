@@ -57,6 +57,12 @@ pub(super) enum Msg {
     /// The config file changed but cannot be used (a sentence saying why); shown with the
     /// warnings until a reload applies a config.
     FileRefused(String),
+    /// Approve the tools that wait for approval, of one server or all; answer with what was
+    /// approved once the rebuilt catalog is published.
+    Trust {
+        server: Option<String>,
+        reply: oneshot::Sender<Result<super::Approved, HubError>>,
+    },
 }
 
 /// A command on one server.
@@ -111,6 +117,8 @@ pub(super) struct Owner {
     pub(super) tool_search: crate::config::ToolSearchConfig,
     /// The config's profiles and their catalogs (`profiles.rs`).
     pub(super) profiles: super::profiles::Profiles,
+    /// Pinned tool definitions and what waits for approval (`pins.rs`).
+    pub(super) pins: super::pins::Pins,
 }
 
 /// Starts the owner of `config`'s servers; returns its inbox and its published view.
@@ -118,6 +126,7 @@ pub(super) fn spawn(
     config: &Config,
     elicitor: SharedElicitor,
     notices: Notices,
+    pins: super::pins::Pins,
 ) -> (mpsc::UnboundedSender<Msg>, watch::Receiver<Arc<View>>) {
     let (inbox, rx) = mpsc::unbounded_channel();
     let (publish, view) = watch::channel(Arc::new(View::default()));
@@ -144,6 +153,7 @@ pub(super) fn spawn(
         wrap_resources: config.wrap_resources,
         tool_search: config.tool_search.clone(),
         profiles: super::profiles::Profiles::new(&config.profiles),
+        pins,
     };
     let order = config
         .servers
@@ -203,6 +213,21 @@ impl Owner {
             Msg::FileRefused(why) => {
                 self.refused = Some(why);
                 self.publish();
+            }
+            Msg::Trust { server, reply } => {
+                if let Some(name) = server.as_deref()
+                    && !self.servers.by_name.contains_key(name)
+                {
+                    let _ = reply.send(Err(HubError::UnknownServer(
+                        crate::config::UnknownServer::new(name),
+                    )));
+                    return;
+                }
+                let approved = self.pins.approve(server.as_deref());
+                if !approved.is_empty() {
+                    self.rebuild();
+                }
+                let _ = reply.send(Ok(approved));
             }
         }
     }
@@ -352,6 +377,11 @@ impl Owner {
         for handle in &fresh {
             self.generations.remove(handle.name());
         }
+        // An entry the person added or edited is pinned afresh at its first listing.
+        let report = &reloading.plan.report;
+        for name in report.added.iter().chain(&report.changed) {
+            self.pins.forget(name);
+        }
         self.servers = Arc::new(Servers::from_handles(order));
         self.warnings = config.warnings.clone().into();
         self.wrap_resources = config.wrap_resources;
@@ -446,6 +476,7 @@ impl Owner {
             servers_epoch: self.servers_epoch,
             profiles: self.profiles.views.clone(),
             profile_order: self.profiles.order.clone(),
+            waiting: self.pins.waiting.clone(),
         }));
     }
 }

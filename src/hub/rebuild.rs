@@ -15,16 +15,30 @@ impl Owner {
     pub(super) fn rebuild_catalog(&mut self) -> bool {
         let servers = self.servers.clone();
         let lives: Vec<_> = servers.order.iter().map(|s| (s, s.live())).collect();
-        let inputs: Vec<CatalogInput<'_>> = lives
+        // Each listing narrowed to the tools agents may see (`pins.rs`), before any catalog
+        // (the default one and every profile's) is built from it.
+        let mut waiting = super::pins::WaitingByServer::new();
+        let narrowed: Vec<_> = lives
             .iter()
             .filter_map(|(s, live)| {
                 let live = live.as_ref()?;
                 let cfg = s.config()?;
-                Some(CatalogInput {
-                    server: s.name(),
-                    enabled_tools: &cfg.enabled_tools,
-                    listing: &live.listing,
-                })
+                let listing = self.pins.narrow(
+                    s.name(),
+                    cfg.auto_approve_changes,
+                    &live.listing,
+                    &mut waiting,
+                );
+                Some((s, cfg, listing))
+            })
+            .collect();
+        self.pins.finish(waiting);
+        let inputs: Vec<CatalogInput<'_>> = narrowed
+            .iter()
+            .map(|(s, cfg, listing)| CatalogInput {
+                server: s.name(),
+                enabled_tools: &cfg.enabled_tools,
+                listing,
             })
             .collect();
         let next =
@@ -53,6 +67,7 @@ impl Owner {
         }
         self.rebuild_profiles(&inputs, &reconnected);
         drop(inputs);
+        drop(narrowed);
         drop(lives);
         self.known = remembered(&self.catalog, &next, &self.known, &self.servers);
         self.catalog = Arc::new(next);

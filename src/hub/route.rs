@@ -231,6 +231,14 @@ impl Hub {
             let catalog = view.catalog_for(self.profile());
             let known = view.known_for(self.profile());
             let listed = catalog.route(name);
+            if listed.is_none()
+                && let Some(server) =
+                    view.withheld(self.profile(), crate::catalog::pin::Kind::Tool, name)
+            {
+                return Err(NotReady::plain(format!(
+                    "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
+                )));
+            }
             let Some(route) = listed.or_else(|| known.get(name)).cloned() else {
                 return Err(self.unknown_tool(name));
             };
@@ -396,6 +404,7 @@ mod tests {
             protocol: None,
             restarts: 0,
             tools: 0,
+            waiting_approval: 0,
         }
     }
 

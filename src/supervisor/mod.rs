@@ -124,6 +124,14 @@ pub struct ServerStatus {
     pub restarts: u32,
     /// Wrapped tools this server contributes to the merged catalog (filled in by the hub).
     pub tools: usize,
+    /// Tools withheld from agents until the person approves them (`mcp-companion trust`;
+    /// filled in by the hub).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting_approval: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl ServerStatus {
@@ -385,6 +393,7 @@ fn initial_status(
         protocol: None,
         restarts: 0,
         tools: 0,
+        waiting_approval: 0,
     }
 }
 

@@ -25,6 +25,13 @@ pub fn demo(extra_args: &[&str]) -> Value {
     json!({ "command": BIN, "args": args })
 }
 
+/// `entry` with `autoApproveChanges`: its changed and new tools are served at once, for tests
+/// of list changes themselves (pinning is tested in `pinning.rs`).
+pub fn auto_approved(mut entry: Value) -> Value {
+    entry["autoApproveChanges"] = json!(true);
+    entry
+}
+
 /// The switch of the forwarding fast path (`src/upstream/lane.rs`, `SWITCH_ENV`).
 pub const FAST_PATH_ENV: &str = "MCP_COMPANION_FAST_PATH";
 

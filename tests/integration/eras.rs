@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Companion, demo};
+use crate::common::{Companion, auto_approved, demo};
 use crate::raw::RawAgent;
 
 /// The `_meta` a 2026-07-28 request carries, asking for `version`.
@@ -85,7 +85,7 @@ async fn a_2026_agent_lists_and_calls_without_initialize() {
 
 #[tokio::test]
 async fn a_2026_agent_hears_tool_changes_on_its_subscription() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let c = Companion::start(json!({ "mcpServers": { "demo": auto_approved(demo(&[])) } }));
     c.settled().await;
     let mut agent = RawAgent::connect_only(&c.socket).await;
     let mut params = json!({ "notifications": { "toolsListChanged": true } });

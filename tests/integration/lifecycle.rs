@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::{BIN, Companion, call, demo, eventually, survivors, text, tool_names};
+use crate::common::{
+    BIN, Companion, auto_approved, call, demo, eventually, survivors, text, tool_names,
+};
 
 #[tokio::test]
 async fn sigterm_stops_every_server_and_leaves_no_process_behind() {
@@ -200,7 +202,7 @@ async fn stop_and_start_change_the_tool_list_and_agents_are_told() {
 
 #[tokio::test]
 async fn an_upstream_list_change_reaches_connected_agents() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    let c = Companion::start(json!({ "mcpServers": { "demo": auto_approved(demo(&[])) } }));
     c.settled().await;
     let heard = ListChanged::default();
     let client = c.client_with(heard.clone()).await;

@@ -40,6 +40,7 @@ mod oauth_fixture;
 mod oauth_keychain;
 mod oauth_refusals;
 mod passthrough;
+mod pinning;
 mod probe;
 mod profiles;
 mod python_clients;

@@ -100,7 +100,10 @@ async fn python_sdk_agents_work_through_bridge_with_a_minimal_environment() {
     let (sdk2, sdk1) = (python_sdk2(&peers), python_sdk1(&peers));
 
     // Part 1: our demo server only (fast), every SDK generation and mode.
-    let mut c = Companion::start_with(json!({ "mcpServers": { "demo": demo(&[]) } }), false);
+    let mut c = Companion::start_with(
+        json!({ "mcpServers": { "demo": crate::common::auto_approved(demo(&[])) } }),
+        false,
+    );
     c.settled().await;
 
     let legacy = agent(

@@ -107,6 +107,7 @@ fn absent_fields_take_their_defaults() {
             connect_timeout: Duration::from_secs(30),
             enabled_tools: vec!["*".into()],
             disabled: false,
+            auto_approve_changes: false,
             roots: vec![],
         }
     );
