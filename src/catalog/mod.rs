@@ -61,6 +61,10 @@ pub struct ServerListing {
     pub prompts: Vec<Prompt>,
     /// What the server declared in `initialize`.
     pub declared: Declared,
+    /// Some of the resources or templates the server listed were taken out before this
+    /// listing (held back by the pins): like `enabledTools`, that keeps a URI it does not
+    /// list from being read through it ([`native::Native::resource`]).
+    pub withheld_resources: bool,
 }
 
 /// What a wrapped tool calls upstream.
@@ -317,7 +321,8 @@ fn native_servers<'a>(
         }
     }
     for (s, input) in servers.iter_mut().zip(inputs) {
-        s.serves_every_resource = s.resources.len() == input.listing.resources.len()
+        s.serves_every_resource = !input.listing.withheld_resources
+            && s.resources.len() == input.listing.resources.len()
             && s.templates.len() == input.listing.resource_templates.len();
     }
     servers

@@ -319,7 +319,7 @@ pub fn withhold(
     pins: &ServerPins,
 ) -> (Option<ServerListing>, Vec<Waiting>) {
     let mut waiting = Vec::new();
-    let narrowed = ServerListing {
+    let mut narrowed = ServerListing {
         tools: split(
             Kind::Tool,
             &listing.tools,
@@ -349,7 +349,11 @@ pub fn withhold(
             &mut waiting,
         ),
         declared: listing.declared,
+        withheld_resources: false,
     };
+    narrowed.withheld_resources = listing.withheld_resources
+        || narrowed.resources.len() < listing.resources.len()
+        || narrowed.resource_templates.len() < listing.resource_templates.len();
     if waiting.is_empty() {
         return (None, waiting);
     }
@@ -474,7 +478,12 @@ mod tests {
             ..ServerListing::default()
         };
         let (served, waiting) = withhold(&reworded, &pins);
-        assert!(served.expect("withheld").resources.is_empty());
+        let served = served.expect("withheld");
+        assert!(served.resources.is_empty());
+        assert!(
+            served.withheld_resources,
+            "a URI it does not list must not be read through it either"
+        );
         assert_eq!(waiting[0].kind, Kind::Resource);
         assert_eq!(waiting[0].tool, "file:///a");
         assert_eq!(waiting[0].describe()[0], "changed resource \"file:///a\"");

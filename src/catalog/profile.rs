@@ -187,6 +187,7 @@ fn narrow(server: &str, listing: &ServerListing, profile: &ProfileConfig) -> Ser
             .cloned()
             .collect(),
         declared: listing.declared,
+        withheld_resources: listing.withheld_resources,
     }
 }
 

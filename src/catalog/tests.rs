@@ -38,6 +38,7 @@ fn listing() -> ServerListing {
             resources: true,
             ..Default::default()
         },
+        withheld_resources: false,
     }
 }
 
@@ -489,4 +490,23 @@ fn two_thousand_tools_build_once_and_list_as_a_slice() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// A URI the server does not list goes to it (its only resource server) only while none of
+/// its resources and templates is left out, by `enabledTools` or by the pins.
+#[test]
+fn an_unlisted_uri_reaches_the_only_resource_server_only_when_nothing_is_withheld() {
+    let all = build_one("s", &["*"], &listing());
+    assert!(all.native().resource("file:///etc/x").is_some());
+    assert!(all.native().resource("other://unlisted").is_some());
+    let tools_only = build_one("s", &["echo"], &listing());
+    assert!(tools_only.native().resource("other://unlisted").is_none());
+    assert!(tools_only.native().resource("mem://notes").is_none());
+    let held = ServerListing {
+        withheld_resources: true,
+        ..listing()
+    };
+    let pinned = build_one("s", &["*"], &held);
+    assert!(pinned.native().resource("other://unlisted").is_none());
+    assert!(pinned.native().resource("mem://notes").is_some(), "listed ones stay");
 }
