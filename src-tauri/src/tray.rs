@@ -158,18 +158,23 @@ pub struct TrayContent {
 
 impl TrayContent {
     /// What the tray shows for `statuses`. Fields the tray does not display (restart counts,
-    /// last errors, retry times, pids, tool counts) do not affect it.
+    /// last errors, retry times, pids, tool counts) do not affect it; capability changes that
+    /// wait for approval are named in the server's item.
     pub fn of(statuses: &[ServerStatus]) -> TrayContent {
         let servers = statuses
             .iter()
             .map(|s| {
-                let label = if s.state == ServerState::NeedsSignIn {
+                let mut label = if s.state == ServerState::NeedsSignIn {
                     format!("{} — sign in", s.name)
                 } else if is_retrying(s) {
                     format!("{} — {}", s.name, ServerState::Backoff.label())
                 } else {
                     format!("{} — {}", s.name, s.state.label())
                 };
+                // Pinned definitions that changed wait for the person (`mcp-companion trust`).
+                if s.waiting_approval > 0 {
+                    label.push_str(&format!(" · {} change(s) to approve", s.waiting_approval));
+                }
                 ServerEntry {
                     id: TrayAction::Toggle(s.name.clone()).id(),
                     label,
@@ -368,6 +373,7 @@ mod tests {
             protocol: None,
             restarts: 0,
             tools: 0,
+            waiting_approval: 0,
         }
     }
 
@@ -452,6 +458,14 @@ mod tests {
             TrayContent::of(&[base[0].clone(), status("b", ServerState::Starting)]).servers[1]
                 .label,
             "b — starting"
+        );
+        let waiting = ServerStatus {
+            waiting_approval: 2,
+            ..base[0].clone()
+        };
+        assert_eq!(
+            TrayContent::of(&[waiting]).servers[0].label,
+            "a — running · 2 change(s) to approve"
         );
     }
 

@@ -508,5 +508,8 @@ fn an_unlisted_uri_reaches_the_only_resource_server_only_when_nothing_is_withhel
     };
     let pinned = build_one("s", &["*"], &held);
     assert!(pinned.native().resource("other://unlisted").is_none());
-    assert!(pinned.native().resource("mem://notes").is_some(), "listed ones stay");
+    assert!(
+        pinned.native().resource("mem://notes").is_some(),
+        "listed ones stay"
+    );
 }
