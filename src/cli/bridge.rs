@@ -45,7 +45,7 @@ pub async fn run(
         }
         Err(e) => return Err(e.into()),
     };
-    let start = match start_command(config_path, socket, autostart) {
+    let start = match start_command(config_path, socket, profile, autostart) {
         Ok(start) => start,
         Err(why) => return refuse(&format!("{not_running}; {why}")).await,
     };
@@ -103,11 +103,13 @@ fn not_running_text(e: &BridgeError, socket: Option<&Path>) -> String {
     }
 }
 
-/// What to start, or why nothing is started: autostart is off (flag or config), or the config
-/// does not load (a missing file is fine: `serve` writes the default one).
+/// What to start, or why nothing is started: autostart is off (flag or config), the config
+/// does not load (a missing file is fine: `serve` writes the default one), or it has no valid
+/// `profile`.
 fn start_command(
     config_path: Option<&Path>,
     socket: Option<&Path>,
+    profile: Option<&str>,
     autostart: bool,
 ) -> Result<StartCommand, String> {
     if !autostart {
@@ -121,6 +123,11 @@ fn start_command(
                 "not started: \"bridgeAutostart\" is false in {}",
                 path.display()
             ));
+        }
+        // A companion started for a profile it would not serve helps nobody.
+        Ok(cfg) if let Some(name) = profile => {
+            super::profile::check(&cfg, &path, name)
+                .map_err(|why| format!("not started: {why}"))?;
         }
         Ok(_)
         | Err(ConfigError::Io {

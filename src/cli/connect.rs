@@ -140,26 +140,7 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
 fn check_profile(config_path: Option<&Path>, name: &str) -> anyhow::Result<()> {
     let path = mcp_companion::config::resolve_config_path(config_path)?;
     let config = mcp_companion::config::load(&path)?;
-    match config.profiles.iter().find(|p| p.name == name) {
-        Some(p) => match &p.entry {
-            Ok(_) => Ok(()),
-            Err(why) => anyhow::bail!("{why}"),
-        },
-        None => anyhow::bail!(
-            "unknown profile \"{name}\" in {}: its profiles are {}",
-            path.display(),
-            if config.profiles.is_empty() {
-                "none".to_owned()
-            } else {
-                config
-                    .profiles
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        ),
-    }
+    super::profile::check(&config, &path, name).map_err(anyhow::Error::msg)
 }
 
 /// Where `client`'s file is on `os`, spelled with that OS's placeholders and separators.

@@ -45,3 +45,28 @@ pub fn not_served(name: &str, profiles: &[ProfileStatus]) -> String {
         ),
     }
 }
+
+/// Whether `config` (read from `path`) has a valid profile `name`: the reason when not.
+pub fn check(
+    config: &mcp_companion::config::Config,
+    path: &std::path::Path,
+    name: &str,
+) -> Result<(), String> {
+    match config.profiles.iter().find(|p| p.name == name) {
+        Some(p) => p.entry.as_ref().map(|_| ()).map_err(ToString::to_string),
+        None => Err(format!(
+            "unknown profile \"{name}\" in {}: its profiles are {}",
+            path.display(),
+            if config.profiles.is_empty() {
+                "none".to_owned()
+            } else {
+                config
+                    .profiles
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        )),
+    }
+}

@@ -306,6 +306,17 @@ async fn a_bridge_with_a_profile_starts_the_companion_and_gets_that_profile() {
         "profiles": { "only-demo": { "servers": ["demo"] } }
     });
     let scene = Scene::new(&config.to_string());
+    // A profile the config does not have starts nothing.
+    let (lines, out) =
+        tokio::task::block_in_place(|| list_through(scene.bridge(&["--profile", "absent"])));
+    assert!(
+        lines.iter().any(|v| v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown profile \"absent\""))),
+        "{lines:?}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(scene.companions().is_empty(), "{:?}", scene.companions());
     let (lines, out) =
         tokio::task::block_in_place(|| list_through(scene.bridge(&["--profile", "only-demo"])));
     let names = tool_names(&lines);
