@@ -57,6 +57,15 @@ pub struct Downstream {
     pub shutdown: CancellationToken,
 }
 
+/// [`CallError::Transport`]'s text: a refusal an HTTP server answered is no lost connection.
+fn lost_text(reason: &str) -> String {
+    if reason.starts_with("HTTP ") {
+        format!("the server refused the request: {reason}")
+    } else {
+        format!("connection to the server was lost: {reason}")
+    }
+}
+
 /// Why a call produced no upstream result.
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum CallError {
@@ -74,9 +83,10 @@ pub enum CallError {
         /// The server's message, unchanged.
         message: String,
     },
-    /// The session broke (process exited, connection closed) while the request was in flight:
-    /// the server may or may not have run it.
-    #[error("connection to the server was lost: {reason}")]
+    /// The session broke (process exited, connection closed) while the request was in flight,
+    /// or an HTTP server refused the request with a status (`reason` starts `HTTP `): the
+    /// server may or may not have run it.
+    #[error("{}", lost_text(reason))]
     Transport {
         /// What rmcp reported.
         reason: String,
