@@ -154,7 +154,10 @@ async fn http_refusals_of_a_call_quote_the_server_masked_and_bounded() {
         down.contains(r#"HTTP 503 Service Unavailable: "database is down\n\u{1b}[2Kforged line""#),
         "{down}"
     );
-    assert!(down.contains("the server refused the request: HTTP 503"), "{down}");
+    assert!(
+        down.contains("the server refused the request: HTTP 503"),
+        "{down}"
+    );
     assert!(
         !down.contains('\u{1b}'),
         "a raw escape reached the agent: {down:?}"
