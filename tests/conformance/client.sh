@@ -17,6 +17,9 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# Each scenario is a new server under the same name: its own data and state dirs, so the pins
+# (and the activity log) of the last scenario, or of the person running the suite, play no part.
+export XDG_DATA_HOME=$WORK/data XDG_STATE_HOME=$WORK/state
 export MCP_COMPANION_CONFIG=$WORK/config.json
 export MCP_COMPANION_SOCKET=$WORK/mcp.sock
 # Tokens live for this one `serve` process (the OS keychain is tested elsewhere).
