@@ -25,6 +25,15 @@ pub enum ControlError {
     /// The companion refused the request; [`Refusal::kind`] says why in a stable form.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The companion accepted the connection but sent no answer within the request's bound
+    /// ([`ControlRequest::answer_bound`]).
+    #[error(
+        "the companion accepted the connection but did not answer within {secs} s: it may be stopped (SIGSTOP, a debugger) or stuck; `kill -CONT` it, or stop it and start it again"
+    )]
+    Unanswered {
+        /// The bound, in seconds.
+        secs: u64,
+    },
     /// The connection failed mid-request or the answer was malformed.
     #[error("control connection failed: {0}")]
     Io(String),
@@ -115,10 +124,18 @@ impl ControlClient {
     /// [`ControlError::Io`].
     pub async fn next(&mut self) -> Result<Option<ControlResponse>, ControlError> {
         let io = |e: String| ControlError::Io(e);
-        let line = match lines::read_line(&mut self.rd)
-            .await
-            .map_err(|e| io(e.to_string()))?
-        {
+        let bound = self.asked.as_ref().and_then(ControlRequest::answer_bound);
+        let read = lines::read_line(&mut self.rd);
+        let read =
+            match bound {
+                Some(bound) => tokio::time::timeout(bound, read).await.map_err(|_| {
+                    ControlError::Unanswered {
+                        secs: bound.as_secs(),
+                    }
+                })?,
+                None => read.await,
+            };
+        let line = match read.map_err(|e| io(e.to_string()))? {
             None => return Ok(None),
             Some(Line::Text(text)) => text,
             Some(Line::TooLong) => return Err(io("answer too long".into())),

@@ -202,7 +202,25 @@ pub enum ControlResponse {
     LoggedOut(LoggedOut),
 }
 
+/// How long a client waits for the answer to a request that the companion answers from what it
+/// already holds ([`ControlRequest::answer_bound`]), in seconds.
+pub const QUICK_ANSWER_SECS: u64 = 10;
+
 impl ControlRequest {
+    /// How long a client waits for the (first) answer: [`QUICK_ANSWER_SECS`] for requests the
+    /// companion answers from its own state (`status`, `show`, `environment`, `trust` without
+    /// approving), so a companion that accepts connections but never answers (stopped with
+    /// SIGSTOP, wedged) is reported instead of hanging the caller; `None` for requests that
+    /// wait on servers, a browser or a stream.
+    pub fn answer_bound(&self) -> Option<std::time::Duration> {
+        let quick = match self {
+            ControlRequest::Status | ControlRequest::Show | ControlRequest::Environment => true,
+            ControlRequest::Trust { approve, .. } => !approve,
+            _ => false,
+        };
+        quick.then(|| std::time::Duration::from_secs(QUICK_ANSWER_SECS))
+    }
+
     /// Reads the `result` of a successful answer to this request.
     ///
     /// # Errors
