@@ -83,7 +83,7 @@ async fn profile_not_served(records: &[EndpointPaths], name: &str) -> Option<Str
             let served = report
                 .profiles
                 .iter()
-                .any(|s| s.name == name && s.error.is_none());
+                .any(|s| s.name == name && s.is_served());
             return (!served).then(|| super::profile::not_served(name, &report.profiles));
         }
     }

@@ -29,6 +29,10 @@ pub fn not_served(name: &str, profiles: &[ProfileStatus]) -> String {
         Some(ProfileStatus {
             error: Some(why), ..
         }) => format!("profile \"{name}\" is not served: {why}"),
+        Some(ProfileStatus {
+            socket_error: Some(why),
+            ..
+        }) => format!("profile \"{name}\" is not served: the companion {why}"),
         Some(_) => format!(
             "profile \"{name}\" has no socket (the companion could not open it; see its log)"
         ),

@@ -120,6 +120,9 @@ pub(super) fn print_profiles(profiles: &[mcp_companion::hub::ProfileStatus]) -> 
                 }
             ),
         }
+        if let Some(why) = &p.socket_error {
+            outln!("{:width$}  not served: {}", "", visible(why));
+        }
     }
     Ok(())
 }

@@ -54,6 +54,7 @@ pub async fn serve_profiles(
             if !keep {
                 tracing::info!(profile = %name, "profile removed: closing its socket");
                 stop.cancel();
+                hub.profile_socket_cleared(name);
             }
             keep
         });
@@ -65,6 +66,7 @@ pub async fn serve_profiles(
             match LocalListener::bind(&path, sockets.socket_dir) {
                 Ok(listener) => {
                     tracing::info!(profile = %name, socket = %path.display(), "serving profile");
+                    hub.profile_socket_cleared(&name);
                     let stop = shutdown.child_token();
                     // On the session tracker, so shutdown waits for the socket file to go.
                     sessions.spawn(serve(
@@ -79,6 +81,10 @@ pub async fn serve_profiles(
                 }
                 Err(e) => {
                     tracing::warn!(profile = %name, error = %e, "cannot open the profile's socket");
+                    hub.profile_socket_failed(
+                        &name,
+                        format!("cannot open its socket {}: {e}", path.display()),
+                    );
                     // Not tried again on every change; a reload that removes the profile
                     // and adds it back tries again.
                     open.insert(name, CancellationToken::new());

@@ -121,6 +121,8 @@ pub struct Hub {
     activity: crate::activity::Activity,
     /// The profile this handle's session reads through (`profiles.rs`).
     profile: profiles::Chosen,
+    /// Why profile sockets could not be opened, shared by every handle (`profiles.rs`).
+    profile_sockets: profiles::SocketErrors,
 }
 
 /// The server set in config order, with a by-name index.
@@ -245,6 +247,7 @@ impl Hub {
             interest: native::Interest::default(),
             activity: crate::activity::Activity::off(),
             profile: profiles::Chosen::default(),
+            profile_sockets: profiles::SocketErrors::default(),
         }
     }
 

@@ -59,7 +59,23 @@ pub struct ProfileStatus {
     /// server of the profile is running.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmatched: Vec<String>,
+    /// Why its socket could not be opened (a valid profile whose agents cannot connect), as
+    /// the endpoint reported it ([`Hub::profile_socket_failed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_error: Option<String>,
 }
+
+impl ProfileStatus {
+    /// Whether agents can get this profile now: a valid entry and an open socket.
+    pub fn is_served(&self) -> bool {
+        self.error.is_none() && self.socket_error.is_none()
+    }
+}
+
+/// Per profile, why the endpoint could not open its socket; written by the endpoint, read by
+/// `status`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SocketErrors(Arc<std::sync::Mutex<HashMap<String, String>>>);
 
 impl View {
     /// The catalog `profile` serves (`None`: the default view; an unknown or invalid profile:
@@ -201,6 +217,12 @@ impl Hub {
     /// Every profile of the config in effect, in config order.
     pub fn profiles(&self) -> Vec<ProfileStatus> {
         let view = self.view();
+        let socket_errors = self
+            .profile_sockets
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         view.profile_order
             .iter()
             .filter_map(|name| {
@@ -221,6 +243,7 @@ impl Hub {
                         tool_search: cfg.tool_search.enabled,
                         error: None,
                         unmatched: p.unmatched.to_vec(),
+                        socket_error: socket_errors.get(name.as_ref() as &str).cloned(),
                     },
                     Err(why) => ProfileStatus {
                         name: name.to_string(),
@@ -230,10 +253,31 @@ impl Hub {
                         tool_search: false,
                         error: Some(why.clone()),
                         unmatched: Vec::new(),
+                        socket_error: None,
                     },
                 })
             })
             .collect()
+    }
+}
+
+impl Hub {
+    /// Records that profile `name`'s socket could not be opened, with the reason `status` and
+    /// `bridge --profile` show.
+    pub fn profile_socket_failed(&self, name: &str, why: String) {
+        self.socket_errors().insert(name.to_owned(), why);
+    }
+
+    /// Records that profile `name`'s socket is open, or that the profile is gone: no error.
+    pub fn profile_socket_cleared(&self, name: &str) {
+        self.socket_errors().remove(name);
+    }
+
+    fn socket_errors(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.profile_sockets
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -616,3 +616,58 @@ async fn a_profile_over_server_everything() {
     assert_eq!(text(&refused), "unknown tool \"mcp_everything_get-env\"");
     let _ = tiny.cancel().await;
 }
+
+/// A valid profile whose socket cannot be opened (a regular file holds its path) is shown as
+/// not served by `status`, and `bridge --profile` says why at once instead of waiting for a
+/// socket that never comes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_whose_socket_cannot_be_opened_is_reported_not_served() {
+    let c = Companion::start(config());
+    c.settled().await;
+    let gamma = profile_socket(&c, "gamma");
+    std::fs::write(&gamma, "not a socket").expect("plant a file");
+    let mut doc = config();
+    doc["profiles"]["gamma"] = json!({ "servers": ["a"] });
+    std::fs::write(&c.config, doc.to_string()).expect("write config");
+    assert!(c.cli(&["reload"]).status.success());
+    let mut why = None;
+    assert!(
+        eventually(Duration::from_secs(30), || {
+            let out = c.cli(&["status", "--json"]);
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            why = report["profiles"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == "gamma"))
+                .and_then(|p| p["socket_error"].as_str().map(str::to_owned));
+            why.is_some()
+        })
+        .await,
+        "status names gamma's socket error"
+    );
+    let why = why.unwrap_or_default();
+    assert!(why.contains(&*gamma.to_string_lossy()), "{why}");
+    let shown = String::from_utf8_lossy(&c.cli(&["status"]).stdout).into_owned();
+    assert!(
+        shown.contains("not served: cannot open its socket"),
+        "{shown}"
+    );
+
+    let out = tokio::task::block_in_place(|| {
+        Command::new(BIN)
+            .args(["bridge", "--profile", "gamma", "--socket"])
+            .arg(&c.socket)
+            .stdin(Stdio::null())
+            .output()
+            .expect("bridge")
+    });
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("profile \"gamma\" is not served: the companion cannot open its socket"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&gamma).expect("kept"),
+        "not a socket"
+    );
+}
