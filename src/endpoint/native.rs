@@ -14,7 +14,8 @@
 //!   change of those lists, coalesced with the tools' announcement.
 //! - **Subscriptions**: kept per agent session; the server's `notifications/resources/updated`
 //!   reaches the sessions that subscribed to that URI, under the URI they used. A session's
-//!   subscriptions end with it.
+//!   subscriptions end with it, and each one ends when the session's view (its profile,
+//!   `enabledTools`) no longer serves the URI at the next update.
 //! - **Log messages**: every server's `notifications/message` reaches each agent whose
 //!   `logging/setLevel` level it meets (all of them before the agent set a level, as a server
 //!   decides alone until then).
@@ -161,7 +162,20 @@ pub async fn forward_notices(hub: Hub, peer: Peer<RoleServer>, interest: Arc<Age
         let sent = match &*notice {
             Notice::ResourceUpdated { server, uri } => {
                 let mut result = Ok(());
+                let catalog = hub.catalog();
                 for agent_uri in interest.subscribers(server, uri) {
+                    // The session's view (its profile, `enabledTools`) may have dropped the
+                    // resource since it subscribed: the subscription ends there.
+                    let served = catalog
+                        .native()
+                        .resource(&agent_uri)
+                        .is_some_and(|r| r.server == *server && r.upstream == *uri);
+                    if !served {
+                        if let Some(route) = interest.unsubscribed(&agent_uri) {
+                            hub.unsubscribe_resource(&route).await;
+                        }
+                        continue;
+                    }
                     result = result.and(
                         peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(
                             agent_uri,

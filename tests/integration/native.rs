@@ -573,3 +573,86 @@ async fn a_resource_left_out_by_enabled_tools_is_neither_read_nor_subscribed() {
     let contents = read(&client, "demo://static/hello").await.expect("served");
     assert!(!contents.is_empty());
 }
+
+/// A reload that takes a resource out of a profile ends that profile's sessions' subscriptions
+/// of it: the server's updates stop reaching them (while an agent that still sees the resource
+/// keeps hearing them).
+#[tokio::test]
+async fn a_profile_that_loses_a_resource_stops_hearing_its_updates() {
+    let Some(peers) = peers_dir() else { return };
+    let doc = |resources: Value| {
+        json!({
+            "mcpServers": {
+                "everything": { "command": "node", "args": [everything_js(&peers), "stdio"] },
+            },
+            "profiles": { "reader": { "servers": ["everything"], "resources": resources } },
+        })
+    };
+    let c = Companion::start(doc(json!(["*"])));
+    c.settled().await;
+    let path = mcp_companion::ipc::paths::profile_socket(&c.socket, "reader");
+    assert!(
+        crate::common::eventually(Duration::from_secs(30), || path.exists()).await,
+        "{}",
+        c.log()
+    );
+    let stream = mcp_companion::ipc::socket::connect(&path)
+        .await
+        .expect("connect the profile's socket");
+    let (tx, mut in_profile) = mpsc::unbounded_channel();
+    let reader = rmcp::ServiceExt::serve(Recorder(tx), stream)
+        .await
+        .expect("handshake");
+    let uri = "demo://resource/dynamic/text/2";
+    reader
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe in the profile");
+    let (tx, mut everything) = mpsc::unbounded_channel();
+    let watcher = c.client_with(Recorder(tx)).await;
+    watcher
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe on the main socket");
+    call(
+        &watcher,
+        "mcp_everything_toggle-subscriber-updates",
+        json!({}),
+    )
+    .await;
+    let wait = Duration::from_secs(30);
+    assert!(
+        heard(&mut in_profile, "updated ", wait).await.is_some(),
+        "{}",
+        c.log()
+    );
+
+    std::fs::write(&c.config, doc(json!([])).to_string()).expect("write config");
+    assert!(c.cli(&["reload"]).status.success());
+    assert!(
+        heard(&mut in_profile, "resources changed", wait)
+            .await
+            .is_some(),
+        "{}",
+        c.log()
+    );
+    while in_profile.try_recv().is_ok() {}
+    // Two updates heard on the main socket after the reload: the profile's session got them
+    // too unless its subscription ended.
+    while everything.try_recv().is_ok() {}
+    for _ in 0..2 {
+        assert!(
+            heard(&mut everything, "updated ", wait).await.is_some(),
+            "{}",
+            c.log()
+        );
+    }
+    let late: Vec<String> = std::iter::from_fn(|| in_profile.try_recv().ok())
+        .filter(|line| line.starts_with("updated "))
+        .collect();
+    assert!(
+        late.is_empty(),
+        "the profile's session still hears {late:?}"
+    );
+    drop(reader);
+}
