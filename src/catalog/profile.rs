@@ -19,8 +19,8 @@
 
 use crate::config::{ProfileConfig, ProfileNaming, any_match};
 
-use super::naming::{CapabilityKind, base_name, sanitize};
-use super::{Catalog, CatalogInput, ServerListing};
+use super::naming::{CapabilityKind, base_name, limit_length, sanitize};
+use super::{Catalog, CatalogInput, ServerListing, Target};
 
 impl Catalog {
     /// The catalog `profile` serves: `inputs` narrowed to its servers and globs, then named its
@@ -57,7 +57,23 @@ impl Catalog {
     fn rename(&mut self, naming: ProfileNaming) {
         let mut index = std::collections::HashMap::with_capacity(self.index.len());
         for (i, (tool, route)) in self.tools.iter_mut().zip(&self.routes).enumerate() {
-            let name = shortened(&tool.name, &route.server, naming);
+            let name = match &route.target {
+                // A tool under its plain wrapped name: shortened from the uncut wrapped form,
+                // so the 64-character limit applies to the profile's shorter name (a tool
+                // name that fits is served whole).
+                Target::Tool { name: raw }
+                    if *tool.name == *base_name(&route.server, CapabilityKind::Tool, raw) =>
+                {
+                    let uncut = sanitize(&format!("mcp_{}_{raw}", route.server));
+                    limit_length(shortened(&uncut, &route.server, naming))
+                }
+                _ => shortened(&tool.name, &route.server, naming),
+            };
+            let name = if index.contains_key(&name) {
+                shortened(&tool.name, &route.server, naming)
+            } else {
+                name
+            };
             tool.name = name.clone().into();
             index.insert(name, i);
         }
@@ -259,6 +275,31 @@ mod tests {
         assert_eq!(&*route.server, "b");
         assert!(c.route("mcp_b_sleep").is_none());
         assert_eq!(c.native().prompts().len(), 1);
+    }
+
+    #[test]
+    fn a_tool_name_that_fits_is_served_whole_under_raw_naming() {
+        let long = "x".repeat(60);
+        let server = listing(&[&long, "echo"]);
+        let all = vec!["*".to_owned()];
+        let inputs = [CatalogInput {
+            server: "b",
+            enabled_tools: &all,
+            listing: &server,
+        }];
+        let c = Catalog::build_profile(
+            &inputs,
+            false,
+            &profile(r#"{"servers": ["b"], "naming": "raw"}"#),
+        );
+        assert_eq!(names(&c), [long.as_str(), "echo"]);
+        assert!(c.route(&long).is_some());
+        let c = Catalog::build_profile(
+            &inputs,
+            false,
+            &profile(r#"{"servers": ["b"], "naming": "server"}"#),
+        );
+        assert_eq!(names(&c), [format!("b_{long}").as_str(), "b_echo"]);
     }
 
     #[test]
