@@ -301,6 +301,11 @@ def sign_in_remote(wd):
     stand-in browser, running, a tool call."""
     wd.go("#/servers")
     wait_for(lambda: wd.find('tr[data-server=remote] [data-state="needs sign-in"]'), 20, "remote listed as needs sign-in")
+    check(bool(wd.find('tr[data-server=remote] button[data-action=sign-in]')),
+          "the row of a server that needs sign-in offers Sign in")
+    cell = wd.text('tr[data-server=remote] .error-cell') or ""
+    check("mcp-companion login" not in cell and "Sign in" in cell,
+          f"its error points at the button, not the CLI: {cell!r}")
     wd.screenshot("01a-servers-needs-sign-in.png")
     wd.go("#/server/remote")
     wait_for(lambda: wd.find("#sign-in"), 20, "the Sign in button")
@@ -705,6 +710,7 @@ def main():
         # 7. Registry tab: search the fixture, install the pypi server with an input, run it.
         wd.go("#/add")
         wd.click("button.tab[data-tab=registry]")
+        wait_for(lambda: wd.find(".registry-result"), 30, "the registry's first page before anything is typed")
         wd.type("#registry-search", "time")
         wd.click("#registry-go")
         wait_for(lambda: wd.find('[data-registry-name="io.github.fixture/time"]'), 30, "registry results")

@@ -95,9 +95,13 @@ export function renderRegistry(list, detail, actions, field) {
   const results = h('div', { class: 'registry-results' });
   const pager = h('div', { class: 'toolbar' });
   const cursors = [];
+  // Only the newest search draws: the opening listing may answer after one the person typed.
+  let latest = 0;
   const search = (cursor) => {
+    const mine = ++latest;
     clear(results, h('p', { class: 'help' }, 'Searching…'));
     api.searchRegistry(registrySel.value || null, term.value.trim(), cursor).then((page) => {
+      if (mine !== latest) return;
       const items = page.servers.map((r) => {
         const s = r.server;
         const card = h('div', { class: 'preset registry-result', role: 'button', tabindex: '0', 'data-registry-name': s.name },
@@ -119,14 +123,17 @@ export function renderRegistry(list, detail, actions, field) {
       const next = h('button', { id: 'registry-next', disabled: nextCursor ? null : true }, 'Next');
       next.addEventListener('click', () => { cursors.push(nextCursor); search(nextCursor); });
       clear(pager, prev, next);
-    }).catch((e) => clear(results, h('div', { class: 'error' }, errorText(e))));
+    }).catch((e) => { if (mine === latest) clear(results, h('div', { class: 'error' }, errorText(e))); });
   };
   go.addEventListener('click', () => { cursors.length = 0; search(null); });
   term.addEventListener('keydown', (e) => { if (e.key === 'Enter') go.click(); });
+  registrySel.addEventListener('change', () => { cursors.length = 0; search(null); });
+  // The first page of the registry is shown before anything is typed.
   api.listRegistries().then((regs) => clear(registrySel, regs.map((r) => h('option', { value: r.name }, `${r.name} (${r.url})`))))
-    .catch(() => {});
+    .catch(() => {})
+    .then(() => { if (latest === 0) search(null); });
   const updates = h('div', { class: 'registry-updates' });
   clear(list, h('div', { class: 'toolbar' }, term, go, registrySel), results, pager, updates);
   updatesPanel(updates);
-  clear(detail, h('p', { class: 'help' }, 'Search the registry, then pick a server.'));
+  clear(detail, h('p', { class: 'help' }, 'Pick a server, or search the registry by name.'));
 }

@@ -1,4 +1,5 @@
-// Servers: name, transport, state, tool count, last error; start/stop/restart/remove.
+// Servers: name, transport, state, tool count, last error; start/stop/restart/remove, and
+// Sign in for a server that waits for it.
 import { h, clear, errorText } from '../dom.js';
 import { on, CHANNELS } from '../events.js';
 import { badge, isActive } from '../states.js';
@@ -13,10 +14,28 @@ export function render(root) {
 
   const act = (promise) => promise.then(refresh).catch((e) => clear(status, h('span', { class: 'error' }, errorText(e))));
 
+  // A server waiting for sign-in is signed in from its row; the address to open (when no
+  // browser could be started) goes to the status line.
+  function signIn(name) {
+    clear(status, `Signing in ${name}…`);
+    api.signInServer(name).then((started) => {
+      clear(status, !started.browserOpened
+        ? h('span', {}, `Open this address in a browser to sign in ${name}: `, h('code', {}, started.url))
+        : `Finish the sign-in to ${name} in your browser.`);
+    }).catch((e) => clear(status, h('span', { class: 'error' }, errorText(e))));
+  }
+
+  // The core's reason names the CLI command; the window has a button for it.
+  const errorCell = (s) => s.state === 'needs sign-in' && s.lastError
+    ? `${s.lastError.replace(/;? run `mcp-companion login [^`]*`\.?$/, '')}: press Sign in.`
+    : (s.lastError || '');
+
   function row(s) {
-    const toggle = isActive(s.state)
-      ? h('button', { onclick: () => act(api.stopServer(s.name)) }, 'Stop')
-      : h('button', { class: 'primary', onclick: () => act(api.startServer(s.name)) }, 'Start');
+    const toggle = s.state === 'needs sign-in'
+      ? h('button', { class: 'primary', 'data-action': 'sign-in', onclick: () => signIn(s.name) }, 'Sign in')
+      : isActive(s.state)
+        ? h('button', { onclick: () => act(api.stopServer(s.name)) }, 'Stop')
+        : h('button', { class: 'primary', onclick: () => act(api.startServer(s.name)) }, 'Start');
     const remove = confirming.has(s.name)
       ? h('span', { class: 'confirm' }, `Remove ${s.name}? `,
         h('button', { class: 'danger', 'data-action': 'confirm-remove', onclick: () => { confirming.delete(s.name); act(api.removeServer(s.name)); } }, 'Remove'),
@@ -27,7 +46,7 @@ export function render(root) {
       h('td', {}, s.transport),
       h('td', {}, badge(h, s.state)),
       h('td', { class: 'num' }, s.state === 'running' ? String(s.tools) : '–'),
-      h('td', { class: 'error-cell' }, s.lastError || ''),
+      h('td', { class: 'error-cell' }, errorCell(s)),
       h('td', {}, h('div', { class: 'actions' }, toggle,
         h('button', { disabled: s.transport === 'unknown', onclick: () => act(api.restartServer(s.name)) }, 'Restart'),
         remove)));
