@@ -160,6 +160,17 @@ enum Command {
         /// Server name.
         server: String,
     },
+    /// Start the headless companion (`serve`) when you log in: a systemd user unit on Linux,
+    /// the Run key on Windows, a LaunchAgent on macOS. Without an argument, shows whether it
+    /// does. (The desktop app has its own switch in Settings.)
+    StartAtLogin {
+        /// `on` or `off`.
+        #[arg(value_enum)]
+        switch: Option<cli::start_at_login::Switch>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the tool changes withheld from agents until you approve them (a server changed a
     /// tool's definition, or added or renamed one, since its tools were pinned); with a server
     /// name or --all, approve them.
@@ -365,6 +376,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             cli::auth::login(args.config.as_deref(), socket, &server).await
         }
         Command::Trust { server, all, json } => cli::trust(socket, server, all, json).await,
+        Command::StartAtLogin { switch, json } => {
+            cli::start_at_login::run(switch, args.config.as_deref(), json)
+        }
         Command::Logout { server } => {
             cli::auth::logout(args.config.as_deref(), socket, &server).await
         }

@@ -85,4 +85,6 @@ Section "Uninstall"
   ; Not /r: a file the installer did not write keeps the folder, and the person's file with it.
   RMDir "$INSTDIR"
   DeleteRegKey HKCU "${UNINSTALL_KEY}"
+  ; What `mcp-companion start-at-login on` wrote.
+  DeleteRegValue HKCU "Software\Microsoft\Windows\CurrentVersion\Run" "MCP Companion"
 SectionEnd

@@ -13,6 +13,7 @@ pub mod registry;
 mod registry_launch;
 mod registry_update;
 pub mod secret;
+pub mod start_at_login;
 mod status;
 mod trust;
 

@@ -16,11 +16,13 @@
 //! | [`registry`] | installing from an MCP registry: search, map `server.json` → entry, update |
 //! | [`bundle`] | installing MCP bundles (`.mcpb`): checked unpacking, manifest → entry |
 //! | [`connect`] | writing our `bridge` entry into other clients' config files |
+//! | [`login_start`] | starting the headless companion at login (systemd user unit, Run key, LaunchAgent) |
 
 pub mod bundle;
 pub mod connect;
 pub mod edit;
 pub mod import;
+pub mod login_start;
 pub mod presets;
 pub mod probe;
 pub mod registry;

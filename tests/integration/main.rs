@@ -30,6 +30,7 @@ mod hub_race;
 mod keychain;
 mod launching;
 mod lifecycle;
+mod login_start;
 mod malformed;
 mod matrix;
 mod naming;

@@ -284,6 +284,18 @@ mcpc secret rm wine-tokens >/dev/null || fail "secret rm wine-tokens"
 [ -z "$(creds)" ] || fail "secret rm left credentials behind: $(creds)"
 ok "secret rm removes the head and every part from the Credential Manager"
 
+# Start at login: the Run value starts this exe's `serve`; off removes it. With the installer
+# it is left on, for the uninstaller to remove.
+run_key='HKCU\Software\Microsoft\Windows\CurrentVersion\Run'
+mcpc start-at-login on >"$work/login.out" 2>&1 || fail "start-at-login on: $(cat "$work/login.out")"
+run_value=$(wine64 reg query "$run_key" /v 'MCP Companion' 2>/dev/null | tr -d '\r')
+grep -qiF "mcp-companion.exe\" serve" <<<"$run_value" || fail "the Run value after start-at-login on: $run_value"
+mcpc start-at-login | tr -d '\r' | grep -q '^on: ' || fail "start-at-login does not say on"
+mcpc start-at-login off >/dev/null || fail "start-at-login off"
+wine64 reg query "$run_key" /v 'MCP Companion' >/dev/null 2>&1 && fail "start-at-login off left the Run value"
+ok "start-at-login on writes HKCU\\...\\Run\\MCP Companion = \"…mcp-companion.exe\" serve; off removes it"
+[ -z "$installer" ] || mcpc start-at-login on >/dev/null || fail "start-at-login on (for the uninstaller)"
+
 [ -z "$installer" ] || uninstall_silently
 
 skip "% in the arguments of a .cmd/.bat server: Wine's cmd.exe expands % again in the text of a batch file's %* (Windows does not); % was checked through cmd.exe once (bunx) and the batch rule is unit-tested in launch::windows"

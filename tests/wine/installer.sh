@@ -63,6 +63,8 @@ uninstall_silently() {
   [ -z "$left" ] || fail "the uninstall left files: $left"
   [ ! -e "$inst_dir" ] || fail "the uninstall left the folder $inst_win: $(ls -A "$inst_dir")"
   win reg query "$uninstall_key" >/dev/null 2>&1 && fail "the uninstall left the key $uninstall_key"
+  win reg query 'HKCU\Software\Microsoft\Windows\CurrentVersion\Run' /v 'MCP Companion' >/dev/null 2>&1 &&
+    fail "the uninstall left the start-at-login Run value"
   keys_of_user >"$work/keys.after"
   left=$(comm -12 "$work/keys.new" "$work/keys.after" | grep -vi 'Credential Manager' || true)
   [ -z "$left" ] || fail "the uninstall left registry keys the installer wrote: $left"

@@ -1,0 +1,65 @@
+//! `start-at-login [on|off]`: start the headless companion when the person logs in
+//! ([`mcp_companion::manage::login_start`]).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use mcp_companion::manage::connect::location;
+use mcp_companion::manage::login_start::{self, LoginStart};
+
+use super::out::{self, outln};
+
+/// What `start-at-login` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    /// Start `serve` at every login from now on.
+    On,
+    /// Stop doing so (removes what `on` wrote).
+    Off,
+}
+
+/// Turns start-at-login `switch`ed (or shows it), starting this binary with `config`.
+pub fn run(switch: Option<Switch>, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let shown = match switch {
+        Some(Switch::On) => {
+            let exe = std::env::current_exe()?;
+            let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+            let config = config.map(std::path::absolute).transpose()?;
+            if let Some(why) = location::fragile(&exe, &location::temp_dirs()) {
+                eprintln!(
+                    "warning: the login entry runs {}, {why}: it breaks when that file is moved, \
+                     rebuilt or cleaned away; install the binary and turn this on again from the \
+                     installed one",
+                    exe.display()
+                );
+            }
+            login_start::enable(&exe, config.as_deref())?
+        }
+        Some(Switch::Off) => login_start::disable()?,
+        None => login_start::state()?,
+    };
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&shown)?);
+    } else {
+        print(&shown)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print(s: &LoginStart) -> anyhow::Result<()> {
+    if s.enabled {
+        outln!(
+            "on: the companion starts at login ({})",
+            out::visible(&s.location)
+        );
+        if let Some(command) = &s.command {
+            outln!("  runs {}", out::visible(command));
+        }
+    } else {
+        outln!("off: nothing starts the companion at login");
+    }
+    if let Some(note) = &s.note {
+        outln!("note: {}", out::visible(note));
+    }
+    Ok(())
+}

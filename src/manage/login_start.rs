@@ -1,0 +1,457 @@
+//! Starting the headless companion (`mcp-companion serve`) when the person logs in, the
+//! way each OS starts a user's background programs (the desktop app has its own switch in
+//! Settings):
+//!
+//! | OS | what is written | enabled by |
+//! |---|---|---|
+//! | Linux | a systemd user unit `$XDG_CONFIG_HOME/systemd/user/mcp-companion.service` (`Restart=on-failure`) | the `default.target.wants/` link `systemctl --user enable` makes, made here directly so no user bus is needed; `systemctl --user daemon-reload` is asked when a user manager answers |
+//! | Windows | the value `MCP Companion` under `HKCU\Software\Microsoft\Windows\CurrentVersion\Run` (through `reg.exe`) | the value itself |
+//! | macOS | a LaunchAgent `~/Library/LaunchAgents/io.github.mcp-companion.serve.plist` (`RunAtLoad`, `KeepAlive` on failure) | launchd reads it at the next login |
+//!
+//! The command started is this binary's absolute path with `serve` (and `--config PATH` when
+//! one was given), quoted for the OS. Turning it on again rewrites the entry; turning it off
+//! removes everything this module wrote.
+
+use std::path::{Path, PathBuf};
+
+/// The name of the login entry (systemd unit stem, Run value, LaunchAgent label).
+pub const ENTRY: &str = "mcp-companion";
+
+/// Errors of turning start-at-login on or off.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginStartError {
+    /// No home / config directory to write into.
+    #[error("no home directory to write the login entry into")]
+    NoHome,
+    /// Writing or removing a file failed.
+    #[error("{what} {path}: {source}")]
+    File {
+        /// What was being done (`write`, `remove`, `link`).
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The atomic write failed.
+    #[error(transparent)]
+    Write(#[from] crate::io::atomic::WriteError),
+    /// `reg.exe` refused (Windows).
+    #[error("reg.exe {action} failed: {said}")]
+    Registry {
+        /// `add`, `delete` or `query`.
+        action: &'static str,
+        /// What it printed.
+        said: String,
+    },
+}
+
+/// Where the login entry lives and whether it is on.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LoginStart {
+    /// Whether the companion starts at login.
+    pub enabled: bool,
+    /// The file (or registry value) holding the entry.
+    pub location: String,
+    /// The command it starts, when on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// What the person should know (e.g. the user manager was not reachable, so the unit
+    /// starts at the next login rather than now).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The arguments `serve` is started with: `serve`, plus `--config PATH` when given.
+fn serve_args(config: Option<&Path>) -> Vec<String> {
+    let mut args = vec!["serve".to_owned()];
+    if let Some(c) = config {
+        args.push("--config".to_owned());
+        args.push(c.display().to_string());
+    }
+    args
+}
+
+/// Turns start-at-login on for `exe` (absolute) with `config`.
+///
+/// # Errors
+/// [`LoginStartError`] when the entry cannot be written.
+pub fn enable(exe: &Path, config: Option<&Path>) -> Result<LoginStart, LoginStartError> {
+    platform::enable(exe, &serve_args(config))
+}
+
+/// Turns start-at-login off (nothing to do when it was off).
+///
+/// # Errors
+/// [`LoginStartError`] when the entry cannot be removed.
+pub fn disable() -> Result<LoginStart, LoginStartError> {
+    platform::disable()
+}
+
+/// Whether start-at-login is on, and what it starts.
+///
+/// # Errors
+/// [`LoginStartError`] when the entry cannot be read.
+pub fn state() -> Result<LoginStart, LoginStartError> {
+    platform::state()
+}
+
+/// `arg` quoted for a systemd `ExecStart=` line: double quotes when it holds a space, a quote,
+/// a backslash or `%`/`$` (which systemd would expand); `%` doubled, `$` doubled.
+fn systemd_quote(arg: &str) -> String {
+    let escaped = arg
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('%', "%%")
+        .replace('$', "$$");
+    if escaped != arg || arg.contains(char::is_whitespace) || arg.is_empty() {
+        format!("\"{escaped}\"")
+    } else {
+        escaped
+    }
+}
+
+/// The systemd user unit for `exe` `args`.
+pub fn unit_text(exe: &Path, args: &[String]) -> String {
+    let mut exec = systemd_quote(&exe.display().to_string());
+    for a in args {
+        exec.push(' ');
+        exec.push_str(&systemd_quote(a));
+    }
+    format!(
+        "# Written by `mcp-companion start-at-login on`; `mcp-companion start-at-login off` removes it.\n\
+         [Unit]\n\
+         Description=MCP Companion (headless): one MCP server for every local agent\n\
+         \n\
+         [Service]\n\
+         ExecStart={exec}\n\
+         Restart=on-failure\n\
+         RestartSec=5\n\
+         \n\
+         [Install]\n\
+         WantedBy=default.target\n"
+    )
+}
+
+/// `text` escaped for XML character data.
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The LaunchAgent property list for `exe` `args`.
+pub fn plist_text(exe: &Path, args: &[String]) -> String {
+    let mut program = format!("    <string>{}</string>\n", xml(&exe.display().to_string()));
+    for a in args {
+        program.push_str(&format!("    <string>{}</string>\n", xml(a)));
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
+         <plist version=\"1.0\">\n\
+         <dict>\n\
+         \x20 <key>Label</key>\n\
+         \x20 <string>io.github.{ENTRY}.serve</string>\n\
+         \x20 <key>ProgramArguments</key>\n\
+         \x20 <array>\n\
+         {program}\
+         \x20 </array>\n\
+         \x20 <key>RunAtLoad</key>\n\
+         \x20 <true/>\n\
+         \x20 <key>KeepAlive</key>\n\
+         \x20 <dict><key>SuccessfulExit</key><false/></dict>\n\
+         </dict>\n\
+         </plist>\n"
+    )
+}
+
+/// `exe` `args` as one Windows command line (each argument quoted when it needs it).
+pub fn windows_command(exe: &Path, args: &[String]) -> String {
+    let quote = |s: &str| {
+        if s.is_empty() || s.contains([' ', '\t', '"']) {
+            format!("\"{}\"", s.replace('"', "\\\""))
+        } else {
+            s.to_owned()
+        }
+    };
+    let mut line = format!("\"{}\"", exe.display());
+    for a in args {
+        line.push(' ');
+        line.push_str(&quote(a));
+    }
+    line
+}
+
+#[cfg(target_os = "linux")]
+mod platform {
+    use super::{ENTRY, LoginStart, LoginStartError, unit_text};
+    use crate::io::atomic::{Backup, Mode, write_atomic};
+    use std::path::PathBuf;
+
+    fn dir() -> Result<PathBuf, LoginStartError> {
+        dirs::config_dir()
+            .map(|d| d.join("systemd").join("user"))
+            .ok_or(LoginStartError::NoHome)
+    }
+
+    fn paths() -> Result<(PathBuf, PathBuf), LoginStartError> {
+        let dir = dir()?;
+        let unit = dir.join(format!("{ENTRY}.service"));
+        let link = dir
+            .join("default.target.wants")
+            .join(format!("{ENTRY}.service"));
+        Ok((unit, link))
+    }
+
+    /// Asks a running user manager to re-read its units; a note when none answered.
+    fn reload_manager() -> Option<String> {
+        let ran = std::process::Command::new("systemctl")
+            .args(["--user", "daemon-reload"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .output();
+        match ran {
+            Ok(out) if out.status.success() => None,
+            Ok(out) => Some(format!(
+                "systemd's user manager did not take it now ({}): it starts at your next login",
+                crate::io::text::log_line(String::from_utf8_lossy(&out.stderr).trim())
+            )),
+            Err(_) => Some("systemctl was not found: the unit starts at your next login where systemd manages the session".to_owned()),
+        }
+    }
+
+    pub(super) fn enable(
+        exe: &std::path::Path,
+        args: &[String],
+    ) -> Result<LoginStart, LoginStartError> {
+        let (unit, link) = paths()?;
+        let text = unit_text(exe, args);
+        write_atomic(&unit, text.as_bytes(), Mode::Private, Backup::None)?;
+        let wants = link.parent().ok_or(LoginStartError::NoHome)?;
+        std::fs::create_dir_all(wants).map_err(|source| LoginStartError::File {
+            what: "create",
+            path: wants.to_owned(),
+            source,
+        })?;
+        match std::fs::remove_file(&link) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(LoginStartError::File {
+                    what: "replace",
+                    path: link,
+                    source: e,
+                });
+            }
+            _ => {}
+        }
+        std::os::unix::fs::symlink(format!("../{ENTRY}.service"), &link).map_err(|source| {
+            LoginStartError::File {
+                what: "link",
+                path: link.clone(),
+                source,
+            }
+        })?;
+        let mut on = state()?;
+        on.note = reload_manager();
+        Ok(on)
+    }
+
+    pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
+        let (unit, link) = paths()?;
+        for path in [&link, &unit] {
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(LoginStartError::File {
+                        what: "remove",
+                        path: path.clone(),
+                        source: e,
+                    });
+                }
+                _ => {}
+            }
+        }
+        // Best effort: a user manager that is not running has nothing loaded to forget.
+        let _ = reload_manager();
+        state()
+    }
+
+    pub(super) fn state() -> Result<LoginStart, LoginStartError> {
+        let (unit, link) = paths()?;
+        let text = std::fs::read_to_string(&unit).ok();
+        let command = text.as_deref().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("ExecStart="))
+                .map(str::to_owned)
+        });
+        let linked = std::fs::symlink_metadata(&link).is_ok();
+        Ok(LoginStart {
+            enabled: command.is_some() && linked,
+            location: unit.display().to_string(),
+            command,
+            note: None,
+        })
+    }
+}
+
+#[cfg(target_os = "macos")]
+mod platform {
+    use super::{ENTRY, LoginStart, LoginStartError, plist_text};
+    use crate::io::atomic::{Backup, Mode, write_atomic};
+    use std::path::PathBuf;
+
+    fn path() -> Result<PathBuf, LoginStartError> {
+        dirs::home_dir()
+            .map(|h| {
+                h.join("Library")
+                    .join("LaunchAgents")
+                    .join(format!("io.github.{ENTRY}.serve.plist"))
+            })
+            .ok_or(LoginStartError::NoHome)
+    }
+
+    pub(super) fn enable(
+        exe: &std::path::Path,
+        args: &[String],
+    ) -> Result<LoginStart, LoginStartError> {
+        let path = path()?;
+        write_atomic(
+            &path,
+            plist_text(exe, args).as_bytes(),
+            Mode::Private,
+            Backup::None,
+        )?;
+        let mut on = state()?;
+        on.note = Some("launchd starts it at your next login".to_owned());
+        Ok(on)
+    }
+
+    pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
+        let path = path()?;
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(LoginStartError::File {
+                what: "remove",
+                path,
+                source: e,
+            }),
+            _ => state(),
+        }
+    }
+
+    pub(super) fn state() -> Result<LoginStart, LoginStartError> {
+        let path = path()?;
+        let enabled = path.exists();
+        Ok(LoginStart {
+            enabled,
+            location: path.display().to_string(),
+            command: None,
+            note: None,
+        })
+    }
+}
+
+#[cfg(windows)]
+mod platform {
+    use super::{LoginStart, LoginStartError, windows_command};
+
+    const KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
+    const VALUE: &str = "MCP Companion";
+
+    fn reg(action: &'static str, args: &[&str]) -> Result<String, LoginStartError> {
+        let out = std::process::Command::new("reg.exe")
+            .arg(action)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| LoginStartError::Registry {
+                action,
+                said: e.to_string(),
+            })?;
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() {
+            Ok(said)
+        } else {
+            Err(LoginStartError::Registry {
+                action,
+                said: crate::io::text::log_line(
+                    format!("{said}{}", String::from_utf8_lossy(&out.stderr)).trim(),
+                )
+                .into_owned(),
+            })
+        }
+    }
+
+    pub(super) fn enable(
+        exe: &std::path::Path,
+        args: &[String],
+    ) -> Result<LoginStart, LoginStartError> {
+        let line = windows_command(exe, args);
+        reg(
+            "add",
+            &[KEY, "/v", VALUE, "/t", "REG_SZ", "/d", &line, "/f"],
+        )?;
+        state()
+    }
+
+    pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
+        if state()?.enabled {
+            reg("delete", &[KEY, "/v", VALUE, "/f"])?;
+        }
+        state()
+    }
+
+    pub(super) fn state() -> Result<LoginStart, LoginStartError> {
+        let command = reg("query", &[KEY, "/v", VALUE]).ok().and_then(|out| {
+            out.lines()
+                .find_map(|l| l.split_once("REG_SZ").map(|(_, v)| v.trim().to_owned()))
+        });
+        Ok(LoginStart {
+            enabled: command.is_some(),
+            location: format!(r"{KEY}\{VALUE}"),
+            command,
+            note: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_quotes_what_systemd_would_split_or_expand() {
+        let args = serve_args(Some(Path::new("/home/a b/100%/$x.json")));
+        let unit = unit_text(Path::new("/opt/mcp companion/mcp-companion"), &args);
+        assert!(
+            unit.contains(
+                "ExecStart=\"/opt/mcp companion/mcp-companion\" serve --config \"/home/a b/100%%/$$x.json\"\n"
+            ),
+            "{unit}"
+        );
+        assert!(unit.contains("WantedBy=default.target"));
+    }
+
+    #[test]
+    fn the_launch_agent_escapes_xml_and_lists_each_argument() {
+        let plist = plist_text(Path::new("/Apps/A&B/mcp-companion"), &serve_args(None));
+        assert!(
+            plist.contains(
+                "<string>/Apps/A&amp;B/mcp-companion</string>\n    <string>serve</string>\n"
+            ),
+            "{plist}"
+        );
+        assert!(plist.contains("<key>RunAtLoad</key>"));
+    }
+
+    #[test]
+    fn the_run_value_quotes_the_program_and_spaced_arguments() {
+        let line = windows_command(
+            Path::new(r"C:\Users\a b\mcp-companion.exe"),
+            &serve_args(Some(Path::new(r"C:\cfg dir\c.json"))),
+        );
+        assert_eq!(
+            line,
+            r#""C:\Users\a b\mcp-companion.exe" serve --config "C:\cfg dir\c.json""#
+        );
+    }
+}
