@@ -2,7 +2,8 @@
 //!
 //! Delays double from 1 s to at most 60 s. A server that ran healthily for 5 minutes starts
 //! over at 1 s. After [`MAX_FAILURES`] failures in a row the server gives up (`failed`) until
-//! the user starts it again.
+//! the user starts it again. A remote server that refused with `Retry-After` is not tried
+//! before that many seconds (at most [`MAX_RETRY_AFTER`]).
 
 use std::time::Duration;
 
@@ -12,6 +13,9 @@ pub const INITIAL_DELAY: Duration = Duration::from_secs(1);
 pub const MAX_DELAY: Duration = Duration::from_secs(60);
 /// A session that lasted this long resets the failure count.
 pub const HEALTHY_AFTER: Duration = Duration::from_secs(5 * 60);
+/// The longest `Retry-After` a server's refusal makes a restart wait (a larger one is cut to
+/// this: the person can always start the server by hand).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 /// Failures in a row after which the server stays `failed`.
 pub const MAX_FAILURES: u32 = 5;
 

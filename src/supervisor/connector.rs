@@ -46,6 +46,9 @@ pub struct StartFailure {
     pub sign_in: bool,
     /// With `sign_in`: the server's `WWW-Authenticate` challenge, kept for the next `login`.
     pub challenge: Option<String>,
+    /// How long the server asked us to wait (HTTP `Retry-After`): the next try waits at
+    /// least that long (at most [`super::backoff::MAX_RETRY_AFTER`]).
+    pub retry_after: Option<std::time::Duration>,
 }
 
 /// A connect function: one attempt per call.
@@ -77,6 +80,7 @@ async fn connect(
             permanent: true,
             sign_in: false,
             challenge: None,
+            retry_after: None,
         })?;
     let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout)
         .with_elicitor(elicitor)
@@ -90,6 +94,7 @@ async fn connect(
                 upstream::ConnectError::NeedsSignIn { challenge, .. } => challenge.clone(),
                 _ => None,
             },
+            retry_after: e.retry_after(),
             message: e.to_string(),
         })
 }

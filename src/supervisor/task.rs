@@ -306,7 +306,10 @@ impl Task {
             }
             Verdict::RetryAfter(delay) => {
                 self.count_restart(failure.message);
-                Next::Backoff(delay)
+                let asked = failure
+                    .retry_after
+                    .map_or(Duration::ZERO, |d| d.min(super::backoff::MAX_RETRY_AFTER));
+                Next::Backoff(delay.max(asked))
             }
         }
     }

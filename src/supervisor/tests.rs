@@ -18,6 +18,8 @@ enum Attempt {
     Fail,
     /// The server answers 401: it wants a sign-in.
     NeedsSignIn,
+    /// The server refuses with `Retry-After` this many seconds.
+    RetryAfter(u64),
     /// Connects to an in-process demo server that hangs up after this long.
     RunFor(Duration),
 }
@@ -42,12 +44,21 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                     permanent: false,
                     sign_in: false,
                     challenge: None,
+                    retry_after: None,
                 }),
                 Attempt::NeedsSignIn => Err(StartFailure {
                     message: "the server asks for a sign-in (HTTP 401)".into(),
                     permanent: false,
                     sign_in: true,
                     challenge: Some(CHALLENGE.to_owned()),
+                    retry_after: None,
+                }),
+                Attempt::RetryAfter(secs) => Err(StartFailure {
+                    message: "HTTP 429 Too Many Requests (Retry-After: …)".into(),
+                    permanent: false,
+                    sign_in: false,
+                    challenge: None,
+                    retry_after: Some(Duration::from_secs(secs)),
                 }),
                 Attempt::RunFor(lifetime) => {
                     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -69,6 +80,7 @@ fn scripted(plan: Vec<Attempt>) -> (Connect, Arc<Mutex<Vec<Instant>>>) {
                         permanent: false,
                         sign_in: false,
                         challenge: None,
+                        retry_after: None,
                     })
                 }
             }
@@ -127,6 +139,20 @@ async fn failed_starts_back_off_1_2_4_8_s_and_give_up_after_five() {
     // Nothing more happens by itself.
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(times.lock().unwrap().len(), 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_longer_than_the_backoff_is_waited_and_a_huge_one_is_capped() {
+    use Attempt::*;
+    let (connect, times) = scripted(vec![RetryAfter(30), Fail, RetryAfter(1_000_000)]);
+    let server = start(connect);
+    wait_for(&server, ServerState::Failed).await;
+    let cap = super::backoff::MAX_RETRY_AFTER.as_millis();
+    // 30 s instead of 1 s; then the doubling's 2 s; then the cap instead of 4 s; then 8 s.
+    assert_eq!(
+        offsets(&times),
+        vec![0, 30_000, 32_000, 32_000 + cap, 32_000 + cap + 8_000]
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -82,6 +82,9 @@ pub struct HandshakeError {
     pub sign_in: Option<SignInNeeded>,
     /// The server refused `initialize` saying it speaks only 2026-07-28 ([`era`]).
     pub modern_only: bool,
+    /// How long the server asked us to wait before trying again (its `Retry-After` on an HTTP
+    /// refusal, in delay-seconds).
+    pub retry_after: Option<Duration>,
 }
 
 type Service = RunningService<RoleClient, UpstreamHandler>;
@@ -124,6 +127,7 @@ async fn handshake_in(
             answered,
             sign_in: challenge::in_initialize(&e),
             modern_only: !modern && era::refused_as_modern_only(&e),
+            retry_after: error_text::retry_after(&e),
         }
     })?;
     if let Some(info) = service.peer().peer_info()
@@ -135,6 +139,7 @@ async fn handshake_in(
             answered: true,
             sign_in: None,
             modern_only: false,
+            retry_after: None,
         });
     }
     let listing = listing::list_all(service.peer())
@@ -145,6 +150,7 @@ async fn handshake_in(
             answered: false,
             sign_in: challenge::find(&e),
             modern_only: false,
+            retry_after: error_text::retry_after(&e),
         })?;
     Ok((service, listing))
 }
@@ -212,14 +218,27 @@ pub async fn connect_stream(
             timeout,
             stderr: Vec::new(),
         })?
-        .map_err(|e| failed(e.stage, e.reason, Vec::new()))?;
+        .map_err(|e| failed(e.stage, e.reason, Vec::new(), None))?;
     Ok(Session::new(service, listing, None, events))
 }
 
-fn failed(stage: Stage, reason: String, stderr: Vec<String>) -> ConnectError {
+fn failed(
+    stage: Stage,
+    reason: String,
+    stderr: Vec<String>,
+    retry_after: Option<Duration>,
+) -> ConnectError {
     match stage {
-        Stage::Initialize => ConnectError::Initialize { reason, stderr },
-        Stage::List => ConnectError::List { reason, stderr },
+        Stage::Initialize => ConnectError::Initialize {
+            reason,
+            stderr,
+            retry_after,
+        },
+        Stage::List => ConnectError::List {
+            reason,
+            stderr,
+            retry_after,
+        },
     }
 }
 
@@ -339,7 +358,7 @@ async fn connect_stdio(
                 ),
                 _ => reason,
             };
-            failed(stage, reason, stderr)
+            failed(stage, reason, stderr, None)
         }
     };
     Err(if modern_only {
@@ -427,7 +446,7 @@ async fn connect_remote(
             .await
             .map_err(|e| match e.sign_in {
                 Some(needed) => needs_sign_in(&cfg.name, needed),
-                None => failed(e.stage, e.reason, Vec::new()),
+                None => failed(e.stage, e.reason, Vec::new(), e.retry_after),
             })
     };
     let outcome = tokio::time::timeout(cfg.connect_timeout, attempt)

@@ -22,6 +22,29 @@ pub fn describe(e: &(dyn Error + 'static)) -> String {
     crate::net::scrub(&parts.join(": "))
 }
 
+/// The `Retry-After` delay of the HTTP refusal inside `e` (walked like [`describe`]), when the
+/// server sent one in delay-seconds (RFC 9110 §10.2.3; an HTTP-date is quoted in the text but
+/// not waited for).
+pub fn retry_after(e: &(dyn Error + 'static)) -> Option<std::time::Duration> {
+    if let Some(s) = e.downcast_ref::<ServiceError>()
+        && let ServiceError::TransportSend(d) = s
+    {
+        return retry_after(d.error.as_ref());
+    }
+    if let Some(d) = e.downcast_ref::<DynamicTransportError>() {
+        return retry_after(d.error.as_ref());
+    }
+    if let Some(ClientInitializeError::TransportError { error, .. }) =
+        e.downcast_ref::<ClientInitializeError>()
+    {
+        return retry_after(error.error.as_ref());
+    }
+    if let Some(h) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        return HttpFailure::of(h).and_then(HttpFailure::retry_delay);
+    }
+    e.source().and_then(retry_after)
+}
+
 fn push(parts: &mut Vec<String>, text: String) {
     if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
         parts.push(text);

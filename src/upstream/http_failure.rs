@@ -142,6 +142,14 @@ impl HttpFailure {
         out
     }
 
+    /// The `Retry-After` value as a delay, when it is delay-seconds (`"30"`).
+    pub fn retry_delay(&self) -> Option<std::time::Duration> {
+        self.retry_after
+            .as_deref()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(std::time::Duration::from_secs)
+    }
+
     /// This failure as the streamable HTTP client's error (see [`Self::of`]).
     pub fn into_error(self) -> HttpError {
         StreamableHttpError::Io(std::io::Error::other(self))

@@ -80,6 +80,8 @@ pub enum ConnectError {
         reason: String,
         /// The last stderr lines of the server.
         stderr: Vec<String>,
+        /// The server's `Retry-After`, when it refused over HTTP with one.
+        retry_after: Option<Duration>,
     },
     /// Listing the server's tools failed.
     #[error("tools/list failed: {reason}{}", stderr_suffix(stderr))]
@@ -88,6 +90,8 @@ pub enum ConnectError {
         reason: String,
         /// The last stderr lines of the server.
         stderr: Vec<String>,
+        /// The server's `Retry-After`, when it refused over HTTP with one.
+        retry_after: Option<Duration>,
     },
     /// Spawn + initialize + listing took longer than `connectTimeout`.
     #[error("no answer within connectTimeout ({} s){}", timeout.as_secs_f64(), stderr_suffix(stderr))]
@@ -138,6 +142,16 @@ pub enum ConnectError {
 }
 
 impl ConnectError {
+    /// How long the server asked to be left alone before the next try (its HTTP
+    /// `Retry-After`), when it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ConnectError::Initialize { retry_after, .. }
+            | ConnectError::List { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
     /// Whether retrying cannot help: the command or its directory does not exist, the
     /// whitelist is invalid, the SSRF guard refused the URL, or a header is malformed. The
     /// supervisor marks such servers `failed` at once.

@@ -99,6 +99,16 @@ async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
     let app = axum::Router::new()
         .route("/mcp", post(server))
         .route(
+            "/mcp-busy",
+            post(|| async {
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [(header::RETRY_AFTER, "120")],
+                    "come back in two minutes",
+                )
+            }),
+        )
+        .route(
             "/sse-stall",
             get(|| async { stalled(StatusCode::SERVICE_UNAVAILABLE) }),
         )
@@ -251,4 +261,45 @@ async fn legacy_sse_refusals_are_quoted_and_a_stalled_body_is_bounded() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A streamable-HTTP server that refuses `initialize` with 429 and `Retry-After: 120` is not
+/// tried again before those 120 s (the doubling alone would try after 1 s).
+#[tokio::test]
+async fn a_refusal_with_retry_after_holds_the_next_try_back_that_long() {
+    let (port, _server) = fixture().await;
+    let c = Companion::start(json!({
+        "mcpServers": { "busy": { "url": format!("http://127.0.0.1:{port}/mcp-busy") } },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    let mut seen = None;
+    assert!(
+        crate::common::eventually(Duration::from_secs(30), || {
+            let out = c.cli(&["status", "--json"]);
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            seen = report["servers"][0].as_object().cloned();
+            report["servers"][0]["state"] == "backoff"
+        })
+        .await,
+        "busy never backed off: {seen:?}\n{}",
+        c.log()
+    );
+    let server = seen.unwrap_or_default();
+    let error = server["lastError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("HTTP 429 Too Many Requests") && error.contains("(Retry-After: 120)"),
+        "{server:?}"
+    );
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as u64;
+    let retry_at = server["retryAtMs"]
+        .as_u64()
+        .expect("retry_at_ms while backing off");
+    assert!(
+        retry_at > now_ms + 100_000,
+        "the next try is {} ms away, not the server's 120 s",
+        retry_at.saturating_sub(now_ms)
+    );
 }
