@@ -31,11 +31,12 @@ pub async fn trust(
         return Ok(ExitCode::SUCCESS);
     }
     for s in &report.servers {
-        // Names and descriptions come from the servers: shown, not obeyed, by the terminal.
-        outln!("server \"{}\":", out::visible(&s.server));
+        // Names and descriptions come from the servers and are what the person judges: every
+        // control and reordering character is shown escaped (no colour or conceal sequence).
+        outln!("server \"{}\":", out::inert(&s.server));
         for tool in &s.tools {
             for line in tool.describe() {
-                outln!("  {}", out::visible(&line));
+                outln!("  {}", out::inert(&line));
             }
         }
     }

@@ -28,8 +28,16 @@ pub fn inert_lines(text: &str) -> String {
     text.split('\n').map(inert).collect::<Vec<_>>().join("\n")
 }
 
+/// Whether `c` reorders the text around it on display (the Unicode bidirectional embeddings,
+/// overrides and isolates, and the two marks): text can then read differently from what it is
+/// ("Trojan Source", CVE-2021-42574).
+fn reorders(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 fn escape(text: &str, lenient: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && !(lenient && (c == '\t' || c == '\n'));
+    let unsafe_char =
+        |c: char| (c.is_control() && !(lenient && (c == '\t' || c == '\n'))) || reorders(c);
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
