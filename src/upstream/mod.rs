@@ -33,6 +33,7 @@ pub mod listing;
 pub mod mrtr;
 pub mod notice;
 pub mod progress;
+pub mod raw;
 pub mod roots;
 pub mod session;
 pub mod signed_in;

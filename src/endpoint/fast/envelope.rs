@@ -41,6 +41,17 @@ pub struct CallParams<'a> {
     pub meta: Option<&'a RawValue>,
 }
 
+/// Whether the params of a `tools/call` carry `task` (MCP 2025-11-25 utilities/tasks: the
+/// call is to answer with a `CreateTaskResult`, not its result).
+pub fn is_task_augmented(params: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Augmented {
+        #[serde(default)]
+        task: Option<IgnoredAny>,
+    }
+    serde_json::from_str::<Augmented>(params.get()).is_ok_and(|p| p.task.is_some())
+}
+
 /// Whether a call with this `_meta` takes the slow path: it asks for progress (which the slow
 /// path forwards), or it names a protocol version of its own (a 2026-07-28 request, whose
 /// envelope rmcp checks and whose result needs `resultType`).
@@ -204,6 +215,17 @@ impl Reply {
         head.extend_from_slice(b",\"result\":");
         head.extend_from_slice(result.as_bytes());
         head.extend_from_slice(b"}\n");
+        Reply { head, body: None }
+    }
+
+    /// The JSON-RPC error `error` for `agent_id`.
+    pub fn error(agent_id: &str, error: &rmcp::model::ErrorData) -> Reply {
+        let body = serde_json::to_string(error).unwrap_or_else(|_| {
+            r#"{"code":-32603,"message":"the error could not be encoded"}"#.to_owned()
+        });
+        let mut head =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{agent_id},\"error\":{body}}}").into_bytes();
+        head.push(b'\n');
         Reply { head, body: None }
     }
 

@@ -1,0 +1,110 @@
+//! Requests whose params or result rmcp 3.11's model cannot carry whole, sent as JSON and
+//! answered as JSON: the MCP 2025-11-25 Tasks utility (`tools/call` with `params.task`,
+//! answered by a `CreateTaskResult`; `tasks/get`, `tasks/result`, `tasks/cancel`,
+//! `tasks/list`). rmcp reads `tasks/get` and `tasks/cancel` as the later Tasks extension's
+//! (other result shapes) and drops `params.task` from a `tools/call`.
+//!
+//! | session | how |
+//! |---|---|
+//! | a stdio server with a fast lane | the request line written as built, the answer line read back untouched ([`FastLane`]) |
+//! | any other | rmcp's custom request; the answer as rmcp decoded it, turned back into JSON (a member rmcp's model of that answer has no field for is lost) |
+
+use std::time::Duration;
+
+use rmcp::model::{ClientRequest, CustomRequest, ErrorData};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleClient};
+use serde_json::Value;
+
+use super::lane::{FastLane, NoAnswer};
+
+/// Sends `method` with `params` (a JSON object) and returns the answer's `result`.
+///
+/// # Errors
+/// The server's JSON-RPC error as [`ServiceError::McpError`]; [`ServiceError::TransportClosed`]
+/// when the session ended first; [`ServiceError::Timeout`] after `timeout`;
+/// [`ServiceError::UnexpectedResponse`] for an answer with neither `result` nor `error`.
+pub async fn request(
+    peer: &Peer<RoleClient>,
+    lane: Option<&FastLane>,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value, ServiceError> {
+    if let Some(lane) = lane
+        && lane.ended().is_none()
+    {
+        return on_lane(lane, method, &params, timeout).await;
+    }
+    let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+    let answer = tokio::time::timeout(timeout, peer.send_request(request))
+        .await
+        .map_err(|_| ServiceError::Timeout { timeout })??;
+    serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)
+}
+
+async fn on_lane(
+    lane: &FastLane,
+    method: &str,
+    params: &Value,
+    timeout: Duration,
+) -> Result<Value, ServiceError> {
+    let mut ticket = lane
+        .open(timeout)
+        .map_err(|_| ServiceError::TransportClosed)?;
+    let method = Value::from(method);
+    let mut frame = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method},\"params\":{params}}}",
+        ticket.id_json()
+    )
+    .into_bytes();
+    frame.push(b'\n');
+    if ticket.send(&frame).await.is_err() {
+        return Err(ServiceError::TransportClosed);
+    }
+    let line = match ticket.answer().await {
+        Ok(line) => line,
+        Err(NoAnswer::TimedOut) => {
+            ticket.cancel("request timeout").await;
+            return Err(ServiceError::Timeout { timeout });
+        }
+        Err(NoAnswer::Ended(_)) => return Err(ServiceError::TransportClosed),
+    };
+    answer_of(&line)
+}
+
+/// The `result` of the answer `line`, or its `error` as [`ServiceError::McpError`].
+fn answer_of(line: &[u8]) -> Result<Value, ServiceError> {
+    let mut answer =
+        serde_json::from_slice::<Value>(line).map_err(|_| ServiceError::UnexpectedResponse)?;
+    if let Some(error) = answer.get_mut("error").map(Value::take) {
+        let error = serde_json::from_value::<ErrorData>(error)
+            .map_err(|_| ServiceError::UnexpectedResponse)?;
+        return Err(ServiceError::McpError(error));
+    }
+    match answer.get_mut("result").map(Value::take) {
+        Some(result @ Value::Object(_)) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_answer_is_its_result_or_its_error() {
+        let ok = answer_of(br#"{"jsonrpc":"2.0","id":"fp-1","result":{"task":{"taskId":"a"}}}"#);
+        assert_eq!(ok.expect("a result"), json!({ "task": { "taskId": "a" } }));
+        let refused = answer_of(
+            br#"{"jsonrpc":"2.0","id":"fp-2","error":{"code":-32602,"message":"no such task"}}"#,
+        );
+        assert!(matches!(refused, Err(ServiceError::McpError(e)) if e.message == "no such task"));
+        assert!(matches!(
+            answer_of(br#"{"jsonrpc":"2.0","id":"fp-3"}"#),
+            Err(ServiceError::UnexpectedResponse)
+        ));
+    }
+}
