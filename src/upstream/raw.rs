@@ -7,7 +7,7 @@
 //! | session | how |
 //! |---|---|
 //! | a stdio server with a fast lane | the request line written as built, the answer line read back untouched ([`FastLane`]) |
-//! | any other | rmcp's custom request; the answer as rmcp decoded it, turned back into JSON (a member rmcp's model of that answer has no field for is lost) |
+//! | any other | rmcp's custom request; the answer as rmcp decoded it, turned back into JSON: a `tasks/get` or `tasks/cancel` answer loses `ttl` and `pollInterval` (rmcp reads it as the later extension's task, [`from_rmcp`]) |
 
 use std::time::Duration;
 
@@ -40,7 +40,21 @@ pub async fn request(
     let answer = tokio::time::timeout(timeout, peer.send_request(request))
         .await
         .map_err(|_| ServiceError::Timeout { timeout })??;
-    serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)
+    from_rmcp(answer)
+}
+
+/// The JSON of an answer rmcp decoded. A 2025-11-25 `tasks/get` or `tasks/cancel` answer is
+/// decoded as the later Tasks extension's `GetTaskResult`, which drops `ttl` and
+/// `pollInterval` and adds `resultType` and `ttlMs`: those two are taken out again.
+fn from_rmcp(answer: rmcp::model::ServerResult) -> Result<Value, ServiceError> {
+    let task = matches!(answer, rmcp::model::ServerResult::GetTaskResult(_));
+    let mut value = serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)?;
+    if task && let Some(fields) = value.as_object_mut() {
+        for added in ["resultType", "ttlMs", "pollIntervalMs"] {
+            fields.remove(added);
+        }
+    }
+    Ok(value)
 }
 
 async fn on_lane(
@@ -106,5 +120,38 @@ mod tests {
             answer_of(br#"{"jsonrpc":"2.0","id":"fp-3"}"#),
             Err(ServiceError::UnexpectedResponse)
         ));
+    }
+}
+
+#[cfg(test)]
+mod rmcp_model {
+    use rmcp::model::ServerResult;
+    use serde_json::json;
+
+    use super::from_rmcp;
+
+    #[test]
+    fn tasks_answers_through_rmcp_keep_their_shape_but_ttl_and_poll_interval() {
+        let task = json!({ "taskId": "t1", "status": "working", "statusMessage": "go",
+            "createdAt": "2026-12-04T00:00:00Z", "lastUpdatedAt": "2026-12-04T00:00:01Z",
+            "ttl": 60000, "pollInterval": 1000 });
+        let whole = [
+            json!({ "task": task }),
+            json!({ "tasks": [task], "nextCursor": "2" }),
+            json!({ "content": [{ "type": "text", "text": "r" }],
+                    "_meta": { "io.modelcontextprotocol/related-task": { "taskId": "t1" } } }),
+        ];
+        for answer in whole {
+            let decoded: ServerResult = serde_json::from_value(answer.clone()).expect("decodes");
+            assert_eq!(from_rmcp(decoded).expect("encodes"), answer);
+        }
+        // rmcp reads a 2025-11-25 `tasks/get` answer as the later extension's, which names
+        // `ttl` and `pollInterval` otherwise: those two are lost, nothing else.
+        let decoded: ServerResult = serde_json::from_value(task).expect("decodes");
+        assert_eq!(
+            from_rmcp(decoded).expect("encodes"),
+            json!({ "taskId": "t1", "status": "working", "statusMessage": "go",
+                "createdAt": "2026-12-04T00:00:00Z", "lastUpdatedAt": "2026-12-04T00:00:01Z" })
+        );
     }
 }
