@@ -18,6 +18,51 @@ use serde_json::Value;
 /// an agent.
 pub const STASH: &str = "mcp-companion/execution";
 
+/// The `experimental` capability key the `tasks` capability travels under, for the same
+/// reason: rmcp 3.11's `ServerCapabilities` has no `tasks` field.
+pub const TASKS_STASH: &str = "mcp-companion/tasks";
+
+/// The `tasks` capability (MCP 2025-11-25 utilities/tasks) the companion declares when some
+/// served tool takes task-augmented calls: task-augmented `tools/call`, `tasks/list`,
+/// `tasks/cancel`.
+pub fn tasks_capability() -> serde_json::Map<String, Value> {
+    let Value::Object(caps) = serde_json::json!({
+        "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } }
+    }) else {
+        unreachable!("an object literal")
+    };
+    caps
+}
+
+/// Whether some tool in `tools` may be called as a task (`taskSupport` `optional` or
+/// `required`).
+pub fn any_task_tool(tools: &[Tool]) -> bool {
+    tools
+        .iter()
+        .any(|t| matches!(task_support(t), Some("optional" | "required")))
+}
+
+/// Moves `capabilities.experimental[TASKS_STASH]` of an `initialize` result to
+/// `capabilities.tasks`, dropping an `experimental` left empty.
+pub fn unstash_capabilities(result: &mut Value) {
+    let Some(caps) = result
+        .get_mut("capabilities")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(experimental) = caps.get_mut("experimental").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(tasks) = experimental.remove(TASKS_STASH) else {
+        return;
+    };
+    if experimental.is_empty() {
+        caps.remove("experimental");
+    }
+    caps.insert("tasks".to_owned(), tasks);
+}
+
 /// Moves `execution` of each tool in `result.tools` (a `tools/list` result) under [`STASH`]
 /// in its `_meta`; `true` when some tool had one.
 pub fn stash(result: &mut Value) -> bool {
@@ -98,6 +143,18 @@ mod tests {
         let mut served = json!({ "tools": serde_json::to_value(&tools).expect("serialise") });
         unstash(&mut served);
         assert_eq!(served, listed);
+    }
+
+    #[test]
+    fn the_tasks_capability_comes_out_where_the_spec_puts_it() {
+        let mut result = json!({ "protocolVersion": "2025-11-25", "capabilities": {
+            "tools": {}, "experimental": { TASKS_STASH: tasks_capability() } } });
+        unstash_capabilities(&mut result);
+        assert_eq!(
+            result["capabilities"],
+            json!({ "tools": {}, "tasks": {
+                "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } } })
+        );
     }
 
     #[test]

@@ -231,7 +231,8 @@ where
 }
 
 /// `message` as one line: its JSON and a newline (a `tools/list` answer with each tool's
-/// `execution` back in place, [`crate::catalog::execution`]).
+/// `execution` back in place, an `initialize` answer with its `tasks` capability,
+/// [`crate::catalog::execution`]).
 ///
 /// # Errors
 /// When it does not serialise (a bug: every model type does).
@@ -245,6 +246,22 @@ pub fn encode_line(message: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
             let mut value = serde_json::to_value(message)?;
             if let Some(result) = value.get_mut("result") {
                 crate::catalog::execution::unstash(result);
+            }
+            serde_json::to_vec(&value)?
+        }
+        // So does the `tasks` capability, in `experimental`.
+        rmcp::model::JsonRpcMessage::Response(rmcp::model::JsonRpcResponse {
+            result: rmcp::model::ServerResult::InitializeResult(init),
+            ..
+        }) if init
+            .capabilities
+            .experimental
+            .as_ref()
+            .is_some_and(|e| e.contains_key(crate::catalog::execution::TASKS_STASH)) =>
+        {
+            let mut value = serde_json::to_value(message)?;
+            if let Some(result) = value.get_mut("result") {
+                crate::catalog::execution::unstash_capabilities(result);
             }
             serde_json::to_vec(&value)?
         }

@@ -1,7 +1,8 @@
 //! The Tasks utility through the companion, against server-everything's
 //! `simulate-research-query` (`execution.taskSupport: "required"`): a task outlives neither its
 //! server's restart silently (the agent is told, naming the server), an agent reaches only the
-//! tasks it created, and tasks work with the fast path switched off too.
+//! tasks it created, the `tasks` capability is declared, and tasks work with the fast path
+//! switched off too.
 
 use std::time::Duration;
 
@@ -46,7 +47,28 @@ async fn a_task_whose_server_restarts_is_reported_failed_naming_the_server() {
     for s in c.settled().await {
         assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
     }
-    let mut agent = RawAgent::connect(&c.socket).await;
+    // The `tasks` capability is declared, as server-everything declares it.
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let init = request(
+        &mut agent,
+        0,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "tasks-test", "version": "1" } }),
+    )
+    .await;
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"],
+        json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }),
+        "{init}"
+    );
+    assert!(
+        init["result"]["capabilities"].get("experimental").is_none(),
+        "{init}"
+    );
+    (agent)
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
     let task = create(&mut agent, 1, "restart").await;
     assert!(task.starts_with("everything:"), "namespaced: {task}");
     let got = request(&mut agent, 2, "tasks/get", json!({ "taskId": task })).await;
