@@ -32,6 +32,7 @@ mod launching;
 mod lifecycle;
 mod malformed;
 mod matrix;
+mod matrix_ts;
 mod naming;
 mod nanobot;
 mod native;
