@@ -120,6 +120,7 @@ pub async fn serve_session_with<S>(
     let interest = endpoint.interest();
     let notices_hub = hub.clone();
     // Always: with the fast path off the relay still takes the Tasks lines.
+    let tasks = crate::hub::Tasks::default();
     let (relay, cell) = Relay::new(
         hub.clone(),
         shutdown.clone(),
@@ -127,7 +128,7 @@ pub async fn serve_session_with<S>(
         budget.clone(),
         gone.clone(),
         endpoint.first_list(),
-        crate::upstream::lane::enabled(),
+        tasks.clone(),
     );
     framed = framed.with_tap(Box::new(relay));
     let agent_cell = Some(cell);
@@ -162,6 +163,7 @@ pub async fn serve_session_with<S>(
         notices_hub,
         peer.clone(),
         interest.clone(),
+        tasks,
     ));
     // What this agent was told about: prompts and resources are announced when they change.
     let declared = hub.catalog().native().declared();

@@ -9,6 +9,10 @@
 //! knows. An agent only reaches the tasks it created (the companion's one session with a
 //! server is shared by every agent).
 //!
+//! A server's `notifications/tasks/status` reaches the agent whose task it is, under its id
+//! ([`Hub::task_status_for`]); one the server sends before its `CreateTaskResult` (the agent
+//! does not know the task yet) is dropped, as is any for another agent's task.
+//!
 //! A task outlives neither its server's process nor a restart of it: once the session that
 //! created it is gone, `tasks/get` and `tasks/list` report it `failed` with a status message
 //! naming the server, and `tasks/result` and `tasks/cancel` answer an error saying so.
@@ -89,6 +93,16 @@ impl Tasks {
         if let Some(entry) = self.lock().by_served.get_mut(served) {
             entry.last = task.clone();
         }
+    }
+
+    /// The agent's id of the task `upstream` that `server`'s session `generation` created.
+    fn served_for(&self, server: &str, generation: u64, upstream: &str) -> Option<String> {
+        let table = self.lock();
+        (table.by_served.iter())
+            .find(|(_, e)| {
+                &*e.server == server && e.generation == generation && e.upstream == upstream
+            })
+            .map(|(served, _)| served.clone())
     }
 
     fn all(&self) -> Vec<(String, Entry)> {
@@ -255,6 +269,19 @@ impl Hub {
             out.push(task);
         }
         Ok(json!({ "tasks": out }))
+    }
+
+    /// A server's `notifications/tasks/status` `params` as the agent that created the task
+    /// gets it (its `taskId` the agent's), or `None` when the task is not one of `tasks`
+    /// (another agent's, or not yet answered by its `CreateTaskResult`).
+    pub fn task_status_for(&self, tasks: &Tasks, server: &str, params: &Value) -> Option<Value> {
+        let upstream = params.get("taskId")?.as_str()?;
+        let generation = self.server(server)?.live()?.generation;
+        let served = tasks.served_for(server, generation, upstream)?;
+        let mut params = params.clone();
+        params["taskId"] = Value::from(served.as_str());
+        tasks.remember(&served, &params);
+        Some(params)
     }
 
     /// The session of `entry`'s server when it is still the one that created the task.

@@ -1,8 +1,8 @@
 //! The Tasks utility through the companion, against server-everything's
 //! `simulate-research-query` (`execution.taskSupport: "required"`): a task outlives neither its
 //! server's restart silently (the agent is told, naming the server), an agent reaches only the
-//! tasks it created, the `tasks` capability is declared, and tasks work with the fast path
-//! switched off too.
+//! tasks it created, the `tasks` capability is declared, the server's status notifications
+//! reach the agent under its task id, and tasks work with the fast path switched off too.
 
 use std::time::Duration;
 
@@ -149,8 +149,17 @@ async fn tasks_work_with_the_fast_path_off() {
     let task = create(&mut agent, 2, "slow path").await;
     let mut id = 3;
     let mut status = Value::Null;
+    let mut heard = Vec::new();
     for _ in 0..400 {
-        let got = request(&mut agent, id, "tasks/get", json!({ "taskId": task })).await;
+        let asked = json!(id);
+        (agent)
+            .send(
+                &json!({ "jsonrpc": "2.0", "id": asked, "method": "tasks/get",
+                           "params": { "taskId": task } }),
+            )
+            .await;
+        let (got, before) = agent.until_response(&asked).await;
+        heard.extend(before);
         id += 1;
         status = got["result"]["status"].clone();
         if status != json!("working") {
@@ -159,6 +168,18 @@ async fn tasks_work_with_the_fast_path_off() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(status, json!("completed"), "{}", c.log());
+    // The server's status notifications (one per stage) reach the agent under its task id.
+    let statuses: Vec<&Value> = heard
+        .iter()
+        .filter(|m| m["method"] == json!("notifications/tasks/status"))
+        .collect();
+    assert!(
+        !statuses.is_empty(),
+        "no notifications/tasks/status: {heard:?}"
+    );
+    for note in statuses {
+        assert_eq!(note["params"]["taskId"], json!(task), "{note}");
+    }
     let result = request(&mut agent, id, "tasks/result", json!({ "taskId": task })).await;
     let related = &result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"];
     assert_eq!(related, &json!(task), "{result}");

@@ -67,8 +67,9 @@ where
 {
     /// A relay for one connection to `hub`, answering on `write`, counting its calls in
     /// `budget` and ending them when `gone` fires; calls cut short by `shutdown` say so.
-    /// `first_list` is the session's ([`crate::endpoint::Endpoint::first_list`]); with `fast`
-    /// false only the Tasks lines are taken.
+    /// `first_list` is the session's ([`crate::endpoint::Endpoint::first_list`]); `tasks` is
+    /// the session's task table. With the fast path off ([`crate::upstream::lane::enabled`])
+    /// only the Tasks lines are taken.
     pub fn new(
         hub: Hub,
         shutdown: CancellationToken,
@@ -76,7 +77,7 @@ where
         budget: Arc<Budget>,
         gone: CancellationToken,
         first_list: Arc<tokio::sync::OnceCell<()>>,
-        fast: bool,
+        tasks: crate::hub::Tasks,
     ) -> (Relay<W>, AgentCell) {
         let cell = AgentCell::default();
         let session = gone.child_token();
@@ -90,8 +91,8 @@ where
             gone,
             write,
             first_list,
-            fast,
-            tasks: crate::hub::Tasks::default(),
+            fast: crate::upstream::lane::enabled(),
+            tasks,
             _cancel_on_drop: session.clone().drop_guard(),
             session,
         };
