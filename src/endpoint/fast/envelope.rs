@@ -315,6 +315,21 @@ mod tests {
     }
 
     #[test]
+    fn a_task_augmented_call_is_told_from_a_plain_one() {
+        let task = r#"{"name":"t","arguments":{},"task":{"ttl":60000}}"#;
+        assert!(is_task_augmented(&raw(task)));
+        // Never forwarded as an ordinary call: its params do not fit the fast path's.
+        assert!(serde_json::from_str::<CallParams<'_>>(task).is_err());
+        for plain in [
+            r#"{"name":"t","arguments":{"task":1}}"#,
+            r#"{"name":"t"}"#,
+            "[]",
+        ] {
+            assert!(!is_task_augmented(&raw(plain)), "{plain}");
+        }
+    }
+
+    #[test]
     fn plain_results_are_recognised_and_odd_ones_are_not() {
         assert!(is_plain_result(&raw(
             r#"{"content":[{"type":"text","text":"hi"}]}"#
