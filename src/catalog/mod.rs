@@ -8,6 +8,7 @@
 //! | [`schema`] | `inputSchema` normalisation |
 //! | [`uri_template`] | RFC 6570 variables and expansion for resource templates |
 //! | [`wrap`] | the description / schema / annotations of each wrapped tool |
+//! | [`execution`] | a tool's `execution` (Tasks), kept through rmcp's tool model |
 //! | [`native`] | prompts, resources and templates served as themselves, their names, URIs and routes |
 //! | `warning` | [`CatalogWarning`], what a build reports |
 //! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
@@ -20,6 +21,7 @@
 //! is a slice and `route()` a hash lookup, so tools/list and tools/call cost nothing per tool.
 
 pub mod allowlist;
+pub mod execution;
 pub mod naming;
 pub mod native;
 mod pages;

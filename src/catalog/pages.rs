@@ -48,6 +48,12 @@ impl Catalog {
                     let mut page = ServerResult::ListToolsResult(self.page(start)?);
                     page.strip_result_type_for_legacy_peer();
                     page.strip_non_object_output_for_legacy_peer();
+                    if !super::execution::any_stashed(self.listed()) {
+                        return serde_json::to_string(&page).ok();
+                    }
+                    // A tool's `execution` back in place (`execution.rs`).
+                    let mut page = serde_json::to_value(&page).ok()?;
+                    super::execution::unstash(&mut page);
                     serde_json::to_string(&page).ok()
                 })
                 .collect()

@@ -230,12 +230,43 @@ where
     }
 }
 
-/// `message` as one line: its JSON and a newline.
+/// `message` as one line: its JSON and a newline (a `tools/list` answer with each tool's
+/// `execution` back in place, an `initialize` answer with its `tasks` capability,
+/// [`crate::catalog::execution`]).
 ///
 /// # Errors
 /// When it does not serialise (a bug: every model type does).
 pub fn encode_line(message: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec(message)?;
+    let mut bytes = match message {
+        // A tool's `execution` travels in its `_meta` inside the companion (`catalog::execution`).
+        rmcp::model::JsonRpcMessage::Response(rmcp::model::JsonRpcResponse {
+            result: rmcp::model::ServerResult::ListToolsResult(list),
+            ..
+        }) if crate::catalog::execution::any_stashed(&list.tools) => {
+            let mut value = serde_json::to_value(message)?;
+            if let Some(result) = value.get_mut("result") {
+                crate::catalog::execution::unstash(result);
+            }
+            serde_json::to_vec(&value)?
+        }
+        // So does the `tasks` capability, in `experimental`.
+        rmcp::model::JsonRpcMessage::Response(rmcp::model::JsonRpcResponse {
+            result: rmcp::model::ServerResult::InitializeResult(init),
+            ..
+        }) if init
+            .capabilities
+            .experimental
+            .as_ref()
+            .is_some_and(|e| e.contains_key(crate::catalog::execution::TASKS_STASH)) =>
+        {
+            let mut value = serde_json::to_value(message)?;
+            if let Some(result) = value.get_mut("result") {
+                crate::catalog::execution::unstash_capabilities(result);
+            }
+            serde_json::to_vec(&value)?
+        }
+        _ => serde_json::to_vec(message)?,
+    };
     bytes.push(b'\n');
     Ok(bytes)
 }

@@ -181,9 +181,16 @@ fn not_supported(method: &str) -> McpError {
 
 impl ServerHandler for Endpoint {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(native::capabilities(
-            self.hub.catalog().native().declared(),
-        ))
+        let catalog = self.hub.catalog();
+        let mut capabilities = native::capabilities(catalog.native().declared());
+        if crate::catalog::execution::any_task_tool(catalog.tools()) {
+            // Written out as `tasks` by the line encoder (rmcp has no field for it).
+            capabilities.experimental.get_or_insert_default().insert(
+                crate::catalog::execution::TASKS_STASH.to_owned(),
+                crate::catalog::execution::tasks_capability(),
+            );
+        }
+        ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_instructions(

@@ -148,7 +148,12 @@ pub fn page<T: Clone>(
 
 /// Passes the servers' resource updates and log messages to `peer` as long as it is there,
 /// under `interest`'s rules (module doc).
-pub async fn forward_notices(hub: Hub, peer: Peer<RoleServer>, interest: Arc<AgentInterest>) {
+pub async fn forward_notices(
+    hub: Hub,
+    peer: Peer<RoleServer>,
+    interest: Arc<AgentInterest>,
+    tasks: crate::hub::Tasks,
+) {
     let mut notices = hub.notices();
     loop {
         let notice = match notices.recv().await {
@@ -192,6 +197,21 @@ pub async fn forward_notices(hub: Hub, peer: Peer<RoleServer>, interest: Arc<Age
                 peer.notify_logging_message(params.clone()).await
             }
             Notice::Log { .. } => Ok(()),
+            Notice::TaskStatus { server, params } => {
+                match hub.task_status_for(&tasks, server, params) {
+                    Some(params) => {
+                        let note = rmcp::model::CustomNotification::new(
+                            crate::upstream::handler::TASK_STATUS,
+                            Some(params),
+                        );
+                        peer.send_notification(rmcp::model::ServerNotification::CustomNotification(
+                            note,
+                        ))
+                        .await
+                    }
+                    None => Ok(()),
+                }
+            }
         };
         if sent.is_err() {
             return; // the session is gone

@@ -119,19 +119,19 @@ pub async fn serve_session_with<S>(
         .with_handshake(handshake.clone());
     let interest = endpoint.interest();
     let notices_hub = hub.clone();
-    let mut agent_cell = None;
-    if crate::upstream::lane::enabled() {
-        let (relay, cell) = Relay::new(
-            hub.clone(),
-            shutdown.clone(),
-            framed.shared_write(),
-            budget.clone(),
-            gone.clone(),
-            endpoint.first_list(),
-        );
-        framed = framed.with_tap(Box::new(relay));
-        agent_cell = Some(cell);
-    }
+    // Always: with the fast path off the relay still takes the Tasks lines.
+    let tasks = crate::hub::Tasks::default();
+    let (relay, cell) = Relay::new(
+        hub.clone(),
+        shutdown.clone(),
+        framed.shared_write(),
+        budget.clone(),
+        gone.clone(),
+        endpoint.first_list(),
+        tasks.clone(),
+    );
+    framed = framed.with_tap(Box::new(relay));
+    let agent_cell = Some(cell);
     let transport = Bounded::new(framed, budget, gone.clone(), hangup);
     let initialize = tokio::time::timeout(INITIALIZE_TIMEOUT, serve_server(endpoint, transport));
     let running = tokio::select! {
@@ -163,6 +163,7 @@ pub async fn serve_session_with<S>(
         notices_hub,
         peer.clone(),
         interest.clone(),
+        tasks,
     ));
     // What this agent was told about: prompts and resources are announced when they change.
     let declared = hub.catalog().native().declared();

@@ -33,6 +33,7 @@
 //! | `search.rs` | the search tools of a view with `toolSearch` on: `search_tools` answered from the session's catalog, `call_tool` as the call it names |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
+//! | `tasks.rs` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
 
 mod fast;
 pub mod forward;
@@ -48,6 +49,7 @@ mod route;
 mod search;
 mod settled;
 mod sign_in;
+mod tasks;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -69,6 +71,7 @@ pub use pins::{PINS_FILE, WaitingByServer};
 pub use profiles::ProfileStatus;
 pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
+pub use tasks::Tasks;
 
 /// What [`Hub::trust`] approved: per server, the tools that had waited.
 pub type Approved = Vec<(String, Vec<crate::catalog::pin::Waiting>)>;

@@ -353,7 +353,7 @@ impl Hub {
     }
 
     /// The live session of `server`, or why there is none.
-    fn live_for(&self, server: &str) -> Result<Arc<Live>, McpError> {
+    pub(super) fn live_for(&self, server: &str) -> Result<Arc<Live>, McpError> {
         self.server(server).and_then(|s| s.live()).ok_or_else(|| {
             McpError::internal_error(format!("server \"{server}\" is not running"), None)
         })
@@ -361,7 +361,7 @@ impl Hub {
 
     /// `request` to `server`, at most its `toolTimeout`; its JSON-RPC error is passed on as
     /// the server sent it, any other failure becomes -32603 naming the server.
-    async fn bounded<T>(
+    pub(super) async fn bounded<T>(
         &self,
         server: &str,
         method: &str,

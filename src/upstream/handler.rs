@@ -7,6 +7,7 @@
 //! | `notifications/{tools,resources,prompts}/list_changed` | [`UpstreamEvent::ListChanged`] to the supervisor, which re-lists |
 //! | `notifications/message` | logged through `tracing` in the server's span, and passed to agents ([`Notices`](super::notice::Notices)) |
 //! | `notifications/resources/updated` | passed to agents that subscribed ([`Notices`](super::notice::Notices)) |
+//! | `notifications/tasks/status` | passed to the agent whose task it is ([`Notices`](super::notice::Notices)) |
 //!
 //! | upstream request | answer |
 //! |---|---|
@@ -34,6 +35,9 @@ use tokio::sync::mpsc;
 
 use super::ask::{self, AskContext};
 use super::notice::Notice;
+
+/// The Tasks utility's status notification (MCP 2025-11-25 utilities/tasks).
+pub const TASK_STATUS: &str = "notifications/tasks/status";
 pub use super::progress::ProgressRoutes;
 
 /// Something the upstream server told us that the supervisor must act on.
@@ -137,6 +141,23 @@ impl ClientHandler for UpstreamHandler {
             server: self.asks.server.clone(),
             params,
         });
+    }
+
+    /// `notifications/tasks/status` (MCP 2025-11-25 utilities/tasks), which rmcp does not
+    /// know: passed to the agent that created the task; other custom notifications dropped.
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == TASK_STATUS
+            && let Some(params @ serde_json::Value::Object(_)) = notification.params
+        {
+            self.asks.notices.send(Notice::TaskStatus {
+                server: self.asks.server.clone(),
+                params,
+            });
+        }
     }
 
     async fn on_resource_updated(

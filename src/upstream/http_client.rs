@@ -327,7 +327,10 @@ impl StreamableHttpClient for GuardedHttp {
             )),
             Kind::Json => {
                 let body = json_body(resp, limits.max_json_response_size).await?;
-                match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
+                let kept = super::listing::keep_execution(&body);
+                match serde_json::from_slice::<ServerJsonRpcMessage>(
+                    kept.as_deref().unwrap_or(&body),
+                ) {
                     Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session)),
                     // Nothing waits for an answer to a notification: its body does not matter.
                     Err(_) if quiet => Ok(StreamableHttpPostResponse::Accepted),

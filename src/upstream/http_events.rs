@@ -2,7 +2,8 @@
 //! `text/event-stream`; MCP 2025-11-25 "Transports", Streamable HTTP) as rmcp reads it, with
 //! each event bounded: [`events`] counts the bytes of the event being received and ends the
 //! stream with an error once one exceeds the limit, so a server cannot make us buffer without
-//! end. The stream ends after its first error; rmcp then re-opens it as after any break.
+//! end. The stream ends after its first error; rmcp then re-opens it as after any break. A
+//! `tools/list` answer's tools keep their `execution` ([`super::listing::keep_execution`]).
 
 use futures::StreamExt;
 
@@ -71,7 +72,20 @@ pub fn events(resp: reqwest::Response, max: usize) -> SseStream {
         *failed = matches!(next, Some(Err(_)));
         std::future::ready(next)
     });
-    sse_stream::SseStream::from_bytes_stream(bytes).boxed()
+    sse_stream::SseStream::from_bytes_stream(bytes)
+        .map(|event| {
+            event.map(|mut event| {
+                // A tool's `execution` is kept here as in a JSON answer (`catalog::execution`).
+                if let Some(kept) = (event.data.as_deref())
+                    .and_then(|data| super::listing::keep_execution(data.as_bytes()))
+                    .and_then(|kept| String::from_utf8(kept).ok())
+                {
+                    event.data = Some(kept);
+                }
+                event
+            })
+        })
+        .boxed()
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@
 //! only 2026-07-28 `server/discover`, see [`era`]; then the first full
 //! listing), bounded by `connectTimeout`.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
-//! The result is a [`Session`], the same face for every transport.
+//! The result is a [`Session`], the same face for every transport. Requests rmcp's model
+//! cannot carry whole (the Tasks utility) go as JSON through [`raw`].
 
 pub mod ask;
 pub mod askers;
@@ -33,6 +34,7 @@ pub mod listing;
 pub mod mrtr;
 pub mod notice;
 pub mod progress;
+pub mod raw;
 pub mod roots;
 pub mod session;
 pub mod signed_in;

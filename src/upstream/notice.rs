@@ -1,5 +1,6 @@
 //! [`Notices`]: what servers tell every interested agent, outside any call —
-//! `notifications/resources/updated` and `notifications/message` (log messages). Every upstream
+//! `notifications/resources/updated`, `notifications/message` (log messages) and
+//! `notifications/tasks/status`. Every upstream
 //! session sends into one channel per hub; each agent session reads it and keeps what it asked
 //! for (its subscriptions, its log level).
 #![expect(
@@ -25,6 +26,14 @@ pub enum Notice {
         server: Arc<str>,
         /// The URI as the server knows it.
         uri: String,
+    },
+    /// `notifications/tasks/status` (MCP 2025-11-25 utilities/tasks): a task's new status,
+    /// for the agent that created the task.
+    TaskStatus {
+        /// The server as configured.
+        server: Arc<str>,
+        /// What the server sent (the task, its `taskId` the server's).
+        params: serde_json::Value,
     },
     /// `notifications/message`.
     Log {

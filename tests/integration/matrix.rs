@@ -18,7 +18,7 @@ const PROBES: &str = concat!(
 const GUIDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/passes-through.md");
 
 /// Rows allowed to differ, each named in the guide's "Deliberately different" table.
-const DELIBERATELY_DIFFERENT: &[&str] = &["roots", "tool_execution"];
+const DELIBERATELY_DIFFERENT: &[&str] = &["roots"];
 
 async fn probe(python: &Path, args: Vec<String>, home: PathBuf) -> Value {
     let python = python.to_owned();

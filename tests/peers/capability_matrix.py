@@ -240,6 +240,33 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
         r = dump(await call("get-roots-list"))
         return "probe-root" in json.dumps(r), "the client's roots"
 
+    async def tasks():
+        # Tasks (MCP 2025-11-25 utilities/tasks): the SDK has no API for them, so raw requests.
+        raw = session._dispatcher.send_raw_request
+        research = tool("simulate-research-query")
+        created = await raw("tools/call", {"name": research, "arguments": {"topic": "probe"}, "task": {"ttl": 60000}})
+        first = created["task"]["taskId"]
+        other = (await raw("tools/call", {"name": research, "arguments": {"topic": "other"}, "task": {"ttl": 60000}}))["task"]["taskId"]
+        cancelled = await raw("tasks/cancel", {"taskId": other})
+        status = created["task"]["status"]
+        with anyio.fail_after(40):
+            while status not in ("completed", "failed", "cancelled"):
+                await anyio.sleep(0.2)
+                status = (await raw("tasks/get", {"taskId": first}))["status"]
+        result = await raw("tasks/result", {"taskId": first})
+        related = result.get("_meta", {}).get("io.modelcontextprotocol/related-task", {}).get("taskId")
+        listed = {t["taskId"]: t["status"] for t in (await raw("tasks/list", {}))["tasks"]}
+        detail = {
+            "created": created["task"]["status"],
+            "final": status,
+            "result": sorted({c.get("type", "?") for c in result.get("content", [])}),
+            "related_is_the_task": related == first,
+            "cancelled": cancelled.get("status"),
+            "listed": sorted(listed.get(t, "missing") for t in (first, other)),
+            "ids_differ": first != other,
+        }
+        return status == "completed" and "text" in detail["result"], detail
+
     for name, body in [
         ("tools", tools), ("annotations", annotations), ("output_schemas", output_schemas),
         ("tool_execution", tool_execution),
@@ -250,7 +277,7 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
         ("resource_templates", templates), ("completions", completions),
         ("subscribe_updated", subscribe), ("log_messages", logs), ("progress", progress),
         ("cancellation", cancellation), ("elicitation", elicitation), ("sampling", sampling),
-        ("roots", roots),
+        ("roots", roots), ("tasks", tasks),
     ]:
         await probe(name, body)
     return out

@@ -13,6 +13,9 @@
 #   DIR/venv-nanobot/bin/nanobot            (nanobot-ai, a real agent; tests/integration/nanobot.rs)
 #   DIR/node-mcpb/node_modules/.bin/mcpb     (the reference MCP bundle CLI: the bundle tests pack
 #                                            real .mcpb files with it; 55 packages, about 10 s cold)
+#   DIR/node-ts/node_modules/@modelcontextprotocol/{client,server,ext-apps,ext-tasks}  (the
+#                                            TypeScript SDK 2.3 column of the capability matrix;
+#                                            19 packages, about 5 s cold)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
 PY=${PYTHON:-python3}
@@ -36,6 +39,14 @@ cd "$DIR/node-mcpb"
 [ -f package.json ] || npm init -y >/dev/null
 if [ ! -f node_modules/@anthropic-ai/mcpb/package.json ]; then
   npm install --no-audit --no-fund --loglevel=error @anthropic-ai/mcpb@2.1.2
+fi
+mkdir -p "$DIR/node-ts"
+cd "$DIR/node-ts"
+[ -f package.json ] || npm init -y >/dev/null
+if [ ! -f node_modules/@modelcontextprotocol/ext-tasks/package.json ]; then
+  npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/client@2.3.1 \
+    @modelcontextprotocol/server@2.3.1 @modelcontextprotocol/ext-apps@2.0.4 \
+    @modelcontextprotocol/ext-tasks@0.2.2
 fi
 cd "$DIR"
 if [ ! -x venv/bin/mcp-server-time ]; then

@@ -41,6 +41,17 @@ pub struct CallParams<'a> {
     pub meta: Option<&'a RawValue>,
 }
 
+/// Whether the params of a `tools/call` carry `task` (MCP 2025-11-25 utilities/tasks: the
+/// call is to answer with a `CreateTaskResult`, not its result).
+pub fn is_task_augmented(params: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Augmented {
+        #[serde(default)]
+        task: Option<IgnoredAny>,
+    }
+    serde_json::from_str::<Augmented>(params.get()).is_ok_and(|p| p.task.is_some())
+}
+
 /// Whether a call with this `_meta` takes the slow path: it asks for progress (which the slow
 /// path forwards), or it names a protocol version of its own (a 2026-07-28 request, whose
 /// envelope rmcp checks and whose result needs `resultType`).
@@ -207,6 +218,17 @@ impl Reply {
         Reply { head, body: None }
     }
 
+    /// The JSON-RPC error `error` for `agent_id`.
+    pub fn error(agent_id: &str, error: &rmcp::model::ErrorData) -> Reply {
+        let body = serde_json::to_string(error).unwrap_or_else(|_| {
+            r#"{"code":-32603,"message":"the error could not be encoded"}"#.to_owned()
+        });
+        let mut head =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{agent_id},\"error\":{body}}}").into_bytes();
+        head.push(b'\n');
+        Reply { head, body: None }
+    }
+
     /// The answer `result` for `agent_id`.
     pub fn result(agent_id: &str, result: &CallToolResult) -> Reply {
         let body = serde_json::to_string(result).unwrap_or_else(|_| {
@@ -290,6 +312,21 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("json")
+    }
+
+    #[test]
+    fn a_task_augmented_call_is_told_from_a_plain_one() {
+        let task = r#"{"name":"t","arguments":{},"task":{"ttl":60000}}"#;
+        assert!(is_task_augmented(&raw(task)));
+        // Never forwarded as an ordinary call: its params do not fit the fast path's.
+        assert!(serde_json::from_str::<CallParams<'_>>(task).is_err());
+        for plain in [
+            r#"{"name":"t","arguments":{"task":1}}"#,
+            r#"{"name":"t"}"#,
+            "[]",
+        ] {
+            assert!(!is_task_augmented(&raw(plain)), "{plain}");
+        }
     }
 
     #[test]

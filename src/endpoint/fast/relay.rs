@@ -42,6 +42,10 @@ pub struct Relay<W> {
     write: SharedWrite<W>,
     /// Set once the session's first `tools/list` has waited for the servers to settle.
     first_list: Arc<tokio::sync::OnceCell<()>>,
+    /// Whether the fast path is on: off, only the Tasks lines are taken.
+    fast: bool,
+    /// The tasks this session created ([`crate::hub::Tasks`]).
+    tasks: crate::hub::Tasks,
     _cancel_on_drop: DropGuard,
 }
 
@@ -63,7 +67,9 @@ where
 {
     /// A relay for one connection to `hub`, answering on `write`, counting its calls in
     /// `budget` and ending them when `gone` fires; calls cut short by `shutdown` say so.
-    /// `first_list` is the session's ([`crate::endpoint::Endpoint::first_list`]).
+    /// `first_list` is the session's ([`crate::endpoint::Endpoint::first_list`]); `tasks` is
+    /// the session's task table. With the fast path off ([`crate::upstream::lane::enabled`])
+    /// only the Tasks lines are taken.
     pub fn new(
         hub: Hub,
         shutdown: CancellationToken,
@@ -71,6 +77,7 @@ where
         budget: Arc<Budget>,
         gone: CancellationToken,
         first_list: Arc<tokio::sync::OnceCell<()>>,
+        tasks: crate::hub::Tasks,
     ) -> (Relay<W>, AgentCell) {
         let cell = AgentCell::default();
         let session = gone.child_token();
@@ -84,6 +91,8 @@ where
             gone,
             write,
             first_list,
+            fast: crate::upstream::lane::enabled(),
+            tasks,
             _cancel_on_drop: session.clone().drop_guard(),
             session,
         };
@@ -175,6 +184,56 @@ where
         });
     }
 
+    /// Takes a Tasks line (MCP 2025-11-25 utilities/tasks): a task-augmented `tools/call`
+    /// (answered by a `CreateTaskResult`, never run as an ordinary call) or `tasks/get`,
+    /// `tasks/result`, `tasks/cancel`, `tasks/list`, answered by the hub ([`crate::hub::Tasks`])
+    /// with the JSON the server sent. rmcp's model has no room for these (module doc of
+    /// [`crate::upstream::raw`]). `false` for a 2026-07-28 session (whose tasks are the later
+    /// extension's) or params that are not an object, which rmcp then answers.
+    fn task(
+        &mut self,
+        agent: &Peer<RoleServer>,
+        method: &str,
+        id: &str,
+        params: Option<&RawValue>,
+    ) -> bool {
+        if !crate::endpoint::era::is_initialize_session(agent) {
+            return false;
+        }
+        let Ok(request_id) = serde_json::from_str::<RequestId>(id) else {
+            return false;
+        };
+        let mut params = match params.map(|p| serde_json::from_str::<serde_json::Value>(p.get())) {
+            None => serde_json::json!({}),
+            Some(Ok(params @ serde_json::Value::Object(_))) => params,
+            Some(_) => return false,
+        };
+        if method == "tools/call" {
+            let catalog = self.hub.catalog();
+            let budget = crate::endpoint::client_names::budget_of(agent);
+            let name = params.get("name").and_then(serde_json::Value::as_str);
+            if let Some(name) = name {
+                let wrapped = crate::endpoint::client_names::wrapped_of(&catalog, name, budget);
+                params["name"] = serde_json::Value::from(wrapped.as_ref());
+            }
+        }
+        let (hub, tasks) = (self.hub.clone(), self.tasks.clone());
+        let (method, agent_id) = (method.to_owned(), id.to_owned());
+        self.budget.requested(request_id.clone());
+        self.answer_with(request_id, async move {
+            let answer = match method.as_str() {
+                "tools/call" => Box::pin(hub.call_tool_as_task(&tasks, params)).await,
+                "tasks/list" => Box::pin(hub.list_tasks(&tasks)).await,
+                _ => Box::pin(hub.task_request(&tasks, &method, params)).await,
+            };
+            Some(match answer {
+                Ok(result) => Reply::with_result_json(&agent_id, &result.to_string()),
+                Err(e) => Reply::error(&agent_id, &e),
+            })
+        });
+        true
+    }
+
     /// Answers a `tools/list` from the catalog's page JSON ([`crate::catalog::Catalog::page_json`])
     /// on a session whose protocol version is before 2026-07-28 (the JSON's shape), once its
     /// first listing has waited for the servers, or when they have all settled (then this one
@@ -236,6 +295,17 @@ where
             return false;
         };
         match (message.method.as_deref(), message.id, message.params) {
+            (Some("tools/call"), Some(id), Some(params))
+                if envelope::plain_id(id) && envelope::is_task_augmented(params) =>
+            {
+                self.task(&agent, "tools/call", id.get(), Some(params))
+            }
+            (
+                Some(method @ ("tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list")),
+                Some(id),
+                params,
+            ) if envelope::plain_id(id) => self.task(&agent, method, id.get(), params),
+            _ if !self.fast => false,
             (Some("notifications/cancelled"), None, Some(params)) => self.cancel(params.get()),
             (Some("tools/call"), Some(id), Some(params)) if envelope::plain_id(id) => {
                 self.forward(agent, id.get(), params.get())

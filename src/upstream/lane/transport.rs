@@ -5,7 +5,7 @@
 //! | line | rmcp's stdio transport | here |
 //! |---|---|---|
 //! | answer to a waiting `"fp-<n>"` request | — | raw bytes to its [`super::Ticket`] |
-//! | a JSON-RPC message | decoded | decoded |
+//! | a JSON-RPC message | decoded | decoded (a `tools/list` answer with each tool's `execution` kept in its `_meta`, [`crate::upstream::listing::keep_execution`]) |
 //! | not JSON | skipped (logged) | skipped (logged) |
 //! | a notification rmcp does not know | skipped | skipped |
 //! | an answer (id, no method) that does not decode, e.g. both `result` and `error` | skipped: its request waits for its timeout | a JSON-RPC error `-32603` for that id, logged once |
@@ -77,6 +77,8 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
     if line.is_empty() {
         return None;
     }
+    let kept = crate::upstream::listing::keep_execution(line);
+    let line = kept.as_deref().unwrap_or(line);
     let e = match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
         Ok(message) => return Some(message),
         Err(e) => e,

@@ -26,6 +26,21 @@ use crate::catalog::ServerListing;
 
 pub mod lenient_tools;
 
+/// A server's message `line` with each tool's `execution` moved into its `_meta`
+/// ([`crate::catalog::execution`]) when it is a `tools/list` answer carrying any; `None` for
+/// every other line (looked at only when the bytes `"execution"` occur in it).
+pub fn keep_execution(line: &[u8]) -> Option<Vec<u8>> {
+    const NEEDLE: &[u8] = b"\"execution\"";
+    if !line.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+        return None;
+    }
+    let mut message = serde_json::from_slice::<serde_json::Value>(line).ok()?;
+    if !crate::catalog::execution::stash(message.get_mut("result")?) {
+        return None;
+    }
+    serde_json::to_vec(&message).ok()
+}
+
 /// Most pages followed for one list before giving up (a server looping with fresh cursors).
 pub const MAX_PAGES: usize = 10_000;
 

@@ -1,0 +1,191 @@
+//! The Tasks utility through the companion, against server-everything's
+//! `simulate-research-query` (`execution.taskSupport: "required"`): a task outlives neither its
+//! server's restart silently (the agent is told, naming the server), an agent reaches only the
+//! tasks it created, the `tasks` capability is declared, the server's status notifications
+//! reach the agent under its task id, and tasks work with the fast path switched off too.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{Companion, FAST_PATH_ENV, everything_js, peers_dir};
+use crate::raw::RawAgent;
+
+const RESEARCH: &str = "mcp_everything_simulate-research-query";
+
+fn everything(js: &str) -> Value {
+    json!({ "mcpServers": { "everything": { "command": "node", "args": [js, "stdio"] } } })
+}
+
+async fn request(agent: &mut RawAgent, id: u64, method: &str, params: Value) -> Value {
+    let id = json!(id);
+    (agent)
+        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+        .await;
+    agent.until_response(&id).await.0
+}
+
+async fn create(agent: &mut RawAgent, id: u64, topic: &str) -> String {
+    let created = request(
+        agent,
+        id,
+        "tools/call",
+        json!({ "name": RESEARCH, "arguments": { "topic": topic }, "task": { "ttl": 60000 } }),
+    )
+    .await;
+    let task_id = created["result"]["task"]["taskId"].as_str();
+    task_id
+        .unwrap_or_else(|| panic!("a CreateTaskResult: {created}"))
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_task_whose_server_restarts_is_reported_failed_naming_the_server() {
+    let Some(peers) = peers_dir() else { return };
+    let js = everything_js(&peers).display().to_string();
+    let c = Companion::start(everything(&js));
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    // The `tasks` capability is declared, as server-everything declares it.
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let init = request(
+        &mut agent,
+        0,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "tasks-test", "version": "1" } }),
+    )
+    .await;
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"],
+        json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }),
+        "{init}"
+    );
+    assert!(
+        init["result"]["capabilities"].get("experimental").is_none(),
+        "{init}"
+    );
+    (agent)
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    let task = create(&mut agent, 1, "restart").await;
+    assert!(task.starts_with("everything:"), "namespaced: {task}");
+    let got = request(&mut agent, 2, "tasks/get", json!({ "taskId": task })).await;
+    assert_eq!(got["result"]["taskId"], json!(task), "{got}");
+    assert_eq!(got["result"]["status"], json!("working"), "{got}");
+
+    // Another agent does not reach it.
+    let mut other = RawAgent::connect(&c.socket).await;
+    let foreign = request(&mut other, 1, "tasks/get", json!({ "taskId": task })).await;
+    assert_eq!(foreign["error"]["code"], json!(-32602), "{foreign}");
+
+    let before = c.server("everything").await;
+    let out = c.cli(&["restart", "everything"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut restarted = false;
+    for _ in 0..300 {
+        let now = c.server("everything").await;
+        if now.state.as_str() == "running" && now.pid != before.pid {
+            restarted = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(restarted, "the server restarted\n{}", c.log());
+
+    let got = request(&mut agent, 3, "tasks/get", json!({ "taskId": task })).await;
+    assert_eq!(got["result"]["status"], json!("failed"), "{got}");
+    let message = got["result"]["statusMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"everything\"") && message.contains("restarted"),
+        "{got}"
+    );
+    let result = request(&mut agent, 4, "tasks/result", json!({ "taskId": task })).await;
+    assert_eq!(result["error"]["code"], json!(-32603), "{result}");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("restarted")),
+        "{result}"
+    );
+    let listed = request(&mut agent, 5, "tasks/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"],
+        json!([got["result"].clone()]),
+        "{listed}"
+    );
+    // A task created on the new process works as before.
+    let fresh = create(&mut agent, 6, "after").await;
+    assert_ne!(fresh, task);
+    let got = request(&mut agent, 7, "tasks/get", json!({ "taskId": fresh })).await;
+    assert_eq!(got["result"]["status"], json!("working"), "{got}");
+}
+
+#[tokio::test]
+async fn tasks_work_with_the_fast_path_off() {
+    let Some(peers) = peers_dir() else { return };
+    let js = everything_js(&peers).display().to_string();
+    let c = Companion::start_with_env(everything(&js), &[(FAST_PATH_ENV, Some("0"))]);
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let listed = request(&mut agent, 1, "tools/list", json!({})).await;
+    let tools = listed["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let research = tools.iter().find(|t| t["name"] == json!(RESEARCH));
+    assert_eq!(
+        research.map(|t| t["execution"].clone()),
+        Some(json!({ "taskSupport": "required" })),
+        "{listed}"
+    );
+    let task = create(&mut agent, 2, "slow path").await;
+    let mut id = 3;
+    let mut status = Value::Null;
+    let mut heard = Vec::new();
+    for _ in 0..400 {
+        let asked = json!(id);
+        (agent)
+            .send(
+                &json!({ "jsonrpc": "2.0", "id": asked, "method": "tasks/get",
+                           "params": { "taskId": task } }),
+            )
+            .await;
+        let (got, before) = agent.until_response(&asked).await;
+        heard.extend(before);
+        id += 1;
+        status = got["result"]["status"].clone();
+        if status != json!("working") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, json!("completed"), "{}", c.log());
+    // The server's status notifications (one per stage) reach the agent under its task id.
+    let statuses: Vec<&Value> = heard
+        .iter()
+        .filter(|m| m["method"] == json!("notifications/tasks/status"))
+        .collect();
+    assert!(
+        !statuses.is_empty(),
+        "no notifications/tasks/status: {heard:?}"
+    );
+    for note in statuses {
+        assert_eq!(note["params"]["taskId"], json!(task), "{note}");
+    }
+    let result = request(&mut agent, id, "tasks/result", json!({ "taskId": task })).await;
+    let related = &result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"];
+    assert_eq!(related, &json!(task), "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["type"],
+        json!("text"),
+        "{result}"
+    );
+}
