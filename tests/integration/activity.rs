@@ -277,8 +277,8 @@ async fn a_killed_writer_leaves_a_sound_database() {
 
     // A new writer takes over the file.
     let config = mcp_companion::config::ActivityConfig::default();
-    let activity =
-        mcp_companion::activity::Activity::open_with(&db, &config, 16).expect("reopen to write");
+    let activity = mcp_companion::activity::Activity::open_with(&db, &config, 16, None)
+        .expect("reopen to write");
     activity.record(mcp_companion::activity::Entry::Server(
         mcp_companion::activity::ServerEntry {
             at_ms: mcp_companion::activity::now_ms(),

@@ -62,6 +62,7 @@ mod socket_dir;
 mod ssrf;
 mod strays;
 mod supervision;
+mod telemetry;
 mod third_party;
 mod tool_search;
 mod wire;
