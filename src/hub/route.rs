@@ -103,9 +103,14 @@ impl Hub {
     ) -> CallToolResult {
         let (route, server, live) = match self.ready(name, downstream).await {
             Ok(ready) => ready,
-            Err(not) if not.withheld => {
-                record.withheld(&not.message);
-                return error_result(not.message);
+            Err(NotReady {
+                withheld: Some(server),
+                message,
+                ..
+            }) => {
+                record.routed(&server);
+                record.withheld(&message);
+                return error_result(message);
             }
             Err(not) => {
                 record.unavailable(&not.detail, &not.message);
@@ -240,7 +245,7 @@ impl Hub {
                     view.withheld(self.profile(), crate::catalog::pin::Kind::Tool, name)
             {
                 return Err(NotReady {
-                    withheld: true,
+                    withheld: Some(server.clone()),
                     ..NotReady::plain(format!(
                         "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
                     ))
@@ -347,8 +352,8 @@ fn coming_back(state: ServerState) -> bool {
 struct NotReady {
     message: String,
     detail: String,
-    /// The tool waits for the person's approval (pinning), rather than a server.
-    withheld: bool,
+    /// The server whose tool waits for the person's approval (pinning).
+    withheld: Option<Arc<str>>,
 }
 
 impl NotReady {
@@ -357,7 +362,7 @@ impl NotReady {
         NotReady {
             detail: text.clone(),
             message: text,
-            withheld: false,
+            withheld: None,
         }
     }
 
@@ -367,7 +372,7 @@ impl NotReady {
         NotReady {
             message: render(&unavailable(status)),
             detail: render(&state_sentence(status)),
-            withheld: false,
+            withheld: None,
         }
     }
 }
