@@ -101,6 +101,7 @@ impl Exporter {
         let Some(endpoint) = &config.endpoint else {
             return Ok(None);
         };
+        remember_env_headers();
         let guard = Guard::new(whitelist);
         if let Ok(url) = url::Url::parse(endpoint)
             && let Err(e) = guard.check_url_literal(&url)
@@ -170,6 +171,27 @@ impl Exporter {
             metrics,
             signals,
         }))
+    }
+}
+
+/// The SDK adds the headers of `OTEL_EXPORTER_OTLP_HEADERS` (and its per-signal forms,
+/// `k1=v1,k2=v2`) to every export: their values are remembered by the log scrubber like the
+/// config's `headers`.
+fn remember_env_headers() {
+    for var in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    ] {
+        let Ok(list) = std::env::var(var) else {
+            continue;
+        };
+        let values: Vec<String> = list
+            .split(',')
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(_, v)| v.trim().to_owned())
+            .collect();
+        crate::net::remember_secrets("", &values);
     }
 }
 
