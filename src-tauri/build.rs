@@ -42,6 +42,8 @@ const COMMANDS: &[&str] = &[
     "receive_bundle",
     "install_bundle",
     "take_opened_bundle",
+    "list_changes",
+    "approve_changes",
 ];
 
 fn main() {

@@ -111,7 +111,8 @@ impl Companion {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
         let pins = dirs::data_dir().map(|d| d.join("mcp-companion").join(crate::hub::PINS_FILE));
-        let hub = Hub::start_pinned(config, elicitor, pins).with_activity(open_activity(config));
+        let hub =
+            Hub::start_pinned(config, elicitor, pins).with_activity(open_activity(config).await);
         let stop = CancellationToken::new();
         let show_window = ShowWindow::default();
         let ctx = ControlContext {
@@ -260,10 +261,14 @@ impl Companion {
     }
 }
 
-/// The activity log `config` asks for; when it cannot be opened the companion runs without
-/// one (logged): a record is never a reason not to serve.
-fn open_activity(config: &Config) -> Activity {
-    match Activity::open(&config.activity) {
+/// The activity log `config` asks for, feeding the OpenTelemetry export when `telemetry` names
+/// an endpoint; when either cannot start the companion runs without it (logged): a record is
+/// never a reason not to serve.
+async fn open_activity(config: &Config) -> Activity {
+    let sink = open_telemetry(config)
+        .await
+        .map(|e| Box::new(e) as Box<dyn crate::activity::Sink>);
+    match Activity::open(&config.activity, sink) {
         Ok(activity) => {
             if let Some(path) = activity.path() {
                 tracing::info!(path = %path.display(), "activity log");
@@ -273,6 +278,35 @@ fn open_activity(config: &Config) -> Activity {
         Err(e) => {
             tracing::error!(error = %e, "the activity log cannot be opened; calls are not recorded");
             Activity::off()
+        }
+    }
+}
+
+/// The OpenTelemetry export `config` asks for (its references expanded off the runtime's
+/// workers: the keychain may be slow), or `None` (off, or it cannot start: logged).
+async fn open_telemetry(config: &Config) -> Option<crate::telemetry::Exporter> {
+    if !config.telemetry.enabled() {
+        return None;
+    }
+    let raw = config.telemetry.clone();
+    let expanded = tokio::task::spawn_blocking(move || raw.expand_from_env()).await;
+    let settings = match expanded {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "telemetry is off");
+            return None;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "telemetry is off: expanding its settings stopped");
+            return None;
+        }
+    };
+    let runtime = tokio::runtime::Handle::current();
+    match crate::telemetry::Exporter::start(&settings, &config.ssrf_whitelist.nets, runtime) {
+        Ok(exporter) => exporter,
+        Err(e) => {
+            tracing::error!(error = %e, "telemetry is off");
+            None
         }
     }
 }

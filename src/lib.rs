@@ -14,6 +14,7 @@
 //! | [`secret`] | secrets in the OS keychain behind `${secret:NAME}` references |
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
 //! | [`activity`] | the activity log: every call, listing and server event in a local SQLite database, written off the call path |
+//! | [`telemetry`] | OpenTelemetry export (opt-in): the activity log's calls and listings as spans and metrics over OTLP/HTTP, through the SSRF guard |
 //! | [`catalog`] | naming, `enabledTools`, schema normalisation, the wrapped capability table |
 //! | [`launch`] | the exact program, arguments, environment and cwd of a stdio server, per OS; what a child inherits |
 //! | [`process`] | stdio servers' processes: spawn in a group / Job Object, stop, strays, the reaper |
@@ -49,4 +50,5 @@ pub mod net;
 pub mod process;
 pub mod secret;
 pub mod supervisor;
+pub mod telemetry;
 pub mod upstream;

@@ -96,9 +96,13 @@ enum Command {
         /// Only calls of this wrapped tool (e.g. mcp_demo_echo).
         #[arg(long)]
         tool: Option<String>,
-        /// Only this outcome: ok, isError, error, timeout, cancelled (server entries: a state).
+        /// Only this outcome: ok, isError, error, timeout, cancelled, withheld (server
+        /// entries: a state).
         #[arg(long)]
         outcome: Option<String>,
+        /// Only calls and listings of agents on this profile's sessions.
+        #[arg(long)]
+        profile: Option<String>,
         /// Only entries since then: a duration back from now (90s, 15m, 2h, 7d) or a UTC date.
         #[arg(long)]
         since: Option<String>,
@@ -345,6 +349,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             server,
             tool,
             outcome,
+            profile,
             since,
             limit,
             follow,
@@ -355,6 +360,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 server,
                 tool,
                 outcome,
+                profile,
                 since,
                 limit,
                 follow,

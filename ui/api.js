@@ -48,3 +48,6 @@ export const openBundle = (path) => invoke('open_bundle', { path });
 export const receiveBundle = (name, bytes) => invoke('receive_bundle', { name, bytes });
 export const installBundle = (path, server, values) => invoke('install_bundle', { path, server, values });
 export const takeOpenedBundle = () => invoke('take_opened_bundle');
+
+export const listChanges = (name) => invoke('list_changes', { name });
+export const approveChanges = (name) => invoke('approve_changes', { name });

@@ -43,7 +43,7 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, bundle, elicit, import, registry, servers, settings, sign_in};
+    use commands::{add, bundle, elicit, import, registry, servers, settings, sign_in, trust};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
         servers::config_warnings,
@@ -85,6 +85,8 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         bundle::receive_bundle,
         bundle::install_bundle,
         bundle::take_opened_bundle,
+        trust::list_changes,
+        trust::approve_changes,
     ])
 }
 

@@ -9,6 +9,9 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
 
+/// The most characters of an agent's `clientInfo` name or version the log keeps.
+pub const AGENT_TEXT_MAX: usize = 256;
+
 /// Who made a request: the agent's `clientInfo` (MCP `initialize`), and its process when the
 /// endpoint knows it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,11 +69,13 @@ pub enum Ended {
     /// With the JSON-RPC response frame holding this `result` (the fast path's reply, whose
     /// result may be spliced through unparsed).
     Frame(Vec<u8>),
-    /// The companion answered `isError` itself: `outcome` is `error` or `timeout`, `kind` says
-    /// which failure (`unavailable`, `rpc`, `lost`…); `detail` is kept as the entry's detail
+    /// The companion answered `isError` itself: `outcome` is `error`, `timeout`, or
+    /// `withheld` (the tool waits for the person's approval of its changed definition, so it
+    /// never reached the server); `kind` says which failure (`unavailable`, `rpc`, `lost`,
+    /// `withheld`…); `detail` is kept as the entry's detail
     /// (already free of argument values), `message` only when payloads are recorded.
     Failed {
-        /// `error` or `timeout`.
+        /// `error`, `timeout` or `withheld`.
         outcome: &'static str,
         /// The failure's kind, one word.
         kind: &'static str,
@@ -92,6 +97,8 @@ pub struct CallEntry {
     pub duration: Duration,
     /// Who called.
     pub agent: Agent,
+    /// The profile of the agent's session (`None`: the default view, every server).
+    pub profile: Option<Arc<str>>,
     /// Which forwarding path took it: `fast` or `rmcp`.
     pub path: &'static str,
     /// The server it went to, when it was routed.
@@ -111,6 +118,8 @@ pub struct ListingEntry {
     pub at_ms: u64,
     /// Who asked.
     pub agent: Agent,
+    /// The profile of the agent's session (`None`: the default view).
+    pub profile: Option<Arc<str>>,
     /// `tools/list`.
     pub method: &'static str,
     /// `fast` or `rmcp`.

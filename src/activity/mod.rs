@@ -21,7 +21,14 @@
 //! (`ok`, `isError`, `error` with a kind, `timeout`, `cancelled`), bytes in and out, and the
 //! arguments and result: by default their **shape** (keys and types, string lengths, array
 //! sizes; never a value, `shape.rs`), with `"recordPayloads": true` in full. Every secret the
-//! companion knows ([`crate::net::scrub_known`]) is masked in both.
+//! companion knows ([`crate::net::scrub_known`]) is masked in both. The agent's name and
+//! version are outside text: stored escaped ([`crate::io::text::inert`]) and cut to
+//! [`AGENT_TEXT_MAX`] characters.
+//!
+//! **Other consumers** of the same rows: a [`Sink`] (the OpenTelemetry export,
+//! `crate::telemetry`) is handed every row the writer makes, after its insert, on the writer
+//! thread — one source of truth for what happened, and nothing more on the call path. With
+//! the database switched off and a sink present, the writer runs for the sink alone.
 //!
 //! | file | owns |
 //! |---|---|
@@ -29,7 +36,7 @@
 //! | `entry.rs` | [`Entry`]: what is queued, and [`Agent`] |
 //! | `shape.rs` | arguments and results as shapes, or in full with secrets masked |
 //! | `store.rs` | the database: opening (0600, WAL), the schema, inserts, retention |
-//! | `writer.rs` | the writer thread: batches, drop notes, periodic retention |
+//! | `writer.rs` | the writer thread: batches, drop notes, periodic retention, the [`Sink`] |
 //! | `query.rs` | reading the log back: filters, `--follow`, rows as text or JSON |
 //! | `time.rs` | UTC timestamps for display and `--since` |
 
@@ -45,9 +52,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-pub use entry::{Agent, CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry};
-pub use store::StoreError;
+pub use entry::{
+    AGENT_TEXT_MAX, Agent, CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry,
+};
+pub use store::{Row, StoreError};
 pub use time::{format_ms, now_ms, parse_since};
+pub use writer::Sink;
 
 use crate::config::ActivityConfig;
 
@@ -66,7 +76,7 @@ struct Shared {
     queue: mpsc::SyncSender<writer::Msg>,
     /// Entries dropped because the queue was full, since the start.
     dropped: Arc<AtomicU64>,
-    path: PathBuf,
+    path: Option<PathBuf>,
 }
 
 impl Activity {
@@ -76,16 +86,24 @@ impl Activity {
     }
 
     /// Opens (creating it, mode 0600) the database `config` names and starts the writer
-    /// thread. `None` in the result's place when the log is switched off.
+    /// thread, which also hands every row to `sink` when there is one. [`Activity::off`] when
+    /// the log is switched off and there is no sink; the writer without a database when the log
+    /// is off and a sink is present.
     ///
     /// # Errors
     /// [`StoreError`] naming the file when it cannot be created, opened or set up.
-    pub fn open(config: &ActivityConfig) -> Result<Activity, StoreError> {
+    pub fn open(
+        config: &ActivityConfig,
+        sink: Option<Box<dyn Sink>>,
+    ) -> Result<Activity, StoreError> {
         if !config.enabled {
-            return Ok(Activity::off());
+            return Ok(match sink {
+                Some(sink) => Activity::start(None, Some(sink), config, QUEUE_CAPACITY),
+                None => Activity::off(),
+            });
         }
         let path = config.database_path().ok_or(StoreError::NoDataDir)?;
-        Activity::open_with(&path, config, QUEUE_CAPACITY)
+        Activity::open_with(&path, config, QUEUE_CAPACITY, sink)
     }
 
     /// [`Activity::open`] at `path` with a queue of `capacity` entries.
@@ -96,11 +114,22 @@ impl Activity {
         path: &Path,
         config: &ActivityConfig,
         capacity: usize,
+        sink: Option<Box<dyn Sink>>,
     ) -> Result<Activity, StoreError> {
         let store = store::Store::open(path)?;
+        Ok(Activity::start(Some(store), sink, config, capacity))
+    }
+
+    fn start(
+        store: Option<store::Store>,
+        sink: Option<Box<dyn Sink>>,
+        config: &ActivityConfig,
+        capacity: usize,
+    ) -> Activity {
+        let path = store.as_ref().map(|s| s.path().to_owned());
         let dropped = Arc::new(AtomicU64::new(0));
         let queue = writer::spawn(
-            store,
+            writer::Outputs { store, sink },
             writer::Rules {
                 record_payloads: config.record_payloads,
                 max_age: config.max_age,
@@ -109,13 +138,13 @@ impl Activity {
             capacity,
             dropped.clone(),
         );
-        Ok(Activity {
+        Activity {
             inner: Some(Arc::new(Shared {
                 queue,
                 dropped,
-                path: path.to_owned(),
+                path,
             })),
-        })
+        }
     }
 
     /// Whether entries are recorded (callers skip preparing one when not).
@@ -145,13 +174,14 @@ impl Activity {
             .map_or(0, |s| s.dropped.load(Ordering::Relaxed))
     }
 
-    /// The database file, when recording.
+    /// The database file, when recording to one.
     pub fn path(&self) -> Option<&Path> {
-        self.inner.as_ref().map(|s| s.path.as_path())
+        self.inner.as_ref().and_then(|s| s.path.as_deref())
     }
 
     /// Waits (blocking, at most `timeout`) until every entry queued before this call is in
-    /// the database. `false` when the time ran out or the writer is gone.
+    /// the database and handed to the sink, and the sink was told to send what it holds
+    /// ([`Sink::flush`]). `false` when the time ran out or the writer is gone.
     pub fn flush(&self, timeout: Duration) -> bool {
         let Some(shared) = &self.inner else {
             return true;

@@ -16,9 +16,11 @@ pub struct Filter {
     pub server: Option<String>,
     /// The wrapped tool name, exactly.
     pub tool: Option<String>,
-    /// The outcome (`ok`, `isError`, `error`, `timeout`, `cancelled`; for server entries the
-    /// state), exactly.
+    /// The outcome (`ok`, `isError`, `error`, `timeout`, `cancelled`, `withheld`; for server
+    /// entries the state), exactly.
     pub outcome: Option<String>,
+    /// The profile of the agent's session, exactly.
+    pub profile: Option<String>,
     /// Entries at or after this Unix ms.
     pub since_ms: Option<u64>,
     /// At most the newest this many (of those after `after_id`).
@@ -43,6 +45,9 @@ pub struct Record {
     pub agent_pid: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_exe: Option<String>,
+    /// The profile of the agent's session (absent: the default view).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,11 +82,17 @@ pub struct Record {
 /// # Errors
 /// SQLite's error.
 pub fn read(conn: &Connection, filter: &Filter, after_id: i64) -> rusqlite::Result<Vec<Record>> {
-    let mut sql = String::from(
+    // A database an older companion wrote has no `profile` column until a newer one opens it.
+    let profile = if super::store::has_column(conn, "profile")? {
+        "profile"
+    } else {
+        "NULL"
+    };
+    let mut sql = format!(
         "SELECT id, at_ms, kind, agent, agent_version, agent_pid, agent_exe, server, tool, path,
                 duration_ms, outcome, error_kind, detail, bytes_in, bytes_out, arguments, result,
-                count
-         FROM entries WHERE id > ?",
+                count, {profile}
+         FROM entries WHERE id > ?"
     );
     let mut args: Vec<Sql> = vec![Sql::Integer(after_id)];
     for (column, value) in [
@@ -89,8 +100,13 @@ pub fn read(conn: &Connection, filter: &Filter, after_id: i64) -> rusqlite::Resu
         ("server", &filter.server),
         ("tool", &filter.tool),
         ("outcome", &filter.outcome),
+        ("profile", &filter.profile),
     ] {
         if let Some(v) = value {
+            if column == "profile" && profile == "NULL" {
+                sql.push_str(" AND 0");
+                continue;
+            }
             sql.push_str(&format!(" AND {column} = ?"));
             args.push(Sql::Text(v.clone()));
         }
@@ -128,6 +144,7 @@ pub fn read(conn: &Connection, filter: &Filter, after_id: i64) -> rusqlite::Resu
             arguments: r.get::<_, Option<String>>(16)?.map(json_or_text),
             result: r.get::<_, Option<String>>(17)?.map(json_or_text),
             count: r.get(18)?,
+            profile: r.get(19)?,
         })
     })?;
     let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
@@ -154,6 +171,9 @@ impl Record {
             if let Some(pid) = self.agent_pid {
                 out.push_str(&format!(" (pid {pid})"));
             }
+        }
+        if let Some(profile) = &self.profile {
+            out.push_str(&format!("  profile {profile}"));
         }
         match (&self.server, &self.tool) {
             (Some(s), Some(t)) => out.push_str(&format!("  {s}/{t}")),

@@ -10,10 +10,11 @@
 //! | `id` | increasing; `--follow` reads the rows after the last one seen |
 //! | `at_ms` | when it happened (calls: when they started), Unix ms |
 //! | `kind` | `call`, `list`, `server`, `dropped` |
-//! | `agent`, `agent_version`, `agent_pid`, `agent_exe` | who (`clientInfo`; pid and exe when known) |
+//! | `agent`, `agent_version`, `agent_pid`, `agent_exe` | who (`clientInfo`, escaped and cut to 256 characters; pid and exe when known) |
+//! | `profile` | the profile of the agent's session (NULL: the default view); added in schema 2 |
 //! | `server`, `tool`, `path` | where: the server, the wrapped tool (or the listing's method), `fast` / `rmcp` |
 //! | `duration_ms` | calls: until the answer (or the cancel) |
-//! | `outcome`, `error_kind` | calls: `ok`, `isError`, `error` (+ kind), `timeout`, `cancelled`; servers: the new state |
+//! | `outcome`, `error_kind` | calls: `ok`, `isError`, `error` (+ kind), `timeout`, `cancelled`, `withheld` (waits for approval; never sent); servers: the new state |
 //! | `detail` | a short text: the error, the previous state, the page's cursor |
 //! | `bytes_in`, `bytes_out` | the arguments' and the result's JSON size |
 //! | `arguments`, `result` | their shape, or in full with `recordPayloads` |
@@ -25,7 +26,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, params};
 
 /// The schema version in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// How long a statement waits for another connection's lock (a reader, the CLI) before
 /// failing.
@@ -42,7 +43,8 @@ CREATE TABLE IF NOT EXISTS entries (
     outcome TEXT, error_kind TEXT, detail TEXT,
     bytes_in INTEGER, bytes_out INTEGER,
     arguments TEXT, result TEXT,
-    count INTEGER
+    count INTEGER,
+    profile TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_at ON entries(at_ms);
 ";
@@ -80,6 +82,7 @@ pub struct Row {
     pub agent_version: Option<String>,
     pub agent_pid: Option<u32>,
     pub agent_exe: Option<String>,
+    pub profile: Option<String>,
     pub server: Option<String>,
     pub tool: Option<String>,
     pub path: Option<&'static str>,
@@ -126,6 +129,11 @@ impl Store {
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.execute_batch(SCHEMA)?;
+        // Schema 1 (no `profile` column) is brought up to date in place.
+        if !has_column(&self.conn, "profile")? {
+            self.conn
+                .execute_batch("ALTER TABLE entries ADD COLUMN profile TEXT")?;
+        }
         self.conn
             .pragma_update(None, "user_version", SCHEMA_VERSION)?;
         Ok(())
@@ -146,8 +154,8 @@ impl Store {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO entries (at_ms, kind, agent, agent_version, agent_pid, agent_exe,
                     server, tool, path, duration_ms, outcome, error_kind, detail,
-                    bytes_in, bytes_out, arguments, result, count)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                    bytes_in, bytes_out, arguments, result, count, profile)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             )?;
             for r in rows {
                 stmt.execute(params![
@@ -169,6 +177,7 @@ impl Store {
                     r.arguments,
                     r.result,
                     r.count.map(|c| c as i64),
+                    r.profile,
                 ])?;
             }
         }
@@ -246,6 +255,16 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| sqlite_error(path, &e))?;
     Ok(conn)
+}
+
+/// Whether the `entries` table has `column` (a database written by an older companion may
+/// lack one until a newer companion opens it for writing).
+///
+/// # Errors
+/// SQLite's error.
+pub fn has_column(conn: &Connection, column: &str) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare("SELECT 1 FROM pragma_table_info('entries') WHERE name = ?1")?;
+    stmt.exists([column])
 }
 
 fn sqlite_error(path: &Path, e: &rusqlite::Error) -> StoreError {

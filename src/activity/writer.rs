@@ -8,13 +8,16 @@
 //! transaction's commit costs as much as a few inserts, so calls one after another would
 //! otherwise pay one commit each; and while the writer sleeps, queueing an entry wakes
 //! nobody.
+//!
+//! Every row also goes to the [`Sink`], when there is one, after its batch's insert; the
+//! writer runs without a database when only the sink wants rows.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::entry::{CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry};
+use super::entry::{AGENT_TEXT_MAX, CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry};
 use super::shape::render;
 use super::store::{Row, Store};
 use super::time::now_ms;
@@ -36,6 +39,23 @@ pub(super) enum Msg {
     Flush(mpsc::Sender<()>),
 }
 
+/// Another consumer of the rows (the OpenTelemetry export): called on the writer thread, so
+/// it must not block on the network in [`Sink::row`].
+pub trait Sink: Send {
+    /// One row, as inserted (arguments and result are shapes or masked payloads; a sink
+    /// that must not see them ignores those fields).
+    fn row(&mut self, row: &Row);
+    /// Send what was handed over so far, waiting (bounded by the sink's own timeouts): asked
+    /// by [`super::Activity::flush`].
+    fn flush(&mut self);
+}
+
+/// Where rows go: the database, the sink, or both.
+pub(super) struct Outputs {
+    pub store: Option<Store>,
+    pub sink: Option<Box<dyn Sink>>,
+}
+
 /// What the writer keeps and for how long.
 #[derive(Clone, Debug)]
 pub(super) struct Rules {
@@ -44,9 +64,9 @@ pub(super) struct Rules {
     pub max_size_bytes: u64,
 }
 
-/// Starts the writer on `store`; returns the queue's sending side (`capacity` entries).
+/// Starts the writer on `outputs`; returns the queue's sending side (`capacity` entries).
 pub(super) fn spawn(
-    store: Store,
+    outputs: Outputs,
     rules: Rules,
     capacity: usize,
     dropped: Arc<AtomicU64>,
@@ -54,17 +74,23 @@ pub(super) fn spawn(
     let (tx, rx) = mpsc::sync_channel(capacity);
     let spawned = std::thread::Builder::new()
         .name("activity-writer".into())
-        .spawn(move || run(store, &rules, &rx, &dropped));
+        .spawn(move || run(outputs, &rules, &rx, &dropped));
     if let Err(e) = spawned {
         tracing::error!(error = %e, "cannot start the activity log's writer; nothing is recorded");
     }
     tx
 }
 
-fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &AtomicU64) {
+fn run(outputs: Outputs, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &AtomicU64) {
+    let Outputs {
+        mut store,
+        mut sink,
+    } = outputs;
+    // Without a database the payloads are never rendered: no sink reads them.
+    let payloads = store.is_some();
     let mut written_dropped = 0;
     let mut since_maintenance = 0;
-    maintain(&mut store, rules);
+    maintain(store.as_mut(), rules);
     let mut next_maintenance = Instant::now() + MAINTENANCE_EVERY;
     loop {
         let wait = next_maintenance.saturating_duration_since(Instant::now());
@@ -74,11 +100,15 @@ fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         };
         let mut batch = Batch::default();
-        batch.take(first, rx, rules.record_payloads);
+        let mode = Mode {
+            full: rules.record_payloads,
+            payloads,
+        };
+        batch.take(first, rx, mode);
         if !batch.rows.is_empty() && batch.taken < BATCH && batch.flushes.is_empty() {
             std::thread::sleep(BATCH_WINDOW);
             let next = rx.try_recv().ok();
-            batch.take(next, rx, rules.record_payloads);
+            batch.take(next, rx, mode);
         }
         let Batch {
             mut rows, flushes, ..
@@ -93,7 +123,7 @@ fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
                 ..Row::default()
             });
         }
-        if !rows.is_empty() {
+        if let Some(store) = store.as_mut().filter(|_| !rows.is_empty()) {
             match store.insert(&rows) {
                 Ok(()) => {
                     written_dropped = lost;
@@ -106,12 +136,22 @@ fn run(mut store: Store, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
                     tracing::warn!(path = %store.path().display(), error = %e, entries = n, "could not write to the activity log");
                 }
             }
+        } else {
+            written_dropped = lost;
+        }
+        if let Some(sink) = sink.as_mut() {
+            for row in &rows {
+                sink.row(row);
+            }
+            if !flushes.is_empty() {
+                sink.flush();
+            }
         }
         for done in flushes {
             let _ = done.send(());
         }
         if Instant::now() >= next_maintenance || since_maintenance >= MAINTENANCE_ROWS {
-            maintain(&mut store, rules);
+            maintain(store.as_mut(), rules);
             since_maintenance = 0;
             next_maintenance = Instant::now() + MAINTENANCE_EVERY;
         }
@@ -126,13 +166,22 @@ struct Batch {
     taken: usize,
 }
 
+/// How a row keeps arguments and results.
+#[derive(Clone, Copy)]
+struct Mode {
+    /// In full (masked), else as shapes.
+    full: bool,
+    /// At all (not when only a sink reads the rows).
+    payloads: bool,
+}
+
 impl Batch {
     /// Takes `first`, then what the queue holds without waiting, up to [`BATCH`] messages.
-    fn take(&mut self, first: Option<Msg>, rx: &mpsc::Receiver<Msg>, full: bool) {
+    fn take(&mut self, first: Option<Msg>, rx: &mpsc::Receiver<Msg>, mode: Mode) {
         let mut next = first;
         while let Some(m) = next.take() {
             match m {
-                Msg::Entry(e) => self.rows.push(to_row(e, full)),
+                Msg::Entry(e) => self.rows.push(to_row(e, mode)),
                 Msg::Flush(done) => self.flushes.push(done),
             }
             self.taken += 1;
@@ -143,7 +192,10 @@ impl Batch {
     }
 }
 
-fn maintain(store: &mut Store, rules: &Rules) {
+fn maintain(store: Option<&mut Store>, rules: &Rules) {
+    let Some(store) = store else {
+        return;
+    };
     match store.retain(now_ms(), rules.max_age, rules.max_size_bytes) {
         Ok(0) => {}
         Ok(n) => tracing::debug!(entries = n, "activity log: retention deleted old entries"),
@@ -153,16 +205,17 @@ fn maintain(store: &mut Store, rules: &Rules) {
     }
 }
 
-/// The row of `entry`, its payloads rendered as shapes or (`full`) masked in full.
-fn to_row(entry: Entry, full: bool) -> Row {
+/// The row of `entry`, its payloads rendered as `mode` says.
+fn to_row(entry: Entry, mode: Mode) -> Row {
     match entry {
-        Entry::Call(call) => call_row(*call, full),
+        Entry::Call(call) => call_row(*call, mode),
         Entry::Listing(listing) => listing_row(listing),
         Entry::Server(server) => server_row(server),
     }
 }
 
-fn call_row(call: CallEntry, full: bool) -> Row {
+fn call_row(call: CallEntry, mode: Mode) -> Row {
+    let full = mode.full;
     let arguments = match &call.arguments {
         Payload::None => None,
         Payload::Object(o) => serde_json::to_string(o).ok(),
@@ -171,16 +224,20 @@ fn call_row(call: CallEntry, full: bool) -> Row {
     let mut row = Row {
         at_ms: call.at_ms,
         kind: "call",
-        agent: call.agent.name,
-        agent_version: call.agent.version,
+        agent: call.agent.name.as_deref().map(outside_text),
+        agent_version: call.agent.version.as_deref().map(outside_text),
         agent_pid: call.agent.pid,
         agent_exe: call.agent.exe,
+        profile: call.profile.map(|p| p.to_string()),
         server: call.server.map(|s| s.to_string()),
         tool: Some(call.tool),
         path: Some(call.path),
         duration_ms: Some(call.duration.as_secs_f64() * 1000.0),
         bytes_in: Some(arguments.as_ref().map_or(0, |a| a.len() as u64)),
-        arguments: arguments.as_deref().map(|a| render(a, full)),
+        arguments: arguments
+            .as_deref()
+            .filter(|_| mode.payloads)
+            .map(|a| render(a, full)),
         ..Row::default()
     };
     let result = match call.ended {
@@ -206,9 +263,20 @@ fn call_row(call: CallEntry, full: bool) -> Row {
     if let Some(result) = result {
         row.outcome = Some(if is_error(&result) { "isError" } else { "ok" }.to_owned());
         row.bytes_out = Some(result.len() as u64);
-        row.result = Some(render(&result, full));
+        row.result = mode.payloads.then(|| render(&result, full));
     }
     row
+}
+
+/// An agent's name or version as stored: escaped ([`crate::io::text::inert`]) and cut to
+/// [`AGENT_TEXT_MAX`] characters, marked `…` when cut (an agent chooses its `clientInfo`
+/// freely, and one sent a 200 KB name).
+fn outside_text(text: &str) -> String {
+    let inert = crate::io::text::inert(text);
+    match inert.char_indices().nth(AGENT_TEXT_MAX) {
+        Some((end, _)) => format!("{}…", &inert[..end]),
+        None => inert.into_owned(),
+    }
 }
 
 /// The `result` of a JSON-RPC response frame, as JSON text.
@@ -236,10 +304,11 @@ fn listing_row(listing: ListingEntry) -> Row {
     Row {
         at_ms: listing.at_ms,
         kind: "list",
-        agent: listing.agent.name,
-        agent_version: listing.agent.version,
+        agent: listing.agent.name.as_deref().map(outside_text),
+        agent_version: listing.agent.version.as_deref().map(outside_text),
         agent_pid: listing.agent.pid,
         agent_exe: listing.agent.exe,
+        profile: listing.profile.map(|p| p.to_string()),
         tool: Some(listing.method.to_owned()),
         path: Some(listing.path),
         outcome: Some("ok".to_owned()),

@@ -22,6 +22,7 @@ pub struct ActivityArgs {
     pub server: Option<String>,
     pub tool: Option<String>,
     pub outcome: Option<String>,
+    pub profile: Option<String>,
     pub since: Option<String>,
     /// 0: every matching entry.
     pub limit: u64,
@@ -57,6 +58,7 @@ pub async fn activity(config_path: Option<&Path>, args: ActivityArgs) -> anyhow:
         server: args.server,
         tool: args.tool,
         outcome: args.outcome,
+        profile: args.profile,
         since_ms,
         limit: (args.limit > 0).then_some(args.limit),
     };
@@ -102,6 +104,7 @@ mod tests {
             agent_version: Some("2".into()),
             agent_pid: None,
             agent_exe: None,
+            profile: None,
             server: Some("demo".into()),
             tool: Some("x\x1b[32mG\nfake".into()),
             path: None,

@@ -223,6 +223,16 @@ pub(crate) struct Sources<'a> {
     secrets: &'a dyn SecretStore,
 }
 
+impl<'a> Sources<'a> {
+    /// Variables through `lookup`, secrets through `secrets`.
+    pub(crate) fn new(
+        lookup: &'a dyn Fn(&str) -> Option<String>,
+        secrets: &'a dyn SecretStore,
+    ) -> Sources<'a> {
+        Sources { lookup, secrets }
+    }
+}
+
 /// A view of a store that hands each value it reads to the log scrubber
 /// ([`crate::net::remember_secrets`]), so a secret that turns up in any log line anyway (a
 /// server echoing its environment to stderr) is masked there.

@@ -28,6 +28,7 @@
 //! | `oauth.rs` | the `oauth` object of a remote entry: [`OAuthConfig`] |
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
+//! | `telemetry.rs` | the `telemetry` object (OpenTelemetry export): [`TelemetryConfig`] |
 //! | `profiles.rs` | the `profiles` object: [`ProfileSpec`], [`ProfileConfig`] |
 //! | `tool_search.rs` | `toolSearch` and `alwaysList`, top level and per profile: [`ToolSearchConfig`] |
 //! | `first_list.rs` | `firstListHold`: per agent, whether its first listing waits |
@@ -58,6 +59,7 @@ mod profiles;
 #[cfg(test)]
 mod props;
 mod save;
+mod telemetry;
 mod tool_search;
 mod transport;
 mod whitelist;
@@ -90,6 +92,7 @@ pub use profiles::{
     check_name as check_profile_name,
 };
 pub use save::{Overwrite, save_atomic, save_atomic_with, save_text_atomic};
+pub use telemetry::{DEFAULT_EXPORT_INTERVAL, DEFAULT_SERVICE_NAME, TelemetryConfig};
 pub use tool_search::ToolSearchConfig;
 pub use whitelist::SsrfWhitelist;
 
@@ -122,6 +125,9 @@ pub struct Config {
     pub bridge_autostart: bool,
     /// The `activity` object: the activity log's settings. Read when the companion starts.
     pub activity: ActivityConfig,
+    /// The `telemetry` object: OpenTelemetry export (off without `otlpEndpoint`). Read when
+    /// the companion starts.
+    pub telemetry: TelemetryConfig,
     /// One spec per key of `profiles` (named subsets an agent can be given), in file order.
     pub profiles: Vec<ProfileSpec>,
     /// `toolSearch` and `alwaysList` of the default view (and what profiles inherit).

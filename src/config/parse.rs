@@ -17,6 +17,7 @@ const KNOWN_KEYS: &[&str] = &[
     "registries",
     "wrapResources",
     "activity",
+    "telemetry",
     "profiles",
     "bridgeAutostart",
     "firstListHold",
@@ -118,6 +119,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         }
     };
     let activity = super::activity::parse_activity(top.get("activity"), &mut warnings);
+    let telemetry = super::telemetry::parse_telemetry(top.get("telemetry"), &mut warnings);
     let tool_search = super::tool_search::parse_top(top, &mut warnings);
     let profiles =
         super::profiles::parse_profiles(top.get("profiles"), &servers, &tool_search, &mut warnings);
@@ -138,6 +140,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         wrap_resources,
         bridge_autostart,
         activity,
+        telemetry,
         profiles,
         tool_search,
         warnings,

@@ -36,6 +36,7 @@ struct Open {
     started: Instant,
     at_ms: u64,
     agent: Agent,
+    profile: Option<Arc<str>>,
     path: &'static str,
     server: Option<Arc<str>>,
     tool: String,
@@ -53,15 +54,17 @@ pub fn raw_arguments(arguments: Option<&RawValue>) -> Payload {
 }
 
 impl CallRecord {
-    /// Starts the record of a call to `tool` by `agent` on `path` (`fast` or `rmcp`); the
-    /// agent and arguments are only taken when the log is on.
+    /// Starts the record of a call to `tool` by `agent` on `path` (`fast` or `rmcp`), made
+    /// through `hub` (its activity log, and the profile of its session); the agent and
+    /// arguments are only taken when the log is on.
     pub fn start(
-        activity: &Activity,
+        hub: &Hub,
         path: &'static str,
         agent: impl FnOnce() -> Agent,
         tool: &str,
         arguments: impl FnOnce() -> Payload,
     ) -> CallRecord {
+        let activity = &hub.activity;
         if !activity.is_on() {
             return CallRecord::default();
         }
@@ -71,6 +74,7 @@ impl CallRecord {
                 started: Instant::now(),
                 at_ms: now_ms(),
                 agent: agent(),
+                profile: hub.profile().map(Arc::from),
                 path,
                 server: None,
                 tool: tool.to_owned(),
@@ -123,6 +127,18 @@ impl CallRecord {
         });
     }
 
+    /// The call was refused because the tool waits for the person's approval of its changed
+    /// definition (pinning): `message` is the agent's `isError` text (the companion's own
+    /// words).
+    pub fn withheld(self, message: &str) {
+        self.end(|| Ended::Failed {
+            outcome: "withheld",
+            kind: "withheld",
+            detail: message.to_owned(),
+            message: message.to_owned(),
+        });
+    }
+
     /// Records the call as ended by `ended` (made only when the log is on).
     fn end(mut self, ended: impl FnOnce() -> Ended) {
         if let Some(open) = self.open.take() {
@@ -145,6 +161,7 @@ fn record(open: Open, ended: Ended) {
         at_ms: open.at_ms,
         duration: open.started.elapsed(),
         agent: open.agent,
+        profile: open.profile,
         path: open.path,
         server: open.server,
         tool: open.tool,
@@ -205,6 +222,7 @@ impl Hub {
         self.activity.record(Entry::Listing(ListingEntry {
             at_ms: now_ms(),
             agent: agent(),
+            profile: self.profile().map(Arc::from),
             method: "tools/list",
             path,
             items,

@@ -77,7 +77,7 @@ impl Hub {
             match Hub::search_call(&catalog, name, arguments.as_ref()) {
                 SearchCall::Call(inner, arguments) => (std::borrow::Cow::Owned(inner), arguments),
                 SearchCall::Answer(answer) => {
-                    let record = CallRecord::start(&self.activity, "rmcp", agent, name, || {
+                    let record = CallRecord::start(self, "rmcp", agent, name, || {
                         record::object_arguments(arguments.as_ref())
                     });
                     record.answered(&answer, None);
@@ -88,7 +88,7 @@ impl Hub {
             (std::borrow::Cow::Borrowed(name), arguments)
         };
         drop(catalog);
-        let record = CallRecord::start(&self.activity, "rmcp", agent, &name, || {
+        let record = CallRecord::start(self, "rmcp", agent, &name, || {
             record::object_arguments(arguments.as_ref())
         });
         self.routed_call(&name, arguments, downstream, record).await
@@ -103,6 +103,15 @@ impl Hub {
     ) -> CallToolResult {
         let (route, server, live) = match self.ready(name, downstream).await {
             Ok(ready) => ready,
+            Err(NotReady {
+                withheld: Some(server),
+                message,
+                ..
+            }) => {
+                record.routed(&server);
+                record.withheld(&message);
+                return error_result(message);
+            }
             Err(not) => {
                 record.unavailable(&not.detail, &not.message);
                 return error_result(not.message);
@@ -235,9 +244,12 @@ impl Hub {
                 && let Some(server) =
                     view.withheld(self.profile(), crate::catalog::pin::Kind::Tool, name)
             {
-                return Err(NotReady::plain(format!(
-                    "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
-                )));
+                return Err(NotReady {
+                    withheld: Some(server.clone()),
+                    ..NotReady::plain(format!(
+                        "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
+                    ))
+                });
             }
             let Some(route) = listed.or_else(|| known.get(name)).cloned() else {
                 return Err(self.unknown_tool(name));
@@ -340,6 +352,8 @@ fn coming_back(state: ServerState) -> bool {
 struct NotReady {
     message: String,
     detail: String,
+    /// The server whose tool waits for the person's approval (pinning).
+    withheld: Option<Arc<str>>,
 }
 
 impl NotReady {
@@ -348,6 +362,7 @@ impl NotReady {
         NotReady {
             detail: text.clone(),
             message: text,
+            withheld: None,
         }
     }
 
@@ -357,6 +372,7 @@ impl NotReady {
         NotReady {
             message: render(&unavailable(status)),
             detail: render(&state_sentence(status)),
+            withheld: None,
         }
     }
 }

@@ -72,12 +72,15 @@ export OAUTH_URL="http://127.0.0.1:$(cat "$WORK/oauth.port")"
 # loopback listener, as a person clicking "Allow" would.
 export BROWSER=$(realpath tests/conformance/browser.sh)
 
+# `notes` reads its tools' names and descriptions from this file at each start: drive.py
+# changes one later, and the change waits for approval in the window (pinned tools).
+echo '{}' > "$WORK/notes-overrides.json"
 cat > "$MCP_COMPANION_CONFIG" <<JSON
 { "registries": [ { "name": "fixture", "url": "$REGISTRY_URL" } ],
   "ssrfWhitelist": ["127.0.0.1/32"],
   "mcpServers": {
     "demo":  { "type": "stdio", "command": "$CLI", "args": ["demo-server", "--test-tools"] },
-    "notes": { "type": "stdio", "command": "$CLI", "args": ["demo-server"] },
+    "notes": { "type": "stdio", "command": "$CLI", "args": ["demo-server", "--tool-overrides", "$WORK/notes-overrides.json"] },
     "remote": { "type": "http", "url": "$OAUTH_URL/mcp",
                 "headers": { "X-Fixture-Key": "\${secret:e2e_key}" },
                 "oauth": { "clientId": "e2e-client", "clientSecret": "$PLANT_CLIENT_SECRET" } } } }

@@ -277,8 +277,8 @@ async fn a_killed_writer_leaves_a_sound_database() {
 
     // A new writer takes over the file.
     let config = mcp_companion::config::ActivityConfig::default();
-    let activity =
-        mcp_companion::activity::Activity::open_with(&db, &config, 16).expect("reopen to write");
+    let activity = mcp_companion::activity::Activity::open_with(&db, &config, 16, None)
+        .expect("reopen to write");
     activity.record(mcp_companion::activity::Entry::Server(
         mcp_companion::activity::ServerEntry {
             at_ms: mcp_companion::activity::now_ms(),
@@ -295,3 +295,84 @@ async fn a_killed_writer_leaves_a_sound_database() {
     };
     assert_eq!(read(&db, &filter).len(), 1);
 }
+
+/// A call of a tool that waits for the person's approval (its definition changed since it was
+/// pinned) is recorded as `withheld`, and every call and listing carries the profile of the
+/// session it came through (none for the default view), in the text and JSON output too.
+async fn withheld_calls_and_profiles_are_recorded(path: CallPath) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let overrides = dir.path().join("overrides.json");
+    std::fs::write(&overrides, "{}").expect("write");
+    let entry = demo(&["--tool-overrides", overrides.to_str().expect("utf-8 path")]);
+    let c = Companion::start_on(
+        json!({
+            "mcpServers": { "demo": entry },
+            "profiles": { "work": { "servers": ["demo"] } }
+        }),
+        path,
+    );
+    c.settled().await;
+    std::fs::write(&overrides, r#"{"echo": {"description": "Echo, changed."}}"#).expect("write");
+    assert!(c.cli(&["restart", "demo"]).status.success());
+    let waiting = eventually(Duration::from_secs(30), || {
+        let out = c.cli(&["status"]);
+        String::from_utf8_lossy(&out.stdout).contains("wait for approval")
+    })
+    .await;
+    assert!(waiting, "{}", c.log());
+
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let refused = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "x"})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    call(&mut agent, 2, "mcp_demo_add", json!({"a": 1, "b": 2})).await;
+    let cli = c.cli(&[
+        "call",
+        "--profile",
+        "work",
+        "mcp_demo_add",
+        r#"{"a":2,"b":3}"#,
+    ]);
+    assert!(cli.status.success(), "{cli:?}");
+
+    let db = default_db(&c);
+    let all = wait_for_calls(&db, 3).await;
+    let echo: Vec<&Record> = all
+        .iter()
+        .filter(|r| r.tool.as_deref() == Some("mcp_demo_echo"))
+        .collect();
+    assert_eq!(echo.len(), 1, "{all:#?}");
+    assert_eq!(
+        echo[0].outcome.as_deref(),
+        Some("withheld"),
+        "{:?}",
+        echo[0]
+    );
+    assert_eq!(echo[0].error_kind.as_deref(), Some("withheld"));
+    assert_eq!(echo[0].profile, None);
+    let work: Vec<&Record> = all
+        .iter()
+        .filter(|r| r.profile.as_deref() == Some("work"))
+        .collect();
+    assert_eq!(work.len(), 1, "{all:#?}");
+    assert_eq!(work[0].tool.as_deref(), Some("mcp_demo_add"));
+    assert_eq!(work[0].outcome.as_deref(), Some("ok"));
+
+    let text = c.cli(&["activity", "--outcome", "withheld"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("demo/mcp_demo_echo  withheld (withheld)"),
+        "{text}"
+    );
+    let json_out = c.cli(&["activity", "--profile", "work", "--json"]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&json_out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSONL"))
+        .collect();
+    assert!(!lines.is_empty(), "{json_out:?}");
+    assert!(lines.iter().all(|l| l["profile"] == "work"), "{lines:#?}");
+}
+
+on_both_paths!(
+    withheld_calls_and_profiles,
+    withheld_calls_and_profiles_are_recorded
+);

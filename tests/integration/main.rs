@@ -65,6 +65,7 @@ mod ssrf;
 mod strays;
 mod supervision;
 mod tasks;
+mod telemetry;
 mod third_party;
 mod tool_search;
 mod wire;

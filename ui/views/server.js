@@ -1,4 +1,6 @@
-// Server detail: status, tools with descriptions and schema, a "try it" form, live stderr tail.
+// Server detail: status, tool changes waiting for approval (the diff `mcp-companion trust`
+// prints, one Approve button), tools with descriptions and schema, a "try it" form, live
+// stderr tail.
 import { h, clear, errorText } from '../dom.js';
 import { on, CHANNELS } from '../events.js';
 import { badge, isActive } from '../states.js';
@@ -30,11 +32,49 @@ function toolCard(tool) {
         h('div', {}, h('h4', {}, 'Input schema'), h('pre', { class: 'schema' }, JSON.stringify(tool.inputSchema, null, 2))))));
 }
 
+// The changes of `name` that wait for approval: the core's diff lines as text, and one button
+// that approves them all (as `mcp-companion trust NAME`).
+async function showChanges(section, name, reload) {
+  let pending;
+  try {
+    pending = (await api.listChanges(name))[0];
+  } catch (e) {
+    clear(section, h('div', { class: 'error' }, errorText(e)));
+    return;
+  }
+  if (!pending || !pending.changes.length) {
+    clear(section);
+    return;
+  }
+  const note = h('p', { class: 'help' });
+  const approve = h('button', { class: 'primary', 'data-action': 'approve-changes' }, 'Approve');
+  approve.addEventListener('click', async () => {
+    approve.disabled = true;
+    try {
+      const done = await api.approveChanges(name);
+      const n = done.reduce((sum, s) => sum + s.changes.length, 0);
+      clear(section, h('p', { class: 'help', id: 'changes-approved' },
+        `Approved ${n} change${n === 1 ? '' : 's'}; agents were told the tool list changed.`));
+      reload();
+    } catch (e) {
+      clear(note, h('span', { class: 'error' }, errorText(e)));
+      approve.disabled = false;
+    }
+  });
+  clear(section,
+    h('div', { class: 'notice warn', id: 'pending-changes' },
+      h('h2', {}, 'Changes waiting for your approval'),
+      h('p', {}, 'This server changed or added these since you approved its tools. Agents do not see them until you approve.'),
+      h('pre', { class: 'diff' }, pending.changes.flatMap((c) => c.lines).join('\n')),
+      approve, note));
+}
+
 /** Prefix of the line the core writes into a server's stderr log when a new process starts. */
 const PROCESS_MARKER = '── process ';
 
 export function render(root, [name]) {
   const head = h('header');
+  const changes = h('section', { class: 'changes' });
   const tools = h('section', { class: 'tools' });
   const log = h('pre', { class: 'log', id: 'log' });
   const signInNote = h('p', { class: 'note', id: 'sign-in-note' });
@@ -77,6 +117,8 @@ export function render(root, [name]) {
           h('dt', {}, 'Restarts'), h('dd', {}, String(s.restarts)),
           s.lastError ? lastError(s) : null,
           h('dt', {}, 'Entry'), h('dd', {}, h('code', { class: 'entry' }, JSON.stringify(d.entry)))));
+      if (s.waitingApproval) showChanges(changes, name, load);
+      else if (changes.querySelector('#pending-changes')) clear(changes);
       const key = JSON.stringify(d.tools.map((t) => t.name));
       if (key !== shownTools) {
         shownTools = key;
@@ -100,7 +142,7 @@ export function render(root, [name]) {
     timer = setTimeout(tail, LOG_POLL_MS);
   }
 
-  clear(root, head, tools, h('section', {}, h('h2', {}, 'stderr (live)'), log));
+  clear(root, head, changes, tools, h('section', {}, h('h2', {}, 'stderr (live)'), log));
   load();
   tail();
   const offServers = on(CHANNELS.serversChanged, load);

@@ -44,7 +44,11 @@ export function render(root) {
     return h('tr', { 'data-server': s.name },
       h('td', {}, h('a', { href: `#/server/${encodeURIComponent(s.name)}`, class: 'name' }, s.name)),
       h('td', {}, s.transport),
-      h('td', {}, badge(h, s.state)),
+      h('td', {}, badge(h, s.state), s.waitingApproval
+        ? [' ', h('a', { class: 'badge warn', 'data-action': 'review-changes', href: `#/server/${encodeURIComponent(s.name)}`,
+          title: 'Changed or new tools are withheld from agents until you approve them' },
+        `${s.waitingApproval} change${s.waitingApproval === 1 ? '' : 's'} to approve`)]
+        : null),
       h('td', { class: 'num' }, s.state === 'running' ? String(s.tools) : '–'),
       h('td', { class: 'error-cell' }, errorCell(s)),
       h('td', {}, h('div', { class: 'actions' }, toggle,

@@ -11,6 +11,7 @@
 //! | `bundle.rs` | open a `.mcpb` (path or picked bytes), install it, the bundle the app was opened with |
 //! | `sign_in.rs` | OAuth sign-in of a server |
 //! | `elicit.rs` | open elicitations, the person's answer |
+//! | `trust.rs` | tool changes waiting for approval: their diff, the approval |
 
 pub mod add;
 pub mod bundle;
@@ -20,6 +21,7 @@ pub mod registry;
 pub mod servers;
 pub mod settings;
 pub mod sign_in;
+pub mod trust;
 
 use mcp_companion::config;
 use mcp_companion::hub::ReloadReport;

@@ -93,7 +93,7 @@ impl FastCall {
             return Box::pin(self.slow(None, CallRecord::default())).await;
         };
         let mut record = CallRecord::start(
-            self.hub.activity(),
+            &self.hub,
             "fast",
             || Agent::of(&self.agent),
             &self.wrapped,
