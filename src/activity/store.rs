@@ -13,7 +13,7 @@
 //! | `agent`, `agent_version`, `agent_pid`, `agent_exe` | who (`clientInfo`; pid and exe when known) |
 //! | `server`, `tool`, `path` | where: the server, the wrapped tool (or the listing's method), `fast` / `rmcp` |
 //! | `duration_ms` | calls: until the answer (or the cancel) |
-//! | `outcome`, `error_kind` | calls: `ok`, `isError`, `error` (+ kind), `timeout`, `cancelled`; servers: the new state |
+//! | `outcome`, `error_kind` | calls: `ok`, `isError`, `error` (+ kind), `timeout`, `cancelled`, `denied` / `declined` (the call policy, + kind); servers: the new state |
 //! | `detail` | a short text: the error, the previous state, the page's cursor |
 //! | `bytes_in`, `bytes_out` | the arguments' and the result's JSON size |
 //! | `arguments`, `result` | their shape, or in full with `recordPayloads` |

@@ -18,6 +18,7 @@ fn call(tool: &str) -> Entry {
         server: Some("demo".into()),
         tool: tool.to_owned(),
         arguments: Payload::None,
+        approval: None,
         ended: Ended::Cancelled,
     }))
 }
