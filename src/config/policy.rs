@@ -99,10 +99,10 @@ impl ToolPolicy {
 }
 
 /// Reads `toolPolicy` of entry `server` (`None` or `null`: empty).
-pub(crate) fn parse_tool_policy(
-    server: &str,
-    value: Option<&Value>,
-) -> Result<ToolPolicy, ConfigError> {
+///
+/// # Errors
+/// [`ConfigError::Field`] naming `toolPolicy` or the bad key.
+pub fn parse_tool_policy(server: &str, value: Option<&Value>) -> Result<ToolPolicy, ConfigError> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return Ok(ToolPolicy::default());
     };
