@@ -48,53 +48,58 @@ where
     }
 }
 
-/// Answers ask `id`; for [`Answer::Always`], then writes the tool's `allow` into the config
-/// file and reloads it.
+/// Answers ask `id`; for [`Answer::Always`], first writes the tool's `allow` into the config
+/// file and reloads it, so the call runs with the new policy in place.
 pub(super) async fn approve(
     ctx: &ControlContext,
     id: u64,
     answer: Answer,
 ) -> Result<ControlResponse, Refusal> {
-    let ask = ctx
-        .hub
-        .approvals()
-        .answer(id, answer)
-        .map_err(|e| Refusal::new(ErrorKind::NotWaiting, e.to_string()))?;
+    let not_waiting =
+        |e: crate::hub::approvals::NotOpen| Refusal::new(ErrorKind::NotWaiting, e.to_string());
+    let approvals = ctx.hub.approvals();
+    let ask = approvals
+        .get(id)
+        .ok_or(crate::hub::approvals::NotOpen(id))
+        .map_err(not_waiting)?;
     if answer != Answer::Always {
+        let approved = approvals.answer(id, answer).map_err(not_waiting)?;
         return Ok(ControlResponse::Approved(ApproveReport {
-            approved: ask,
+            approved,
             policy_written: false,
         }));
     }
-    let Some(path) = ctx.config_path.as_deref() else {
-        return Err(Refusal::new(
-            ErrorKind::PolicyNotSaved,
-            "the call was allowed once, but this companion has no config file to write \"allow\" into",
-        ));
-    };
-    let (server, tool) = (ask.server.clone(), ask.tool.clone());
-    let written = crate::manage::edit::update_file(path, |doc| {
-        crate::manage::edit::set_tool_policy(
-            doc,
-            &server,
-            &tool,
-            Some(crate::config::Policy::Allow),
-        )
-    });
+    let written = write_allow(ctx, &ask.server, &ask.tool).await;
+    let approved = approvals.answer(id, answer).map_err(not_waiting)?;
     match written {
-        Ok(config) => {
-            ctx.hub.reload(&config).await;
-            tracing::info!(server = %server, tool = %tool, "the person always allows this tool: toolPolicy \"allow\" written");
-            Ok(ControlResponse::Approved(ApproveReport {
-                approved: ask,
-                policy_written: true,
-            }))
-        }
-        Err(e) => Err(Refusal::new(
+        Ok(()) => Ok(ControlResponse::Approved(ApproveReport {
+            approved,
+            policy_written: true,
+        })),
+        Err(why) => Err(Refusal::new(
             ErrorKind::PolicyNotSaved,
             format!(
-                "the call was allowed once, but \"allow\" could not be written into the config: {e}"
+                "the call was allowed once, but \"allow\" could not be written into the config: {why}"
             ),
         )),
     }
+}
+
+/// Writes `toolPolicy` `allow` for `tool` of `server` into the config file and reloads it.
+async fn write_allow(ctx: &ControlContext, server: &str, tool: &str) -> Result<(), String> {
+    let path = ctx
+        .config_path
+        .as_deref()
+        .ok_or("this companion has no config file")?;
+    let config = crate::manage::edit::update_file(path, |doc| {
+        crate::manage::edit::set_tool_policy(doc, server, tool, Some(crate::config::Policy::Allow))
+    })
+    .map_err(|e| e.to_string())?;
+    ctx.hub.reload(&config).await;
+    tracing::info!(
+        server,
+        tool,
+        "the person always allows this tool: toolPolicy \"allow\" written"
+    );
+    Ok(())
 }

@@ -179,6 +179,11 @@ impl Approvals {
         self.lock().open.values().map(|(a, _)| a.clone()).collect()
     }
 
+    /// Ask `id` as shown, while it is open.
+    pub fn get(&self, id: u64) -> Option<Ask> {
+        self.lock().open.get(&id).map(|(a, _)| a.clone())
+    }
+
     /// Answers ask `id`; returns it as it was shown.
     ///
     /// # Errors
