@@ -16,6 +16,8 @@ const COMMANDS: &[&str] = &[
     "sign_in_server",
     "list_elicitations",
     "answer_elicitation",
+    "list_approvals",
+    "answer_approval",
     "list_presets",
     "instantiate_preset",
     "test_server",

@@ -1,7 +1,7 @@
 //! The person's answers over the control API: `approvals` with `watch` attaches the connection
 //! as an approver ([`crate::hub::Approvals`]) and streams every ask and its end; `approve`
 //! answers one ask, and for `always` writes `allow` for the tool into the config file
-//! (`manage::edit`, atomic) and reloads it, which changes the policy without a restart.
+//! ([`crate::manage::approval`]).
 
 use tokio::io::{AsyncBufRead, AsyncWrite};
 
@@ -48,58 +48,21 @@ where
     }
 }
 
-/// Answers ask `id`; for [`Answer::Always`], first writes the tool's `allow` into the config
-/// file and reloads it, so the call runs with the new policy in place.
+/// Answers ask `id` ([`crate::manage::approval::answer`]: `always` also writes the policy).
 pub(super) async fn approve(
     ctx: &ControlContext,
     id: u64,
     answer: Answer,
 ) -> Result<ControlResponse, Refusal> {
-    let not_waiting =
-        |e: crate::hub::approvals::NotOpen| Refusal::new(ErrorKind::NotWaiting, e.to_string());
-    let approvals = ctx.hub.approvals();
-    let ask = approvals
-        .get(id)
-        .ok_or(crate::hub::approvals::NotOpen(id))
-        .map_err(not_waiting)?;
-    if answer != Answer::Always {
-        let approved = approvals.answer(id, answer).map_err(not_waiting)?;
-        return Ok(ControlResponse::Approved(ApproveReport {
+    use crate::manage::approval::{self, AnswerError};
+    match approval::answer(&ctx.hub, ctx.config_path.as_deref(), id, answer).await {
+        Ok(approved) => Ok(ControlResponse::Approved(ApproveReport {
             approved,
-            policy_written: false,
-        }));
-    }
-    let written = write_allow(ctx, &ask.server, &ask.tool).await;
-    let approved = approvals.answer(id, answer).map_err(not_waiting)?;
-    match written {
-        Ok(()) => Ok(ControlResponse::Approved(ApproveReport {
-            approved,
-            policy_written: true,
+            policy_written: answer == Answer::Always,
         })),
-        Err(why) => Err(Refusal::new(
-            ErrorKind::PolicyNotSaved,
-            format!(
-                "the call was allowed once, but \"allow\" could not be written into the config: {why}"
-            ),
-        )),
+        Err(e @ AnswerError::NotOpen(_)) => Err(Refusal::new(ErrorKind::NotWaiting, e.to_string())),
+        Err(e @ AnswerError::NotSaved(_)) => {
+            Err(Refusal::new(ErrorKind::PolicyNotSaved, e.to_string()))
+        }
     }
-}
-
-/// Writes `toolPolicy` `allow` for `tool` of `server` into the config file and reloads it.
-async fn write_allow(ctx: &ControlContext, server: &str, tool: &str) -> Result<(), String> {
-    let path = ctx
-        .config_path
-        .as_deref()
-        .ok_or("this companion has no config file")?;
-    let config = crate::manage::edit::update_file(path, |doc| {
-        crate::manage::edit::set_tool_policy(doc, server, tool, Some(crate::config::Policy::Allow))
-    })
-    .map_err(|e| e.to_string())?;
-    ctx.hub.reload(&config).await;
-    tracing::info!(
-        server,
-        tool,
-        "the person always allows this tool: toolPolicy \"allow\" written"
-    );
-    Ok(())
 }

@@ -8,6 +8,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`approval`] | the person's answer to a call waiting for approval; `always` writes `toolPolicy` |
 //! | [`presets`] | the built-in catalogue of installable servers, preset + inputs → entry |
 //! | [`import`] | reading other clients' config files: added / skipped / renamed |
 //! | [`edit`] | validated, atomically saved edits of `config.json` |
@@ -17,6 +18,7 @@
 //! | [`bundle`] | installing MCP bundles (`.mcpb`): checked unpacking, manifest → entry |
 //! | [`connect`] | writing our `bridge` entry into other clients' config files |
 
+pub mod approval;
 pub mod bundle;
 pub mod connect;
 pub mod edit;

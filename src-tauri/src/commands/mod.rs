@@ -11,8 +11,10 @@
 //! | `bundle.rs` | open a `.mcpb` (path or picked bytes), install it, the bundle the app was opened with |
 //! | `sign_in.rs` | OAuth sign-in of a server |
 //! | `elicit.rs` | open elicitations, the person's answer |
+//! | `approve.rs` | calls waiting for approval, the person's answer |
 
 pub mod add;
+pub mod approve;
 pub mod bundle;
 pub mod elicit;
 pub mod import;
