@@ -4,7 +4,8 @@
 //! the activity log says so; `mcp-companion policy` writes the config and the running server
 //! follows it without a restart; and an approver attached with `mcp-companion approvals
 //! --watch` answers: once → the call runs exactly once, deny → `isError`, no answer within
-//! `approvalTimeout` → `isError`, always → it runs and `allow` lands in the config.
+//! `approvalTimeout` → `isError`, always → it runs and `allow` lands in the config; an agent
+//! that cancels its call withdraws its ask.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -338,4 +339,47 @@ async fn an_attached_approver_answers(path: CallPath) {
 on_both_paths!(
     an_attached_approver_answers_on,
     an_attached_approver_answers
+);
+
+async fn a_cancelled_call_withdraws_its_ask(path: CallPath) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls.log");
+    let c = Companion::start_on(
+        json!({ "mcpServers": { "a": entry(dir.path(), &log, json!({"echo": "ask"}), false) } }),
+        path,
+    );
+    c.settled().await;
+    let mut watcher = Watcher::attach(&c).await;
+    let mut agent = crate::raw::RawAgent::connect(&c.socket).await;
+    agent.handshake().await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "mcp_a_echo", "arguments": {"message": "never"}}}))
+        .await;
+    let asked = watcher.next().await;
+    assert_eq!(asked["event"], json!("asked"), "{asked}");
+    agent
+        .send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "changed my mind"}}),
+        )
+        .await;
+    let closed = watcher.next().await;
+    assert_eq!(
+        closed,
+        json!({"event": "closed", "id": asked["id"], "outcome": "withdrawn"})
+    );
+    let answer = c.cli(&["approve", &asked["id"].to_string(), "once"]);
+    assert!(!answer.status.success(), "a withdrawn ask takes no answer");
+    assert!(
+        String::from_utf8_lossy(&answer.stderr).contains("no longer open"),
+        "{answer:?}"
+    );
+    assert_eq!(reached(&log), Vec::<String>::new());
+    let _ = watcher.child.start_kill();
+}
+
+on_both_paths!(
+    a_cancelled_call_withdraws_its_ask_on,
+    a_cancelled_call_withdraws_its_ask
 );
