@@ -105,6 +105,17 @@ async fn deny_and_headless_ask(path: CallPath) {
     let echoed = call(&client, "mcp_a_echo", json!({"message": "hi"})).await;
     assert_eq!(text(&echoed), "hi");
 
+    // The same calls from an agent whose plain calls take the fast path when it is on.
+    let mut raw = crate::raw::RawAgent::connect(&c.socket).await;
+    raw.handshake().await;
+    for (id, tool) in [(1, "mcp_a_add"), (2, "mcp_a_sleep")] {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"a": 1, "b": 2, "seconds": 0}}}))
+            .await;
+        let (answer, _) = raw.until_response(&json!(id)).await;
+        assert_eq!(answer["result"]["isError"], json!(true), "{tool}: {answer}");
+    }
+
     assert_eq!(reached(&log), ["echo"], "only echo reached the server");
     let add = recorded(&c, "mcp_a_add").await;
     assert_eq!(add.outcome.as_deref(), Some("denied"), "{add:?}");
