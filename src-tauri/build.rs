@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "get_server",
     "read_log",
     "call_tool",
+    "set_tool_policy",
     "sign_in_server",
     "list_elicitations",
     "answer_elicitation",

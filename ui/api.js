@@ -15,6 +15,7 @@ export const removeServer = (name) => invoke('remove_server', { name });
 export const getServer = (name) => invoke('get_server', { name });
 export const readLog = (name, since) => invoke('read_log', { name, since });
 export const callTool = (name, args) => invoke('call_tool', { name, arguments: args });
+export const setToolPolicy = (name, tool, policy) => invoke('set_tool_policy', { name, tool, policy });
 export const listElicitations = () => invoke('list_elicitations');
 export const answerElicitation = (id, action, content) => invoke('answer_elicitation', { id, action, content });
 export const listApprovals = () => invoke('list_approvals');

@@ -58,6 +58,7 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         servers::get_server,
         servers::read_log,
         servers::call_tool,
+        servers::set_tool_policy,
         sign_in::sign_in_server,
         elicit::list_elicitations,
         elicit::answer_elicitation,

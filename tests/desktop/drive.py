@@ -40,7 +40,7 @@ Checks the issue's acceptance lines, in order:
      typed as a path, is refused (25); Install with a greeting and a sensitive key runs it, its
      tool is called through the bridge with those values, and the key is in the keychain, not
      the config file (26).
- 12. a tool set to `ask` with `mcp-companion policy`: a call raises a card in the window (tool,
+ 12. a tool set to `ask` on its server's page: a call raises a card in the window (tool,
      agent, server, arguments) and a desktop notification (screenshot 27); Allow once runs it
      exactly once (the activity log), Deny gives the caller an isError saying the person
      declined and the call never runs.
@@ -595,12 +595,21 @@ def add_calls(outcome):
 
 
 def approve_in_window(wd, notices):
-    """12. A tool whose policy is `ask` (set with `mcp-companion policy`): the call shows a card
+    """12. A tool whose policy is `ask` (set in the server's page): the call shows a card
     in the window and a desktop notification; Allow once runs it exactly once, Deny gives the
     caller an isError saying the person declined."""
-    r = cli("policy", "demo", "add", "ask")
-    check(r.returncode == 0 and "applied" in r.stdout,
-          f"policy demo add ask written and applied ({r.stdout.strip()!r} {r.stderr.strip()[-200:]!r})")
+    wd.go("#/server/demo")
+    select = "details[data-tool=mcp_demo_add] select[data-field=policy]"
+    wait_for(lambda: wd.find(select), 20, "the policy control of mcp_demo_add")
+    check(wd.js("return document.querySelector(arguments[0]).value;", select) == "default",
+          "add starts with the default policy")
+    wd.js("""const s = document.querySelector(arguments[0]); s.value = 'ask';
+        s.dispatchEvent(new Event('change'));""", select)
+    path = os.environ["MCP_COMPANION_CONFIG"]
+    written = wait_for(lambda: json.load(open(path))["mcpServers"]["demo"].get("toolPolicy"), 10,
+                       "toolPolicy written by the window")
+    check(written == {"add": "ask"}, f"the window wrote toolPolicy add: ask into the config: {written}")
+    wd.go("#/servers")
     card = ".approval[data-server=demo][data-tool=add]"
     summary = "mcp-companion-cli wants to run add"
 
