@@ -423,6 +423,17 @@ mod tests {
                 },
                 r#"{"method":"trust","server":"t","approve":true}"#,
             ),
+            (
+                ControlRequest::Approvals { watch: true },
+                r#"{"method":"approvals","watch":true}"#,
+            ),
+            (
+                ControlRequest::Approve {
+                    id: 3,
+                    answer: crate::hub::Answer::Always,
+                },
+                r#"{"method":"approve","id":3,"answer":"always"}"#,
+            ),
         ];
         for (req, wire) in cases {
             assert_eq!(serde_json::to_string(&req).unwrap(), wire);
@@ -445,6 +456,26 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&refused).unwrap(),
             r#"{"ok":false,"kind":"unknownServer","error":"no server named \"x\""}"#
+        );
+    }
+
+    #[test]
+    fn a_watch_reads_the_open_asks_then_events() {
+        let watch = ControlRequest::Approvals { watch: true };
+        assert_eq!(
+            watch.parse_result(serde_json::json!({"open": []})).unwrap(),
+            ControlResponse::Approvals(ApprovalsReport::default())
+        );
+        assert_eq!(
+            watch
+                .parse_result(
+                    serde_json::json!({"event": "closed", "id": 2, "outcome": "timedOut"})
+                )
+                .unwrap(),
+            ControlResponse::Approval(crate::hub::ApprovalEvent::Closed {
+                id: 2,
+                outcome: crate::hub::approvals::Closed::TimedOut
+            })
         );
     }
 
