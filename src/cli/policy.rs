@@ -70,15 +70,17 @@ fn list(
         .filter(|s| server.is_none_or(|n| n == s.name))
     {
         if let Some(tool) = tool {
-            let wrapped = format!("mcp_{}_{tool}", entry.name);
-            let (decided, from) = match entry.tool_policy.decide(&[tool, &wrapped]) {
-                Some(p) => (p.as_str(), "toolPolicy"),
-                None => (
-                    "allow",
-                    "default: ask if it declares destructiveHint without readOnlyHint",
+            // TOOL may be the upstream or the wrapped name; keys may name either.
+            let prefix = format!("mcp_{}_", entry.name);
+            let raw = tool.strip_prefix(&prefix).unwrap_or(tool);
+            let wrapped = format!("{prefix}{raw}");
+            let (name, tool) = (out::visible(&entry.name), out::visible(tool));
+            match entry.tool_policy.decide(&[raw, &wrapped]) {
+                Some(p) => outln!("{name} {tool}: {} (toolPolicy)", p.as_str()),
+                None => outln!(
+                    "{name} {tool}: default (no toolPolicy key matches: ask if the tool declares destructiveHint without readOnlyHint, else allow)"
                 ),
-            };
-            outln!("{} {tool}: {decided} ({from})", out::visible(&entry.name));
+            }
             return Ok(ExitCode::SUCCESS);
         }
         for e in &entry.tool_policy.entries {

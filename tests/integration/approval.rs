@@ -173,6 +173,17 @@ async fn the_policy_command_writes_the_config_and_the_server_follows_without_a_r
         String::from_utf8_lossy(&listed.stdout).contains("a  echo  deny"),
         "{listed:?}"
     );
+    let one = c.cli(&["--config", config, "policy", "a", "mcp_a_echo"]);
+    assert_eq!(
+        String::from_utf8_lossy(&one.stdout),
+        "a mcp_a_echo: deny (toolPolicy)\n",
+        "{one:?}"
+    );
+    let other = c.cli(&["--config", config, "policy", "a", "add"]);
+    assert!(
+        String::from_utf8_lossy(&other.stdout).starts_with("a add: default"),
+        "{other:?}"
+    );
     let bad = c.cli(&["--config", config, "policy", "a", "echo", "maybe"]);
     assert!(!bad.status.success());
     let unknown = c.cli(&["--config", config, "policy", "nope", "echo", "deny"]);
