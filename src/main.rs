@@ -188,6 +188,36 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show or set the call policy of a server's tools (toolPolicy in the config file): allow
+    /// runs a call, ask waits for the person's approval, deny never runs it; default removes
+    /// the key. Without a policy, lists what is set (or what decides TOOL).
+    Policy {
+        /// Server name.
+        server: Option<String>,
+        /// Tool name (as the server lists it, or wrapped) or glob, e.g. `delete_*`.
+        tool: Option<String>,
+        /// allow, ask, deny, or default.
+        policy: Option<String>,
+    },
+    /// Show the calls waiting for your approval; with --watch, stay attached as an approver
+    /// (calls that ask then wait for you instead of being refused) and answer `ID once`,
+    /// `ID always` or `ID deny` typed on stdin.
+    Approvals {
+        /// Stay attached and print each ask as it comes.
+        #[arg(long)]
+        watch: bool,
+        /// Print JSON, one object a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a call waiting for your approval: once, always (also writes toolPolicy allow),
+    /// or deny.
+    Approve {
+        /// The ask's id (from `approvals`).
+        id: u64,
+        /// once, always or deny.
+        answer: String,
+    },
     /// Re-read the config file and apply the changes: added servers start, removed ones stop,
     /// changed ones restart, the rest keep running. A config that does not load changes nothing.
     Reload {
@@ -385,6 +415,13 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::StartAtLogin { switch, json } => {
             cli::start_at_login::run(switch, args.config.as_deref(), json)
         }
+        Command::Policy {
+            server,
+            tool,
+            policy,
+        } => cli::policy::policy(args.config.as_deref(), socket, server, tool, policy).await,
+        Command::Approvals { watch, json } => cli::policy::approvals(socket, watch, json).await,
+        Command::Approve { id, answer } => cli::policy::approve(socket, id, &answer).await,
         Command::Logout { server } => {
             cli::auth::logout(args.config.as_deref(), socket, &server).await
         }

@@ -15,8 +15,11 @@ export const removeServer = (name) => invoke('remove_server', { name });
 export const getServer = (name) => invoke('get_server', { name });
 export const readLog = (name, since) => invoke('read_log', { name, since });
 export const callTool = (name, args) => invoke('call_tool', { name, arguments: args });
+export const setToolPolicy = (name, tool, policy) => invoke('set_tool_policy', { name, tool, policy });
 export const listElicitations = () => invoke('list_elicitations');
 export const answerElicitation = (id, action, content) => invoke('answer_elicitation', { id, action, content });
+export const listApprovals = () => invoke('list_approvals');
+export const answerApproval = (id, answer) => invoke('answer_approval', { id, answer });
 
 export const listPresets = () => invoke('list_presets');
 export const instantiatePreset = (id, inputs) => invoke('instantiate_preset', { id, inputs });

@@ -2,6 +2,7 @@
 import { h, clear } from './dom.js';
 import { on, CHANNELS } from './events.js';
 import * as api from './api.js';
+import * as approve from './approve.js';
 import * as elicit from './elicit.js';
 import * as servers from './views/servers.js';
 import * as server from './views/server.js';
@@ -49,4 +50,5 @@ on(CHANNELS.serversChanged, summary);
 api.listServers().then(summary).catch(() => {});
 route();
 elicit.start();
+approve.start();
 openPendingBundle();

@@ -3,6 +3,8 @@
 //   tools-changed    no payload
 //   elicitation-requested  payload: an open elicitation {id, server, message, mode, requestedSchema?, url?, host?, timeoutS}
 //   elicitation-closed     payload: its id (answered, timed out, or withdrawn by the server)
+//   approval-requested     payload: a call waiting for the person {id, server, tool, wrapped, agent?, agentVersion?, agentPid?, arguments, reason, timeoutS}
+//   approval-closed        payload: its id (answered, timed out, or withdrawn by the agent)
 //   bundle-opened    payload: a .mcpb path the app was opened with (src-tauri/src/open_file.rs)
 //   tauri://drag-drop      payload: {paths, position} of files dropped on the window (Tauri's own)
 // `on` returns an unsubscribe function; views call it when they go away.
@@ -12,6 +14,8 @@ export const CHANNELS = Object.freeze({
   toolsChanged: 'tools-changed',
   elicitationRequested: 'elicitation-requested',
   elicitationClosed: 'elicitation-closed',
+  approvalRequested: 'approval-requested',
+  approvalClosed: 'approval-closed',
   bundleOpened: 'bundle-opened',
   fileDropped: 'tauri://drag-drop',
 });

@@ -272,20 +272,22 @@ impl<R: Runtime> Elicitor for WindowElicitor<R> {
     }
 }
 
-/// Shows `notice` until the elicitation closes (`withdrawn` resolves or its sender is dropped);
+/// Shows `notice` until the request closes (`withdrawn` resolves or its sender is dropped);
 /// a click brings the window forward. Without a notification service the raised window is all.
-async fn notify<R: Runtime>(app: AppHandle<R>, notice: Notice, withdrawn: oneshot::Receiver<()>) {
+/// Used for elicitations and for calls waiting for approval (`crate::approve`).
+pub(crate) async fn notify<R: Runtime>(
+    app: AppHandle<R>,
+    notice: Notice,
+    withdrawn: oneshot::Receiver<()>,
+) {
     let mut shown = match Notification::show(&notice).await {
         Ok(shown) => shown,
         Err(e) => {
-            tracing::info!(error = %e, "no desktop notification for the elicitation; the window is raised");
+            tracing::info!(error = %e, "no desktop notification; the window is raised");
             return;
         }
     };
-    tracing::info!(
-        notification = shown.id(),
-        "desktop notification shown for the elicitation"
-    );
+    tracing::info!(notification = shown.id(), "desktop notification shown");
     let outcome = tokio::select! {
         outcome = shown.outcome() => Some(outcome),
         _ = withdrawn => None,

@@ -8,6 +8,8 @@
 //! | `tools-changed` | none | the merged tool list changed |
 //! | `elicitation-requested` | an open elicitation (`crate::elicit::Elicitation`) | a server asks the person (`crate::elicit`) |
 //! | `elicitation-closed` | its id | answered, timed out, or withdrawn by the server |
+//! | `approval-requested` | a call waiting for the person (`mcp_companion::hub::Ask`) | a tool's policy is `ask` (`crate::approve`) |
+//! | `approval-closed` | its id | answered, timed out, or withdrawn by the agent |
 
 use mcp_companion::hub::{Hub, HubEvent};
 use tauri::{AppHandle, Emitter, Runtime};

@@ -7,6 +7,7 @@
 //! | `commands` | the Tauri commands the window calls |
 //! | `tray` | the tray icon, its menu and actions |
 //! | `events` | hub events → window channels and tray redraws |
+//! | `approve` | calls waiting for the person's approval, shown in the window with a notification |
 //! | `elicit` | elicitations put to the person in the window, and the one owner of open ones |
 //! | `open_file` | opening the app on a `.mcpb` file (argv, a second launch) |
 //! | `notification` | desktop notifications (freedesktop, on Linux) for a server that asks |
@@ -17,6 +18,7 @@
 //! | `bridge_program` | the installed program the Connect snippets name |
 //! | `command_lists` | (tests) the four lists of command names agree |
 
+pub mod approve;
 pub mod bridge_program;
 pub mod commands;
 pub mod elicit;
@@ -43,7 +45,9 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, bundle, elicit, import, registry, servers, settings, sign_in, trust};
+    use commands::{
+        add, approve, bundle, elicit, import, registry, servers, settings, sign_in, trust,
+    };
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
         servers::config_warnings,
@@ -56,9 +60,12 @@ pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         servers::get_server,
         servers::read_log,
         servers::call_tool,
+        servers::set_tool_policy,
         sign_in::sign_in_server,
         elicit::list_elicitations,
         elicit::answer_elicitation,
+        approve::list_approvals,
+        approve::answer_approval,
         add::list_presets,
         add::instantiate_preset,
         add::test_server,
@@ -270,6 +277,7 @@ pub fn setup<R: Runtime>(
     if tray {
         tray::build(app.handle())?;
     }
+    approve::attach(app.handle().clone(), &hub);
     events::forward(app.handle().clone(), hub);
     Ok(())
 }

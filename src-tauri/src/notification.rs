@@ -1,5 +1,5 @@
-//! Desktop notifications for a server that asks the person: when an elicitation is
-//! put to the person, a notification says which server asks what; clicking it brings the window
+//! Desktop notifications for a server that asks the person: when an elicitation (or a call
+//! waiting for approval) is put to the person, a notification says who asks what; clicking it brings the window
 //! forward, and it is withdrawn once the request is answered, times out or is withdrawn.
 //!
 //! On Linux this speaks the freedesktop *Desktop Notifications* specification (1.2) to
@@ -47,6 +47,29 @@ impl Notice {
             summary: format!("{server} asks you something"),
             body: format!("{body}\nAnswer in MCP Companion."),
             expire,
+        }
+    }
+}
+
+impl Notice {
+    /// The notice for a call waiting for the person's approval: who wants to run which tool
+    /// of which server, and its arguments (as the core masked them), cut to
+    /// [`MAX_BODY_CHARS`].
+    pub fn approving(ask: &mcp_companion::hub::Ask) -> Notice {
+        let agent = ask.agent.as_deref().unwrap_or("an agent");
+        let arguments: String = ask.arguments.chars().take(MAX_BODY_CHARS).collect();
+        let cut = if ask.arguments.chars().count() > MAX_BODY_CHARS {
+            "…"
+        } else {
+            ""
+        };
+        Notice {
+            summary: format!("{agent} wants to run {}", ask.tool),
+            body: format!(
+                "server {}: {arguments}{cut}\nAllow or deny in MCP Companion.",
+                ask.server
+            ),
+            expire: std::time::Duration::from_secs(ask.timeout_s),
         }
     }
 }

@@ -69,13 +69,13 @@ pub enum Ended {
     /// With the JSON-RPC response frame holding this `result` (the fast path's reply, whose
     /// result may be spliced through unparsed).
     Frame(Vec<u8>),
-    /// The companion answered `isError` itself: `outcome` is `error`, `timeout`, or
-    /// `withheld` (the tool waits for the person's approval of its changed definition, so it
-    /// never reached the server); `kind` says which failure (`unavailable`, `rpc`, `lost`,
-    /// `withheld`…); `detail` is kept as the entry's detail
-    /// (already free of argument values), `message` only when payloads are recorded.
+    /// The companion answered `isError` itself: `outcome` is `error`, `timeout`, `withheld`
+    /// (the tool waits for the person's approval of its changed definition, so it never
+    /// reached the server), or `denied` / `declined` (the call policy); `kind` says which
+    /// failure (`unavailable`, `rpc`, `lost`, `withheld`…); `detail` is kept as the entry's
+    /// detail (already free of argument values), `message` only when payloads are recorded.
     Failed {
-        /// `error`, `timeout` or `withheld`.
+        /// `error`, `timeout`, `withheld`, `denied`, `declined` or `cancelled`.
         outcome: &'static str,
         /// The failure's kind, one word.
         kind: &'static str,
@@ -107,6 +107,9 @@ pub struct CallEntry {
     pub tool: String,
     /// Its arguments.
     pub arguments: Payload,
+    /// How the call policy let it run, when that is worth noting (the person approved it; it
+    /// ran unasked with nobody to ask): the entry's detail when nothing else is.
+    pub approval: Option<&'static str>,
     /// How it ended.
     pub ended: Ended,
 }

@@ -14,7 +14,7 @@
 //! | `profile` | the profile of the agent's session (NULL: the default view); added in schema 2 |
 //! | `server`, `tool`, `path` | where: the server, the wrapped tool (or the listing's method), `fast` / `rmcp` |
 //! | `duration_ms` | calls: until the answer (or the cancel) |
-//! | `outcome`, `error_kind` | calls: `ok`, `isError`, `error` (+ kind), `timeout`, `cancelled`, `withheld` (waits for approval; never sent); servers: the new state |
+//! | `outcome`, `error_kind` | calls: `ok`, `isError`, `error` (+ kind), `timeout`, `cancelled`, `withheld` (waits for approval; never sent), `denied` / `declined` (the call policy, + kind); servers: the new state |
 //! | `detail` | a short text: the error, the previous state, the page's cursor |
 //! | `bytes_in`, `bytes_out` | the arguments' and the result's JSON size |
 //! | `arguments`, `result` | their shape, or in full with `recordPayloads` |

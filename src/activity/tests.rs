@@ -19,6 +19,7 @@ fn call(tool: &str) -> Entry {
         server: Some("demo".into()),
         tool: tool.to_owned(),
         arguments: Payload::None,
+        approval: None,
         ended: Ended::Cancelled,
     }))
 }
@@ -126,6 +127,7 @@ fn the_profile_a_withheld_outcome_and_a_capped_agent_name_are_stored_and_read_ba
             detail: "tool \"mcp_demo_changed\" is withheld".into(),
             message: "tool \"mcp_demo_changed\" is withheld".into(),
         },
+        approval: None,
     })));
     activity.record(call("mcp_demo_echo"));
     assert!(activity.flush(Duration::from_secs(10)));

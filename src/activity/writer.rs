@@ -260,6 +260,9 @@ fn call_row(call: CallEntry, mode: Mode) -> Row {
             None
         }
     };
+    if row.detail.is_none() {
+        row.detail = call.approval.map(str::to_owned);
+    }
     if let Some(result) = result {
         row.outcome = Some(if is_error(&result) { "isError" } else { "ok" }.to_owned());
         row.bytes_out = Some(result.len() as u64);

@@ -112,6 +112,10 @@ pub struct Route {
     /// without `arguments` then forwards `{}` (see `hub::forward`). `false` for resources and
     /// prompts.
     pub object_arguments: bool,
+    /// Whether the tool declares `destructiveHint: true` without `readOnlyHint: true`: its
+    /// calls wait for the person's approval unless its `toolPolicy` says otherwise
+    /// (`hub::approve`). An absent hint counts as not declared.
+    pub destructive: bool,
 }
 
 /// One server's share of a build.
@@ -231,12 +235,16 @@ impl Catalog {
                 .annotations
                 .as_ref()
                 .is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true));
+            let destructive = tool.annotations.as_ref().is_some_and(|a| {
+                a.destructive_hint == Some(true) && a.read_only_hint != Some(true)
+            });
             catalog.tools.push(tool);
             catalog.routes.push(Route {
                 server: p.server,
                 target,
                 retry_safe,
                 object_arguments,
+                destructive,
             });
         }
         catalog.warnings = warnings;

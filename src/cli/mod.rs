@@ -8,6 +8,7 @@ mod client;
 pub mod connect;
 pub mod doctor;
 pub mod out;
+pub mod policy;
 mod profile;
 pub mod registry;
 mod registry_launch;

@@ -38,6 +38,8 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "oauth",
     "roots",
     "autoApproveChanges",
+    "toolPolicy",
+    "approvalTimeout",
 ];
 
 /// Validates the entry `value` of server `name`, pushing one warning per unknown key.
@@ -165,6 +167,10 @@ pub(crate) fn parse_entry(
         disabled: f.boolean("disabled")?.unwrap_or(false),
         auto_approve_changes: f.boolean("autoApproveChanges")?.unwrap_or(false),
         roots: parse_roots(name, f.string_list("roots")?.unwrap_or_default())?,
+        tool_policy: super::policy::parse_tool_policy(name, obj.get("toolPolicy"))?,
+        approval_timeout: f
+            .seconds("approvalTimeout")?
+            .unwrap_or(super::policy::DEFAULT_APPROVAL_TIMEOUT),
     })
 }
 

@@ -111,6 +111,8 @@ fn stdio(command: &str, args: &[&str], env: &[(&str, &str)], cwd: Option<&str>) 
         disabled: false,
         auto_approve_changes: false,
         roots: vec![],
+        tool_policy: Default::default(),
+        approval_timeout: crate::config::DEFAULT_APPROVAL_TIMEOUT,
     }
 }
 

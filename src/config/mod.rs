@@ -29,6 +29,7 @@
 //! | `whitelist.rs` | `ssrfWhitelist` as [`SsrfWhitelist`] |
 //! | `activity.rs` | the `activity` object: [`ActivityConfig`] |
 //! | `telemetry.rs` | the `telemetry` object (OpenTelemetry export): [`TelemetryConfig`] |
+//! | `policy.rs` | `toolPolicy` and `approvalTimeout` of an entry: [`ToolPolicy`], [`Policy`] |
 //! | `profiles.rs` | the `profiles` object: [`ProfileSpec`], [`ProfileConfig`] |
 //! | `tool_search.rs` | `toolSearch` and `alwaysList`, top level and per profile: [`ToolSearchConfig`] |
 //! | `first_list.rs` | `firstListHold`: per agent, whether its first listing waits |
@@ -55,6 +56,7 @@ mod normalize;
 mod oauth;
 mod parse;
 mod path;
+mod policy;
 mod profiles;
 #[cfg(test)]
 mod props;
@@ -87,6 +89,7 @@ pub use parse::parse;
 pub use path::{
     CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
 };
+pub use policy::{DEFAULT_APPROVAL_TIMEOUT, Policy, PolicyEntry, ToolPolicy, parse_tool_policy};
 pub use profiles::{
     MAX_PROFILE_NAME_LEN, ProfileConfig, ProfileGlob, ProfileNaming, ProfileSpec, any_match,
     check_name as check_profile_name,
@@ -188,6 +191,12 @@ pub struct ServerConfig {
     /// `roots`: absolute directories offered to the server in `roots/list` when no calling
     /// agent answers it (MCP "Roots"); default none.
     pub roots: Vec<PathBuf>,
+    /// `toolPolicy`: which tools run, wait for the person's approval, or never run
+    /// (`policy.rs`); default empty (every tool takes its annotations' default).
+    pub tool_policy: ToolPolicy,
+    /// `approvalTimeout`: how long a call waits for the person's answer before it is declined
+    /// (seconds in the file, default 60, > 0).
+    pub approval_timeout: Duration,
 }
 
 /// The transport of a server, with its settings.

@@ -81,6 +81,17 @@ pub struct ProfileGlob {
 }
 
 impl ProfileGlob {
+    /// The glob written as `text`, or why it is not one.
+    pub(super) fn new(text: String) -> Result<ProfileGlob, String> {
+        match Pattern::new(&text) {
+            Ok(pattern) => Ok(ProfileGlob { text, pattern }),
+            Err(e) => Err(format!(
+                "\"{text}\" is not a valid glob: {} (at character {})",
+                e.msg, e.pos
+            )),
+        }
+    }
+
     /// Whether `name` matches the glob (whole string, case-sensitive).
     pub fn matches(&self, name: &str) -> bool {
         self.pattern.matches(name)
@@ -289,13 +300,7 @@ pub(super) fn globs(
     })?;
     texts
         .into_iter()
-        .map(|text| match Pattern::new(&text) {
-            Ok(pattern) => Ok(ProfileGlob { text, pattern }),
-            Err(e) => Err(format!(
-                "{at}: \"{key}\" entry \"{text}\" is not a valid glob: {} (at character {})",
-                e.msg, e.pos
-            )),
-        })
+        .map(|text| ProfileGlob::new(text).map_err(|why| format!("{at}: \"{key}\" entry {why}")))
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
 }

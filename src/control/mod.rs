@@ -24,6 +24,12 @@
 //! ← {"ok":true,"result":{"signedIn":true}}
 //! → {"method":"trust","server":"files","approve":true}   (without "approve": only list; no "server": all)
 //! ← {"ok":true,"result":{"approved":true,"servers":[{"server":"files","tools":[{"tool":"read","approved":{…},"listed":{…}}]}]}}
+//! → {"method":"approvals","watch":true}      (an approver from now on; without "watch": the list once)
+//! ← {"ok":true,"result":{"open":[]}}
+//! ← {"ok":true,"result":{"event":"asked","id":1,"server":"files","tool":"delete","wrapped":"mcp_files_delete","agent":"cursor","arguments":"{…}","reason":"policy","timeoutS":60}}
+//! ← {"ok":true,"result":{"event":"closed","id":1,"outcome":"allowed"}}
+//! → {"method":"approve","id":1,"answer":"once"}   (on another connection; also "always", "deny")
+//! ← {"ok":true,"result":{"approved":{"id":1,…},"policyWritten":false}}
 //! → {"method":"stop","server":"tiem"}
 //! ← {"ok":false,"kind":"unknownServer","error":"no server named \"tiem\""}
 //! ```
@@ -33,9 +39,11 @@
 //! | `protocol.rs` | [`ControlRequest`], [`ControlResponse`], [`ErrorKind`]: the shared message types |
 //! | `server.rs` | [`serve`]: sessions, the verb handlers, `logs --follow` |
 //! | `client.rs` | [`ControlClient`], [`request`], [`status`] |
+//! | `approvals.rs` | `approvals --watch` (an attached approver) and `approve`: the person's answers to calls that `ask` |
 //! | `lines.rs` | reading lines with the length limit enforced while reading |
 //! | [`login`] | `login` / `logout`: the OAuth sign-in of a remote server, driven from a client |
 
+mod approvals;
 mod client;
 mod lines;
 pub mod login;
@@ -49,8 +57,9 @@ use crate::hub::Hub;
 
 pub use client::{ControlClient, ControlError, request, status};
 pub use protocol::{
-    ActivityStatus, ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines,
-    LoggedOut, Refusal, SignInStarted, SignedIn, StatusReport, TrustReport, TrustServer,
+    ActivityStatus, ApprovalsReport, ApproveReport, ChildEnvironment, ControlRequest,
+    ControlResponse, Done, ErrorKind, LogLines, LoggedOut, Refusal, SignInStarted, SignedIn,
+    StatusReport, TrustReport, TrustServer,
 };
 pub use server::{serve, session};
 

@@ -6,7 +6,7 @@
 //! reply   = {"ok":true,"result":RESULT} | {"ok":false,"kind":KIND,"error":MESSAGE}
 //! RESULT  = StatusReport | LogLines | ReloadReport | TrustReport | {}       (which one follows from the request)
 //! KIND    = badRequest | tooLong | unknownServer | invalidEntry | shuttingDown | noConfigFile
-//!         | invalidConfig | noWindow | internal
+//!         | invalidConfig | noWindow | signIn | busy | notWaiting | policyNotSaved | internal
 //! ```
 
 use std::path::PathBuf;
@@ -83,6 +83,40 @@ pub enum ControlRequest {
         #[serde(default)]
         approve: bool,
     },
+    /// The calls waiting for the person's approval → [`ControlResponse::Approvals`]; with
+    /// `watch`, the connection is an approver from then on (calls that `ask` wait for an
+    /// answer instead of being refused) and gets one [`ControlResponse::Approval`] per event,
+    /// until it hangs up.
+    Approvals {
+        /// Stay attached and stream the events.
+        #[serde(default)]
+        watch: bool,
+    },
+    /// Answers the waiting call `id` → [`ControlResponse::Approved`]; `always` also writes
+    /// `allow` for the tool into the config file.
+    Approve {
+        /// The ask's id.
+        id: u64,
+        /// `once`, `always` or `deny`.
+        answer: crate::hub::Answer,
+    },
+}
+
+/// The `approvals` answer: the calls waiting for the person, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalsReport {
+    /// The open asks.
+    pub open: Vec<crate::hub::Ask>,
+}
+
+/// The `approve` answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveReport {
+    /// The ask that was answered, as it was shown.
+    pub approved: crate::hub::Ask,
+    /// Whether `allow` was written into the config for the tool (`always`).
+    pub policy_written: bool,
 }
 
 /// The `trust` answer: per server with something waiting (or just approved), the tools.
@@ -200,6 +234,12 @@ pub enum ControlResponse {
     Trust(TrustReport),
     /// Answer to `logout`.
     LoggedOut(LoggedOut),
+    /// First answer to `approvals`.
+    Approvals(ApprovalsReport),
+    /// Each later answer to a watching `approvals`.
+    Approval(crate::hub::ApprovalEvent),
+    /// Answer to `approve`.
+    Approved(ApproveReport),
 }
 
 /// How long a client waits for the answer to a request that the companion answers from what it
@@ -245,6 +285,14 @@ impl ControlRequest {
                 ControlResponse::LoggedOut(serde_json::from_value(result)?)
             }
             ControlRequest::Trust { .. } => ControlResponse::Trust(serde_json::from_value(result)?),
+            // A watch answers with the open asks, then one event per line.
+            ControlRequest::Approvals { .. } => match serde_json::from_value(result.clone()) {
+                Ok(event) => ControlResponse::Approval(event),
+                Err(_) => ControlResponse::Approvals(serde_json::from_value(result)?),
+            },
+            ControlRequest::Approve { .. } => {
+                ControlResponse::Approved(serde_json::from_value(result)?)
+            }
             ControlRequest::Start { .. }
             | ControlRequest::Stop { .. }
             | ControlRequest::Restart { .. }
@@ -280,6 +328,11 @@ pub enum ErrorKind {
     /// The companion already serves as many control connections as it allows
     /// ([`super::MAX_CONTROL_CONNECTIONS`]); the connection is closed.
     Busy,
+    /// `approve`: no waiting call has that id (answered, timed out, or withdrawn).
+    NotWaiting,
+    /// `approve` with `always`: the call was allowed once, but the config could not be
+    /// written; the message says why.
+    PolicyNotSaved,
     /// Anything else (a bug): the message says what.
     Internal,
 }
@@ -388,6 +441,17 @@ mod tests {
                 },
                 r#"{"method":"trust","server":"t","approve":true}"#,
             ),
+            (
+                ControlRequest::Approvals { watch: true },
+                r#"{"method":"approvals","watch":true}"#,
+            ),
+            (
+                ControlRequest::Approve {
+                    id: 3,
+                    answer: crate::hub::Answer::Always,
+                },
+                r#"{"method":"approve","id":3,"answer":"always"}"#,
+            ),
         ];
         for (req, wire) in cases {
             assert_eq!(serde_json::to_string(&req).unwrap(), wire);
@@ -410,6 +474,26 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&refused).unwrap(),
             r#"{"ok":false,"kind":"unknownServer","error":"no server named \"x\""}"#
+        );
+    }
+
+    #[test]
+    fn a_watch_reads_the_open_asks_then_events() {
+        let watch = ControlRequest::Approvals { watch: true };
+        assert_eq!(
+            watch.parse_result(serde_json::json!({"open": []})).unwrap(),
+            ControlResponse::Approvals(ApprovalsReport::default())
+        );
+        assert_eq!(
+            watch
+                .parse_result(
+                    serde_json::json!({"event": "closed", "id": 2, "outcome": "timedOut"})
+                )
+                .unwrap(),
+            ControlResponse::Approval(crate::hub::ApprovalEvent::Closed {
+                id: 2,
+                outcome: crate::hub::approvals::Closed::TimedOut
+            })
         );
     }
 

@@ -7,8 +7,8 @@ use tokio_util::task::TaskTracker;
 
 use super::lines::{self, Line};
 use super::protocol::{
-    ActivityStatus, ChildEnvironment, ControlRequest, ControlResponse, Done, ErrorKind, LogLines,
-    Refusal, Reply, StatusReport, TrustReport, TrustServer,
+    ActivityStatus, ApprovalsReport, ChildEnvironment, ControlRequest, ControlResponse, Done,
+    ErrorKind, LogLines, Refusal, Reply, StatusReport, TrustReport, TrustServer,
 };
 use super::{CONTROL_WRITE_TIMEOUT, ControlContext, MAX_REQUEST_BYTES};
 use crate::config::{self, UnknownServer};
@@ -101,6 +101,9 @@ async fn session_with<S: AsyncRead + AsyncWrite + Unpin>(
                 lines: n,
                 follow: true,
             }) => return follow_logs(&mut rd, &mut wr, ctx, &server, n).await,
+            Ok(ControlRequest::Approvals { watch: true }) => {
+                return super::approvals::watch(&mut rd, &mut wr, ctx).await;
+            }
             Ok(ControlRequest::Login { server }) => {
                 // Two answers: the URL at once, the outcome when the browser came back.
                 match super::login::start(ctx, &server).await {
@@ -121,7 +124,7 @@ async fn session_with<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// Writes `reply`; a client that has not taken it after [`CONTROL_WRITE_TIMEOUT`] loses its
 /// connection (the error ends the session).
-async fn send<W: AsyncWrite + Unpin>(wr: &mut W, reply: Reply) -> std::io::Result<()> {
+pub(super) async fn send<W: AsyncWrite + Unpin>(wr: &mut W, reply: Reply) -> std::io::Result<()> {
     let mut out = serde_json::to_vec(&reply).map_err(std::io::Error::other)?;
     out.push(b'\n');
     let write = async {
@@ -238,6 +241,10 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             .map(|(first, _)| first),
         ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
         ControlRequest::Trust { server, approve } => trust(hub, server.as_deref(), approve).await,
+        ControlRequest::Approvals { .. } => Ok(ControlResponse::Approvals(ApprovalsReport {
+            open: hub.approvals().open(),
+        })),
+        ControlRequest::Approve { id, answer } => super::approvals::approve(ctx, id, answer).await,
     }
 }
 

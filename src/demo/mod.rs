@@ -62,7 +62,7 @@ pub struct DemoOptions {
     /// Speak only MCP 2026-07-28 (`--stateless`); otherwise only the `initialize` era.
     pub stateless: bool,
     /// A JSON file read once at start (`--tool-overrides`): `{"<tool>": {"description": "…",
-    /// "name": "<new name>"}}` changes what `tools/list` says of a tool (a call by the new name
+    /// "name": "<new name>", "annotations": {…}}}` changes what `tools/list` says of a tool (a call by the new name
     /// runs the tool), and `{"prompt:<name>": {"description": "…"}}` a prompt's, so tests can make a server change its tools between runs, as an update
     /// of a package does. A missing or unreadable file changes nothing.
     pub tool_overrides: Option<std::path::PathBuf>,

@@ -29,7 +29,7 @@ pub struct DemoServer {
     call_log: Option<Arc<std::path::PathBuf>>,
     /// `--stateless`: 2026-07-28 only.
     stateless: bool,
-    /// `--tool-overrides`: by tool name, its listed name and description.
+    /// `--tool-overrides`: by tool name, its listed name, description and annotations.
     overrides: Arc<serde_json::Map<String, serde_json::Value>>,
 }
 
@@ -63,6 +63,9 @@ impl DemoServer {
             }
             if let Some(n) = o.get("name").and_then(|n| n.as_str()) {
                 tool.name = n.to_owned().into();
+            }
+            if let Some(a) = o.get("annotations") {
+                tool.annotations = serde_json::from_value(a.clone()).ok();
             }
         }
         tools

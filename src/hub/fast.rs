@@ -2,7 +2,8 @@
 //! needs to. Every other case — unknown tool, resource or prompt target, server not running, no
 //! fast lane (remote servers, or the fast path switched off), a server some of whose URIs are
 //! rewritten (its results must be rewritten too, `native.rs`), the search tools of a view
-//! with `toolSearch` on (`search.rs`) — takes [`Hub::call`], which
+//! with `toolSearch` on (`search.rs`), a tool whose call policy is not plainly `allow`
+//! (`approve.rs`) — takes [`Hub::call`], which
 //! answers it as it always has.
 
 use std::sync::Arc;
@@ -49,6 +50,10 @@ impl Hub {
             return None;
         }
         let server = self.server(&route.server)?;
+        // Only plainly allowed calls: `approve.rs` decides the rest, on the rmcp path.
+        if super::approve::policy_of(name, route, &server).0 != crate::config::Policy::Allow {
+            return None;
+        }
         let live = server.live()?;
         let lane = live.lane.clone()?;
         if lane.ended().is_some() {

@@ -25,6 +25,8 @@
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
+//! | `approve.rs` | [`Hub::approve`]: the call policy (`toolPolicy`, annotation defaults), applied once for both paths |
+//! | `approvals.rs` | [`Approvals`]: the calls waiting for the person, and the approvers attached |
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
@@ -35,6 +37,8 @@
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 //! | `tasks.rs` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
 
+pub mod approvals;
+mod approve;
 mod fast;
 pub mod forward;
 mod native;
@@ -64,6 +68,8 @@ use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 use crate::upstream::elicitor::SharedElicitor;
 use crate::upstream::notice::Notices;
 
+pub use approvals::{Answer, ApprovalEvent, Approvals, Approver, Ask};
+pub use approve::{Source as PolicySource, policy_of};
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
@@ -126,6 +132,8 @@ pub struct Hub {
     profile: profiles::Chosen,
     /// Why profile sockets could not be opened, shared by every handle (`profiles.rs`).
     profile_sockets: profiles::SocketErrors,
+    /// The calls waiting for the person's approval, and who can answer them (`approvals.rs`).
+    approvals: Approvals,
 }
 
 /// The server set in config order, with a by-name index.
@@ -251,7 +259,14 @@ impl Hub {
             activity: crate::activity::Activity::off(),
             profile: profiles::Chosen::default(),
             profile_sockets: profiles::SocketErrors::default(),
+            approvals: Approvals::default(),
         }
+    }
+
+    /// The calls waiting for the person's approval; attach an approver here (the desktop
+    /// window, a control-API watcher) to answer them.
+    pub fn approvals(&self) -> &Approvals {
+        &self.approvals
     }
 
     /// This hub, recording its calls, listings and server events in `activity` from now on.

@@ -362,7 +362,8 @@ impl Owner {
             .iter()
             .zip(&config.servers)
             .map(|(kept, spec)| match (kept, &spec.entry) {
-                // Kept servers take the new entry: it differs at most in `roots`.
+                // Kept servers take the new entry: it differs at most in `roots`, `toolPolicy` and
+                // `approvalTimeout`.
                 (Some(old), Ok(cfg)) => old.with_entry(cfg),
                 (Some(old), Err(_)) => old.clone(),
                 (None, _) => {

@@ -41,6 +41,7 @@ struct Open {
     server: Option<Arc<str>>,
     tool: String,
     arguments: Payload,
+    approval: Option<&'static str>,
 }
 
 /// Decoded arguments, as the rmcp path has them.
@@ -79,6 +80,7 @@ impl CallRecord {
                 server: None,
                 tool: tool.to_owned(),
                 arguments: arguments(),
+                approval: None,
             })),
         }
     }
@@ -88,6 +90,26 @@ impl CallRecord {
         if let Some(open) = &mut self.open {
             open.server = Some(server.clone());
         }
+    }
+
+    /// The call policy let the call run, noting `note` (the person approved it, or it ran
+    /// unasked with nobody to ask).
+    pub fn approval(&mut self, note: Option<&'static str>) {
+        if let Some(open) = &mut self.open {
+            open.approval = note;
+        }
+    }
+
+    /// The call policy refused the call (`outcome` `denied`, `declined` or `cancelled`, of
+    /// `kind`); `answer` is the agent's `isError`, whose text is all the companion's own.
+    pub fn refused(self, outcome: &'static str, kind: &'static str, answer: &CallToolResult) {
+        let message = text_of(answer);
+        self.end(|| Ended::Failed {
+            outcome,
+            kind,
+            detail: message.clone(),
+            message,
+        });
     }
 
     /// The call was answered with `result`, which ended it with `failure` when the companion
@@ -166,6 +188,7 @@ fn record(open: Open, ended: Ended) {
         server: open.server,
         tool: open.tool,
         arguments: open.arguments,
+        approval: open.approval,
         ended,
     })));
 }

@@ -8,6 +8,7 @@
 //! | in both, different | stopped, then started with the new entry |
 //! | in both, identical | untouched: same process, same session |
 //! | in both, only `roots` differ | untouched, but its roots are replaced and it gets `notifications/roots/list_changed` |
+//! | in both, only `toolPolicy` / `approvalTimeout` differ | untouched; the next call follows the new policy |
 //!
 //! Agents stay connected throughout and hear one `tools/list_changed` at the end (the owner
 //! holds announcements back while the reload runs and until the new servers have left
@@ -101,13 +102,16 @@ pub(super) fn plan(current: &[ServerHandle], config: &Config) -> Plan {
 }
 
 /// Whether the running server `old` was started from `spec`'s entry (and, for a remote
-/// server, the same `ssrfWhitelist`), apart from `roots`, which change without a restart.
+/// server, the same `ssrfWhitelist`), apart from `roots`, `toolPolicy` and `approvalTimeout`,
+/// which change without a restart.
 fn same_entry(old: &ServerHandle, spec: &ServerSpec, config: &Config) -> bool {
     match (old.config(), &spec.entry) {
         (Some(cfg), Ok(new)) => {
             let remote = !matches!(new.transport, TransportConfig::Stdio(_));
             let without_roots = |c: &ServerConfig| ServerConfig {
                 roots: Vec::new(),
+                tool_policy: crate::config::ToolPolicy::default(),
+                approval_timeout: crate::config::DEFAULT_APPROVAL_TIMEOUT,
                 ..c.clone()
             };
             without_roots(cfg) == without_roots(new)

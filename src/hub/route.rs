@@ -8,6 +8,9 @@
 //! server has a session? ─no─▶ removed / stopped / failed / needs sign-in ─▶ isError at once
 //!        │ yes                 restarting (restart, crash backoff, reload) ─▶ wait ≤ connectTimeout
 //!        ▼
+//! call policy (approve.rs) ─ deny / declined ─▶ isError, never sent
+//!        │ allow / approved
+//!        ▼
 //! call on session g ──ok / JSON-RPC error / timeout──▶ result (never retried)
 //!        │ session broke
 //!        ▼
@@ -31,6 +34,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::Hub;
+use super::approve::Approval;
 use super::forward::{Forward, Verdict, error_result};
 use super::record::{self, CallRecord};
 use super::search::SearchCall;
@@ -70,14 +74,14 @@ impl Hub {
         name: &str,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
-        agent: impl FnOnce() -> Agent,
+        agent: impl Fn() -> Agent + Sync,
     ) -> CallToolResult {
         let catalog = self.catalog();
         let (name, arguments) = if catalog.searching() && search::is_search_tool(name) {
             match Hub::search_call(&catalog, name, arguments.as_ref()) {
                 SearchCall::Call(inner, arguments) => (std::borrow::Cow::Owned(inner), arguments),
                 SearchCall::Answer(answer) => {
-                    let record = CallRecord::start(self, "rmcp", agent, name, || {
+                    let record = CallRecord::start(self, "rmcp", &agent, name, || {
                         record::object_arguments(arguments.as_ref())
                     });
                     record.answered(&answer, None);
@@ -88,17 +92,21 @@ impl Hub {
             (std::borrow::Cow::Borrowed(name), arguments)
         };
         drop(catalog);
-        let record = CallRecord::start(self, "rmcp", agent, &name, || {
+        let record = CallRecord::start(self, "rmcp", &agent, &name, || {
             record::object_arguments(arguments.as_ref())
         });
-        self.routed_call(&name, arguments, downstream, record).await
+        self.routed_call(&name, arguments, downstream, &agent, record)
+            .await
     }
 
+    /// The call of `name` once its search-tool form is unwrapped: routed, approved
+    /// (`approve.rs`), forwarded, recorded.
     async fn routed_call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
+        agent: &(dyn Fn() -> Agent + Sync),
         mut record: CallRecord,
     ) -> CallToolResult {
         let (route, server, live) = match self.ready(name, downstream).await {
@@ -118,6 +126,17 @@ impl Hub {
             }
         };
         record.routed(&route.server);
+        match self
+            .approve(name, &route, &server, arguments.as_ref(), agent, downstream)
+            .await
+        {
+            Approval::Run(note) => record.approval(note),
+            Approval::Refused(refused) => {
+                let answer = error_result(refused.message);
+                record.refused(refused.outcome, refused.kind, &answer);
+                return answer;
+            }
+        }
         let forward = Forward::new(name, &route, &server);
         let (answer, failure) = self
             .attempts(

@@ -8,6 +8,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`approval`] | the person's answer to a call waiting for approval; `always` writes `toolPolicy` |
 //! | [`presets`] | the built-in catalogue of installable servers, preset + inputs → entry |
 //! | [`import`] | reading other clients' config files: added / skipped / renamed |
 //! | [`edit`] | validated, atomically saved edits of `config.json` |
@@ -18,6 +19,7 @@
 //! | [`connect`] | writing our `bridge` entry into other clients' config files |
 //! | [`login_start`] | starting the headless companion at login (systemd user unit, Run key, LaunchAgent) |
 
+pub mod approval;
 pub mod bundle;
 pub mod connect;
 pub mod edit;

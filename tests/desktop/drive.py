@@ -40,6 +40,10 @@ Checks the issue's acceptance lines, in order:
      typed as a path, is refused (25); Install with a greeting and a sensitive key runs it, its
      tool is called through the bridge with those values, and the key is in the keychain, not
      the config file (26).
+ 12. a tool set to `ask` on its server's page: a call raises a card in the window (tool,
+     agent, server, arguments) and a desktop notification (screenshot 27); Allow once runs it
+     exactly once (the activity log), Deny gives the caller an isError saying the person
+     declined and the call never runs.
 
 Environment (set by e2e.sh): APP, CLI, BUNDLE, BUNDLE_TAMPERED, PEERS_PYTHON, EVERYTHING_JS, OUT (screenshot dir), WORK (temp dir with
 the config, HOME, XDG dirs), MCP_COMPANION_SOCKET, DISPLAY, OAUTH_URL, PLANT_ACCESS,
@@ -615,6 +619,67 @@ def install_bundle(wd):
           and "bundle-key-e2e" not in raw, f"the entry has its source and the key as a keychain reference: {entry}")
 
 
+def add_calls(outcome):
+    """The recorded calls of mcp_demo_add that ended with `outcome` (the activity log)."""
+    r = cli("activity", "--tool", "mcp_demo_add", "--json")
+    rows = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    return [row for row in rows if row.get("outcome") == outcome]
+
+
+def approve_in_window(wd, notices):
+    """12. A tool whose policy is `ask` (set in the server's page): the call shows a card
+    in the window and a desktop notification; Allow once runs it exactly once, Deny gives the
+    caller an isError saying the person declined."""
+    wd.go("#/server/demo")
+    select = "details[data-tool=mcp_demo_add] select[data-field=policy]"
+    wait_for(lambda: wd.find(select), 20, "the policy control of mcp_demo_add")
+    check(wd.js("return document.querySelector(arguments[0]).value;", select) == "default",
+          "add starts with the default policy")
+    wd.js("""const s = document.querySelector(arguments[0]); s.value = 'ask';
+        s.dispatchEvent(new Event('change'));""", select)
+    path = os.environ["MCP_COMPANION_CONFIG"]
+    written = wait_for(lambda: json.load(open(path))["mcpServers"]["demo"].get("toolPolicy"), 10,
+                       "toolPolicy written by the window")
+    check(written == {"add": "ask"}, f"the window wrote toolPolicy add: ask into the config: {written}")
+    wd.go("#/servers")
+    card = ".approval[data-server=demo][data-tool=add]"
+    summary = "mcp-companion-cli wants to run add"
+
+    call = subprocess.Popen([CLI, "call", "mcp_demo_add", '{"a": 2, "b": 3}'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: wd.find(card), 30, "the approval card in the window")
+    shown = wd.text(f"{card} .arguments")
+    check('"a": 2' in shown and '"b": 3' in shown, f"the card shows the arguments: {shown!r}")
+    check("mcp-companion-cli" in wd.text(f"{card} .agent"), "the card names the agent (its clientInfo)")
+    note = notices.notified(summary)
+    check(note is not None and "server demo" in note["body"] and '"a": 2' in note["body"],
+          f"a desktop notification names the tool, the server and the arguments: {note}")
+    wd.screenshot("27-approval.png")
+    check(not add_calls("ok"), "nothing ran before the answer")
+    wd.click(f"{card} [data-action=once]")
+    rc, out, errout = call_output(call)
+    check(rc == 0 and "5" in out, f"allowed once: the call returned its result ({rc}, {out.strip()[-120:]!r} {errout.strip()[-200:]!r})")
+    wait_for(lambda: not wd.find(card), 10, "the card closes once answered")
+    check(note is not None and notices.closed(note["id"]), "the notification is withdrawn once answered")
+    ran = wait_for(lambda: add_calls("ok"), 10, "the allowed call in the activity log")
+    check(len(ran) == 1, f"the allowed call ran exactly once: {len(ran)}")
+
+    call = subprocess.Popen([CLI, "call", "mcp_demo_add", '{"a": 4, "b": 5}'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: wd.find(card), 30, "the second approval card")
+    second = notices.notified(summary, after=note["id"] if note else 0)
+    check(second is not None, f"a notification for the second call: {second}")
+    wd.click(f"{card} [data-action=deny]")
+    rc, out, errout = call_output(call)
+    said = out + errout
+    check("the person declined the call of tool \"add\" of server \"demo\"" in said and "9" not in out,
+          f"denied: the caller got an error saying the person declined ({rc}, {said.strip()[-200:]!r})")
+    wait_for(lambda: not wd.find(card), 10, "the denied card closes")
+    declined = wait_for(lambda: add_calls("declined"), 10, "the declined call in the activity log")
+    check(len(declined) == 1 and len(add_calls("ok")) == 1, "the declined call never ran")
+    cli("policy", "demo", "add", "default")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     port = free_port()
@@ -811,6 +876,8 @@ def main():
         notices = notifications.Daemon(WORK)
         try:
             elicit_in_window(wd, notices)
+            # 12. Approval of a call in the window, with a desktop notification.
+            approve_in_window(wd, notices)
         finally:
             notices.stop()
 

@@ -7,6 +7,7 @@
 #![cfg(unix)]
 
 mod activity;
+mod approval;
 mod asks;
 mod autostart;
 mod bounds;

@@ -9,7 +9,32 @@ import * as api from '../api.js';
 
 const LOG_POLL_MS = 1000;
 
-function toolCard(tool) {
+// A tool's call policy (toolPolicy in the config; docs/src/trust.md, "Approval of calls"):
+// "default" removes the tool's key, so it takes the default from its annotations.
+function policyControl(server, tool) {
+  if (!tool.upstream) return null;
+  const note = h('span', { class: 'help' });
+  const select = h('select', { 'data-field': 'policy', 'aria-label': `Calls of ${tool.upstream}` },
+    ...['allow', 'ask', 'deny'].map((p) => h('option', { value: p }, p)),
+    h('option', { value: 'default' }, 'default (from annotations)'));
+  select.value = tool.policySource === 'config' ? tool.policy : 'default';
+  const said = () => (tool.policySource === 'config' ? '' : `now ${tool.policy}, from the tool's annotations`);
+  note.textContent = said();
+  select.addEventListener('change', async () => {
+    select.disabled = true;
+    try {
+      await api.setToolPolicy(server, tool.upstream, select.value);
+      note.textContent = 'saved';
+    } catch (e) {
+      note.textContent = errorText(e);
+    } finally {
+      select.disabled = false;
+    }
+  });
+  return h('div', { class: 'policy' }, h('h4', {}, 'Calls'), select, ' ', note);
+}
+
+function toolCard(tool, server) {
   const form = schemaForm(tool.inputSchema);
   const out = h('div', { class: 'tool-output' });
   const run = h('button', { class: 'primary', 'data-action': 'run' }, 'Run');
@@ -28,7 +53,7 @@ function toolCard(tool) {
     h('summary', {}, h('code', {}, tool.name), h('span', { class: 'desc' }, tool.description || '')),
     h('div', { class: 'tool-body' },
       h('div', { class: 'cols' },
-        h('div', {}, h('h4', {}, 'Try it'), form.element, run, out),
+        h('div', {}, policyControl(server, tool), h('h4', {}, 'Try it'), form.element, run, out),
         h('div', {}, h('h4', {}, 'Input schema'), h('pre', { class: 'schema' }, JSON.stringify(tool.inputSchema, null, 2))))));
 }
 
@@ -123,7 +148,7 @@ export function render(root, [name]) {
       if (key !== shownTools) {
         shownTools = key;
         clear(tools, h('h2', {}, `Tools (${d.tools.length})`),
-          d.tools.length ? d.tools.map(toolCard) : h('p', { class: 'help' }, s.state === 'running' ? 'This server offers no tools.' : 'Start the server to see its tools.'));
+          d.tools.length ? d.tools.map((t) => toolCard(t, name)) : h('p', { class: 'help' }, s.state === 'running' ? 'This server offers no tools.' : 'Start the server to see its tools.'));
       }
     } catch (e) {
       clear(head, h('h1', {}, name), h('div', { class: 'error' }, errorText(e)));

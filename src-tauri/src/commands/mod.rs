@@ -12,8 +12,10 @@
 //! | `sign_in.rs` | OAuth sign-in of a server |
 //! | `elicit.rs` | open elicitations, the person's answer |
 //! | `trust.rs` | tool changes waiting for approval: their diff, the approval |
+//! | `approve.rs` | calls waiting for approval, the person's answer |
 
 pub mod add;
+pub mod approve;
 pub mod bundle;
 pub mod elicit;
 pub mod import;

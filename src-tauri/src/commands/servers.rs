@@ -88,6 +88,13 @@ pub struct ToolView {
     pub description: Option<String>,
     /// JSON Schema of the arguments.
     pub input_schema: Value,
+    /// The tool's name on its server (what `toolPolicy` keys name); `None` for a resource or
+    /// prompt served as a tool.
+    pub upstream: Option<String>,
+    /// Its call policy now: `allow`, `ask` or `deny`.
+    pub policy: &'static str,
+    /// Where the policy comes from: `config` (a `toolPolicy` key) or `annotation` (the default).
+    pub policy_source: &'static str,
 }
 
 /// The detail page's data.
@@ -112,19 +119,31 @@ pub fn get_server(state: State<'_, Desktop>, name: String) -> Result<ServerDetai
         .find(|s| s.name == name)
         .ok_or_else(|| UnknownServer::new(&name))?;
     let catalog = state.hub.catalog();
-    let tools = if status.state == ServerState::Running {
-        catalog
+    let handle = state.hub.server(&name);
+    let tools = match (&handle, status.state) {
+        (Some(handle), ServerState::Running) => catalog
             .tools()
             .iter()
-            .filter(|t| catalog.route(&t.name).is_some_and(|r| *r.server == *name))
-            .map(|t| ToolView {
-                name: t.name.to_string(),
-                description: t.description.as_ref().map(ToString::to_string),
-                input_schema: Value::Object((*t.input_schema).clone()),
+            .filter_map(|t| {
+                let route = catalog.route(&t.name).filter(|r| *r.server == *name)?;
+                let (policy, source) = mcp_companion::hub::policy_of(&t.name, route, handle);
+                Some(ToolView {
+                    name: t.name.to_string(),
+                    description: t.description.as_ref().map(ToString::to_string),
+                    input_schema: Value::Object((*t.input_schema).clone()),
+                    upstream: match &route.target {
+                        mcp_companion::catalog::Target::Tool { name } => Some(name.clone()),
+                        _ => None,
+                    },
+                    policy: policy.as_str(),
+                    policy_source: match source {
+                        mcp_companion::hub::PolicySource::Config => "config",
+                        mcp_companion::hub::PolicySource::Annotation => "annotation",
+                    },
+                })
             })
-            .collect()
-    } else {
-        Vec::new()
+            .collect(),
+        _ => Vec::new(),
     };
     let entry = raw_config(&state)
         .ok()
@@ -202,4 +221,33 @@ pub async fn call_tool(
 ) -> Result<Value, CommandError> {
     let result = state.hub.call(&name, Some(arguments), None).await;
     serde_json::to_value(result).map_err(|e| CommandError::new(ErrorKind::System, e.to_string()))
+}
+
+/// Sets the call policy of `tool` (its name on server `name`) to `policy` (`allow`, `ask`,
+/// `deny`), or removes its `toolPolicy` key for `default`; saved atomically and reloaded (the
+/// server keeps running).
+///
+/// # Errors
+/// `invalid` for an unknown policy or a bad tool name; `unknownServer`; `file`.
+#[tauri::command]
+pub async fn set_tool_policy(
+    state: State<'_, Desktop>,
+    name: String,
+    tool: String,
+    policy: String,
+) -> Result<(), CommandError> {
+    let policy = match policy.as_str() {
+        "default" => None,
+        p => Some(mcp_companion::config::Policy::parse(p).ok_or_else(|| {
+            CommandError::new(
+                crate::error::ErrorKind::Invalid,
+                format!("\"{p}\" is not a policy (allow, ask, deny or default)"),
+            )
+        })?),
+    };
+    super::edit_and_reload(&state, |doc| {
+        mcp_companion::manage::edit::set_tool_policy(doc, &name, &tool, policy)
+    })
+    .await
+    .map(|_| ())
 }

@@ -109,6 +109,8 @@ fn absent_fields_take_their_defaults() {
             disabled: false,
             auto_approve_changes: false,
             roots: vec![],
+            tool_policy: Default::default(),
+            approval_timeout: crate::config::DEFAULT_APPROVAL_TIMEOUT,
         }
     );
     let got = entry(json!({"url": "http://h/mcp"})).unwrap();

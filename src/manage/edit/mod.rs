@@ -284,3 +284,38 @@ pub fn set_whitelist(doc: &mut Value, entries: &[String]) -> Result<(), EditErro
     object_mut(doc).insert("ssrfWhitelist".into(), value);
     Ok(())
 }
+
+/// Sets the `toolPolicy` of `tool` (a name or glob) of server `server` to `policy`, or removes
+/// that key for `None` (the tool then takes its default); the entry must exist.
+///
+/// # Errors
+/// [`EditError::UnknownServer`]; [`EditError::Invalid`] when the key is not a valid glob.
+pub fn set_tool_policy(
+    doc: &mut Value,
+    server: &str,
+    tool: &str,
+    policy: Option<config::Policy>,
+) -> Result<(), EditError> {
+    let entry = servers_mut(doc)
+        .get_mut(server)
+        .ok_or_else(|| crate::config::UnknownServer::new(server))?;
+    match policy {
+        Some(policy) => {
+            set_path(
+                entry,
+                &["toolPolicy", tool],
+                Value::String(policy.as_str().to_owned()),
+            )?;
+            if let Err(e) = config::parse_tool_policy(server, entry.get("toolPolicy")) {
+                return Err(EditError::Invalid(e));
+            }
+        }
+        None => {
+            remove_path(entry, &["toolPolicy", tool]);
+            if entry["toolPolicy"].as_object().is_some_and(Map::is_empty) {
+                remove_path(entry, &["toolPolicy"]);
+            }
+        }
+    }
+    Ok(())
+}

@@ -272,3 +272,26 @@ fn a_config_with_a_byte_order_mark_is_edited_and_keeps_it() {
     assert!(text.starts_with('\u{feff}'), "{text:?}");
     assert_eq!(crate::config::load(&path).unwrap().servers.len(), 1);
 }
+
+#[test]
+fn a_tool_policy_is_set_replaced_and_removed_without_leaving_an_empty_object() {
+    let mut doc = json!({"mcpServers": {"a": {"command": "x"}}});
+    set_tool_policy(&mut doc, "a", "write_*", Some(config::Policy::Ask)).unwrap();
+    set_tool_policy(&mut doc, "a", "rm", Some(config::Policy::Deny)).unwrap();
+    set_tool_policy(&mut doc, "a", "rm", Some(config::Policy::Allow)).unwrap();
+    assert_eq!(
+        doc["mcpServers"]["a"]["toolPolicy"],
+        json!({"write_*": "ask", "rm": "allow"})
+    );
+    set_tool_policy(&mut doc, "a", "write_*", None).unwrap();
+    set_tool_policy(&mut doc, "a", "rm", None).unwrap();
+    assert_eq!(doc, json!({"mcpServers": {"a": {"command": "x"}}}));
+    assert!(matches!(
+        set_tool_policy(&mut doc, "b", "rm", Some(config::Policy::Deny)),
+        Err(EditError::UnknownServer(_))
+    ));
+    assert!(matches!(
+        set_tool_policy(&mut doc, "a", "[rm", Some(config::Policy::Deny)),
+        Err(EditError::Invalid(_))
+    ));
+}

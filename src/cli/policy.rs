@@ -1,0 +1,244 @@
+//! `mcp-companion policy [SERVER [TOOL [allow|ask|deny|default]]]`: the call policy of each
+//! server's tools in the config file, and setting one (written atomically; a running
+//! companion reading the same file reloads it, without restarting the server);
+//! `mcp-companion approvals [--watch]` and `approve ID once|always|deny`: the calls waiting for
+//! the person, answered from a terminal.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use mcp_companion::config::{self, Policy};
+use mcp_companion::control::{self, ControlRequest, ControlResponse};
+use mcp_companion::hub::{Answer, ApprovalEvent, Ask};
+use mcp_companion::manage::edit;
+use tokio::io::AsyncBufReadExt;
+
+use super::out::{self, outln};
+
+/// Runs `policy`: lists (no `value`) or sets one key.
+pub async fn policy(
+    config_path: Option<&Path>,
+    socket: Option<&Path>,
+    server: Option<String>,
+    tool: Option<String>,
+    value: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let path = config::resolve_config_path(config_path)?;
+    let (Some(server), Some(tool), Some(value)) = (&server, &tool, &value) else {
+        let cfg = config::load(&path)?;
+        return list(&cfg, server.as_deref(), tool.as_deref());
+    };
+    let policy = match value.as_str() {
+        "default" => None,
+        v => Some(Policy::parse(v).with_context(|| {
+            format!("\"{v}\" is not a policy: use allow, ask, deny, or default (removes the key)")
+        })?),
+    };
+    edit::update_file(&path, |doc| {
+        edit::set_tool_policy(doc, server, tool, policy)
+    })?;
+    match policy {
+        Some(p) => outln!(
+            "{}: toolPolicy \"{tool}\" of server \"{server}\" is now \"{}\"",
+            path.display(),
+            p.as_str()
+        ),
+        None => outln!(
+            "{}: toolPolicy \"{tool}\" of server \"{server}\" removed (the tool takes its default)",
+            path.display()
+        ),
+    }
+    reload_running(&path, socket).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every server's `toolPolicy` (or `server`'s), one key a line.
+fn list(
+    cfg: &config::Config,
+    server: Option<&str>,
+    tool: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    if let Some(name) = server
+        && !cfg.servers.iter().any(|s| s.name == name)
+    {
+        anyhow::bail!(config::UnknownServer::new(name));
+    }
+    let mut any = false;
+    for entry in cfg
+        .valid_servers()
+        .filter(|s| server.is_none_or(|n| n == s.name))
+    {
+        if let Some(tool) = tool {
+            // TOOL may be the upstream or the wrapped name; keys may name either.
+            let prefix = format!("mcp_{}_", entry.name);
+            let raw = tool.strip_prefix(&prefix).unwrap_or(tool);
+            let wrapped = format!("{prefix}{raw}");
+            let (name, tool) = (out::visible(&entry.name), out::visible(tool));
+            match entry.tool_policy.decide(&[raw, &wrapped]) {
+                Some(p) => outln!("{name} {tool}: {} (toolPolicy)", p.as_str()),
+                None => outln!(
+                    "{name} {tool}: default (no toolPolicy key matches: ask if the tool declares destructiveHint without readOnlyHint, else allow)"
+                ),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        for e in &entry.tool_policy.entries {
+            any = true;
+            outln!(
+                "{}  {}  {}",
+                out::visible(&entry.name),
+                out::visible(&e.glob.text),
+                e.policy.as_str()
+            );
+        }
+    }
+    if !any {
+        outln!(
+            "No toolPolicy set: every tool runs, except that one declaring destructiveHint (without readOnlyHint) asks the person when an approver is attached."
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks a running companion that reads `path` to reload it; says so when none does.
+async fn reload_running(path: &Path, socket: Option<&Path>) -> anyhow::Result<()> {
+    let paths = mcp_companion::ipc::record::locate(socket).await;
+    let same = |running: &Path| match (std::fs::canonicalize(path), std::fs::canonicalize(running))
+    {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    match control::status(&paths.control).await {
+        Ok(status) if status.config.as_deref().is_some_and(same) => {
+            match control::request(&paths.control, &ControlRequest::Reload).await {
+                Ok(_) => outln!("the running companion applied it"),
+                Err(e) => outln!("the running companion did not reload: {e}"),
+            }
+        }
+        Ok(_) => outln!("the running companion reads another config file: not applied there"),
+        Err(_) => outln!("no companion is running: it applies at the next start"),
+    }
+    Ok(())
+}
+
+/// Runs `approve ID ANSWER`.
+pub async fn approve(socket: Option<&Path>, id: u64, answer: &str) -> anyhow::Result<ExitCode> {
+    let answer = Answer::parse(answer)
+        .with_context(|| format!("\"{answer}\" is not an answer: use once, always or deny"))?;
+    let paths = mcp_companion::ipc::record::locate(socket).await;
+    let ControlResponse::Approved(report) =
+        control::request(&paths.control, &ControlRequest::Approve { id, answer }).await?
+    else {
+        anyhow::bail!("unexpected answer to approve");
+    };
+    let what = match answer {
+        Answer::Once => "allowed once",
+        Answer::Always => "allowed, and always from now on (toolPolicy \"allow\" written)",
+        Answer::Deny => "denied",
+    };
+    outln!(
+        "{}: {} of server {} {what}",
+        report.approved.id,
+        out::visible(&report.approved.tool),
+        out::visible(&report.approved.server)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `approvals`: the waiting calls; with `watch`, attached as an approver, printing each
+/// ask and its end, and answering `ID once|always|deny` lines read from stdin.
+pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let paths = mcp_companion::ipc::record::locate(socket).await;
+    let mut client = control::ControlClient::connect(&paths.control).await?;
+    client.send(&ControlRequest::Approvals { watch }).await?;
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut reading = watch;
+    loop {
+        let answer = tokio::select! {
+            answer = client.next() => answer?,
+            line = stdin.next_line(), if reading => {
+                match line {
+                    Ok(Some(line)) => answer_line(&paths.control, &line).await,
+                    Ok(None) | Err(_) => reading = false,
+                }
+                continue;
+            }
+        };
+        match answer {
+            None => return Ok(ExitCode::SUCCESS),
+            Some(ControlResponse::Approvals(report)) => {
+                if json {
+                    outln!("{}", serde_json::to_string(&report)?);
+                } else if report.open.is_empty() && !watch {
+                    outln!("No call waits for approval.");
+                }
+                if !json {
+                    for ask in &report.open {
+                        show(ask);
+                    }
+                }
+                if watch && !json {
+                    outln!(
+                        "Attached as an approver; answer with `ID once`, `ID always` or `ID deny` (Ctrl-C to detach)."
+                    );
+                }
+            }
+            Some(ControlResponse::Approval(event)) => {
+                if json {
+                    outln!("{}", serde_json::to_string(&event)?);
+                } else {
+                    match &event {
+                        ApprovalEvent::Asked(ask) => show(ask),
+                        ApprovalEvent::Closed { id, outcome } => {
+                            outln!(
+                                "{id}: closed ({})",
+                                serde_json::to_string(outcome)?.trim_matches('"')
+                            );
+                        }
+                    }
+                }
+            }
+            Some(_) => anyhow::bail!("unexpected answer to approvals"),
+        }
+        if !watch {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+}
+
+/// Answers the `ID ANSWER` line a watcher typed (errors are printed, the watch goes on).
+async fn answer_line(control_path: &Path, line: &str) {
+    let mut words = line.split_whitespace();
+    let (Some(id), Some(answer)) = (words.next(), words.next()) else {
+        return;
+    };
+    let (Ok(id), Some(answer)) = (id.parse::<u64>(), Answer::parse(answer)) else {
+        eprintln!("answer with `ID once`, `ID always` or `ID deny`");
+        return;
+    };
+    if let Err(e) = control::request(control_path, &ControlRequest::Approve { id, answer }).await {
+        eprintln!("{id}: {e}");
+    }
+}
+
+/// One ask for a person: the tool, the agent, the server and the arguments (the companion
+/// masked known secrets; the terminal shows the text, never obeys it).
+fn show(ask: &Ask) {
+    let agent = match (&ask.agent, ask.agent_pid) {
+        (Some(name), Some(pid)) => format!("{name} (pid {pid})"),
+        (Some(name), None) => name.clone(),
+        (None, Some(pid)) => format!("pid {pid}"),
+        (None, None) => "an unnamed agent".to_owned(),
+    };
+    let _ = out::line(format_args!(
+        "{}: {} wants to call {} of server {} ({} s to answer; {}):\n{}",
+        ask.id,
+        out::visible(&agent),
+        out::visible(&ask.tool),
+        out::visible(&ask.server),
+        ask.timeout_s,
+        ask.reason,
+        out::visible(&ask.arguments)
+    ));
+}

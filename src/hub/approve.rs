@@ -1,0 +1,194 @@
+//! [`Hub::approve`]: whether a routed call may run — the one place the call policy is applied,
+//! for both forwarding paths (the fast path hands every call that is not plainly `allow` to
+//! [`Hub::call`], see [`Hub::fast_target`]).
+//!
+//! ```text
+//! toolPolicy of the entry (toolPolicy.rs rule) ─ allow ──────────────▶ runs
+//!        │                                       deny ───────────────▶ isError "denied by policy"
+//!        │ no key matches                        ask ─┐
+//!        ▼                                            ▼
+//! destructiveHint: true, no readOnlyHint ─ yes ─▶ an approver attached? ─ yes ─▶ ask the person
+//!        │ no                                         │ no                  ├ once / always ▶ runs
+//!        ▼                                            │                     ├ deny ─────────▶ isError "declined"
+//!      runs                                           │                     └ approvalTimeout ▶ isError "declined"
+//!                                    explicit ask ◀───┴──▶ annotation default: runs, noted in the activity log
+//!              isError "no approver attached" (it says what to do)
+//! ```
+//!
+//! Why the two headless answers differ: an explicit `ask` is the person's instruction that
+//! this tool must not run without them, so nobody there means no; the annotation default is
+//! the server's own hint, and refusing every `destructiveHint` tool of a headless companion
+//! (CI, a server without a desktop) would break what ran before the policy existed — so it
+//! runs, and the activity log says it ran unasked. Approvers: the desktop app, in process,
+//! and control-API clients (`mcp-companion approvals --watch`).
+//!
+//! A refused call never reaches the server, and its answer is a tool result with `isError`
+//! (never a JSON-RPC error); the question never goes to the agent.
+
+use rmcp::model::JsonObject;
+
+use super::Hub;
+use super::approvals::{Answer, Ask, Closed};
+use crate::activity::Agent;
+use crate::catalog::{Route, Target};
+use crate::config::{DEFAULT_APPROVAL_TIMEOUT, Policy};
+use crate::supervisor::ServerHandle;
+use crate::upstream::call::{CallError, Downstream};
+
+/// What [`Hub::approve`] decided.
+#[derive(Debug)]
+pub enum Approval {
+    /// The call runs; with a note for the activity log when the person was asked, or when
+    /// nobody could be.
+    Run(Option<&'static str>),
+    /// The call does not run.
+    Refused(Refusal),
+}
+
+/// A call that does not run: what the agent and the activity log are told.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The activity log's outcome: `denied` (the policy), `declined` (the person, or nobody
+    /// within the timeout), `cancelled` (the agent withdrew the call while it was asked).
+    pub outcome: &'static str,
+    /// The activity log's kind: `policy`, `no_approver`, `declined`, `approval_timeout`,
+    /// `cancelled`.
+    pub kind: &'static str,
+    /// The agent's `isError` text.
+    pub message: String,
+}
+
+/// Why a call's policy is what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A `toolPolicy` key of the entry.
+    Config,
+    /// No key matches; from the tool's annotations.
+    Annotation,
+}
+
+/// The policy of the call to `wrapped` along `route` on `server`, and where it comes from.
+pub fn policy_of(wrapped: &str, route: &Route, server: &ServerHandle) -> (Policy, Source) {
+    let configured = server.config().and_then(|c| match &route.target {
+        Target::Tool { name } => c.tool_policy.decide(&[name, wrapped]),
+        _ => c.tool_policy.decide(&[wrapped]),
+    });
+    match configured {
+        Some(policy) => (policy, Source::Config),
+        None if route.destructive => (Policy::Ask, Source::Annotation),
+        None => (Policy::Allow, Source::Annotation),
+    }
+}
+
+impl Hub {
+    /// Applies the call policy to the call of `wrapped` along `route` (module doc): at once
+    /// for `allow` and `deny`, after the person's answer for `ask`. Waits at most the entry's
+    /// `approvalTimeout`; ends early when the agent cancels the call (`downstream`), or when
+    /// the future is dropped (the fast path's cancel), withdrawing the ask.
+    pub(super) async fn approve(
+        &self,
+        wrapped: &str,
+        route: &Route,
+        server: &ServerHandle,
+        arguments: Option<&JsonObject>,
+        agent: &(dyn Fn() -> Agent + Sync),
+        downstream: Option<&Downstream>,
+    ) -> Approval {
+        let (policy, source) = policy_of(wrapped, route, server);
+        let tool = match &route.target {
+            Target::Tool { name } => name.as_str(),
+            _ => wrapped,
+        };
+        let s = &route.server;
+        match (policy, source) {
+            (Policy::Allow, _) => return Approval::Run(None),
+            (Policy::Deny, _) => {
+                return Approval::Refused(Refusal {
+                    outcome: "denied",
+                    kind: "policy",
+                    message: format!(
+                        "the person's policy denies tool \"{tool}\" of server \"{s}\" (toolPolicy \"deny\"): it was not run"
+                    ),
+                });
+            }
+            (Policy::Ask, _) if self.approvals.present() => {}
+            (Policy::Ask, Source::Config) => {
+                return Approval::Refused(Refusal {
+                    outcome: "denied",
+                    kind: "no_approver",
+                    message: format!(
+                        "tool \"{tool}\" of server \"{s}\" needs the person's approval (toolPolicy \"ask\") and nobody is there to ask: it was not run. The person can open the MCP Companion desktop app or run `mcp-companion approvals --watch`, or allow the tool with `mcp-companion policy {s} {tool} allow`"
+                    ),
+                });
+            }
+            (Policy::Ask, Source::Annotation) => {
+                tracing::info!(server = %s, tool, "destructive tool called with no approver attached: runs unasked (annotation default)");
+                return Approval::Run(Some("ran unasked: destructiveHint, no approver attached"));
+            }
+        }
+        let timeout = server
+            .config()
+            .map_or(DEFAULT_APPROVAL_TIMEOUT, |c| c.approval_timeout);
+        let who = agent();
+        let ask = Ask {
+            id: 0,
+            server: s.to_string(),
+            tool: tool.to_owned(),
+            wrapped: wrapped.to_owned(),
+            agent: who.name,
+            agent_version: who.version,
+            agent_pid: who.pid,
+            arguments: shown_arguments(arguments),
+            reason: match source {
+                Source::Config => "policy",
+                Source::Annotation => "annotation",
+            }
+            .to_owned(),
+            timeout_s: timeout.as_secs(),
+        };
+        tracing::info!(server = %s, tool, "asking the person to approve the call");
+        let cancelled = async {
+            match downstream {
+                Some(d) => d.cancelled.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let answered = tokio::select! {
+            answered = self.approvals.ask(ask, timeout) => answered,
+            () = cancelled => (Answer::Deny, Closed::Withdrawn),
+        };
+        tracing::info!(server = %s, tool, outcome = ?answered.1, "approval answered");
+        match answered {
+            (Answer::Once | Answer::Always, _) => Approval::Run(Some("approved by the person")),
+            (_, Closed::Withdrawn) => Approval::Refused(Refusal {
+                outcome: "cancelled",
+                kind: "cancelled",
+                message: CallError::Cancelled.to_string(),
+            }),
+            (_, Closed::TimedOut) => Approval::Refused(Refusal {
+                outcome: "declined",
+                kind: "approval_timeout",
+                message: format!(
+                    "the person did not answer the approval request for tool \"{tool}\" of server \"{s}\" within {} s, so it was declined: it was not run",
+                    timeout.as_secs()
+                ),
+            }),
+            _ => Approval::Refused(Refusal {
+                outcome: "declined",
+                kind: "declined",
+                message: format!(
+                    "the person declined the call of tool \"{tool}\" of server \"{s}\": it was not run"
+                ),
+            }),
+        }
+    }
+}
+
+/// The arguments as the person sees them: indented JSON, known secrets masked, capped.
+fn shown_arguments(arguments: Option<&JsonObject>) -> String {
+    let text = match arguments {
+        Some(a) => serde_json::to_string_pretty(a).unwrap_or_default(),
+        None => "(none)".to_owned(),
+    };
+    crate::net::capped(&crate::net::scrub_known(&text)).into_owned()
+}
