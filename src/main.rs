@@ -184,6 +184,10 @@ enum Command {
         /// Approve every server's waiting changes.
         #[arg(long, conflicts_with = "server")]
         all: bool,
+        /// Approve only if what waits is still what a listing showed under this code
+        /// (`mcp-companion trust` prints it); refused when anything changed since.
+        #[arg(long, value_name = "CODE")]
+        shown: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -411,7 +415,12 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Login { server } => {
             cli::auth::login(args.config.as_deref(), socket, &server).await
         }
-        Command::Trust { server, all, json } => cli::trust(socket, server, all, json).await,
+        Command::Trust {
+            server,
+            all,
+            shown,
+            json,
+        } => cli::trust(socket, server, all, shown.as_deref(), json).await,
         Command::StartAtLogin { switch, json } => {
             cli::start_at_login::run(switch, args.config.as_deref(), json)
         }

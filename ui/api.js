@@ -53,4 +53,4 @@ export const installBundle = (path, server, values) => invoke('install_bundle', 
 export const takeOpenedBundle = () => invoke('take_opened_bundle');
 
 export const listChanges = (name) => invoke('list_changes', { name });
-export const approveChanges = (name) => invoke('approve_changes', { name });
+export const approveChanges = (name, fingerprints) => invoke('approve_changes', { name, fingerprints });

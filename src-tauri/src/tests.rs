@@ -666,8 +666,21 @@ fn a_changed_tool_waits_shows_the_trust_diff_and_is_approved_from_the_window() {
         .unwrap();
     assert_eq!(withheld["isError"], true, "{withheld}");
 
+    // A fingerprint that is not what waits (the definition changed again since it was
+    // shown) approves nothing.
+    let stale = h
+        .invoke(
+            "approve_changes",
+            json!({"name": "demo", "fingerprints": ["0".repeat(64)]}),
+        )
+        .unwrap();
+    assert_eq!(stale, json!([]), "{stale}");
+    assert_eq!(running(&h).unwrap()["waitingApproval"], 1);
     let approved = h
-        .invoke("approve_changes", json!({"name": "demo"}))
+        .invoke(
+            "approve_changes",
+            json!({"name": "demo", "fingerprints": [change["fingerprint"]]}),
+        )
         .unwrap();
     assert_eq!(approved[0]["changes"][0]["name"], "echo", "{approved}");
     let row = running(&h).unwrap();
@@ -682,7 +695,10 @@ fn a_changed_tool_waits_shows_the_trust_diff_and_is_approved_from_the_window() {
     assert_eq!(served["content"][0]["text"], "hi", "{served}");
 
     let unknown = h
-        .invoke("approve_changes", json!({"name": "nope"}))
+        .invoke(
+            "approve_changes",
+            json!({"name": "nope", "fingerprints": []}),
+        )
         .unwrap_err();
     assert_eq!(unknown["kind"], "unknownServer", "{unknown}");
 }

@@ -151,6 +151,15 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// This catalog, reading only the URIs its tables list (its resources, templates and tools'
+    /// UIs): used while some configured server is not running, since an unlisted URI might be
+    /// that server's and must not reach the one server with resources that is running.
+    #[must_use]
+    pub fn listed_uris_only(mut self) -> Catalog {
+        self.native.listed_resources_only();
+        self
+    }
+
     /// Builds the table from every server's listing.
     ///
     /// Per server the allowlist is applied first (against base and suffixed names), then names

@@ -75,6 +75,11 @@ pub struct Native {
     rewritten: HashMap<(Arc<str>, String), String>,
     /// Servers that declared `resources`, in config order.
     resource_servers: Vec<Arc<str>>,
+    /// Whether a URI no table entry matches may go to the only server in `resource_servers`:
+    /// that server serves every resource and template it listed (nothing withheld by pins,
+    /// `enabledTools` or a profile), and every configured server is running, so no other
+    /// server that could own the URI is out of sight.
+    unlisted_ok: bool,
     declared: Declared,
 }
 
@@ -116,7 +121,10 @@ pub fn namespaced(server: &str, uri: &str) -> String {
 impl Native {
     /// Builds the tables from each server's enabled capabilities, servers in config order.
     pub(super) fn build(servers: Vec<ServerNative<'_>>) -> Native {
-        let mut native = Native::default();
+        let mut native = Native {
+            unlisted_ok: true,
+            ..Native::default()
+        };
         // Which servers claim each URI and each template.
         let mut claims: HashMap<&str, HashSet<&str>> = HashMap::new();
         let mut template_claims: HashMap<&str, HashSet<&str>> = HashMap::new();
@@ -150,8 +158,9 @@ impl Native {
             d.subscribe |= s.declared.subscribe;
             d.completions |= s.declared.completions;
             d.logging |= s.declared.logging;
-            if s.declared.resources && s.serves_every_resource {
+            if s.declared.resources {
                 native.resource_servers.push(s.server.clone());
+                native.unlisted_ok &= s.serves_every_resource;
             }
             for p in &s.prompts {
                 let mut name = prompt_name(&s.server, &p.name);
@@ -267,7 +276,8 @@ impl Native {
     /// Where a read (or subscription) of the agent's `uri` goes: a listed resource or a tool's
     /// UI, else the first served template that matches it, else the only server that declared
     /// `resources` (servers often read URIs they do not list: files, links in tool results),
-    /// when none of its listed resources and templates is withheld.
+    /// when none of its listed resources and templates is withheld and no configured server
+    /// is out of sight (see [`Catalog::listed_uris_only`](super::Catalog::listed_uris_only)).
     /// `None` when no table entry matches and several servers (or none) could own it.
     pub fn resource(&self, uri: &str) -> Option<NativeRoute> {
         if let Some(route) = self.uris.get(uri) {
@@ -289,7 +299,7 @@ impl Native {
             }
         }
         match self.resource_servers.as_slice() {
-            [only] => Some(NativeRoute {
+            [only] if self.unlisted_ok => Some(NativeRoute {
                 server: only.clone(),
                 upstream: uri.to_owned(),
             }),
@@ -300,7 +310,7 @@ impl Native {
     /// Stops [`Native::resource`] from sending an unlisted URI to the only server with
     /// resources: for a profile that names its resources, a URI it did not list is unknown.
     pub(super) fn listed_resources_only(&mut self) {
-        self.resource_servers.clear();
+        self.unlisted_ok = false;
     }
 
     /// Where a completion for the template (or resource URI) `uri` goes.

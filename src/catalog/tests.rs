@@ -512,4 +512,26 @@ fn an_unlisted_uri_reaches_the_only_resource_server_only_when_nothing_is_withhel
         pinned.native().resource("mem://notes").is_some(),
         "listed ones stay"
     );
+
+    // Two servers with resources, one with something withheld: the other is not "the only
+    // one", and an unlisted URI goes to neither.
+    let all = strings(&["*"]);
+    let plain = listing();
+    let two = Catalog::build(&[
+        CatalogInput {
+            server: "a",
+            enabled_tools: &all,
+            listing: &held,
+        },
+        CatalogInput {
+            server: "b",
+            enabled_tools: &all,
+            listing: &plain,
+        },
+    ]);
+    assert!(two.native().resource("zzz://q").is_none());
+    // A server out of sight (the hub says so): only listed URIs are read.
+    let partial = build_one("s", &["*"], &listing()).listed_uris_only();
+    assert!(partial.native().resource("zzz://q").is_none());
+    assert!(partial.native().resource("mem://notes").is_some());
 }

@@ -5,20 +5,64 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use mcp_companion::control::{self, ControlRequest, ControlResponse};
+use mcp_companion::control::{self, ControlRequest, ControlResponse, TrustServer};
 
 use super::out::{self, outln};
 
-/// Runs `trust`. Without `server` and `all`, only shows what waits.
+/// The code of a listing: the first 12 hex digits of SHA-256 over its definitions'
+/// fingerprints, sorted. `trust --shown CODE` approves only while it still matches.
+fn code(servers: &[TrustServer]) -> String {
+    let mut fingerprints = fingerprints(servers);
+    fingerprints.sort();
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(fingerprints.join(",").as_bytes());
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+fn fingerprints(servers: &[TrustServer]) -> Vec<String> {
+    servers
+        .iter()
+        .flat_map(|s| s.tools.iter().map(|w| w.listed.fingerprint.clone()))
+        .collect()
+}
+
+/// Runs `trust`. Without `server` and `all`, only shows what waits. With `shown`, approves
+/// only if what waits still has that listing code, and then only those definitions.
 pub async fn trust(
     socket: Option<&Path>,
     server: Option<String>,
     all: bool,
+    shown: Option<&str>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let paths = mcp_companion::ipc::record::locate(socket).await;
     let approve = all || server.is_some();
-    let req = ControlRequest::Trust { server, approve };
+    let expect = match shown {
+        Some(wanted) if approve => {
+            let look = ControlRequest::Trust {
+                server: server.clone(),
+                approve: false,
+                expect: None,
+            };
+            let ControlResponse::Trust(now) = control::request(&paths.control, &look).await? else {
+                anyhow::bail!("unexpected answer to trust");
+            };
+            if code(&now.servers) != wanted {
+                anyhow::bail!(
+                    "what waits for approval changed since it was shown (its code is now {}): \
+                     run `mcp-companion trust` again and read it",
+                    code(&now.servers)
+                );
+            }
+            Some(fingerprints(&now.servers))
+        }
+        Some(_) => anyhow::bail!("--shown goes with a server name or --all"),
+        None => None,
+    };
+    let req = ControlRequest::Trust {
+        server,
+        approve,
+        expect,
+    };
     let ControlResponse::Trust(report) = control::request(&paths.control, &req).await? else {
         anyhow::bail!("unexpected answer to trust");
     };
@@ -39,12 +83,23 @@ pub async fn trust(
                 outln!("  {}", out::inert(&line));
             }
         }
+        if !report.approved {
+            outln!(
+                "  approve exactly this: mcp-companion trust {} --shown {}",
+                out::inert(&s.server),
+                code(std::slice::from_ref(s))
+            );
+        }
     }
     if report.approved {
         let n: usize = report.servers.iter().map(|s| s.tools.len()).sum();
         outln!("Approved {n} tool change(s); agents were told the tool list changed.");
     } else {
-        outln!("Approve with `mcp-companion trust SERVER`, or `mcp-companion trust --all`.");
+        outln!(
+            "Approve all of it with `mcp-companion trust --all --shown {}`. Without --shown, \
+             whatever waits when you run it is approved.",
+            code(&report.servers)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -82,6 +82,10 @@ pub enum ControlRequest {
         /// Approve what waits (else only show it).
         #[serde(default)]
         approve: bool,
+        /// With `approve`: only the waiting definitions with these fingerprints (what the
+        /// person was shown); others keep waiting.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect: Option<Vec<String>>,
     },
     /// The calls waiting for the person's approval → [`ControlResponse::Approvals`]; with
     /// `watch`, the connection is an approver from then on (calls that `ask` wait for an
@@ -438,6 +442,7 @@ mod tests {
                 ControlRequest::Trust {
                     server: Some("t".into()),
                     approve: true,
+                    expect: None,
                 },
                 r#"{"method":"trust","server":"t","approve":true}"#,
             ),

@@ -240,7 +240,11 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             .await
             .map(|(first, _)| first),
         ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
-        ControlRequest::Trust { server, approve } => trust(hub, server.as_deref(), approve).await,
+        ControlRequest::Trust {
+            server,
+            approve,
+            expect,
+        } => trust(hub, server.as_deref(), approve, expect).await,
         ControlRequest::Approvals { .. } => Ok(ControlResponse::Approvals(ApprovalsReport {
             open: hub.approvals().open(),
         })),
@@ -253,6 +257,7 @@ async fn trust(
     hub: &crate::hub::Hub,
     server: Option<&str>,
     approve: bool,
+    expect: Option<Vec<String>>,
 ) -> Result<ControlResponse, Refusal> {
     if let Some(name) = server
         && hub.server(name).is_none()
@@ -260,7 +265,7 @@ async fn trust(
         return Err(UnknownServer::new(name).into());
     }
     let servers: Vec<TrustServer> = if approve {
-        hub.trust(server)
+        hub.trust(server, expect)
             .await
             .map_err(Refusal::from)?
             .into_iter()

@@ -322,15 +322,25 @@ impl Hub {
 
     /// Approves the tools that wait for approval of `server` (every server for `None`): they
     /// are pinned as listed now and served from the rebuilt catalog, and agents hear
-    /// `tools/list_changed`. Returns what was approved once the catalog is published.
+    /// `tools/list_changed`. With `expect`, only the waiting definitions whose fingerprints
+    /// (`listed.fingerprint`) it holds — what the person was shown; one that changed again
+    /// since keeps waiting. Returns what was approved once the catalog is published.
     ///
     /// # Errors
     /// [`HubError::UnknownServer`], or [`HubError::ShuttingDown`].
-    pub async fn trust(&self, server: Option<&str>) -> Result<Approved, HubError> {
+    pub async fn trust(
+        &self,
+        server: Option<&str>,
+        expect: Option<Vec<String>>,
+    ) -> Result<Approved, HubError> {
         let server = server.map(str::to_owned);
-        self.ask(|reply| owner::Msg::Trust { server, reply })
-            .await
-            .unwrap_or(Err(HubError::ShuttingDown))
+        self.ask(|reply| owner::Msg::Trust {
+            server,
+            expect,
+            reply,
+        })
+        .await
+        .unwrap_or(Err(HubError::ShuttingDown))
     }
 
     /// Every server's handle, in config order.

@@ -61,6 +61,9 @@ pub(super) enum Msg {
     /// approved once the rebuilt catalog is published.
     Trust {
         server: Option<String>,
+        /// With `Some`, only the waiting definitions with these fingerprints (what the person
+        /// was shown).
+        expect: Option<Vec<String>>,
         reply: oneshot::Sender<Result<super::Approved, HubError>>,
     },
 }
@@ -214,7 +217,11 @@ impl Owner {
                 self.refused = Some(why);
                 self.publish();
             }
-            Msg::Trust { server, reply } => {
+            Msg::Trust {
+                server,
+                expect,
+                reply,
+            } => {
                 if let Some(name) = server.as_deref()
                     && !self.servers.by_name.contains_key(name)
                 {
@@ -223,7 +230,7 @@ impl Owner {
                     )));
                     return;
                 }
-                let approved = self.pins.approve(server.as_deref());
+                let approved = self.pins.approve(server.as_deref(), expect.as_deref());
                 if !approved.is_empty() {
                     self.rebuild();
                 }

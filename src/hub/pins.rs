@@ -156,18 +156,32 @@ impl Pins {
     }
 
     /// Approves what waits of `server` (every server for `None`); returns what was approved.
-    pub(super) fn approve(&mut self, server: Option<&str>) -> Vec<(String, Vec<Waiting>)> {
+    pub(super) fn approve(
+        &mut self,
+        server: Option<&str>,
+        expect: Option<&[String]>,
+    ) -> Vec<(String, Vec<Waiting>)> {
         let mut out = Vec::new();
         for (name, held) in self.waiting.iter() {
             if server.is_some_and(|s| s != &**name) {
                 continue;
             }
+            // Only what the person was shown: a definition that changed again since then
+            // (another fingerprint) keeps waiting.
+            let shown: Vec<Waiting> = held
+                .iter()
+                .filter(|w| expect.is_none_or(|e| e.contains(&w.listed.fingerprint)))
+                .cloned()
+                .collect();
+            if shown.is_empty() {
+                continue;
+            }
             let pins = self.servers.entry(name.to_string()).or_default();
-            for w in held.iter() {
+            for w in &shown {
                 pins.of_mut(w.kind).insert(w.tool.clone(), w.listed.clone());
             }
             self.dirty = true;
-            out.push((name.to_string(), held.to_vec()));
+            out.push((name.to_string(), shown));
         }
         self.save();
         out

@@ -362,6 +362,7 @@ impl Owner {
         &mut self,
         inputs: &[CatalogInput<'_>],
         reconnected: &HashSet<Arc<str>>,
+        all_running: bool,
     ) {
         let old = self.profiles.views.clone();
         let mut views = HashMap::with_capacity(self.profiles.specs.len());
@@ -369,7 +370,10 @@ impl Owner {
             let name: Arc<str> = Arc::from(spec.name.as_str());
             let before = old.get(&name);
             let catalog = match &spec.entry {
-                Ok(cfg) => Catalog::build_profile(inputs, self.wrap_resources, cfg),
+                Ok(cfg) if all_running => Catalog::build_profile(inputs, self.wrap_resources, cfg),
+                Ok(cfg) => {
+                    Catalog::build_profile(inputs, self.wrap_resources, cfg).listed_uris_only()
+                }
                 Err(_) => Catalog::default(),
             };
             let unmatched: Arc<[String]> = match &spec.entry {

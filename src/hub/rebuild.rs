@@ -41,8 +41,16 @@ impl Owner {
                 listing,
             })
             .collect();
-        let next =
+        // A URI no table lists goes to the only server with resources only while every
+        // configured server is running: one that is out of sight might own it.
+        let all_running = lives
+            .iter()
+            .all(|(s, live)| live.is_some() || s.config().is_none_or(|cfg| cfg.disabled));
+        let mut next =
             Catalog::build_with(&inputs, self.wrap_resources).with_tool_search(&self.tool_search);
+        if !all_running {
+            next = next.listed_uris_only();
+        }
         // Rebuilds happen on every state change: warn only about problems that are new.
         for warning in next
             .warnings()
@@ -65,7 +73,7 @@ impl Owner {
                 }
             }
         }
-        self.rebuild_profiles(&inputs, &reconnected);
+        self.rebuild_profiles(&inputs, &reconnected, all_running);
         drop(inputs);
         drop(narrowed);
         drop(lives);

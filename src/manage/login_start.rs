@@ -36,6 +36,25 @@ pub enum LoginStartError {
     /// The atomic write failed.
     #[error(transparent)]
     Write(#[from] crate::io::atomic::WriteError),
+    /// A path or argument holds a control character (a newline), which the login entry's
+    /// one-line command cannot hold without changing its meaning.
+    #[error(
+        "{what} holds a control character, which a login entry's command line cannot hold: {shown}"
+    )]
+    ControlCharacter {
+        /// `the program path` or `the config path`.
+        what: &'static str,
+        /// The value, escaped.
+        shown: String,
+    },
+    /// Something not written by `start-at-login` is where the entry goes.
+    #[error(
+        "{path} exists and was not written by `mcp-companion start-at-login`: it is left as it is; move it away first"
+    )]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+    },
     /// `reg.exe` refused (Windows).
     #[error("reg.exe {action} failed: {said}")]
     Registry {
@@ -77,7 +96,48 @@ fn serve_args(config: Option<&Path>) -> Vec<String> {
 /// # Errors
 /// [`LoginStartError`] when the entry cannot be written.
 pub fn enable(exe: &Path, config: Option<&Path>) -> Result<LoginStart, LoginStartError> {
+    let plain = |what: &'static str, path: &Path| {
+        let text = path.display().to_string();
+        if text.chars().any(char::is_control) {
+            Err(LoginStartError::ControlCharacter {
+                what,
+                shown: crate::io::text::inert(&text).into_owned(),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    plain("the program path", exe)?;
+    if let Some(c) = config {
+        plain("the config path", c)?;
+    }
     platform::enable(exe, &serve_args(config))
+}
+
+/// The first line of every file this module writes: how `off` and `on` tell ours from a
+/// person's own file at the same place.
+const HEADER: &str = "Written by `mcp-companion start-at-login on`";
+
+/// Whether the entry file at `path` may be replaced or removed: absent, or a regular file
+/// (not a symlink) that this module wrote.
+#[cfg_attr(windows, allow(dead_code))]
+fn ours_or_absent(path: &Path) -> Result<(), LoginStartError> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(m) if m.file_type().is_file() => {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            if text.contains(HEADER) {
+                Ok(())
+            } else {
+                Err(LoginStartError::Foreign {
+                    path: path.to_owned(),
+                })
+            }
+        }
+        Ok(_) => Err(LoginStartError::Foreign {
+            path: path.to_owned(),
+        }),
+    }
 }
 
 /// Turns start-at-login off (nothing to do when it was off).
@@ -119,7 +179,7 @@ pub fn unit_text(exe: &Path, args: &[String]) -> String {
         exec.push_str(&systemd_quote(a));
     }
     format!(
-        "# Written by `mcp-companion start-at-login on`; `mcp-companion start-at-login off` removes it.\n\
+        "# {HEADER}; `mcp-companion start-at-login off` removes it.\n\
          [Unit]\n\
          Description=MCP Companion (headless): one MCP server for every local agent\n\
          \n\
@@ -149,6 +209,7 @@ pub fn plist_text(exe: &Path, args: &[String]) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
+         <!-- {HEADER}; `mcp-companion start-at-login off` removes it. -->\n\
          <plist version=\"1.0\">\n\
          <dict>\n\
          \x20 <key>Label</key>\n\
@@ -185,7 +246,7 @@ pub fn windows_command(exe: &Path, args: &[String]) -> String {
 
 #[cfg(target_os = "linux")]
 mod platform {
-    use super::{ENTRY, LoginStart, LoginStartError, unit_text};
+    use super::{ENTRY, LoginStart, LoginStartError, ours_or_absent, unit_text};
     use crate::io::atomic::{Backup, Mode, write_atomic};
     use std::path::PathBuf;
 
@@ -227,6 +288,7 @@ mod platform {
         args: &[String],
     ) -> Result<LoginStart, LoginStartError> {
         let (unit, link) = paths()?;
+        ours_or_absent(&unit)?;
         let text = unit_text(exe, args);
         write_atomic(&unit, text.as_bytes(), Mode::Private, Backup::None)?;
         let wants = link.parent().ok_or(LoginStartError::NoHome)?;
@@ -259,6 +321,7 @@ mod platform {
 
     pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
         let (unit, link) = paths()?;
+        ours_or_absent(&unit)?;
         for path in [&link, &unit] {
             match std::fs::remove_file(path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -278,7 +341,9 @@ mod platform {
 
     pub(super) fn state() -> Result<LoginStart, LoginStartError> {
         let (unit, link) = paths()?;
-        let text = std::fs::read_to_string(&unit).ok();
+        let text = ours_or_absent(&unit)
+            .ok()
+            .and_then(|()| std::fs::read_to_string(&unit).ok());
         let command = text.as_deref().and_then(|t| {
             t.lines()
                 .find_map(|l| l.strip_prefix("ExecStart="))
@@ -296,7 +361,7 @@ mod platform {
 
 #[cfg(target_os = "macos")]
 mod platform {
-    use super::{ENTRY, LoginStart, LoginStartError, plist_text};
+    use super::{ENTRY, LoginStart, LoginStartError, ours_or_absent, plist_text};
     use crate::io::atomic::{Backup, Mode, write_atomic};
     use std::path::PathBuf;
 
@@ -315,6 +380,7 @@ mod platform {
         args: &[String],
     ) -> Result<LoginStart, LoginStartError> {
         let path = path()?;
+        ours_or_absent(&path)?;
         write_atomic(
             &path,
             plist_text(exe, args).as_bytes(),
@@ -328,6 +394,7 @@ mod platform {
 
     pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
         let path = path()?;
+        ours_or_absent(&path)?;
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(LoginStartError::File {
                 what: "remove",
@@ -340,7 +407,7 @@ mod platform {
 
     pub(super) fn state() -> Result<LoginStart, LoginStartError> {
         let path = path()?;
-        let enabled = path.exists();
+        let enabled = path.exists() && ours_or_absent(&path).is_ok();
         Ok(LoginStart {
             enabled,
             location: path.display().to_string(),

@@ -70,3 +70,53 @@ fn start_at_login_writes_an_enabled_user_unit_and_off_removes_it() {
     let again = run(home.path(), &["start-at-login", "off"]);
     assert!(again.status.success(), "off twice is fine: {again:?}");
 }
+
+/// A config path holding a newline is refused (it would add a line to the unit), and a unit
+/// at the same place that `start-at-login` did not write — a person's own, or a symlink — is
+/// neither overwritten by `on` nor removed by `off`.
+#[test]
+fn start_at_login_writes_nothing_it_cannot_own() {
+    let home = tempfile::tempdir().expect("home");
+    let units = home.path().join("cfg/systemd/user");
+    let unit = units.join("mcp-companion.service");
+    let injected = home
+        .path()
+        .join("nl\nExecStartPre=/bin/touch /tmp/pwned\n#/config.json");
+    let out = run(
+        home.path(),
+        &[
+            "--config",
+            injected.to_str().expect("utf-8"),
+            "start-at-login",
+            "on",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("control character"), "{err}");
+    assert!(!unit.exists());
+
+    std::fs::create_dir_all(&units).expect("units dir");
+    let own = "[Service]\nExecStart=/usr/bin/my-own-thing\n";
+    std::fs::write(&unit, own).expect("a person's unit");
+    for args in [&["start-at-login", "on"][..], &["start-at-login", "off"]] {
+        let out = run(home.path(), args);
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("was not written by `mcp-companion start-at-login`"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&unit).expect("kept"), own);
+    }
+    let shown = run(home.path(), &["start-at-login"]);
+    assert!(String::from_utf8_lossy(&shown.stdout).starts_with("off:"));
+
+    std::fs::remove_file(&unit).expect("rm");
+    let precious = home.path().join("precious.txt");
+    std::fs::write(&precious, "mine").expect("write");
+    std::os::unix::fs::symlink(&precious, &unit).expect("symlink");
+    let out = run(home.path(), &["start-at-login", "on"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&precious).expect("kept"), "mine");
+}

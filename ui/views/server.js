@@ -76,7 +76,8 @@ async function showChanges(section, name, reload) {
   approve.addEventListener('click', async () => {
     approve.disabled = true;
     try {
-      const done = await api.approveChanges(name);
+      // Only what is on screen: a change that changed again since stays waiting.
+      const done = await api.approveChanges(name, pending.changes.map((c) => c.fingerprint));
       const n = done.reduce((sum, s) => sum + s.changes.length, 0);
       clear(section, h('p', { class: 'help', id: 'changes-approved' },
         `Approved ${n} change${n === 1 ? '' : 's'}; agents were told the tool list changed.`));

@@ -35,6 +35,9 @@ pub struct PendingChange {
     /// The diff as `mcp-companion trust` prints it, one line each (text the server wrote:
     /// the window shows it as text, never as markup).
     pub lines: Vec<String>,
+    /// The fingerprint of the definition shown, sent back with Approve so that only what
+    /// the person saw is approved.
+    pub fingerprint: String,
 }
 
 fn pending(server: String, waiting: &[Waiting]) -> PendingServer {
@@ -47,6 +50,7 @@ fn pending(server: String, waiting: &[Waiting]) -> PendingServer {
                 name: w.tool.clone(),
                 new: w.approved.is_none(),
                 lines: w.describe(),
+                fingerprint: w.listed.fingerprint.clone(),
             })
             .collect(),
     }
@@ -84,13 +88,15 @@ pub fn list_changes(
 pub async fn approve_changes(
     state: State<'_, Desktop>,
     name: String,
+    fingerprints: Vec<String>,
 ) -> Result<Vec<PendingServer>, CommandError> {
     if state.hub.server(&name).is_none() {
         return Err(UnknownServer::new(&name).into());
     }
+    // Only what the window showed: a definition that changed again since keeps waiting.
     Ok(state
         .hub
-        .trust(Some(&name))
+        .trust(Some(&name), Some(fingerprints))
         .await?
         .into_iter()
         .map(|(server, waiting)| pending(server, &waiting))

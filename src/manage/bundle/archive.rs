@@ -167,6 +167,14 @@ impl Archive {
 
     fn check(&mut self, limits: &Limits) -> Result<(), BundleError> {
         let mut zip = self.zip()?;
+        // Bytes before the archive (another file, a signed bundle with a zip appended) would be
+        // outside what a signature covers and what a viewer of the file shows first.
+        if zip.offset() != 0 {
+            return Err(archive_error(format!(
+                "{} bytes come before the zip archive (a file with a zip appended to it?)",
+                zip.offset()
+            )));
+        }
         // The reader keeps one entry per exact name (the last copy): an exact duplicate is
         // visible only here, and would let a viewer that reads the first copy show other code.
         if zip.has_duplicate_names() {
@@ -392,12 +400,13 @@ impl Write for Counted {
 
 /// Where the signature block `MCPB_SIG_V1 <u32 LE length> <PKCS#7 DER> MCPB_SIG_END` starts
 /// and where its DER lies, when the file ends with one (the layout `mcpb sign` writes and
-/// `mcpb verify` reads). `None` when the file does not end with `MCPB_SIG_END` or holds no
-/// `MCPB_SIG_V1` before it.
+/// `mcpb verify` reads). `None` when the file holds no `MCPB_SIG_V1`, or ends with
+/// `MCPB_SIG_END` (a zip comment can) with no `MCPB_SIG_V1` before it.
 ///
 /// # Errors
 /// [`BundleError::Signature`] when both markers are there but the length between them does
-/// not add up: a block that was cut or changed.
+/// not add up, or `MCPB_SIG_V1` is there without `MCPB_SIG_END` at the end: a block that was
+/// cut, changed or followed by other bytes.
 pub(crate) fn signature_block(
     bytes: &[u8],
 ) -> Result<Option<(usize, std::ops::Range<usize>)>, BundleError> {
@@ -405,6 +414,15 @@ pub(crate) fn signature_block(
         return Ok(None);
     };
     if &bytes[footer..] != SIG_FOOTER {
+        // A header with no footer after it: a block cut short or with bytes added after it,
+        // not an unsigned bundle.
+        if memchr::memmem::rfind(bytes, SIG_HEADER).is_some() {
+            return Err(BundleError::Signature {
+                reason: "the file holds a signature block (MCPB_SIG_V1) but does not end with MCPB_SIG_END: \
+                         the block was cut or bytes were added after it"
+                    .into(),
+            });
+        }
         return Ok(None);
     }
     let Some(header) = memchr::memmem::rfind(&bytes[..footer], SIG_HEADER) else {

@@ -178,11 +178,30 @@ fn a_signature_block_is_found_checked_and_cut_off() {
         ))
     );
     // A block that is not a signature is refused, not ignored.
-    let e = refused(signed, &Limits::default());
+    let e = refused(signed.clone(), &Limits::default());
     assert!(e.contains("signature does not verify"), "{e}");
     // Markers whose length does not add up: a cut or changed block, refused.
     let e = refused(block(b"", 99), &Limits::default());
     assert!(e.contains("length does not match its markers"), "{e}");
+    // A block cut short (its footer gone) or followed by other bytes is refused, not taken
+    // as an unsigned bundle.
+    let mut cut = block(b"", 0);
+    cut.truncate(cut.len() - 3);
+    let e = refused(cut, &Limits::default());
+    assert!(e.contains("does not end with MCPB_SIG_END"), "{e}");
+    let mut trailing = block(b"", 0);
+    trailing.extend_from_slice(b"GARBAGE");
+    let e = refused(trailing, &Limits::default());
+    assert!(e.contains("does not end with MCPB_SIG_END"), "{e}");
+    // A zip appended to another file (here a signed bundle) is refused: what it installs is
+    // not what the file's first bytes, or its signature, are about.
+    let mut appended = signed.clone();
+    appended.extend_from_slice(&zip);
+    assert!(refused(appended, &Limits::default()).contains("does not end with MCPB_SIG_END"));
+    let mut prefixed = b"not a zip".to_vec();
+    prefixed.extend_from_slice(&zip);
+    let e = refused(prefixed, &Limits::default());
+    assert!(e.contains("9 bytes come before the zip archive"), "{e}");
     // The footer alone (e.g. a zip comment) is no signature block.
     let mut odd = zip;
     odd.extend_from_slice(SIG_FOOTER);
