@@ -1,6 +1,14 @@
 //! A raw MCP client over streamable HTTP and legacy HTTP+SSE, the "direct" side of the remote
 //! rows: requests are pre-formatted strings and responses are parsed only as far as `id`, as
 //! [`super::rpc::Conn`] does on a socket, so client cost stays small next to what is measured.
+//!
+//! Over streamable HTTP it offers the protocol version the companion offers its servers
+//! ([`ProtocolVersion::LATEST_WITH_INITIALIZE`]) and sends the negotiated one as
+//! `MCP-Protocol-Version` on every later request, as the spec requires (MCP 2025-11-25
+//! "Transports", Protocol Version Header) and as the companion does: a server may answer
+//! versions differently (server-everything opens each answer stream from 2025-11-25 on with a
+//! priming event, and its HTTP layer then waits a timer tick before the first write), so
+//! "direct" and "through the companion" must speak the same one to be compared.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,6 +17,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use futures::StreamExt;
+use rmcp::model::ProtocolVersion;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -20,6 +29,18 @@ pub enum Kind {
     Streamable,
     /// GET `/sse` for the stream, POST to its `endpoint` (MCP 2024-11-05).
     Sse,
+}
+
+/// The part of an `initialize` answer the client keeps.
+#[derive(Deserialize)]
+struct InitAnswer {
+    result: InitResult,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitResult {
+    protocol_version: String,
 }
 
 #[derive(Deserialize)]
@@ -39,6 +60,8 @@ pub struct HttpConn {
     /// Where requests are POSTed.
     post: String,
     session: Option<String>,
+    /// Streamable HTTP: the negotiated protocol version, sent as `MCP-Protocol-Version`.
+    version: Option<String>,
     kind: Kind,
     /// Legacy SSE: requests waiting for their response on the stream.
     waiters: Waiters,
@@ -55,8 +78,9 @@ fn response_id(data: &str) -> Option<u64> {
 }
 
 impl HttpConn {
-    /// Opens a session on `url` (`…/mcp` or `…/sse`) and initializes it.
-    pub async fn open(url: &str, kind: Kind) -> Result<HttpConn> {
+    /// Opens a session on `url` (`…/mcp` or `…/sse`) and initializes it, offering `version`
+    /// (default: the companion's, see the module docs).
+    pub async fn open(url: &str, kind: Kind, version: Option<&str>) -> Result<HttpConn> {
         let client = reqwest::Client::builder()
             .no_proxy()
             .pool_max_idle_per_host(128)
@@ -65,6 +89,7 @@ impl HttpConn {
             client,
             post: url.to_owned(),
             session: None,
+            version: None,
             kind,
             waiters: Arc::default(),
             next: Arc::new(std::sync::atomic::AtomicU64::new(1)),
@@ -72,8 +97,11 @@ impl HttpConn {
         if let Kind::Sse = kind {
             c.post = c.open_stream(url).await?;
         }
-        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcp-companion-bench","version":"0.1"}}}"#;
-        c.exchange(0, init.to_owned()).await.context("initialize")?;
+        let offered = version.unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE.as_str());
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{offered}","capabilities":{{}},"clientInfo":{{"name":"mcp-companion-bench","version":"0.1"}}}}}}"#
+        );
+        c.exchange(0, init).await.context("initialize")?;
         c.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
             .await?;
         Ok(c)
@@ -137,6 +165,9 @@ impl HttpConn {
         if let Some(s) = &self.session {
             r = r.header("mcp-session-id", s);
         }
+        if let Some(v) = &self.version {
+            r = r.header("mcp-protocol-version", v);
+        }
         r
     }
 
@@ -148,17 +179,23 @@ impl HttpConn {
         Ok(())
     }
 
-    /// Sends request `id` and waits for its response.
+    /// Sends `initialize` (id `id`) and keeps the session id and the negotiated version.
     async fn exchange(&mut self, id: u64, body: String) -> Result<()> {
-        let session = self.round_trip(id, body).await?;
+        let (session, answer) = self.round_trip(id, body).await?;
         if self.session.is_none() {
             self.session = session;
+        }
+        if let Some(answer) = answer {
+            let init: InitAnswer =
+                serde_json::from_str(&answer).context("the answer to initialize")?;
+            self.version = Some(init.result.protocol_version);
         }
         Ok(())
     }
 
-    /// One request: returns the session id the server gave, if any.
-    async fn round_trip(&self, id: u64, body: String) -> Result<Option<String>> {
+    /// One request: returns the session id the server gave, if any, and (streamable HTTP) the
+    /// response's text.
+    async fn round_trip(&self, id: u64, body: String) -> Result<(Option<String>, Option<String>)> {
         match self.kind {
             Kind::Sse => {
                 let (tx, rx) = oneshot::channel();
@@ -168,7 +205,7 @@ impl HttpConn {
                     .insert(id, tx);
                 self.post(body).send().await?.error_for_status()?;
                 rx.await.context("SSE stream ended")?;
-                Ok(None)
+                Ok((None, None))
             }
             Kind::Streamable => {
                 let resp = self.post(body).send().await?.error_for_status()?;
@@ -184,10 +221,11 @@ impl HttpConn {
                     .is_some_and(|t| t.starts_with("text/event-stream"));
                 if !sse {
                     let bytes = resp.bytes().await?;
-                    if response_id(&String::from_utf8_lossy(&bytes)) != Some(id) {
+                    let text = String::from_utf8_lossy(&bytes);
+                    if response_id(&text) != Some(id) {
                         bail!("no response for {id}");
                     }
-                    return Ok(session);
+                    return Ok((session, Some(text.into_owned())));
                 }
                 let mut body = resp.bytes_stream();
                 let mut buf = Vec::new();
@@ -195,10 +233,11 @@ impl HttpConn {
                     buf.extend_from_slice(&chunk?);
                     while let Some(nl) = buf.iter().position(|&b| b == b'\n') {
                         let line: Vec<u8> = buf.drain(..=nl).collect();
-                        if let Some(d) = line.strip_prefix(b"data:")
-                            && response_id(String::from_utf8_lossy(d).trim()) == Some(id)
-                        {
-                            return Ok(session);
+                        if let Some(d) = line.strip_prefix(b"data:") {
+                            let d = String::from_utf8_lossy(d);
+                            if response_id(d.trim()) == Some(id) {
+                                return Ok((session, Some(d.trim().to_owned())));
+                            }
                         }
                     }
                 }

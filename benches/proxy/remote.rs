@@ -1,7 +1,9 @@
 //! Item 8: remote servers. server-everything over streamable HTTP and over legacy HTTP+SSE on
 //! loopback, called directly (a raw HTTP client, [`super::http`]) and through one companion
 //! serving both (its socket, and `mcp-companion bridge`): latency, calls/s at 1, 8 and 64 in
-//! flight, and the companion's RSS.
+//! flight, and the companion's RSS. The direct client speaks the companion's protocol version
+//! (see [`super::http`]); over streamable HTTP the row also shows it at 2025-06-18, where
+//! server-everything sends no priming event and so does not wait for a timer tick.
 
 use std::path::Path;
 
@@ -44,10 +46,12 @@ async fn everything(js: &Path, mode: &str) -> Result<(Child, u16)> {
 struct Ways {
     name: &'static str,
     direct: HttpConn,
+    /// Streamable HTTP: the direct client at 2025-06-18.
+    old: Option<HttpConn>,
     socket: Conn,
     bridge: Conn,
     tool: String,
-    samples: [Vec<f64>; 3],
+    samples: [Vec<f64>; 4],
 }
 
 pub async fn run(o: &Opts, rows: &mut Vec<Row>) -> Result<()> {
@@ -86,9 +90,16 @@ pub async fn run(o: &Opts, rows: &mut Vec<Row>) -> Result<()> {
         socket.initialize().await?;
         let mut bridge = Conn::spawn(&bin, &bridge_args)?;
         bridge.initialize().await?;
+        let old = match kind {
+            Kind::Streamable => Some(HttpConn::open(url, kind, Some("2025-06-18")).await?),
+            Kind::Sse => None,
+        };
         ways.push(Ways {
             name,
-            direct: HttpConn::open(url, kind).await.with_context(|| name)?,
+            direct: HttpConn::open(url, kind, None)
+                .await
+                .with_context(|| name)?,
+            old,
             socket,
             bridge,
             tool: format!("mcp_{server}_echo"),
@@ -100,6 +111,9 @@ pub async fn run(o: &Opts, rows: &mut Vec<Row>) -> Result<()> {
         w.direct.latencies("echo", ECHO, 50).await?;
         w.socket.latencies(&w.tool, ECHO, 50).await?;
         w.bridge.latencies(&w.tool, ECHO, 50).await?;
+        if let Some(old) = &w.old {
+            old.latencies("echo", ECHO, 50).await?;
+        }
     }
     for _ in 0..o.rounds {
         for w in &mut ways {
@@ -109,10 +123,18 @@ pub async fn run(o: &Opts, rows: &mut Vec<Row>) -> Result<()> {
             w.samples[0].extend(d);
             w.samples[1].extend(s);
             w.samples[2].extend(b);
+            if let Some(old) = &w.old {
+                w.samples[3].extend(old.latencies("echo", ECHO, n).await?);
+            }
         }
     }
     for w in &mut ways {
-        let [d, s, b] = &mut w.samples;
+        let [d, s, b, old] = &mut w.samples;
+        let old = if old.is_empty() {
+            String::new()
+        } else {
+            format!("; direct at 2025-06-18: {}", lat_str(lat(old)))
+        };
         let (d, s, b) = (lat(d), lat(s), lat(b));
         rows.push(
             Row::new(
@@ -126,7 +148,7 @@ pub async fn run(o: &Opts, rows: &mut Vec<Row>) -> Result<()> {
             .ours(lat_str(s))
             .ratio(s.median / d.median)
             .diff(format!(
-                "+{} (bridge: {}, +{})",
+                "+{} (bridge: {}, +{}{old})",
                 us(s.median - d.median),
                 lat_str(b),
                 us(b.median - d.median)

@@ -57,6 +57,7 @@ mod remote_errors;
 mod remote_fixture;
 mod remote_refusals;
 mod remote_restart;
+mod remote_streams;
 mod retry;
 mod robustness;
 mod secrets;
