@@ -14,6 +14,8 @@
 #   c  the companion starts with the agent, one of its servers ("slow") 5 s late; the model
 #      holds its first answer 8 s, so an agent that re-reads the list on list_changed offers
 #      the slow server's tools in its second request.
+# EXTRA_CONFIG: top-level keys added to the companion's config, e.g.
+#   EXTRA_CONFIG='"firstListHold": {"codex-mcp-client": true}'
 # Each agent × case gets its own HOME (config, socket, the agent's settings) under
 # $MCP_PEERS_DIR/agents/r/<time>/; nothing outside it is written. Only loopback is used:
 # each agent's telemetry and update checks are switched off below.
@@ -62,7 +64,8 @@ companion_config() { # $1: with the slow server (yes/no)
 {"echo": {"name": "echo_back_the_message_with_a_long_descriptive_name"}}
 EOF
     cat >"$H/.config/mcp-companion/config.json" <<EOF
-{"mcpServers": {
+{${EXTRA_CONFIG:+$EXTRA_CONFIG,}
+ "mcpServers": {
   "demo": {"command": "$BIN", "args": ["demo-server"]},
   "longnames": {"command": "$BIN", "args": ["demo-server", "--tool-overrides", "$H/overrides.json"]}$slow
 }}

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-OURS = ("mcp_demo_", "mcp_longnames_", "mcp_slow_")
+OURS = ("mcp_demo_", "mcp_longname", "mcp_slow_")  # Gemini cuts long names in the middle
 
 
 def ours(name):
