@@ -108,7 +108,7 @@ HELD = set()
 
 
 def decide(api, body):
-    """The script: ("call", name, args) or ("text", text)."""
+    """The script: ("call", name, args, call id unique in the conversation) or ("text", text)."""
     raw = json.dumps(body)
     found = MARK.search(raw)
     marker = found.group(0) if found else "MARK-none"
@@ -119,9 +119,9 @@ def decide(api, body):
         if ARGS.hold_first and marker not in HELD:
             HELD.add(marker)
             time.sleep(ARGS.hold_first)
-        return ("call", demo, {"message": f"{marker}-demo"})
+        return ("call", demo, {"message": f"{marker}-demo"}, "call_1")
     if len(results) == 1 and slow and slow not in called:
-        return ("call", slow, {"message": f"{marker}-slow"})
+        return ("call", slow, {"message": f"{marker}-slow"}, "call_2")
     if results:
         return ("text", "DONE " + " | ".join(results))
     return ("text", "NO-ECHO-TOOL")
@@ -135,7 +135,7 @@ def sse(events):
 
 def anthropic(body, act):
     if act[0] == "call":
-        block = {"type": "tool_use", "id": "toolu_1", "name": act[1], "input": {}}
+        block = {"type": "tool_use", "id": "toolu_" + act[3], "name": act[1], "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(act[2])}
         stop = "tool_use"
         full = dict(block, input=act[2])
@@ -163,7 +163,7 @@ def anthropic(body, act):
 def responses(body, act):
     if act[0] == "call":
         namespace, _, name = act[1].rpartition("/")
-        item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": name,
+        item = {"type": "function_call", "id": "fc_" + act[3], "call_id": act[3], "name": name,
                 "arguments": json.dumps(act[2]), "status": "completed"}
         if namespace:
             item["namespace"] = namespace
@@ -201,7 +201,7 @@ def gemini(body, act, stream):
 def chat(body, act):
     if act[0] == "call":
         message = {"role": "assistant", "content": None, "tool_calls": [{
-            "index": 0, "id": "call_1", "type": "function",
+            "index": 0, "id": act[3], "type": "function",
             "function": {"name": act[1], "arguments": json.dumps(act[2])}}]}
         finish = "tool_calls"
     else:

@@ -121,7 +121,9 @@ EOF
     AGENT_ENV=(GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" GEMINI_API_KEY=fake
         GEMINI_TELEMETRY_ENABLED=false GEMINI_CLI_TRUST_WORKSPACE=true)
     CLIENT=gemini
-    AGENT_CMD=("$A/node_modules/.bin/gemini" -m gemini-2.5-flash --yolo -p "$PROMPT")
+    # GEMINI_YOLO=0 runs without --yolo (then the entry needs "trust": true).
+    AGENT_CMD=("$A/node_modules/.bin/gemini" -m gemini-2.5-flash -p "$PROMPT")
+    [ "${GEMINI_YOLO:-1}" = 1 ] && AGENT_CMD+=(--yolo)
 }
 setup_opencode() {
     mkdir -p "$H/.config/opencode"
