@@ -3,7 +3,8 @@
 //! The problem: the companion keeps every wrapped name within 64 characters, the limit model
 //! APIs put on tool names, but some agents put a prefix of their own before each name before
 //! the model sees it: Claude Code sends `mcp__<entry>__<name>`, 20 characters more for the
-//! `mcp-companion` entry `connect` writes, so a 45-character name reached the model as 65.
+//! `mcp-companion` entry `connect` writes, so a 45-character name reached the model as 65;
+//! opencode sends `<entry>_<name>`, 14 characters more.
 //!
 //! The rule: an agent whose `clientInfo.name` is in [`PREFIXES`] gets, in its own session,
 //! every tool name longer than `64 - prefix` shortened by the catalog's rule with that smaller
@@ -15,6 +16,7 @@
 
 use std::borrow::Cow;
 
+use rmcp::model::RequestMetaObject;
 use rmcp::{Peer, RoleServer};
 
 use crate::catalog::Catalog;
@@ -22,7 +24,10 @@ use crate::catalog::naming::{MAX_NAME_LEN, limit_length_to};
 
 /// The agents (by `clientInfo.name`) that prefix tool names, with the prefix they put before
 /// the names of the entry `connect` writes (`mcp-companion`).
-pub const PREFIXES: &[(&str, &str)] = &[("claude-code", "mcp__mcp-companion__")];
+pub const PREFIXES: &[(&str, &str)] = &[
+    ("claude-code", "mcp__mcp-companion__"),
+    ("opencode", "mcp-companion_"),
+];
 
 /// The longest tool name the agent named `client` can take: 64 less its prefix.
 pub fn budget(client: &str) -> usize {
@@ -38,6 +43,22 @@ pub fn budget(client: &str) -> usize {
 pub fn budget_of(peer: &Peer<RoleServer>) -> usize {
     peer.peer_info()
         .map_or(MAX_NAME_LEN, |info| budget(&info.client_info.name))
+}
+
+/// The `clientInfo.name` of the agent sending a request: from its `initialize` (the
+/// session's peer info), else from the request's `_meta` (`io.modelcontextprotocol/clientInfo`,
+/// which a 2026-07-28 agent such as Claude Code puts on every request instead of initializing);
+/// `None` when neither names it.
+pub fn client_name(peer: &Peer<RoleServer>, meta: &RequestMetaObject) -> Option<String> {
+    peer.peer_info()
+        .map(|info| info.client_info.name.clone())
+        .or_else(|| meta.client_info().map(|info| info.name))
+}
+
+/// The budget of the agent sending a request with `meta` on `peer`'s session (64 when it
+/// names no client).
+pub fn budget_for(peer: &Peer<RoleServer>, meta: &RequestMetaObject) -> usize {
+    client_name(peer, meta).map_or(MAX_NAME_LEN, |name| budget(&name))
 }
 
 /// The name `wrapped` goes by in a session whose budget is `budget`.
@@ -76,6 +97,7 @@ mod tests {
         assert_eq!(budget("claude-code"), 44);
         assert_eq!(budget("Claude-Code"), 44);
         assert_eq!(budget("nanobot"), 64);
+        assert_eq!(budget("opencode"), 50);
         let long = format!("mcp_{}_echo", "s".repeat(50));
         let short = shown(&long, 44);
         assert_eq!(short.len(), 44);

@@ -216,8 +216,8 @@ impl ServerHandler for Endpoint {
 
     /// `initialize`: answered once the servers have settled (at most `firstListTimeout`, and
     /// at most half of [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT)), so the capabilities
-    /// declared cover them (`native.rs`); at once for an agent [`first_list`] does not hold,
-    /// whose first `tools/list` is then answered at once too.
+    /// declared cover them (`native.rs`); after at most [`first_list::AT_ONCE_GRACE`] for an
+    /// agent [`first_list`] does not hold, whose first `tools/list` is then answered at once.
     async fn initialize(
         &self,
         request: rmcp::model::InitializeRequestParams,
@@ -233,7 +233,8 @@ impl ServerHandler for Endpoint {
             // Half the handshake's own deadline at most: the session must not be closed for it.
             let _ = tokio::time::timeout(limits::INITIALIZE_TIMEOUT / 2, self.settled()).await;
         } else {
-            // Answered with what is ready; the rest follows with list_changed.
+            // Answered with what is ready after a moment; the rest follows with list_changed.
+            self.hub.wait_settled(self.first_list_policy.grace()).await;
             let _ = self.first_list.set(());
             tracing::debug!(
                 agent = ?request.client_info.name,
@@ -373,6 +374,15 @@ impl ServerHandler for Endpoint {
         params: Option<PaginatedRequestParams>,
         cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        // A 2026-07-28 agent never initializes: its first listing is where the hold applies.
+        if cx.peer.peer_info().is_none()
+            && !self.first_list.initialized()
+            && client_names::client_name(&cx.peer, &cx.meta)
+                .is_some_and(|name| !self.first_list_policy.holds(&name))
+        {
+            self.hub.wait_settled(self.first_list_policy.grace()).await;
+            let _ = self.first_list.set(());
+        }
         self.settled().await;
         let catalog = self.hub.catalog();
         let cursor = params.and_then(|p| p.cursor);
@@ -381,7 +391,7 @@ impl ServerHandler for Endpoint {
             Some(cursor) => cursor.parse::<usize>().ok(),
         };
         let mut page = start.and_then(|start| catalog.page(start));
-        let budget = client_names::budget_of(&cx.peer);
+        let budget = client_names::budget_for(&cx.peer, &cx.meta);
         if let Some(page) = &mut page
             && client_names::any_shortened(&catalog, budget)
         {
@@ -413,13 +423,13 @@ impl ServerHandler for Endpoint {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let budget = client_names::budget_for(&cx.peer, &cx.meta);
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
         };
-        let budget = client_names::budget_of(&downstream.peer);
         let catalog = self.hub.catalog();
         let name = client_names::wrapped_of(&catalog, &params.name, budget);
         // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and

@@ -14,11 +14,22 @@ use crate::common::{BIN, Companion, demo};
 const LONG: &str = "a-server-whose-name-is-long-for-model-apis";
 const CLAUDE_CODE_PREFIX: &str = "mcp__mcp-companion__";
 
-/// initialize as `client`, tools/list, then a call of the tool `pick` picks from the listed
+/// The `_meta` a 2026-07-28 request of `client` carries (no `initialize` in that era).
+fn modern_meta(client: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": client, "version": "2.1" },
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// initialize as `client` (with `modern`: no initialize, `client` in every request's `_meta`
+/// as MCP 2026-07-28 has it), tools/list, then a call of the tool `pick` picks from the listed
 /// names with `{"message": "fits"}`: the names and the call's answer.
 fn session(
     socket: &std::path::Path,
     client: &str,
+    modern: bool,
     pick: impl Fn(&[String]) -> String,
 ) -> (Vec<String>, Value) {
     let mut bridge = Command::new(BIN)
@@ -45,15 +56,24 @@ fn session(
             }
         }
     };
-    let msgs = [
-        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": client, "version": "2.1" } } }),
-        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
-    ];
+    let meta = modern_meta(client);
+    let msgs = if modern {
+        vec![
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": { "_meta": meta } }),
+        ]
+    } else {
+        vec![
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": client, "version": "2.1" } } }),
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        ]
+    };
     for m in msgs {
         writeln!(stdin, "{m}").expect("write");
     }
-    answer(1);
+    if !modern {
+        answer(1);
+    }
     let list = answer(2);
     let names: Vec<String> = list["result"]["tools"]
         .as_array()
@@ -62,7 +82,10 @@ fn session(
         .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect();
     let echo = pick(&names);
-    let call = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": echo, "arguments": { "message": "fits" } } });
+    let mut call = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": echo, "arguments": { "message": "fits" } } });
+    if modern {
+        call["params"]["_meta"] = meta;
+    }
     writeln!(stdin, "{call}").expect("write");
     let result = answer(3);
     drop(stdin);
@@ -72,13 +95,24 @@ fn session(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_through_the_bridge_gets_names_that_fit_its_prefix_and_calls_them() {
+    names_fit_claude_codes_prefix(false).await;
+}
+
+/// Claude Code 2.1 speaks MCP 2026-07-28: its name comes only in each request's `_meta`.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_on_2026_07_28_gets_names_that_fit_its_prefix_and_calls_them() {
+    names_fit_claude_codes_prefix(true).await;
+}
+
+async fn names_fit_claude_codes_prefix(modern: bool) {
     let c = Companion::start(json!({ "mcpServers": { LONG: demo(&[]) } }));
     c.settled().await;
     let socket = c.socket.clone();
     let full = format!("mcp_{LONG}_echo");
     // Another agent sees the full names.
     let by_name = |names: &[String]| names.iter().find(|n| **n == full).cloned().expect("echo");
-    let (others, result) = tokio::task::block_in_place(|| session(&socket, "nanobot", by_name));
+    let (others, result) =
+        tokio::task::block_in_place(|| session(&socket, "nanobot", modern, by_name));
     assert_eq!(
         result["result"]["content"][0]["text"],
         json!("fits"),
@@ -87,7 +121,8 @@ async fn claude_code_through_the_bridge_gets_names_that_fit_its_prefix_and_calls
     let at = others.iter().position(|n| *n == full).expect("echo listed");
     // Claude Code gets the same list in the same order, shortened where it must be.
     let by_place = |names: &[String]| names[at].clone();
-    let (names, result) = tokio::task::block_in_place(|| session(&socket, "claude-code", by_place));
+    let (names, result) =
+        tokio::task::block_in_place(|| session(&socket, "claude-code", modern, by_place));
     assert_eq!(names.len(), others.len());
     for n in &names {
         assert!(
@@ -103,6 +138,7 @@ async fn claude_code_through_the_bridge_gets_names_that_fit_its_prefix_and_calls
         "{result}"
     );
     // The same names every time.
-    let (again, _) = tokio::task::block_in_place(|| session(&socket, "claude-code", by_place));
+    let (again, _) =
+        tokio::task::block_in_place(|| session(&socket, "claude-code", modern, by_place));
     assert_eq!(again, names);
 }

@@ -111,3 +111,40 @@ async fn first_list_hold_in_the_config_overrides_the_built_in_rule() {
     let (_b, names) = first_listing(&c, "claude-code").await;
     assert!(has(&names, "slow"), "{names:?}");
 }
+
+/// Claude Code 2.1 speaks MCP 2026-07-28: no `initialize`, its name only in the request's
+/// `_meta`; its first listing is answered at once all the same.
+#[tokio::test]
+async fn claude_code_on_2026_07_28_gets_the_ready_tools_at_once() {
+    let c = slow_start(json!({})).await;
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "claude-code", "version": "2.1" },
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    agent
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
+        )
+        .await;
+    let (answer, _) = agent.until_response(&json!(1)).await;
+    let names: Vec<String> = answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(has(&names, "fast") && !has(&names, "slow"), "{names:?}");
+}
+
+/// An agent answered at once still waits a moment for servers that start in one (those of a
+/// companion the bridge has just started): Codex does not re-read the list, so what its first
+/// listing has is all it gets.
+#[tokio::test]
+async fn an_agent_answered_at_once_gets_the_servers_that_start_within_a_moment() {
+    let c =
+        Companion::start(json!({ "mcpServers": { "quick": demo(&["--start-delay-ms", "300"]) } }));
+    let (_agent, names) = first_listing(&c, "codex-mcp-client").await;
+    assert!(has(&names, "quick"), "{names:?}");
+}
