@@ -43,9 +43,11 @@ use crate::state::{Desktop, DesktopExt};
 /// Registers every command the window may call. Generic over the runtime so the mock-runtime
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
-    use commands::{add, bundle, elicit, import, registry, servers, settings, sign_in};
+    use commands::{add, agents, bundle, elicit, import, registry, servers, settings, sign_in};
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
+        agents::list_agents,
+        agents::set_agent_profile,
         servers::config_warnings,
         servers::start_server,
         servers::stop_server,

@@ -238,6 +238,14 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             .map(|(first, _)| first),
         ControlRequest::Logout { server } => super::login::logout(ctx, &server).await,
         ControlRequest::Trust { server, approve } => trust(hub, server.as_deref(), approve).await,
+        ControlRequest::Agents => Ok(ControlResponse::Agents(super::protocol::AgentsReport {
+            agents: hub.agents(),
+        })),
+        ControlRequest::Listings => Ok(ControlResponse::Listings(hub.listings())),
+        ControlRequest::AgentProfile { id, profile } => {
+            hub.set_agent_profile(id, profile.as_deref())?;
+            Ok(ControlResponse::Done(super::protocol::Done {}))
+        }
     }
 }
 

@@ -228,12 +228,15 @@ impl Hub {
         let mut deadline = None;
         loop {
             let view = views.borrow_and_update().clone();
-            let catalog = view.catalog_for(self.profile());
-            let known = view.known_for(self.profile());
+            let catalog = view.catalog_for(self.profile().as_deref());
+            let known = view.known_for(self.profile().as_deref());
             let listed = catalog.route(name);
             if listed.is_none()
-                && let Some(server) =
-                    view.withheld(self.profile(), crate::catalog::pin::Kind::Tool, name)
+                && let Some(server) = view.withheld(
+                    self.profile().as_deref(),
+                    crate::catalog::pin::Kind::Tool,
+                    name,
+                )
             {
                 return Err(NotReady::plain(format!(
                     "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
@@ -294,7 +297,7 @@ impl Hub {
     fn unknown_tool(&self, name: &str) -> NotReady {
         let view = self.view();
         let down = view.servers.order.iter().find_map(|s| {
-            if !view.profile_has_server(self.profile(), s.name()) {
+            if !view.profile_has_server(self.profile().as_deref(), s.name()) {
                 return None;
             }
             let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));

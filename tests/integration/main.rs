@@ -7,6 +7,7 @@
 #![cfg(unix)]
 
 mod activity;
+mod agents;
 mod asks;
 mod autostart;
 mod bounds;

@@ -3,6 +3,7 @@
 //!
 //! | file | commands |
 //! |---|---|
+//! | `agents.rs` | the connected agents, moving one to another profile |
 //! | `servers.rs` | list, start/stop/restart (one or all), remove, detail, log, call a tool |
 //! | `add.rs` | presets, preset → entry, test (probe), save |
 //! | `import.rs` | detect other clients' files, preview, import |
@@ -13,6 +14,7 @@
 //! | `elicit.rs` | open elicitations, the person's answer |
 
 pub mod add;
+pub mod agents;
 pub mod bundle;
 pub mod elicit;
 pub mod import;
