@@ -64,5 +64,6 @@ mod ssrf;
 mod strays;
 mod supervision;
 mod third_party;
+mod tokens;
 mod tool_search;
 mod wire;
