@@ -1,13 +1,13 @@
 //! The process at the other end of an accepted agent connection, as the kernel reports it:
-//! `SO_PEERCRED` (Linux) / `getpeereid` (macOS) on the Unix socket, the named pipe's client
+//! `SO_PEERCRED` (Linux) / `LOCAL_PEERPID` and `getpeereid` (macOS) on the Unix socket, the named pipe's client
 //! process id (`GetNamedPipeClientProcessId`) on Windows. Its user and executable are then read
 //! from the OS ([`crate::process::identity`]); nothing is taken from what the peer says.
 
 use crate::ipc::socket::ServerStream;
 use crate::process::identity::ProcessIdentity;
 
-/// The peer process of `stream`, or `None` when the OS does not give its pid (macOS gives
-/// only the user through `getpeereid`; tokio reads the pid where the platform has it).
+/// The peer process of `stream`, or `None` when the OS does not give its pid (tokio reads it
+/// with `SO_PEERCRED` on Linux and `LOCAL_PEERPID` on macOS).
 #[cfg(unix)]
 pub fn peer_of(stream: &ServerStream) -> Option<ProcessIdentity> {
     let cred = stream.peer_cred().ok()?;

@@ -1,6 +1,6 @@
 //! Which process a pid is: its user and executable, and (Linux) its parent — what `agents`
 //! shows of the process at the other end of an agent connection. The pid itself comes from
-//! the kernel (`SO_PEERCRED` / `getpeereid`, or the named pipe's client process id; see
+//! the kernel (`SO_PEERCRED` / `LOCAL_PEERPID`, or the named pipe's client process id; see
 //! [`crate::ipc::peer`]); everything here is read from the OS, never from what the process says.
 
 use std::path::PathBuf;
