@@ -8,7 +8,7 @@
 //!
 //! Tokens ([`tokens`]): runs of ASCII letters and digits (other letters kept as they are),
 //! split at camelCase humps, lower-cased, English stop words dropped, and reduced to a light
-//! stem ([`stem`]): a plural `s` cut (`files` → `file`, not `class`), then `-ing`/`-ed` and a
+//! stem (`stem`): a plural `s` cut (`files` → `file`, not `class`), then `-ing`/`-ed` and a
 //! final `e` (`merging`, `merged`, `merge` → `merg`), so a query's verb form meets the
 //! description's. Scoring: `k1` = 1.2, `b` = 0.75, IDF
 //! `ln(1 + (N - n + 0.5) / (n + 0.5))` (never negative).
