@@ -3,6 +3,8 @@
 
 const COMMANDS: &[&str] = &[
     "list_servers",
+    "list_agents",
+    "set_agent_profile",
     "config_warnings",
     "start_server",
     "stop_server",

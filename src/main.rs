@@ -59,6 +59,10 @@ enum Command {
         /// List what this profile's agents see instead.
         #[arg(long, value_name = "NAME")]
         profile: Option<String>,
+        /// Instead, what each view (everything, each profile) and each server's tools cost an
+        /// agent: tools, bytes of the tools/list JSON, tokens (OpenAI o200k_base).
+        #[arg(long, conflicts_with = "profile")]
+        tokens: bool,
     },
     /// Call a wrapped tool on a running companion and print the result.
     ///
@@ -174,6 +178,21 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// List the agent sessions connected to a running companion: client, process (for a
+    /// bridge, the agent that started it), profile and how it was chosen, calls, since when.
+    /// With --set ID, move that session to --profile NAME (or to everything without it) until
+    /// it disconnects; the agent is told its tool list changed.
+    Agents {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The session (its ID in the list) whose profile to change.
+        #[arg(long, value_name = "ID")]
+        set: Option<u64>,
+        /// With --set: the profile to give it; without: everything.
+        #[arg(long, value_name = "NAME", requires = "set")]
+        profile: Option<String>,
     },
     /// Show the tool changes withheld from agents until you approve them (a server changed a
     /// tool's definition, or added or renamed one, since its tools were pinned); with a server
@@ -365,7 +384,14 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
             .await
         }
-        Command::Tools { json, profile } => cli::tools(socket, json, profile.as_deref()).await,
+        Command::Tools {
+            json,
+            profile,
+            tokens: false,
+        } => cli::tools(socket, json, profile.as_deref()).await,
+        Command::Tools {
+            json, tokens: true, ..
+        } => cli::tokens(socket, json).await,
         Command::Call {
             name,
             arguments,
@@ -431,6 +457,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         } => cli::policy::policy(args.config.as_deref(), socket, server, tool, policy).await,
         Command::Approvals { watch, json } => cli::policy::approvals(socket, watch, json).await,
         Command::Approve { id, answer } => cli::policy::approve(socket, id, &answer).await,
+        Command::Agents { json, set, profile } => cli::agents(socket, json, set, profile).await,
         Command::Logout { server } => {
             cli::auth::logout(args.config.as_deref(), socket, &server).await
         }

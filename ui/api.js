@@ -4,6 +4,8 @@
 const invoke = (cmd, args = {}) => window.__TAURI__.core.invoke(cmd, args);
 
 export const listServers = () => invoke('list_servers');
+export const listAgents = () => invoke('list_agents');
+export const setAgentProfile = (id, profile) => invoke('set_agent_profile', { id, profile });
 export const configWarnings = () => invoke('config_warnings');
 export const startServer = (name) => invoke('start_server', { name });
 export const stopServer = (name) => invoke('stop_server', { name });

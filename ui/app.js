@@ -9,9 +9,10 @@ import * as server from './views/server.js';
 import * as add from './views/add.js';
 import * as importView from './views/import.js';
 import * as connect from './views/connect.js';
+import * as agents from './views/agents.js';
 import * as settings from './views/settings.js';
 
-const VIEWS = { servers, server, add, import: importView, connect, settings };
+const VIEWS = { servers, server, add, import: importView, connect, agents, settings };
 const page = document.getElementById('page');
 let cleanup = () => {};
 

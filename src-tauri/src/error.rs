@@ -2,7 +2,7 @@
 //! human `message`, and, for entry validation, the `field` the window highlights.
 
 use mcp_companion::config::{ConfigError, UnknownServer};
-use mcp_companion::hub::HubError;
+use mcp_companion::hub::{AgentError, HubError};
 use mcp_companion::manage::edit::EditError;
 use mcp_companion::manage::presets::PresetError;
 use mcp_companion::manage::probe::ProbeError;
@@ -33,6 +33,10 @@ pub enum ErrorKind {
     Keychain,
     /// An update would connect to another origin; it needs the person's yes.
     Moved,
+    /// No connected agent session has that id (it left).
+    UnknownAgent,
+    /// No valid profile has that name.
+    UnknownProfile,
 }
 
 /// What a failed command returns to the window.
@@ -63,6 +67,16 @@ impl CommandError {
 impl From<UnknownServer> for CommandError {
     fn from(e: UnknownServer) -> CommandError {
         CommandError::new(ErrorKind::UnknownServer, e.to_string())
+    }
+}
+
+impl From<AgentError> for CommandError {
+    fn from(e: AgentError) -> CommandError {
+        let kind = match e {
+            AgentError::UnknownAgent(_) => ErrorKind::UnknownAgent,
+            AgentError::UnknownProfile(_) => ErrorKind::UnknownProfile,
+        };
+        CommandError::new(kind, e.to_string())
     }
 }
 

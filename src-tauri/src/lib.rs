@@ -46,10 +46,12 @@ use crate::state::{Desktop, DesktopExt};
 /// tests build the same handler.
 pub fn with_commands<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     use commands::{
-        add, approve, bundle, elicit, import, registry, servers, settings, sign_in, trust,
+        add, agents, approve, bundle, elicit, import, registry, servers, settings, sign_in, trust,
     };
     builder.invoke_handler(tauri::generate_handler![
         servers::list_servers,
+        agents::list_agents,
+        agents::set_agent_profile,
         servers::config_warnings,
         servers::start_server,
         servers::stop_server,

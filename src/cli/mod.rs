@@ -1,6 +1,7 @@
 //! The CLI's subcommands: thin wrappers that call the library and print for people or `--json`.
 
 pub mod activity;
+mod agents;
 pub mod auth;
 pub mod bridge;
 pub mod bundle;
@@ -16,6 +17,7 @@ mod registry_update;
 pub mod secret;
 pub mod start_at_login;
 mod status;
+mod tokens;
 mod trust;
 
 use std::path::Path;
@@ -242,7 +244,9 @@ pub async fn call(
     })
 }
 
+pub use agents::agents;
 pub use status::status;
+pub use tokens::tokens;
 pub use trust::trust;
 
 /// `logs`: a server's captured stderr; with `follow`, keeps printing new lines.

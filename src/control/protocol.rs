@@ -6,7 +6,8 @@
 //! reply   = {"ok":true,"result":RESULT} | {"ok":false,"kind":KIND,"error":MESSAGE}
 //! RESULT  = StatusReport | LogLines | ReloadReport | TrustReport | {}       (which one follows from the request)
 //! KIND    = badRequest | tooLong | unknownServer | invalidEntry | shuttingDown | noConfigFile
-//!         | invalidConfig | noWindow | signIn | busy | notWaiting | policyNotSaved | internal
+//!         | invalidConfig | noWindow | signIn | busy | notWaiting | policyNotSaved
+//!         | unknownAgent | unknownProfile | internal
 //! ```
 
 use std::path::PathBuf;
@@ -104,6 +105,21 @@ pub enum ControlRequest {
         /// `once`, `always` or `deny`.
         answer: crate::hub::Answer,
     },
+    /// Every connected agent session → [`ControlResponse::Agents`].
+    Agents,
+    /// The `tools/list` JSON of the default view, each profile and each server
+    /// → [`ControlResponse::Listings`] (what `tools --tokens` measures).
+    Listings,
+    /// Sets connected session `id`'s profile for as long as it stays connected (`profile`
+    /// absent: everything); its agent gets `list_changed` → [`ControlResponse::Done`].
+    #[serde(rename = "agentProfile")]
+    AgentProfile {
+        /// The session, as `agents` numbers it.
+        id: u64,
+        /// A valid profile's name; absent: the default view.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<String>,
+    },
 }
 
 /// The `approvals` answer: the calls waiting for the person, oldest first.
@@ -121,6 +137,13 @@ pub struct ApproveReport {
     pub approved: crate::hub::Ask,
     /// Whether `allow` was written into the config for the tool (`always`).
     pub policy_written: bool,
+}
+
+/// The `agents` answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentsReport {
+    /// Every connected agent session, oldest first.
+    pub agents: Vec<crate::hub::AgentStatus>,
 }
 
 /// The `trust` answer: per server with something waiting (or just approved), the tools.
@@ -244,6 +267,10 @@ pub enum ControlResponse {
     Approval(crate::hub::ApprovalEvent),
     /// Answer to `approve`.
     Approved(ApproveReport),
+    /// Answer to `agents`.
+    Agents(AgentsReport),
+    /// Answer to `listings`.
+    Listings(crate::hub::Listings),
 }
 
 /// How long a client waits for the answer to a request that the companion answers from what it
@@ -297,7 +324,10 @@ impl ControlRequest {
             ControlRequest::Approve { .. } => {
                 ControlResponse::Approved(serde_json::from_value(result)?)
             }
+            ControlRequest::Agents => ControlResponse::Agents(serde_json::from_value(result)?),
+            ControlRequest::Listings => ControlResponse::Listings(serde_json::from_value(result)?),
             ControlRequest::Start { .. }
+            | ControlRequest::AgentProfile { .. }
             | ControlRequest::Stop { .. }
             | ControlRequest::Restart { .. }
             | ControlRequest::Show => ControlResponse::Done(Done {}),
@@ -329,6 +359,10 @@ pub enum ErrorKind {
     /// `login`/`logout`: the server does not sign in with OAuth (not streamable HTTP), or the
     /// sign-in could not start or finish; the message quotes the authorization server.
     SignIn,
+    /// `agentProfile`: no connected agent session has that id.
+    UnknownAgent,
+    /// `agentProfile`: no valid profile has that name.
+    UnknownProfile,
     /// The companion already serves as many control connections as it allows
     /// ([`super::MAX_CONTROL_CONNECTIONS`]); the connection is closed.
     Busy,
@@ -364,6 +398,16 @@ impl Refusal {
 impl From<crate::config::UnknownServer> for Refusal {
     fn from(e: crate::config::UnknownServer) -> Refusal {
         Refusal::new(ErrorKind::UnknownServer, e.to_string())
+    }
+}
+
+impl From<crate::hub::AgentError> for Refusal {
+    fn from(e: crate::hub::AgentError) -> Refusal {
+        let kind = match e {
+            crate::hub::AgentError::UnknownAgent(_) => ErrorKind::UnknownAgent,
+            crate::hub::AgentError::UnknownProfile(_) => ErrorKind::UnknownProfile,
+        };
+        Refusal::new(kind, e.to_string())
     }
 }
 

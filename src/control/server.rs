@@ -249,6 +249,14 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
             open: hub.approvals().open(),
         })),
         ControlRequest::Approve { id, answer } => super::approvals::approve(ctx, id, answer).await,
+        ControlRequest::Agents => Ok(ControlResponse::Agents(super::protocol::AgentsReport {
+            agents: hub.agents(),
+        })),
+        ControlRequest::Listings => Ok(ControlResponse::Listings(hub.listings())),
+        ControlRequest::AgentProfile { id, profile } => {
+            hub.set_agent_profile(id, profile.as_deref())?;
+            Ok(ControlResponse::Done(super::protocol::Done {}))
+        }
     }
 }
 

@@ -3,13 +3,17 @@
 //! handing over its agent's stdin and stdout ([`crate::ipc::handoff`]), which are then served
 //! directly as the session while the connection stays open as the "session alive" signal.
 //! Either way the session runs in the accept loop's slot, under the same per-agent bounds.
+//!
+//! The connection's peer process (from the kernel, [`crate::ipc::peer`]) is what the hub's
+//! agents list shows; when the peer is a bridge — it handed over its stdio, or (Linux) runs
+//! our executable with `bridge` — the agent is the bridge's parent, read from the OS.
 
 use tokio_util::sync::CancellationToken;
 
 use super::bounded::Hangup;
 use super::first_list::FirstListPolicy;
 use super::session::serve_session_with;
-use crate::hub::Hub;
+use crate::hub::{Hub, PeerProcesses};
 use crate::ipc::accept::Handshake;
 use crate::ipc::socket::ServerStream;
 
@@ -26,8 +30,34 @@ pub async fn serve_accepted(
     unix::serve(stream, hub, shutdown, first_list, handshake).await;
     #[cfg(windows)]
     {
+        // The pipe's client: the agent, or a copying bridge (not told apart on Windows).
+        let peers = PeerProcesses {
+            agent: crate::ipc::peer::peer_of(&stream),
+            bridge: None,
+        };
         let hangup = Hangup::of(&stream);
-        serve_session_with(stream, hangup, hub, shutdown, first_list, handshake).await;
+        serve_session_with(stream, hangup, hub, shutdown, first_list, handshake, peers).await;
+    }
+}
+
+/// The processes of a connection whose peer is `peer`: when it is `mcp-companion bridge`
+/// (`bridged`, or seen to be one by its executable and arguments), the agent is its parent.
+#[cfg(unix)]
+fn peers_of(
+    peer: Option<crate::process::identity::ProcessIdentity>,
+    bridged: bool,
+) -> PeerProcesses {
+    use crate::process::identity::ProcessIdentity;
+    use crate::process::identity::{is_our_bridge, parent};
+    match peer {
+        Some(bridge) if bridged || is_our_bridge(bridge.pid) => PeerProcesses {
+            agent: parent(bridge.pid).map(|pid| ProcessIdentity::of(pid, bridge.uid)),
+            bridge: Some(bridge),
+        },
+        agent => PeerProcesses {
+            agent,
+            bridge: None,
+        },
     }
 }
 
@@ -39,7 +69,7 @@ mod unix {
     use tokio::io::AsyncReadExt;
     use tokio_util::sync::CancellationToken;
 
-    use super::{FirstListPolicy, Hangup, serve_session_with};
+    use super::{FirstListPolicy, Hangup, peers_of, serve_session_with};
     use crate::endpoint::limits::INITIALIZE_TIMEOUT;
     use crate::hub::Hub;
     use crate::ipc::accept::Handshake;
@@ -53,6 +83,7 @@ mod unix {
         first_list: FirstListPolicy,
         handshake: Handshake,
     ) {
+        let peer = crate::ipc::peer::peer_of(&stream);
         let first = tokio::select! {
             r = tokio::time::timeout(INITIALIZE_TIMEOUT, handoff::first(&stream)) => r,
             () = shutdown.cancelled() => return,
@@ -63,10 +94,13 @@ mod unix {
                 let hangup = Hangup::of(&stream);
                 let (rd, wr) = stream.into_split();
                 let stream = tokio::io::join(Cursor::new(seen).chain(rd), wr);
-                serve_session_with(stream, hangup, hub, shutdown, first_list, handshake).await;
+                let peers = peers_of(peer, false);
+                serve_session_with(stream, hangup, hub, shutdown, first_list, handshake, peers)
+                    .await;
             }
             Ok(Ok(First::Handoff(stdio))) => {
-                serve_handed(stream, stdio, hub, shutdown, first_list, handshake).await;
+                let peers = peers_of(peer, true);
+                serve_handed(stream, stdio, hub, shutdown, first_list, handshake, peers).await;
             }
             Ok(Err(e)) => tracing::info!(error = %e, "refused an agent connection"),
             Err(_) => tracing::info!(
@@ -84,6 +118,7 @@ mod unix {
         shutdown: CancellationToken,
         first_list: FirstListPolicy,
         handshake: Handshake,
+        peers: crate::hub::PeerProcesses,
     ) {
         use std::os::fd::AsFd;
         if let Err(e) = handoff::ack(&control).await {
@@ -95,7 +130,15 @@ mod unix {
         let stream = tokio::io::join(stdio.input, stdio.output);
         // The session's own stop: the companion's shutdown, or the bridge going away.
         let stop = shutdown.child_token();
-        let session = serve_session_with(stream, hangup, hub, stop.clone(), first_list, handshake);
+        let session = serve_session_with(
+            stream,
+            hangup,
+            hub,
+            stop.clone(),
+            first_list,
+            handshake,
+            peers,
+        );
         tokio::pin!(session);
         tokio::select! {
             () = &mut session => {}

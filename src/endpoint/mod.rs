@@ -242,7 +242,12 @@ impl ServerHandler for Endpoint {
             );
         }
         cx.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        let answer = self.negotiate_initialize(&request);
+        if let Ok(result) = &answer {
+            self.hub
+                .agent_initialized(&request.client_info, result.protocol_version.as_str());
+        }
+        answer
     }
 
     async fn list_resources(
@@ -423,6 +428,7 @@ impl ServerHandler for Endpoint {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.hub.count_call();
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),

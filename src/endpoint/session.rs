@@ -16,7 +16,7 @@ use super::fast::Relay;
 use super::first_list::FirstListPolicy;
 use super::limits::{Budget, INITIALIZE_TIMEOUT, LINE_DEADLINE};
 use super::line::LineTransport;
-use crate::hub::{Hub, HubEvent};
+use crate::hub::{Hub, HubEvent, PeerProcesses};
 use crate::ipc::accept::{ConnectionLimit, Handshake, accept_loop, refusal_line};
 use crate::ipc::socket::LocalListener;
 use crate::upstream::MAX_MESSAGE_BYTES;
@@ -91,13 +91,15 @@ pub async fn serve_session<S>(
         shutdown,
         first_list,
         Handshake::default(),
+        PeerProcesses::default(),
     )
     .await;
 }
 
 /// [`serve_session`] under the connection bounds ([`Bounded`]), with `hangup` telling a
 /// half-closed connection from one its agent closed; `handshake` is marked done once
-/// `initialize` is answered.
+/// `initialize` is answered. The session is listed in the hub's agents ([`Hub::agents`]) with
+/// `peers` until it ends.
 pub async fn serve_session_with<S>(
     stream: S,
     hangup: Hangup,
@@ -105,11 +107,13 @@ pub async fn serve_session_with<S>(
     shutdown: CancellationToken,
     first_list: FirstListPolicy,
     handshake: Handshake,
+    peers: PeerProcesses,
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
-    // One choice of profile for the whole session, shared by every part of it below.
-    let hub = hub.for_main_socket_session();
+    // One choice of profile for the whole session, shared by every part of it below, and
+    // one entry in the hub's agents.
+    let (hub, _listed) = hub.register_agent(peers);
     let mut events = hub.subscribe();
     let gone = CancellationToken::new();
     let budget = Arc::new(Budget::default());

@@ -27,7 +27,9 @@
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
 //! | `approve.rs` | [`Hub::approve`]: the call policy (`toolPolicy`, annotation defaults), applied once for both paths |
 //! | `approvals.rs` | [`Approvals`]: the calls waiting for the person, and the approvers attached |
+//! | `listings.rs` | [`Hub::listings`]: each view's and server's `tools/list` JSON, for `tools --tokens` |
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
+//! | `agents.rs` | who is connected: each agent session's process, `clientInfo`, profile and calls ([`Hub::agents`]) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
 //! | `pins.rs` | pinned tool definitions: what waits for the person's approval, [`Hub::trust`], `pins.json` |
@@ -37,10 +39,12 @@
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 //! | `tasks.rs` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
 
+mod agents;
 pub mod approvals;
 mod approve;
 mod fast;
 pub mod forward;
+mod listings;
 mod native;
 mod owner;
 mod pins;
@@ -68,13 +72,15 @@ use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 use crate::upstream::elicitor::SharedElicitor;
 use crate::upstream::notice::Notices;
 
+pub use agents::{AgentError, AgentGuard, AgentStatus, CLIENT_TEXT_MAX, PeerProcesses};
 pub use approvals::{Answer, ApprovalEvent, Approvals, Approver, Ask};
 pub use approve::{Source as PolicySource, policy_of};
 pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
+pub use listings::{Listing, Listings};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
 pub use pins::{PINS_FILE, WaitingByServer};
-pub use profiles::ProfileStatus;
+pub use profiles::{ProfileSource, ProfileStatus};
 pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 pub use tasks::Tasks;
@@ -134,6 +140,10 @@ pub struct Hub {
     profile_sockets: profiles::SocketErrors,
     /// The calls waiting for the person's approval, and who can answer them (`approvals.rs`).
     approvals: Approvals,
+    /// Every connected agent session (`agents.rs`).
+    agents: agents::Agents,
+    /// This handle's own session in that registry, when it is an agent session's.
+    agent: Option<Arc<agents::Slot>>,
 }
 
 /// The server set in config order, with a by-name index.
@@ -195,6 +205,10 @@ impl View {
 pub struct HubEvents {
     view: watch::Receiver<Arc<View>>,
     profile: profiles::Chosen,
+    /// The person's changes of this session's profile, when it is an agent session's.
+    person: Option<watch::Receiver<u64>>,
+    /// How many of those changes this subscriber has announced.
+    person_seen: u64,
     /// The profile `tools_seen` counts for: a session's profile chosen at `initialize` (before
     /// the agent listed anything) restarts the count instead of announcing a change.
     counted_for: Option<Arc<str>>,
@@ -207,9 +221,19 @@ impl HubEvents {
     pub async fn recv(&mut self) -> Option<HubEvent> {
         loop {
             let view = self.view.borrow_and_update().clone();
-            let tools_epoch = view.tools_epoch_for(self.profile.get());
-            if self.profile.get() != self.counted_for.as_deref() {
-                self.counted_for = self.profile.get().map(Arc::from);
+            let profile = self.profile.get();
+            let tools_epoch = view.tools_epoch_for(profile.as_deref());
+            // The person moved this session to another profile: it re-lists.
+            if let Some(person) = &mut self.person
+                && *person.borrow_and_update() != self.person_seen
+            {
+                self.person_seen = *person.borrow();
+                self.counted_for = profile;
+                self.tools_seen = tools_epoch;
+                return Some(HubEvent::ToolsChanged);
+            }
+            if profile != self.counted_for {
+                self.counted_for = profile;
                 self.tools_seen = self.profile.epoch_at_choice().unwrap_or(tools_epoch);
             }
             if tools_epoch != self.tools_seen {
@@ -220,7 +244,14 @@ impl HubEvents {
                 self.servers_seen = view.servers_epoch;
                 return Some(HubEvent::ServersChanged);
             }
-            self.view.changed().await.ok()?;
+            match &mut self.person {
+                Some(person) => tokio::select! {
+                    r = self.view.changed() => r.ok()?,
+                    // The sender lives in the session's choice, which this subscription holds.
+                    _ = person.changed() => {}
+                },
+                None => self.view.changed().await.ok()?,
+            }
         }
     }
 }
@@ -260,6 +291,8 @@ impl Hub {
             profile: profiles::Chosen::default(),
             profile_sockets: profiles::SocketErrors::default(),
             approvals: Approvals::default(),
+            agents: agents::Agents::default(),
+            agent: None,
         }
     }
 
@@ -286,8 +319,10 @@ impl Hub {
         HubEvents {
             view,
             profile: self.profile.clone(),
-            counted_for: self.profile.get().map(Arc::from),
-            tools_seen: now.tools_epoch_for(self.profile.get()),
+            person: self.profile.session().map(|c| c.changes()),
+            person_seen: self.profile.session().map_or(0, |c| *c.changes().borrow()),
+            counted_for: self.profile.get(),
+            tools_seen: now.tools_epoch_for(self.profile.get().as_deref()),
             servers_seen: now.servers_epoch,
         }
     }
@@ -299,7 +334,7 @@ impl Hub {
     /// The catalog this handle's session sees as of now: the merged one, or its profile's
     /// (`profiles.rs`). Cheap: an `Arc` clone.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.view().catalog_for(self.profile.get())
+        self.view().catalog_for(self.profile.get().as_deref())
     }
 
     /// The warnings of the config in effect (the one the hub started with, or the last one

@@ -115,7 +115,11 @@ impl Hub {
     /// -32602 for a prompt not served: "unknown prompt", or why it is withheld.
     fn unknown_prompt(&self, name: &str) -> McpError {
         let view = self.view();
-        match view.withheld(self.profile(), crate::catalog::pin::Kind::Prompt, name) {
+        match view.withheld(
+            self.profile().as_deref(),
+            crate::catalog::pin::Kind::Prompt,
+            name,
+        ) {
             Some(server) => McpError::invalid_params(
                 format!(
                     "prompt \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its capabilities, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"

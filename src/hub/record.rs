@@ -75,7 +75,7 @@ impl CallRecord {
                 started: Instant::now(),
                 at_ms: now_ms(),
                 agent: agent(),
-                profile: hub.profile().map(Arc::from),
+                profile: hub.profile(),
                 path,
                 server: None,
                 tool: tool.to_owned(),
@@ -245,7 +245,7 @@ impl Hub {
         self.activity.record(Entry::Listing(ListingEntry {
             at_ms: now_ms(),
             agent: agent(),
-            profile: self.profile().map(Arc::from),
+            profile: self.profile(),
             method: "tools/list",
             path,
             items,

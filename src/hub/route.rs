@@ -256,12 +256,15 @@ impl Hub {
         let mut deadline = None;
         loop {
             let view = views.borrow_and_update().clone();
-            let catalog = view.catalog_for(self.profile());
-            let known = view.known_for(self.profile());
+            let catalog = view.catalog_for(self.profile().as_deref());
+            let known = view.known_for(self.profile().as_deref());
             let listed = catalog.route(name);
             if listed.is_none()
-                && let Some(server) =
-                    view.withheld(self.profile(), crate::catalog::pin::Kind::Tool, name)
+                && let Some(server) = view.withheld(
+                    self.profile().as_deref(),
+                    crate::catalog::pin::Kind::Tool,
+                    name,
+                )
             {
                 return Err(NotReady {
                     withheld: Some(server.clone()),
@@ -325,7 +328,7 @@ impl Hub {
     fn unknown_tool(&self, name: &str) -> NotReady {
         let view = self.view();
         let down = view.servers.order.iter().find_map(|s| {
-            if !view.profile_has_server(self.profile(), s.name()) {
+            if !view.profile_has_server(self.profile().as_deref(), s.name()) {
                 return None;
             }
             let prefix = naming::sanitize(&format!("mcp_{}_", s.name()));

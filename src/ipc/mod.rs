@@ -14,6 +14,7 @@
 //! | [`bridge`] | stdio ⇄ socket for clients that can only spawn a command (why it is here: its module doc) |
 //! | [`autostart`] | the bridge starting a detached companion when none listens, one at a time |
 //! | `handoff` | Unix: the bridge hands its stdin/stdout to the companion over the socket (`SCM_RIGHTS`) |
+//! | [`peer`] | the process at the other end of an agent connection, as the kernel reports it |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
@@ -23,6 +24,7 @@ pub mod descriptors;
 #[cfg(unix)]
 pub mod handoff;
 pub mod paths;
+pub mod peer;
 #[cfg(windows)]
 mod pipe_acl;
 #[cfg(unix)]

@@ -7,6 +7,7 @@
 #![cfg(unix)]
 
 mod activity;
+mod agents;
 mod approval;
 mod asks;
 mod autostart;
@@ -69,5 +70,6 @@ mod supervision;
 mod tasks;
 mod telemetry;
 mod third_party;
+mod tokens;
 mod tool_search;
 mod wire;

@@ -3,6 +3,7 @@
 //!
 //! | file | commands |
 //! |---|---|
+//! | `agents.rs` | the connected agents, moving one to another profile |
 //! | `servers.rs` | list, start/stop/restart (one or all), remove, detail, log, call a tool |
 //! | `add.rs` | presets, preset → entry, test (probe), save |
 //! | `import.rs` | detect other clients' files, preview, import |
@@ -15,6 +16,7 @@
 //! | `approve.rs` | calls waiting for approval, the person's answer |
 
 pub mod add;
+pub mod agents;
 pub mod approve;
 pub mod bundle;
 pub mod elicit;

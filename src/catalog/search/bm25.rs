@@ -7,8 +7,10 @@
 //! the earlier document, so the same catalog and query always rank the same.
 //!
 //! Tokens ([`tokens`]): runs of ASCII letters and digits (other letters kept as they are),
-//! split at camelCase humps, lower-cased, English stop words dropped, and a plural `s` cut
-//! (`files` → `file`, not `class`). Scoring: `k1` = 1.2, `b` = 0.75, IDF
+//! split at camelCase humps, lower-cased, English stop words dropped, and reduced to a light
+//! stem (`stem`): a plural `s` cut (`files` → `file`, not `class`), then `-ing`/`-ed` and a
+//! final `e` (`merging`, `merged`, `merge` → `merg`), so a query's verb form meets the
+//! description's. Scoring: `k1` = 1.2, `b` = 0.75, IDF
 //! `ln(1 + (N - n + 0.5) / (n + 0.5))` (never negative).
 
 use std::collections::HashMap;
@@ -48,8 +50,35 @@ pub fn tokens(text: &str) -> Vec<String> {
     words
         .into_iter()
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .map(singular)
+        .map(stem)
         .collect()
+}
+
+/// The light stem of `word` (module docs): [`singular`], then `-ing` or `-ed` cut when at least
+/// three letters stay (a doubled final consonant undone: `stopped` → `stop`), else a final `e`
+/// cut from a word of five letters or more. A subset of Porter's steps 1a and 1b, without its
+/// exceptions: enough to meet verb forms, never so much that two common words meet.
+fn stem(word: String) -> String {
+    let word = singular(word);
+    for suffix in ["ing", "ed"] {
+        if let Some(base) = word.strip_suffix(suffix)
+            && base.chars().count() >= 3
+        {
+            let mut base = base.to_owned();
+            let b = base.as_bytes();
+            let n = b.len();
+            if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z') {
+                base.pop();
+            }
+            return base;
+        }
+    }
+    if word.chars().count() > 4
+        && let Some(base) = word.strip_suffix('e')
+    {
+        return base.to_owned();
+    }
+    word
 }
 
 /// `word` without a plural `s` (`files` → `file`, `directories` → `directory`).
@@ -168,7 +197,7 @@ mod tests {
                 "mcp",
                 "git",
                 "diff",
-                "staged",
+                "stag",
                 "list",
                 "directory",
                 "size",
@@ -179,6 +208,25 @@ mod tests {
             tokens("Read the files in directories"),
             ["read", "file", "directory"]
         );
+    }
+
+    #[test]
+    fn verb_forms_meet_their_stem_and_short_words_stay() {
+        for (a, b) in [
+            ("merging", "merge"),
+            ("merged", "merges"),
+            ("stored", "store"),
+            ("stopped", "stop"),
+            ("created", "create"),
+            ("images", "image"),
+        ] {
+            assert_eq!(tokens(a), tokens(b), "{a} / {b}");
+        }
+        assert_eq!(
+            tokens("thing file time size fill"),
+            ["thing", "file", "time", "size", "fill"]
+        );
+        assert_ne!(tokens("need"), tokens("ne"));
     }
 
     #[test]

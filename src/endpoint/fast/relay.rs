@@ -308,7 +308,11 @@ where
             _ if !self.fast => false,
             (Some("notifications/cancelled"), None, Some(params)) => self.cancel(params.get()),
             (Some("tools/call"), Some(id), Some(params)) if envelope::plain_id(id) => {
-                self.forward(agent, id.get(), params.get())
+                let taken = self.forward(agent, id.get(), params.get());
+                if taken {
+                    self.hub.count_call();
+                }
+                taken
             }
             (Some("tools/list"), Some(id), params) if envelope::plain_id(id) => {
                 self.list(&agent, id.get(), params)
