@@ -21,7 +21,9 @@
 //! (a first listing, an approval, an auto-approved change): one owner, no lock.
 //!
 //! A file that cannot be read or parsed is reported in the log and set aside as
-//! `pins.json.unreadable`; every server is then pinned again on its first listing.
+//! `pins.json.unreadable`. That fails closed: until the person approves them again (`trust`),
+//! every capability of a server without pins waits for approval, instead of being pinned as
+//! it is (a damaged file must not turn into approval of whatever servers list now).
 //!
 //! ```json
 //! {"version": 1, "servers": {"demo": {"tools": {"echo": {"fingerprint": "…", "definition": {…}}}}}}
@@ -60,6 +62,9 @@ pub(super) struct Pins {
     pub(super) waiting: Arc<WaitingByServer>,
     /// Pins changed since the last save.
     dirty: bool,
+    /// The file existed but could not be read or parsed: servers without pins wait for
+    /// approval instead of being pinned on first use.
+    lost: bool,
 }
 
 impl Pins {
@@ -70,29 +75,30 @@ impl Pins {
 
     /// Pins kept in `path` (read now; see the module docs for a bad file).
     pub(super) fn open(path: PathBuf) -> Pins {
-        let servers = match std::fs::read(&path) {
+        let (servers, lost) = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<File>(&bytes) {
-                Ok(file) => file.servers,
+                Ok(file) => (file.servers, false),
                 Err(e) => {
                     let aside = path.with_extension("json.unreadable");
                     tracing::error!(
                         path = %path.display(),
-                        "the pinned tool definitions cannot be parsed ({e}); set aside as {}; every server is pinned again on its next listing",
+                        "the pinned tool definitions cannot be parsed ({e}); set aside as {}; every server's tools wait for approval again (mcp-companion trust)",
                         aside.display()
                     );
                     let _ = std::fs::rename(&path, &aside);
-                    BTreeMap::new()
+                    (BTreeMap::new(), true)
                 }
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (BTreeMap::new(), false),
             Err(e) => {
-                tracing::error!(path = %path.display(), "the pinned tool definitions cannot be read: {e}");
-                BTreeMap::new()
+                tracing::error!(path = %path.display(), "the pinned tool definitions cannot be read ({e}); every server's tools wait for approval (mcp-companion trust)");
+                (BTreeMap::new(), true)
             }
         };
         Pins {
             path: Some(path),
             servers,
+            lost,
             ..Pins::default()
         }
     }
@@ -114,7 +120,14 @@ impl Pins {
         if !self.is_on() {
             return Cow::Borrowed(listing);
         }
-        let Some(pins) = self.servers.get(&**server).filter(|_| !auto_approve) else {
+        let none = ServerPins::default();
+        let pins = match self.servers.get(&**server) {
+            Some(pins) if !auto_approve => Some(pins),
+            // Pins were lost: nothing is trusted on first use until approved again.
+            None if self.lost && !auto_approve => Some(&none),
+            _ => None,
+        };
+        let Some(pins) = pins else {
             let fresh = pin_all(listing);
             if self.servers.get(&**server) != Some(&fresh) {
                 if !auto_approve {

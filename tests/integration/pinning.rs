@@ -382,3 +382,41 @@ async fn trust_shown_approves_only_what_the_person_read() {
     assert!(approved.contains("Approved 1 tool change(s)"), "{approved}");
     wait_waiting(&c, "a", 0).await;
 }
+
+/// A damaged `pins.json` fails closed: it is set aside, and every tool of a server waits for
+/// approval again instead of being pinned as it is listed now.
+#[tokio::test]
+async fn a_damaged_pins_file_makes_every_tool_wait_for_approval() {
+    let config = json!({ "mcpServers": { "a": demo(&[]) } });
+    let mut first = Companion::start(config.clone());
+    first.settled().await;
+    let pins = first.home.join(".local/share/mcp-companion/pins.json");
+    assert!(
+        eventually(Duration::from_secs(30), || pins.exists()).await,
+        "no {}",
+        pins.display()
+    );
+    assert!(first.terminate(Duration::from_secs(30)).success());
+    std::fs::write(&pins, r#"{"version":1,"servers":{"a":"#).expect("damage the pins");
+
+    let home = first.home.to_str().expect("utf-8 home").to_owned();
+    let second = Companion::start_with_env(config, &[("HOME", Some(&home))]);
+    second.settled().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while second.server("a").await.waiting_approval == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "{}", second.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        first
+            .home
+            .join(".local/share/mcp-companion/pins.json.unreadable")
+            .exists()
+    );
+    let client = second.client().await;
+    let names = tool_names(&client).await;
+    assert!(!names.iter().any(|n| n.starts_with("mcp_a_")), "{names:?}");
+    stdout(&second.cli(&["trust", "a"]));
+    let names = tool_names(&client).await;
+    assert!(names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
+}
