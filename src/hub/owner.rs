@@ -385,11 +385,9 @@ impl Owner {
         for handle in &fresh {
             self.generations.remove(handle.name());
         }
-        // An entry the person added or edited is pinned afresh at its first listing.
-        let report = &reloading.plan.report;
-        for name in report.added.iter().chain(&report.changed) {
-            self.pins.forget(name);
-        }
+        // Pins outlive edits of an entry (a new command, `disabled` and back, a timeout):
+        // what the edited entry lists that differs from what was approved waits like any other
+        // change, so an edit never approves anything by itself.
         self.servers = Arc::new(Servers::from_handles(order));
         self.warnings = config.warnings.clone().into();
         self.wrap_resources = config.wrap_resources;

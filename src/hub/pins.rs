@@ -2,8 +2,9 @@
 //! approved, what waits for approval now, and the file they are kept in.
 //!
 //! **Default: trust on first use.** The first listing of a server that has no pins (a fresh
-//! install, the first run of an existing entry, or an entry the person added or edited — a
-//! reload that adds or changes an entry drops its pins) is pinned as it is. From then on a
+//! install, the first run of an existing entry, a newly added name) is pinned as it is. Pins
+//! are kept by name across reloads: an edited entry (another command, `disabled` and back) is
+//! compared with what was approved, so an edit approves nothing by itself. From then on a
 //! changed or new tool of that server is withheld from every agent — from `tools/list` on both
 //! paths and every profile, because the owner narrows each server's listing *before* the
 //! default and profile catalogs are built from it — and a `tools/call` of it is refused
@@ -159,13 +160,6 @@ impl Pins {
         }
         self.waiting = Arc::new(waiting);
         self.save();
-    }
-
-    /// Drops `server`'s pins: its next listing is pinned as it is (an entry added or edited).
-    pub(super) fn forget(&mut self, server: &str) {
-        if self.servers.remove(server).is_some() {
-            self.dirty = true;
-        }
     }
 
     /// Approves what waits of `server` (every server for `None`); returns what was approved.

@@ -420,3 +420,38 @@ async fn a_damaged_pins_file_makes_every_tool_wait_for_approval() {
     let names = tool_names(&client).await;
     assert!(names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
 }
+
+/// Editing a server's entry approves nothing: a change waiting for approval still waits after
+/// a reload that changed the entry's timeout, and after `disabled` and back.
+#[tokio::test]
+async fn an_edit_of_the_entry_does_not_approve_what_waits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("overrides.json");
+    write(&file, &json!({}));
+    let entry = overrides_entry(&file);
+    let c = Companion::start(json!({ "mcpServers": { "a": entry.clone() } }));
+    c.settled().await;
+    write(&file, &json!({ "echo": {"description": "Echo. EVIL"} }));
+    stdout(&c.cli(&["restart", "a"]));
+    wait_waiting(&c, "a", 1).await;
+    let mut edited = entry.clone();
+    edited["toolTimeout"] = json!(31);
+    let mut off = edited.clone();
+    off["disabled"] = json!(true);
+    for next in [edited.clone(), off, edited] {
+        std::fs::write(
+            &c.config,
+            json!({ "mcpServers": { "a": next.clone() } }).to_string(),
+        )
+        .expect("write config");
+        stdout(&c.cli(&["reload"]));
+        if next.get("disabled").is_some() {
+            continue;
+        }
+        c.settled().await;
+        wait_waiting(&c, "a", 1).await;
+    }
+    let client = c.client().await;
+    let names = tool_names(&client).await;
+    assert!(!names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
+}
