@@ -16,7 +16,9 @@ Claims checked (exit 1 and a FAIL line for each that does not hold):
 - after the chaos stops and every server is running again: the companion holds as many file
   descriptors and has as many descendant processes as at the baseline (taken before the chaos),
   and its RSS grew < 10 % over the RSS baseline (taken after the first fifth of the chaos, at
-  most 30 s, so the one-time growth of the restart paths' first use is not counted as a leak).
+  most 30 s, so the one-time growth of the restart paths' first use is not counted as a leak);
+- the activity log (on, as by default) holds every call exactly once (or counts it as dropped),
+  passes SQLite's integrity check and stays within its 100 MB cap (`check_activity`).
 
 Prints the figures (requests, outcomes, chaos actions, fds, processes, RSS) as one table.
 """
@@ -53,7 +55,11 @@ class Companion:
         self.generation = {n: 0 for n in self.names}
         self.lock = threading.Lock()
         self.write_config()
-        env = dict(os.environ, HOME=tmp, MCP_COMPANION_GUI_PATH="0")
+        # The data dir (activity log, pins) is the soak's own, whatever the runner's XDG_*.
+        env = dict(os.environ, HOME=tmp, MCP_COMPANION_GUI_PATH="0",
+                   XDG_DATA_HOME=os.path.join(tmp, "data"),
+                   XDG_STATE_HOME=os.path.join(tmp, "state"))
+        self.activity_db = os.path.join(tmp, "data", "mcp-companion", "activity.db")
         self.log_file = open(os.path.join(tmp, "serve.log"), "wb")
         self.proc = subprocess.Popen(
             [binary, "serve", "--config", self.config, "--socket", self.socket],
@@ -233,6 +239,8 @@ def chaos(c: Companion, stop: threading.Event, actions: Counter) -> None:
         action = random.choice(["crash", "kill", "restart", "stop-start", "reload"])
         try:
             if action == "crash":
+                # A call too (`mcp-companion call`): the activity log records it.
+                actions["crash calls sent"] += 1
                 c.cli("call", f"mcp_{name}_crash", '{"exit_code": 3}', timeout=30)
             elif action == "kill":
                 pid = next((s.get("pid") for s in c.status() if s["name"] == name), None)
@@ -259,6 +267,36 @@ def chaos(c: Companion, stop: threading.Event, actions: Counter) -> None:
             actions[f"{action} error: {e}"] += 1
 
 
+def check_activity(db: str, sent: int) -> list[str]:
+    """The activity log after serve stopped (its writer flushes on stop): every call (the
+    agents' and the chaos's `call crash`) recorded exactly once (at most `sent` call rows; with
+    the entries it counted as dropped, at least `sent`), the database sound and within its
+    default 100 MB cap."""
+    import sqlite3
+    if not os.path.exists(db):
+        return [f"no activity log at {db}"]
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        integrity = con.execute("PRAGMA integrity_check").fetchone()[0]
+        calls = con.execute("SELECT count(*) FROM entries WHERE kind = 'call'").fetchone()[0]
+        dropped = con.execute(
+            "SELECT coalesce(sum(count), 0) FROM entries WHERE kind = 'dropped'").fetchone()[0]
+    finally:
+        con.close()
+    size = sum(os.path.getsize(p) for p in (db, db + "-wal") if os.path.exists(p))
+    print(f"  {'activity log: calls / dropped / bytes':<38} {calls} / {dropped} / {size}", flush=True)
+    out = []
+    if integrity != "ok":
+        out.append(f"activity log integrity check: {integrity}")
+    if calls > sent:
+        out.append(f"activity log holds {calls} calls for {sent} sent (a call recorded twice)")
+    if calls + dropped < sent:
+        out.append(f"activity log holds {calls} calls + {dropped} dropped for {sent} sent")
+    if size > 100 * 1024 * 1024:
+        out.append(f"activity log is {size} bytes, over its 100 MB cap")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
@@ -273,6 +311,7 @@ def main() -> int:
     log(f"seed {seed}: {args.servers} servers, {args.agents} agents x {args.depth} in flight, "
         f"{args.duration:.0f} s of chaos")
     failures: list[str] = []
+    calls_sent: int | None = None
     with tempfile.TemporaryDirectory(prefix="mcp-soak-") as tmp:
         c = Companion(args.binary, tmp, args.servers)
         try:
@@ -317,6 +356,7 @@ def main() -> int:
                 outcomes.update(a.outcomes)
                 sent += a.sent
                 failures.extend(a.faults[:10])
+            calls_sent = sent + actions["crash calls sent"]
             answered = sum(outcomes.values())
             growth = (end_rss - base_rss) * 100.0 / base_rss if base_rss else 0.0
             rows = [
@@ -352,6 +392,8 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 c.proc.kill()
                 failures.append("serve did not exit within 15 s of SIGTERM")
+            if calls_sent is not None:
+                failures.extend(check_activity(c.activity_db, calls_sent))
             left = c.leftovers()
             if left:
                 failures.append(f"processes left after serve exited: {left}")
