@@ -234,6 +234,7 @@ impl super::View {
                 return None;
             }
             held.iter()
+                .filter(|w| self.profile_would_serve(profile, server, w))
                 .any(|w| {
                     if kind == Kind::Prompt {
                         return w.kind == Kind::Prompt

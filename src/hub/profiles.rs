@@ -122,6 +122,50 @@ impl View {
                 .is_some_and(|c| c.has_server(server)),
         }
     }
+
+    /// Whether `profile` (`None`: the default view) would serve the withheld capability `w`
+    /// of `server` once approved: its server and its globs, as a profile's catalog is narrowed
+    /// (`catalog::profile`). What a profile would not serve is unknown to its sessions, withheld
+    /// or not.
+    pub(super) fn profile_would_serve(
+        &self,
+        profile: Option<&str>,
+        server: &str,
+        w: &crate::catalog::pin::Waiting,
+    ) -> bool {
+        use crate::catalog::naming::{CapabilityKind, base_name};
+        use crate::catalog::pin::Kind;
+        let Some(p) = profile else { return true };
+        let Some(cfg) = self
+            .profiles
+            .get(p)
+            .and_then(|v| v.entry.as_ref().as_ref().ok())
+        else {
+            return false;
+        };
+        if !cfg.has_server(server) {
+            return false;
+        }
+        let name = w.listed.definition["name"].as_str().unwrap_or_default();
+        match w.kind {
+            Kind::Tool => {
+                let wrapped = base_name(server, CapabilityKind::Tool, &w.tool);
+                crate::config::any_match(cfg.tools.as_deref(), &[&w.tool, &wrapped])
+            }
+            Kind::Prompt => {
+                let wrapped = base_name(server, CapabilityKind::Prompt, &w.tool);
+                crate::config::any_match(cfg.prompts.as_deref(), &[&w.tool, &wrapped])
+            }
+            Kind::Resource => {
+                let wrapped = base_name(server, CapabilityKind::Resource, name);
+                crate::config::any_match(cfg.resources.as_deref(), &[name, &w.tool, &wrapped])
+            }
+            Kind::ResourceTemplate => {
+                let wrapped = base_name(server, CapabilityKind::ResourceTemplate, name);
+                crate::config::any_match(cfg.resources.as_deref(), &[name, &w.tool, &wrapped])
+            }
+        }
+    }
 }
 
 /// Which profile a handle's session reads through.

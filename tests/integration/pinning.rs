@@ -455,3 +455,40 @@ async fn an_edit_of_the_entry_does_not_approve_what_waits() {
     let names = tool_names(&client).await;
     assert!(!names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
 }
+
+/// A profile that would not serve a tool gets "unknown tool" for it, withheld or not: a
+/// waiting change is announced only to the sessions that would get the tool once approved.
+#[tokio::test]
+async fn a_withheld_tool_outside_a_profile_is_unknown_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("overrides.json");
+    write(&file, &json!({}));
+    let c = Companion::start(json!({
+        "mcpServers": { "a": overrides_entry(&file) },
+        "profiles": { "narrow": { "tools": ["add"] }, "wide": { "servers": ["a"] } },
+    }));
+    c.settled().await;
+    write(&file, &json!({ "echo": {"description": "Echo. EVIL"} }));
+    stdout(&c.cli(&["restart", "a"]));
+    wait_waiting(&c, "a", 1).await;
+    for (profile, says) in [
+        ("narrow", "unknown tool \"mcp_a_echo\""),
+        ("wide", "tool \"mcp_a_echo\" is withheld"),
+    ] {
+        let path = mcp_companion::ipc::paths::profile_socket(&c.socket, profile);
+        assert!(eventually(Duration::from_secs(30), || path.exists()).await);
+        let stream = mcp_companion::ipc::socket::connect(&path)
+            .await
+            .expect("connect the profile's socket");
+        let client = rmcp::ServiceExt::serve(crate::common::client_config(), stream)
+            .await
+            .expect("handshake");
+        let refused = call(&client, "mcp_a_echo", json!({"message": "x"})).await;
+        assert_eq!(refused.is_error, Some(true), "{profile}: {refused:?}");
+        assert!(
+            text(&refused).starts_with(says),
+            "{profile}: {}",
+            text(&refused)
+        );
+    }
+}
