@@ -278,7 +278,7 @@ pub enum ControlResponse {
 pub const QUICK_ANSWER_SECS: u64 = 10;
 
 impl ControlRequest {
-    /// How long a client waits for the (first) answer: [`QUICK_ANSWER_SECS`] for requests the
+    /// How long a client waits for the (first) answer: `QUICK_ANSWER_SECS` for requests the
     /// companion answers from its own state (`status`, `show`, `environment`, `trust` without
     /// approving), so a companion that accepts connections but never answers (stopped with
     /// SIGSTOP, wedged) is reported instead of hanging the caller; `None` for requests that

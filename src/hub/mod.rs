@@ -25,7 +25,7 @@
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |
 //! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
-//! | `approve.rs` | [`Hub::approve`]: the call policy (`toolPolicy`, annotation defaults), applied once for both paths |
+//! | `approve.rs` | `Hub::approve`: the call policy (`toolPolicy`, annotation defaults), applied once for both paths |
 //! | `approvals.rs` | [`Approvals`]: the calls waiting for the person, and the approvers attached |
 //! | `listings.rs` | [`Hub::listings`]: each view's and server's `tools/list` JSON, for `tools --tokens` |
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |

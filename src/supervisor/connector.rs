@@ -47,7 +47,7 @@ pub struct StartFailure {
     /// With `sign_in`: the server's `WWW-Authenticate` challenge, kept for the next `login`.
     pub challenge: Option<String>,
     /// How long the server asked us to wait (HTTP `Retry-After`): the next try waits at
-    /// least that long (at most [`super::backoff::MAX_RETRY_AFTER`]).
+    /// least that long (at most `MAX_RETRY_AFTER`, 15 minutes).
     pub retry_after: Option<std::time::Duration>,
 }
 

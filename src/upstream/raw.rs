@@ -7,7 +7,7 @@
 //! | session | how |
 //! |---|---|
 //! | a stdio server with a fast lane | the request line written as built, the answer line read back untouched ([`FastLane`]) |
-//! | any other | rmcp's custom request; the answer as rmcp decoded it, turned back into JSON: a `tasks/get` or `tasks/cancel` answer loses `ttl` and `pollInterval` (rmcp reads it as the later extension's task, [`from_rmcp`]) |
+//! | any other | rmcp's custom request; the answer as rmcp decoded it, turned back into JSON: a `tasks/get` or `tasks/cancel` answer loses `ttl` and `pollInterval` (rmcp reads it as the later extension's task, `from_rmcp`) |
 
 use std::time::Duration;
 
