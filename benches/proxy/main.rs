@@ -2,7 +2,8 @@
 //! throughput, payloads, fan-out, memory and catalog size, each next to a baseline measured in
 //! the same run, printed as one Markdown table of ratios; item 8 is remote servers (`remote`). Options: `--n N` calls per latency
 //! round (default 2000), `--rounds R` (default 3), `--quick` (n 300, rounds 2), `--remote` (item 8
-//! only).
+//! only), `--calls` (items 1, 2, 3 and 7 only). `MCP_BENCH_ACTIVITY=off` runs the companions with
+//! the activity log off.
 
 #[cfg(unix)]
 mod http;
@@ -44,6 +45,8 @@ pub struct Opts {
     pub rounds: usize,
     /// Only item 8 (remote servers).
     pub remote_only: bool,
+    /// Only items 1, 2, 3 and 7 (calls on one companion).
+    pub calls_only: bool,
 }
 
 #[cfg(unix)]
@@ -52,6 +55,7 @@ fn opts() -> Opts {
         n: 2000,
         rounds: 3,
         remote_only: false,
+        calls_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -60,6 +64,7 @@ fn opts() -> Opts {
             "--rounds" => o.rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(o.rounds),
             "--quick" => (o.n, o.rounds) = (300, 2),
             "--remote" => o.remote_only = true,
+            "--calls" => o.calls_only = true,
             _ => {} // --bench, from cargo bench
         }
     }
@@ -114,6 +119,10 @@ async fn main() -> Result<()> {
         return Ok(());
     }
     let raw_tools = calls(&o, &mut rows).await?;
+    if o.calls_only {
+        println!("\n{}", table(&rows));
+        return Ok(());
+    }
     remote::run(&o, &mut rows).await?;
     scale::run(&o, raw_tools, &mut rows).await?;
     println!("\n{}", table(&rows));

@@ -67,6 +67,11 @@ impl Companion {
         let dir = tempfile::tempdir()?;
         let config = dir.path().join("config.json");
         let n = config_json["mcpServers"].as_object().map_or(0, Map::len);
+        // `MCP_BENCH_ACTIVITY=off`: the same run with the activity log off, to measure its cost.
+        let mut config_json = config_json;
+        if std::env::var("MCP_BENCH_ACTIVITY").as_deref() == Ok("off") {
+            config_json["activity"] = serde_json::json!({ "enabled": false });
+        }
         std::fs::write(&config, config_json.to_string())?;
         let socket = dir.path().join("mcp.sock");
         let log = std::fs::File::create(dir.path().join("serve.log"))?;

@@ -67,6 +67,9 @@ pub struct ServerListing {
     /// listing (held back by the pins): like `enabledTools`, that keeps a URI it does not
     /// list from being read through it ([`native::Native::resource`]).
     pub withheld_resources: bool,
+    /// The URIs of the resources taken out (held back by the pins): never read through the
+    /// server, even when a template it serves matches them.
+    pub withheld_uris: Vec<String>,
 }
 
 /// What a wrapped tool calls upstream.
@@ -340,6 +343,7 @@ fn native_servers<'a>(
         }
     }
     for (s, input) in servers.iter_mut().zip(inputs) {
+        s.withheld_uris.clone_from(&input.listing.withheld_uris);
         s.serves_every_resource = !input.listing.withheld_resources
             && s.resources.len() == input.listing.resources.len()
             && s.templates.len() == input.listing.resource_templates.len();

@@ -80,6 +80,9 @@ pub struct Native {
     /// `enabledTools` or a profile), and every configured server is running, so no other
     /// server that could own the URI is out of sight.
     unlisted_ok: bool,
+    /// URIs held back by the pins: read by no server until approved, whatever template or
+    /// fallback would match them.
+    withheld_uris: HashSet<String>,
     declared: Declared,
 }
 
@@ -97,6 +100,8 @@ pub(super) struct ServerNative<'a> {
     /// it did not list be sent to it ([`Native::resource`]); `enabledTools` that leaves some
     /// out must not be read around.
     pub(super) serves_every_resource: bool,
+    /// URIs of the server's resources held back by the pins (`ServerListing::withheld_uris`).
+    pub(super) withheld_uris: Vec<String>,
 }
 
 /// The URI a tool names as its MCP Apps UI: `_meta.ui.resourceUri`, or the older flat
@@ -158,6 +163,7 @@ impl Native {
             d.subscribe |= s.declared.subscribe;
             d.completions |= s.declared.completions;
             d.logging |= s.declared.logging;
+            native.withheld_uris.extend(s.withheld_uris.iter().cloned());
             if s.declared.resources {
                 native.resource_servers.push(s.server.clone());
                 native.unlisted_ok &= s.serves_every_resource;
@@ -282,6 +288,9 @@ impl Native {
     pub fn resource(&self, uri: &str) -> Option<NativeRoute> {
         if let Some(route) = self.uris.get(uri) {
             return Some(route.clone());
+        }
+        if self.withheld_uris.contains(uri) {
+            return None;
         }
         for t in &self.template_routes {
             let upstream = match &t.added {

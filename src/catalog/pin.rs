@@ -350,7 +350,14 @@ pub fn withhold(
         ),
         declared: listing.declared,
         withheld_resources: false,
+        withheld_uris: listing.withheld_uris.clone(),
     };
+    narrowed.withheld_uris.extend(
+        waiting
+            .iter()
+            .filter(|w| w.kind == Kind::Resource)
+            .map(|w| w.tool.clone()),
+    );
     narrowed.withheld_resources = listing.withheld_resources
         || narrowed.resources.len() < listing.resources.len()
         || narrowed.resource_templates.len() < listing.resource_templates.len();
@@ -484,6 +491,7 @@ mod tests {
             served.withheld_resources,
             "a URI it does not list must not be read through it either"
         );
+        assert_eq!(served.withheld_uris, ["file:///a"], "nor its own, through a template");
         assert_eq!(waiting[0].kind, Kind::Resource);
         assert_eq!(waiting[0].tool, "file:///a");
         assert_eq!(waiting[0].describe()[0], "changed resource \"file:///a\"");

@@ -204,6 +204,7 @@ fn narrow(server: &str, listing: &ServerListing, profile: &ProfileConfig) -> Ser
             .collect(),
         declared: listing.declared,
         withheld_resources: listing.withheld_resources,
+        withheld_uris: listing.withheld_uris.clone(),
     }
 }
 

@@ -39,6 +39,7 @@ fn listing() -> ServerListing {
             ..Default::default()
         },
         withheld_resources: false,
+        withheld_uris: Vec::new(),
     }
 }
 
@@ -530,6 +531,16 @@ fn an_unlisted_uri_reaches_the_only_resource_server_only_when_nothing_is_withhel
         },
     ]);
     assert!(two.native().resource("zzz://q").is_none());
+    // A resource held back by the pins is not read through a served template that matches
+    // its URI either.
+    let held_uri = ServerListing {
+        withheld_resources: true,
+        withheld_uris: vec!["file:///secret.txt".into()],
+        ..listing()
+    };
+    let via_template = build_one("s", &["*"], &held_uri);
+    assert!(via_template.native().resource("file:///secret.txt").is_none());
+    assert!(via_template.native().resource("file:///other.txt").is_some());
     // A server out of sight (the hub says so): only listed URIs are read.
     let partial = build_one("s", &["*"], &listing()).listed_uris_only();
     assert!(partial.native().resource("zzz://q").is_none());
