@@ -491,7 +491,11 @@ mod tests {
             served.withheld_resources,
             "a URI it does not list must not be read through it either"
         );
-        assert_eq!(served.withheld_uris, ["file:///a"], "nor its own, through a template");
+        assert_eq!(
+            served.withheld_uris,
+            ["file:///a"],
+            "nor its own, through a template"
+        );
         assert_eq!(waiting[0].kind, Kind::Resource);
         assert_eq!(waiting[0].tool, "file:///a");
         assert_eq!(waiting[0].describe()[0], "changed resource \"file:///a\"");

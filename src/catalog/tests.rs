@@ -539,8 +539,18 @@ fn an_unlisted_uri_reaches_the_only_resource_server_only_when_nothing_is_withhel
         ..listing()
     };
     let via_template = build_one("s", &["*"], &held_uri);
-    assert!(via_template.native().resource("file:///secret.txt").is_none());
-    assert!(via_template.native().resource("file:///other.txt").is_some());
+    assert!(
+        via_template
+            .native()
+            .resource("file:///secret.txt")
+            .is_none()
+    );
+    assert!(
+        via_template
+            .native()
+            .resource("file:///other.txt")
+            .is_some()
+    );
     // A server out of sight (the hub says so): only listed URIs are read.
     let partial = build_one("s", &["*"], &listing()).listed_uris_only();
     assert!(partial.native().resource("zzz://q").is_none());

@@ -275,7 +275,7 @@ pub enum ControlResponse {
 
 /// How long a client waits for the answer to a request that the companion answers from what it
 /// already holds ([`ControlRequest::answer_bound`]), in seconds.
-pub const QUICK_ANSWER_SECS: u64 = 10;
+pub const QUICK_ANSWER_SECS: u64 = 30;
 
 impl ControlRequest {
     /// How long a client waits for the (first) answer: `QUICK_ANSWER_SECS` for requests the
