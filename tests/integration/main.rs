@@ -7,6 +7,8 @@
 #![cfg(unix)]
 
 mod activity;
+// Reads the agents' processes from /proc.
+#[cfg(target_os = "linux")]
 mod agents;
 mod approval;
 mod asks;
