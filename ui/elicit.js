@@ -1,24 +1,15 @@
 // Elicitations put to the person (a server's elicitation/create that no calling agent could
-// answer; src-tauri/src/elicit.rs): one card per open request, over whatever page is shown.
+// answer; src-tauri/src/elicit.rs): one card per open request (cards.js).
 // Form mode renders `requestedSchema` (schema-form.js) and validates it before Accept; url mode
 // shows the URL and its host, and the browser opens only when the person clicks Open.
 // Accept / Decline / Cancel are the MCP actions; the server's message is shown as text.
-import { h, clear, errorText, showFieldErrors } from './dom.js';
-import { on, CHANNELS } from './events.js';
+import { h, clear, showFieldErrors } from './dom.js';
+import { CHANNELS } from './events.js';
 import { schemaForm } from './schema-form.js';
+import { cardStack } from './cards.js';
 import * as api from './api.js';
 
-const root = document.getElementById('elicitations');
-const cards = new Map();
-
-function remove(id) {
-  const card = cards.get(id);
-  if (card) card.remove();
-  cards.delete(id);
-  root.hidden = cards.size === 0;
-}
-
-function card(req) {
+function card(req, answering) {
   const isUrl = req.mode === 'url';
   const form = isUrl ? null : schemaForm(req.requestedSchema, `elicit-${req.id}`);
   const errors = h('div', { class: 'elicit-errors' });
@@ -27,16 +18,7 @@ function card(req) {
   el.addEventListener('input', () => showFieldErrors(el, null, errors));
   el.addEventListener('change', () => showFieldErrors(el, null, errors));
   const buttons = [];
-  const answer = async (action, content) => {
-    for (const b of buttons) b.disabled = true;
-    try {
-      await api.answerElicitation(req.id, action, content);
-      remove(req.id);
-    } catch (e) {
-      clear(errors, h('div', { class: 'field-error' }, errorText(e)));
-      for (const b of buttons) b.disabled = false;
-    }
-  };
+  const answer = answering(buttons, errors, (action, content) => api.answerElicitation(req.id, action, content));
   const accept = h('button', { class: 'primary', 'data-action': 'accept', onclick: () => {
     if (isUrl) return answer('accept');
     let values;
@@ -67,16 +49,11 @@ function card(req) {
     h('div', { class: 'help' }, `Unanswered after ${req.timeoutS} s it is cancelled. Decline tells the server no; Cancel dismisses without answering.`));
 }
 
-function show(req) {
-  if (cards.has(req.id)) return;
-  const el = card(req);
-  cards.set(req.id, el);
-  root.append(el);
-  root.hidden = false;
-}
+const stack = cardStack(document.getElementById('elicitations'), {
+  requested: CHANNELS.elicitationRequested,
+  closed: CHANNELS.elicitationClosed,
+  list: api.listElicitations,
+  build: card,
+});
 
-export function start() {
-  on(CHANNELS.elicitationRequested, show);
-  on(CHANNELS.elicitationClosed, remove);
-  api.listElicitations().then((open) => open.forEach(show)).catch(() => {});
-}
+export const start = stack.start;
