@@ -4,15 +4,11 @@
 //! (`tests/peers/apps_server.mjs`), directly and through `mcp-companion bridge`, and every row
 //! must come out equal or be named in the guide's "Deliberately different" table.
 
+use crate::common::{everything_js, peers_dir};
+use crate::matrix::{Prober, assert_only_deliberate, compare};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-use serde_json::{Value, json};
-
-use crate::common::{BIN, Companion, everything_js, peers_dir, run_script};
 
 const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers");
-const GUIDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/passes-through.md");
 
 /// Rows of this column allowed to differ, each named in the guide.
 const DELIBERATELY_DIFFERENT: &[&str] = &[];
@@ -51,82 +47,12 @@ impl Node {
         self.dir.path().join(name).display().to_string()
     }
 
-    async fn probe(&self, args: Vec<String>, home: PathBuf) -> Value {
-        let (node, script) = (
-            self.node.clone(),
-            self.dir.path().join("capability_matrix.mjs"),
-        );
-        tokio::task::spawn_blocking(move || {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            run_script(&node, &script, &args, &home, Duration::from_secs(240))
-        })
-        .await
-        .expect("join probes")
-    }
-}
-
-/// Runs the probes against `command` directly and through a companion serving it as
-/// `server`; returns the rows that differ, as text, with the companion's log.
-async fn compare(
-    node: &Node,
-    server: &str,
-    command: Vec<String>,
-) -> (Vec<(String, String)>, usize) {
-    let home = tempfile::tempdir().expect("home");
-    let mut direct_args = vec!["--".to_owned()];
-    direct_args.extend(command.iter().cloned());
-    let direct = node.probe(direct_args, home.path().to_owned()).await;
-    assert_eq!(direct["exit"], json!(0), "direct {server}: {direct:#}");
-
-    let c = Companion::start(json!({
-        "wrapResources": false,
-        "mcpServers": { server: { "command": command[0], "args": command[1..] } },
-    }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
-    let through = node
-        .probe(
-            vec![
-                "--tool-prefix".into(),
-                format!("mcp_{server}_"),
-                "--prompt-prefix".into(),
-                format!("{server}_"),
-                "--".into(),
-                BIN.into(),
-                "bridge".into(),
-                "--socket".into(),
-                c.socket.display().to_string(),
-            ],
-            home.path().to_owned(),
-        )
-        .await;
-    assert_eq!(
-        through["exit"],
-        json!(0),
-        "through {server}: {through:#}\n{}",
-        c.log()
-    );
-    let rows = direct["probes"].as_object().expect("direct probes");
-    let mut differing = Vec::new();
-    for (name, row) in rows {
-        assert_eq!(
-            row["ok"],
-            json!(true),
-            "direct {server} {name} must work: {row}"
-        );
-        let other = &through["probes"][name];
-        if other != row {
-            differing.push((
-                name.clone(),
-                format!(
-                    "{server} {name}:\n  direct  {row}\n  through {other}\n{}",
-                    c.log()
-                ),
-            ));
+    fn prober(&self) -> Prober {
+        Prober {
+            interpreter: self.node.clone(),
+            script: self.dir.path().join("capability_matrix.mjs"),
         }
     }
-    (differing, rows.len())
 }
 
 #[tokio::test]
@@ -144,27 +70,12 @@ async fn typescript_sdk_probes_agree_directly_and_through_the_companion() {
         node.node.display().to_string(),
         node.script("apps_server.mjs"),
     ];
+    let prober = node.prober();
     let mut differing = Vec::new();
     for (server, command) in [("everything", everything), ("apps", apps)] {
-        let (rows, count) = compare(&node, server, command).await;
+        let (rows, count) = compare(&prober, server, command).await;
         assert!(count >= 11, "every probe ran against {server}");
         differing.extend(rows);
     }
-    let unexplained: Vec<&str> = differing
-        .iter()
-        .filter(|(name, _)| !DELIBERATELY_DIFFERENT.contains(&name.as_str()))
-        .map(|(_, text)| text.as_str())
-        .collect();
-    assert!(
-        unexplained.is_empty(),
-        "rows that differ and are not named as deliberate:\n{}",
-        unexplained.join("\n")
-    );
-    let guide = std::fs::read_to_string(GUIDE).expect("the guide page");
-    for name in DELIBERATELY_DIFFERENT {
-        assert!(
-            guide.contains(&format!("`{name}`")),
-            "{name} is not named in the guide"
-        );
-    }
+    assert_only_deliberate(&differing, DELIBERATELY_DIFFERENT);
 }
