@@ -4,20 +4,17 @@
 //! | era | how the agent starts | what differs |
 //! |---|---|---|
 //! | `initialize` (2024-11-05 … 2025-11-25) | `initialize`, then `notifications/initialized` | server-initiated requests (`elicitation/create`, `sampling/createMessage`, `roots/list`) go to it while its call is in flight, also those a 2026-07-28 server asks by `InputRequiredResult` ([`crate::upstream::mrtr`]); `notifications/tools/list_changed` is pushed on the connection |
-//! | 2026-07-28 | `server/discover` (optional), then requests whose `_meta` carries `io.modelcontextprotocol/protocolVersion`, `clientInfo` and `clientCapabilities` | every result carries `resultType`; lists carry `ttlMs`/`cacheScope`; no server-initiated requests (a server's `elicitation/create`, `sampling/createMessage` or `roots/list` during its call gets the answer it gets when no agent can answer: turning it into an `InputRequiredResult` is not done); `notifications/tools/list_changed` only on a `subscriptions/listen` stream that asked for it |
+//! | 2026-07-28 | `server/discover` (optional), then requests whose `_meta` carries `io.modelcontextprotocol/protocolVersion`, `clientInfo` and `clientCapabilities` | every result carries `resultType`; lists carry `ttlMs`/`cacheScope`; no server-initiated requests (a server's `elicitation/create`, `sampling/createMessage` or `roots/list` during its call gets the answer it gets when no agent can answer: turning it into an `InputRequiredResult` is not done); list and resource changes only on a `subscriptions/listen` stream that asked for them ([`super::listen`]) |
 //!
 //! rmcp's server session does the envelope work (it answers `server/discover`, checks every
 //! request's `_meta` against [`supported`], adds `resultType` and the cache hints); this module
-//! says which versions we serve and runs the `subscriptions/listen` streams.
+//! says which versions we serve; [`super::listen`] runs the `subscriptions/listen` streams.
 
 use rmcp::model::{
     CallToolResult, CompleteResult, GetPromptResponse, ProtocolVersion, ReadResourceResponse,
-    ResultType, SubscriptionFilter,
+    ResultType,
 };
-use rmcp::service::SubscriptionContext;
 use rmcp::{Peer, RoleServer};
-
-use crate::hub::{Hub, HubEvent};
 
 /// Every protocol version the endpoint serves, oldest first: the `initialize` era and
 /// 2026-07-28. `server/discover` lists them; a request naming another gets -32022.
@@ -72,33 +69,4 @@ pub fn complete_read(response: ReadResourceResponse) -> ReadResourceResponse {
 pub fn complete_completion(mut result: CompleteResult) -> CompleteResult {
     result.result_type.get_or_insert(ResultType::COMPLETE);
     result
-}
-
-/// What a `subscriptions/listen` may have: the tool list's changes (the only list whose changes
-/// the endpoint announces).
-pub fn accepted_filter(requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-    let mut accepted = SubscriptionFilter::default();
-    accepted.tools_list_changed = requested.tools_list_changed;
-    Some(accepted)
-}
-
-/// Runs one `subscriptions/listen` stream: `notifications/tools/list_changed` whenever the
-/// merged catalog changes, until the agent cancels it or its connection ends.
-pub async fn listen(hub: &Hub, subscription: SubscriptionContext) {
-    let mut events = hub.subscribe();
-    loop {
-        tokio::select! {
-            () = subscription.cancelled() => return,
-            event = events.recv() => match event {
-                Some(HubEvent::ToolsChanged) => {
-                    if let Err(e) = subscription.sink().notify_tool_list_changed().await {
-                        tracing::debug!(error = %e, "could not send tools/list_changed on a subscription");
-                        return;
-                    }
-                }
-                Some(HubEvent::ServersChanged) => {}
-                None => return,
-            },
-        }
-    }
 }

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
 //! | `server/discover` | the versions served (the `initialize` era and 2026-07-28), the capabilities and server info; a request naming another version gets -32022 listing them ([`era`]) |
-//! | `subscriptions/listen` (2026-07-28) | acknowledged for `toolsListChanged`; that stream then carries `notifications/tools/list_changed` |
+//! | `subscriptions/listen` (2026-07-28) | acknowledged for the list changes asked and the resource URIs served; that stream then carries them ([`listen`](mod@listen)) |
 //! | `ping` | empty result |
 //! | `prompts/list`, `resources/list`, `resources/templates/list` | the catalog's native tables ([`crate::catalog::native`]), paged like tools |
 //! | `prompts/get`, `resources/read`, `completion/complete` | routed by the native table to the owning server ([`Hub::get_prompt`], [`Hub::read_resource`], [`Hub::complete`]) |
@@ -38,7 +38,8 @@
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
 //! | [`client_names`] | tool names shortened per session for agents that prefix them (Claude Code) |
 //! | [`first_list`] | which agents' first listing waits for the servers still starting (`firstListHold`) |
-//! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
+//! | [`era`] | which protocol versions are served and what each era gets |
+//! | [`listen`](mod@listen) | `subscriptions/listen` streams of 2026-07-28 agents: list changes and resource updates |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | `profiles.rs` | one socket per profile beside the main one, following the config ([`serve_profiles`]) |
 //! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
@@ -58,6 +59,7 @@ pub mod fast;
 pub mod first_list;
 pub mod limits;
 pub mod line;
+mod listen;
 mod native;
 mod profiles;
 mod session;
@@ -206,11 +208,11 @@ impl ServerHandler for Endpoint {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        era::accepted_filter(requested)
+        Some(listen::accepted_filter(&self.hub, requested))
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        Box::pin(era::listen(&self.hub, subscription)).await;
+        Box::pin(listen::listen(&self.hub, subscription)).await;
         Ok(())
     }
 

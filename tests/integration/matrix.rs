@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::{BIN, Companion, everything_js, peers_dir, python_sdk2, run_script};
+use crate::remote_fixture::everything;
 
 const PROBES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -19,6 +20,13 @@ const GUIDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/passes-throug
 
 /// Rows allowed to differ, each named in the guide's "Deliberately different" table.
 const DELIBERATELY_DIFFERENT: &[&str] = &["roots"];
+
+/// Rows allowed to differ with server-everything over streamable HTTP.
+const DELIBERATELY_DIFFERENT_HTTP: &[&str] = &["roots"];
+
+/// Rows allowed to differ for a 2026-07-28 client of a 2025-era server, each named in the
+/// guide with its reason (`elicitation`, `sampling` and `tasks` as not done yet).
+const DELIBERATELY_DIFFERENT_2026: &[&str] = &["roots", "elicitation", "sampling", "tasks"];
 
 /// A probe script and the interpreter that runs it; each run prints one JSON object
 /// (`exit`, `probes`: row name → `{ok, …detail}`).
@@ -45,44 +53,67 @@ impl Prober {
     }
 }
 
-/// Runs the probes against `command` directly and through a companion serving it as
-/// `server` (without the wrapped resource and prompt tools, which a direct session does not
-/// have); returns the rows that differ, as text with the companion's log, and how many rows ran.
-/// Every row must work directly.
+/// What the probes talk to: a command on stdio, or a streamable-HTTP URL on loopback.
+pub(crate) enum Upstream {
+    Command(Vec<String>),
+    Url(String),
+}
+
+/// One comparison: the rows that differ (name, text with the companion's log), how many rows
+/// ran, and the protocol version each run spoke.
+pub(crate) struct Comparison {
+    pub(crate) differing: Vec<(String, String)>,
+    pub(crate) rows: usize,
+    pub(crate) direct_protocol: Value,
+    pub(crate) through_protocol: Value,
+}
+
+/// Runs the probes (with `options` first, e.g. `--mode auto`) against `upstream` directly and
+/// through a companion serving it as `server` (without the wrapped resource and prompt tools,
+/// which a direct session does not have). Every row must work directly.
 pub(crate) async fn compare(
     prober: &Prober,
     server: &str,
-    command: Vec<String>,
-) -> (Vec<(String, String)>, usize) {
+    upstream: Upstream,
+    options: &[&str],
+) -> Comparison {
     let home = tempfile::tempdir().expect("home");
-    let mut direct_args = vec!["--".to_owned()];
-    direct_args.extend(command.iter().cloned());
+    let mut direct_args: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+    let mut through_args = direct_args.clone();
+    let entry = match upstream {
+        Upstream::Command(command) => {
+            direct_args.push("--".into());
+            direct_args.extend(command.iter().cloned());
+            json!({ "command": command[0], "args": command[1..] })
+        }
+        Upstream::Url(url) => {
+            direct_args.extend(["--url".to_owned(), url.clone()]);
+            json!({ "type": "streamableHttp", "url": url })
+        }
+    };
     let direct = prober.probe(direct_args, home.path().to_owned()).await;
     assert_eq!(direct["exit"], json!(0), "direct {server}: {direct:#}");
 
     let c = Companion::start(json!({
         "wrapResources": false,
-        "mcpServers": { server: { "command": command[0], "args": command[1..] } },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+        "mcpServers": { server: entry },
     }));
     for s in c.settled().await {
         assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
     }
-    let through = prober
-        .probe(
-            vec![
-                "--tool-prefix".into(),
-                format!("mcp_{server}_"),
-                "--prompt-prefix".into(),
-                format!("{server}_"),
-                "--".into(),
-                BIN.into(),
-                "bridge".into(),
-                "--socket".into(),
-                c.socket.display().to_string(),
-            ],
-            home.path().to_owned(),
-        )
-        .await;
+    through_args.extend([
+        "--tool-prefix".into(),
+        format!("mcp_{server}_"),
+        "--prompt-prefix".into(),
+        format!("{server}_"),
+        "--".into(),
+        BIN.into(),
+        "bridge".into(),
+        "--socket".into(),
+        c.socket.display().to_string(),
+    ]);
+    let through = prober.probe(through_args, home.path().to_owned()).await;
     assert_eq!(
         through["exit"],
         json!(0),
@@ -108,7 +139,12 @@ pub(crate) async fn compare(
             ));
         }
     }
-    (differing, rows.len())
+    Comparison {
+        differing,
+        rows: rows.len(),
+        direct_protocol: direct["protocol"].clone(),
+        through_protocol: through["protocol"].clone(),
+    }
 }
 
 /// Fails on any differing row not in `allowed`, and on an allowed row the guide does not name.
@@ -134,16 +170,55 @@ pub(crate) fn assert_only_deliberate(differing: &[(String, String)], allowed: &[
     eprintln!("rows that differ (deliberately): {names:?}");
 }
 
+fn python(peers: &std::path::Path) -> Prober {
+    Prober {
+        interpreter: python_sdk2(peers),
+        script: PathBuf::from(PROBES),
+    }
+}
+
+fn everything_stdio(peers: &std::path::Path) -> Upstream {
+    let js = everything_js(peers).display().to_string();
+    Upstream::Command(vec!["node".to_owned(), js, "stdio".to_owned()])
+}
+
 #[tokio::test]
 async fn python_sdk_probes_of_everything_agree_directly_and_through_the_companion() {
     let Some(peers) = peers_dir() else { return };
-    let prober = Prober {
-        interpreter: python_sdk2(&peers),
-        script: PathBuf::from(PROBES),
+    let run = compare(&python(&peers), "everything", everything_stdio(&peers), &[]).await;
+    assert!(run.rows >= 20, "every probe ran: {} rows", run.rows);
+    assert_only_deliberate(&run.differing, DELIBERATELY_DIFFERENT);
+}
+
+/// The same probes with server-everything over streamable HTTP on loopback: directly on its
+/// URL, and through the companion serving that URL as a remote server.
+#[tokio::test]
+async fn python_sdk_probes_of_everything_over_streamable_http_agree() {
+    let Some(peers) = peers_dir() else { return };
+    let Some(server) = everything("streamableHttp") else {
+        return;
     };
-    let js = everything_js(&peers).display().to_string();
-    let command = vec!["node".to_owned(), js, "stdio".to_owned()];
-    let (differing, count) = compare(&prober, "everything", command).await;
-    assert!(count >= 20, "every probe ran: {count} rows");
-    assert_only_deliberate(&differing, DELIBERATELY_DIFFERENT);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let run = compare(&python(&peers), "everything", Upstream::Url(url), &[]).await;
+    assert!(run.rows >= 20, "every probe ran: {} rows", run.rows);
+    assert_only_deliberate(&run.differing, DELIBERATELY_DIFFERENT_HTTP);
+}
+
+/// The SDK's `mcp.Client` in its default `auto` mode asks `server/discover` first:
+/// server-everything does not answer it, so directly the client speaks 2025-11-25; the
+/// companion does, so through it the same client speaks 2026-07-28 to a 2025-era server.
+#[tokio::test]
+async fn a_2026_era_client_probes_everything_through_the_companion_as_well_as_directly() {
+    let Some(peers) = peers_dir() else { return };
+    let run = compare(
+        &python(&peers),
+        "everything",
+        everything_stdio(&peers),
+        &["--mode", "auto"],
+    )
+    .await;
+    assert_eq!(run.direct_protocol, json!("2025-11-25"));
+    assert_eq!(run.through_protocol, json!("2026-07-28"));
+    assert!(run.rows >= 20, "every probe ran: {} rows", run.rows);
+    assert_only_deliberate(&run.differing, DELIBERATELY_DIFFERENT_2026);
 }

@@ -5,7 +5,7 @@
 //! must come out equal or be named in the guide's "Deliberately different" table.
 
 use crate::common::{everything_js, peers_dir};
-use crate::matrix::{Prober, assert_only_deliberate, compare};
+use crate::matrix::{Prober, Upstream, assert_only_deliberate, compare};
 use std::path::{Path, PathBuf};
 
 const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers");
@@ -73,9 +73,9 @@ async fn typescript_sdk_probes_agree_directly_and_through_the_companion() {
     let prober = node.prober();
     let mut differing = Vec::new();
     for (server, command) in [("everything", everything), ("apps", apps)] {
-        let (rows, count) = compare(&prober, server, command).await;
-        assert!(count >= 11, "every probe ran against {server}");
-        differing.extend(rows);
+        let run = compare(&prober, server, Upstream::Command(command), &[]).await;
+        assert!(run.rows >= 11, "every probe ran against {server}");
+        differing.extend(run.differing);
     }
     assert_only_deliberate(&differing, DELIBERATELY_DIFFERENT);
 }

@@ -2,7 +2,13 @@
 companion's capability-matrix test: run once against server-everything directly and once
 through `mcp-companion bridge`, and compare the two outputs probe by probe.
 
-Usage: capability_matrix.py [--tool-prefix P] [--prompt-prefix P] -- COMMAND [ARGS...]
+Usage: capability_matrix.py [--tool-prefix P] [--prompt-prefix P] [--mode legacy|auto]
+                            (--url URL | -- COMMAND [ARGS...])
+
+`--url` speaks streamable HTTP to URL; otherwise COMMAND is spawned on stdio. `--mode legacy`
+(the default) is a `ClientSession` and `initialize`; `--mode auto` is the SDK's `mcp.Client`,
+which asks `server/discover` first and speaks 2026-07-28 with a server that answers it (else
+it falls back to `initialize`); `protocol` in the output says which was spoken.
 
 The prefixes are what the session puts before the server's own tool and prompt names (through
 the companion: `mcp_everything_` and `everything_`); each probe strips them again so both runs
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from importlib.metadata import version as pkg_version
@@ -22,6 +29,7 @@ import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 SDK = pkg_version("mcp")
 WAIT = 20.0  # seconds a probe waits for a notification
@@ -89,6 +97,11 @@ def callbacks(heard: Heard):
         "sampling_callback": on_sample,
         "list_roots_callback": on_roots,
     }
+
+
+def modern(session) -> bool:
+    """Whether the session speaks 2026-07-28 or later (an `mcp.Client` that discovered it)."""
+    return str(getattr(session, "protocol_version", "")) >= "2026"
 
 
 def strip(name: str, prefix: str) -> str:
@@ -196,6 +209,18 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
 
     async def subscribe():
         uri = "demo://resource/dynamic/text/1"
+        if modern(session):
+            # 2026-07-28 has no resources/subscribe: a `subscriptions/listen` stream carries updates.
+            async with session.listen(resource_subscriptions=[uri]) as sub:
+                await call("toggle-subscriber-updates")
+                got = False
+                with anyio.move_on_after(WAIT):
+                    async for event in sub:
+                        if getattr(event, "uri", None) == uri:
+                            got = True
+                            break
+                await call("toggle-subscriber-updates")
+            return got, uri if got else "no update"
         await session.subscribe_resource(uri)
         await call("toggle-subscriber-updates")
         got = await heard.wait_for(lambda: uri in heard.updated)
@@ -204,7 +229,8 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
         return got, uri if got else heard.updated[:3]
 
     async def logs():
-        await session.set_logging_level("debug")
+        if not modern(session):  # 2026-07-28 opts in per request (`log_level` of the Client)
+            await session.set_logging_level("debug")
         await call("toggle-simulated-logging")
         got = await heard.wait_for(lambda: bool(heard.logs))
         await call("toggle-simulated-logging")
@@ -242,7 +268,7 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
 
     async def tasks():
         # Tasks (MCP 2025-11-25 utilities/tasks): the SDK has no API for them, so raw requests.
-        raw = session._dispatcher.send_raw_request
+        raw = getattr(session, "session", session)._dispatcher.send_raw_request
         research = tool("simulate-research-query")
         created = await raw("tools/call", {"name": research, "arguments": {"topic": "probe"}, "task": {"ttl": 60000}})
         first = created["task"]["taskId"]
@@ -283,15 +309,33 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
     return out
 
 
+def transport(a):
+    """The streams to the server: streamable HTTP to `--url`, else COMMAND on stdio."""
+    if a.url:
+        return streamable_http_client(a.url)
+    return stdio_client(StdioServerParameters(command=a.command[0], args=a.command[1:]))
+
+
 async def main_async(a) -> int:
-    out: dict = {"sdk": SDK}
+    out: dict = {"sdk": SDK, "mode": a.mode}
     heard = Heard()
     try:
-        params = StdioServerParameters(command=a.command[0], args=a.command[1:])
-        async with stdio_client(params) as streams:
-            async with ClientSession(streams[0], streams[1], **callbacks(heard)) as session:
-                await session.initialize()
-                out["probes"] = await probes(session, heard, a)
+        async with transport(a) as streams:
+            if a.mode == "legacy":
+                async with ClientSession(streams[0], streams[1], **callbacks(heard)) as session:
+                    init = await session.initialize()
+                    out["protocol"] = init.protocol_version
+                    out["probes"] = await probes(session, heard, a)
+            else:
+                from mcp import Client
+
+                @contextlib.asynccontextmanager
+                async def opened():
+                    yield (streams[0], streams[1])
+
+                async with Client(opened(), mode=a.mode, log_level="debug", **callbacks(heard)) as client:
+                    out["protocol"] = client.protocol_version
+                    out["probes"] = await probes(client, heard, a)
     except BaseException as e:  # noqa: BLE001 - every failure is reported as JSON
         inner = e
         while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
@@ -307,12 +351,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tool-prefix", default="")
     p.add_argument("--prompt-prefix", default="")
+    p.add_argument("--mode", choices=["legacy", "auto"], default="legacy")
+    p.add_argument("--url")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.command and a.command[0] == "--":
         a.command = a.command[1:]
-    if not a.command:
-        p.error("give the command to spawn after --")
+    if not a.command and not a.url:
+        p.error("give --url or the command to spawn after --")
     sys.exit(asyncio.run(main_async(a)))
 
 
