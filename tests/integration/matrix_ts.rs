@@ -6,6 +6,7 @@
 
 use crate::common::{everything_js, peers_dir};
 use crate::matrix::{Prober, Upstream, assert_only_deliberate, compare};
+use crate::remote_fixture::everything;
 use std::path::{Path, PathBuf};
 
 const PEERS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers");
@@ -78,4 +79,21 @@ async fn typescript_sdk_probes_agree_directly_and_through_the_companion() {
         differing.extend(run.differing);
     }
     assert_only_deliberate(&differing, DELIBERATELY_DIFFERENT);
+}
+
+/// The same probes with server-everything over streamable HTTP on loopback: directly on its
+/// URL, and through the companion serving that URL as a remote server.
+#[tokio::test]
+async fn typescript_sdk_probes_over_streamable_http_agree() {
+    let Some(peers) = peers_dir() else { return };
+    let Some(node) = Node::new(&peers) else {
+        return;
+    };
+    let Some(server) = everything("streamableHttp") else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let run = compare(&node.prober(), "everything", Upstream::Url(url), &[]).await;
+    assert!(run.rows >= 11, "every probe ran: {} rows", run.rows);
+    assert_only_deliberate(&run.differing, DELIBERATELY_DIFFERENT);
 }

@@ -4,22 +4,26 @@
 // capability matrix (tests/integration/matrix.rs). Run once against a server directly and once
 // through `mcp-companion bridge`; the two outputs are compared probe by probe.
 //
-// Usage: node capability_matrix.mjs [--tool-prefix P] [--prompt-prefix P] [--probes a,b] -- COMMAND [ARGS...]
+// Usage: node capability_matrix.mjs [--tool-prefix P] [--prompt-prefix P] [--probes a,b]
+//          (--url URL | -- COMMAND [ARGS...])
+// `--url` speaks streamable HTTP to URL; otherwise COMMAND is spawned on stdio.
 // Prints ONE JSON object: {"sdk", "probes": {NAME: {"ok", "detail"}}}; `detail` is what the
 // two runs must agree on (names, kinds, counts), never timing. Needs node_modules with
 // @modelcontextprotocol/client 2.3.1, ext-tasks and ext-apps beside it (the test links them).
-import { Client } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import { readFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
+const dashes = args.indexOf("--") >= 0 ? args.indexOf("--") : args.length;
 const opt = (name, fallback) => {
   const i = args.indexOf(name);
-  return i >= 0 && i < args.indexOf("--") ? args[i + 1] : fallback;
+  return i >= 0 && i < dashes ? args[i + 1] : fallback;
 };
-const command = args.slice(args.indexOf("--") + 1);
+const command = args.slice(dashes + 1);
+const url = opt("--url", "");
 const tp = opt("--tool-prefix", "");
 const pp = opt("--prompt-prefix", "");
 const only = opt("--probes", "").split(",").filter(Boolean);
@@ -46,7 +50,11 @@ client.setRequestHandler("sampling/createMessage", async () => ({
 client.setRequestHandler("elicitation/create", async () => ({ action: "decline" }));
 const out = { sdk: version, probes: {} };
 try {
-  await client.connect(new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: "ignore" }));
+  await client.connect(
+    url
+      ? new StreamableHTTPClientTransport(new URL(url))
+      : new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: "ignore" }),
+  );
 } catch (e) {
   out.error = String(e?.message ?? e);
   console.log(JSON.stringify(out));
