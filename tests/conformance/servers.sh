@@ -107,8 +107,16 @@ run() {
   fi
 }
 
-total=0 direct_pass=0 through_pass=0 gate_fail=() notes=()
-printf '%-36s %-8s %s\n' scenario direct companion
+# checks PORT NAME → the suite's tally, "passed/all checks, N warnings".
+checks() {
+  sed -E 's/\x1b\[[0-9;]*m//g' "$WORK/$2-$1.log" |
+    sed -nE 's/.*Passed: ([0-9]+\/[0-9]+), [0-9]+ failed, ([0-9]+) warnings?.*/\1, \2 w/p' | tail -n 1
+}
+
+total=0 direct_pass=0 through_pass=0 gate_fail=()
+printf '%-36s %-16s %-16s\n' scenario direct companion
+echo "(each: verdict, then the suite's checks passed/all and its warnings)"
+
 for name in "${SCENARIOS[@]}"; do
   if [ "$#" -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
   total=$((total + 1))
@@ -116,18 +124,20 @@ for name in "${SCENARIOS[@]}"; do
   c=$(run 8102 "$name")
   [ "$d" = PASS ] && direct_pass=$((direct_pass + 1))
   [ "$c" = PASS ] && through_pass=$((through_pass + 1))
-  verdict=$c
+  note=
   if [ "$d" = PASS ] && [ "$c" = FAIL ]; then
     if expected_failure "$name"; then
-      verdict="FAIL (expected, see docs/src/development.md)"
+      note="(expected, see docs/src/development.md)"
     else
+      note="(GATE)"
       gate_fail+=("$name")
     fi
   elif [ "$d" = FAIL ]; then
-    verdict="$c (not gated: fails directly)"
+    note="(not gated: fails directly)"
   fi
-  printf '%-36s %-8s %s\n' "$name" "$d" "$verdict"
-  if [ -n "${CONFORMANCE_VERBOSE:-}" ] && { [ "$d" = FAIL ] || [ "$c" = FAIL ]; }; then
+  printf '%-36s %-16s %-16s %s\n' "$name" "$d $(checks 8101 "$name")" "$c $(checks 8102 "$name")" "$note"
+  if [ -n "${CONFORMANCE_VERBOSE:-}" ] && { [ "$d" = FAIL ] || [ "$c" = FAIL ] ||
+       grep -qE ', [1-9][0-9]* warnings?' "$WORK/$name-8101.log" "$WORK/$name-8102.log"; }; then
     for port in 8101 8102; do echo "--- $name on $port"; sed 's/^/    /' "$WORK/$name-$port.log"; done
   fi
 done
