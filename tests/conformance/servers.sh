@@ -33,7 +33,7 @@ EXPECTED=$HERE/expected-server-failures.yml
 if [ -z "${CONFORMANCE_IN_NETNS:-}" ]; then
   UNSHARE=(unshare -n)
   [ "$(id -u)" -eq 0 ] || UNSHARE=(unshare -r -n)
-  exec env CONFORMANCE_IN_NETNS=1 "${UNSHARE[@]}" "$0" "$@"
+  exec env CONFORMANCE_IN_NETNS=1 "${UNSHARE[@]}" bash "$0" "$@"
 fi
 ip link set lo up
 
