@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The MCP conformance CLIENT suite (@modelcontextprotocol/conformance, installed by
-# tests/peers/setup.sh) against the companion, driven through its real code path by
-# tests/conformance/client.sh (config → serve → login with a $BROWSER stand-in → tools → call).
+# The MCP conformance suite (@modelcontextprotocol/conformance, installed by
+# tests/peers/setup.sh) against the companion: first its CLIENT scenarios, driven through the
+# companion's real code path by tests/conformance/client.sh (config → serve → login with a
+# $BROWSER stand-in → tools → call), then its SERVER scenarios through the companion and
+# directly, compared by tests/conformance/servers.sh (its own gate is described there).
 #
 # Gate: every client scenario tagged 2025-11-25, 2025-06-18 or 2025-03-26 among `initialize`,
 # `tools_call`, `sse-retry` and `auth/*` must pass, except those listed in
@@ -12,7 +14,7 @@
 # The scenario servers listen on all interfaces of a random port, so each run happens in a
 # private network namespace holding only `lo` (`unshare -n` as root, else `unshare -r -n`,
 # which needs unprivileged user namespaces).
-# Usage: tests/conformance.sh [SCENARIO…]   (default: all client scenarios)
+# Usage: tests/conformance.sh [SCENARIO…]   (default: every scenario; names select from both suites)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PEERS=${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}
@@ -86,11 +88,17 @@ echo "not gated (draft, extension, other features):"
 for e in "${extra[@]}"; do echo "  $e"; done
 echo
 echo "conformance client suite: $pass/$gate_total gated scenarios passed"
+client_status=0
 if [ "${#gate_fail[@]}" -gt 0 ]; then
   echo "FAILED: ${gate_fail[*]}" >&2
   for f in "${gate_fail[@]}"; do
     echo "--- $f" >&2
     tail -n 60 "$OUT/$(echo "$f" | tr / _).log" >&2
   done
-  exit 1
+  client_status=1
 fi
+
+echo
+server_status=0
+bash tests/conformance/servers.sh "$@" || server_status=$?
+[ "$client_status" = 0 ] && [ "$server_status" = 0 ]

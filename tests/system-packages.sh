@@ -17,8 +17,8 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v wine64 >/dev/null 2>&1 || [ -x /usr/lib/wine/wine64 ] || need_apt+=(wine64)
 # The Windows installer (tests/package/nsis.sh): NSIS's makensis runs on Linux.
 command -v makensis >/dev/null 2>&1 || need_apt+=(nsis)
-# The conformance client suite: a private network namespace (unshare, ip) and the stand-in
-# browser (curl).
+# The conformance suites: a private network namespace (unshare, ip), the client suite's
+# stand-in browser and the server suite's wait for its adapters (curl).
 command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)

@@ -16,6 +16,10 @@
 #   DIR/node-ts/node_modules/@modelcontextprotocol/{client,server,ext-apps,ext-tasks}  (the
 #                                            TypeScript SDK 2.3 column of the capability matrix;
 #                                            19 packages, about 5 s cold)
+#   DIR/node-gateway/node_modules/supergateway/dist/index.js  (a stdio → streamable HTTP
+#                                            adapter: the conformance server scenarios reach the
+#                                            companion's `bridge` through it; 156 packages, about
+#                                            7 s cold)
 set -euo pipefail
 DIR=${1:-${MCP_PEERS_DIR:-$HOME/.cache/mcp-companion/peers}}
 PY=${PYTHON:-python3}
@@ -47,6 +51,12 @@ if [ ! -f node_modules/@modelcontextprotocol/ext-tasks/package.json ]; then
   npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/client@2.3.1 \
     @modelcontextprotocol/server@2.3.1 @modelcontextprotocol/ext-apps@2.0.4 \
     @modelcontextprotocol/ext-tasks@0.2.2
+fi
+mkdir -p "$DIR/node-gateway"
+cd "$DIR/node-gateway"
+[ -f package.json ] || npm init -y >/dev/null
+if [ ! -f node_modules/supergateway/package.json ]; then
+  npm install --no-audit --no-fund --loglevel=error supergateway@4.0.0
 fi
 cd "$DIR"
 if [ ! -x venv/bin/mcp-server-time ]; then
