@@ -274,6 +274,21 @@ impl Native {
         self.declared
     }
 
+    /// Serves every prompt under its server's own name (a profile of one server with
+    /// `"naming": "raw"`): one server's prompt names are unique among themselves.
+    pub(super) fn raw_prompt_names(&mut self) {
+        let mut routes = HashMap::with_capacity(self.prompt_routes.len());
+        for prompt in &mut self.prompts {
+            if let Some(route) = self.prompt_routes.get(&prompt.name)
+                && !routes.contains_key(&route.upstream)
+            {
+                prompt.name = route.upstream.clone();
+                routes.insert(route.upstream.clone(), route.clone());
+            }
+        }
+        self.prompt_routes = routes;
+    }
+
     /// Where the served prompt `name` goes.
     pub fn prompt(&self, name: &str) -> Option<&NativeRoute> {
         self.prompt_routes.get(name)

@@ -12,10 +12,11 @@
 //! resources, as in the default view). Per server, `enabledTools` applies first: a profile can narrow a
 //! server, never widen it.
 //!
-//! Naming ([`ProfileNaming`]) only shortens tool names: `server` drops the `mcp_` prefix,
-//! `raw` drops `mcp_<server>_`. Dropping a prefix every name of the catalog shares keeps names
-//! unique, which is why `raw` is refused at load for more than one server. Prompts, resources
-//! and templates served as themselves keep their names and URIs.
+//! Naming ([`ProfileNaming`]) shortens tool names: `server` drops the `mcp_` prefix, `raw`
+//! drops `mcp_<server>_`. Dropping a prefix every name of the catalog shares keeps names
+//! unique, which is why `raw` is refused at load for more than one server. Under `raw`, prompts
+//! are served under the server's own names too (the profile serves one server, so they cannot
+//! collide); otherwise prompts keep `<server>_<name>`. Resources and templates keep their URIs.
 
 use crate::config::{ProfileConfig, ProfileNaming, any_match};
 
@@ -49,6 +50,9 @@ impl Catalog {
         }
         if profile.naming != ProfileNaming::Wrapped {
             catalog.rename(profile.naming);
+        }
+        if profile.naming == ProfileNaming::Raw {
+            catalog.native.raw_prompt_names();
         }
         catalog.with_tool_search(&profile.tool_search)
     }
@@ -276,6 +280,18 @@ mod tests {
         assert_eq!(&*route.server, "b");
         assert!(c.route("mcp_b_sleep").is_none());
         assert_eq!(c.native().prompts().len(), 1);
+        // Prompts too go under the server's own names, routed to that server.
+        assert_eq!(c.native().prompts()[0].name, "greet");
+        let prompt = c.native().prompt("greet").expect("routed by its own name");
+        assert_eq!((&*prompt.server, prompt.upstream.as_str()), ("b", "greet"));
+        assert!(c.native().prompt("b_greet").is_none());
+    }
+
+    #[test]
+    fn server_naming_keeps_the_prompts_server_prefix() {
+        let c = build(r#"{"servers": ["b"], "naming": "server"}"#);
+        assert_eq!(c.native().prompts()[0].name, "b_greet");
+        assert!(c.native().prompt("b_greet").is_some());
     }
 
     #[test]
