@@ -81,8 +81,8 @@ fn row(a: &AgentStatus) -> String {
     format!(
         "{}  {}  {pid}{via}  {}  {}  {}  {}",
         a.id,
-        out::visible(&client),
-        out::visible(&exe),
+        out::inert(&client),
+        out::inert(&exe),
         profile,
         a.calls,
         mcp_companion::activity::format_ms(a.connected_ms)

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mcp_companion::config::{self, Policy};
 use mcp_companion::control::{self, ControlRequest, ControlResponse};
-use mcp_companion::hub::{Answer, ApprovalEvent, Ask};
+use mcp_companion::hub::{Answer, ApprovalEvent, Ask, CLIENT_TEXT_MAX};
 use mcp_companion::manage::edit;
 use tokio::io::AsyncBufReadExt;
 
@@ -153,19 +153,28 @@ pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow
     let mut client = control::ControlClient::connect(&paths.control).await?;
     client.send(&ControlRequest::Approvals { watch }).await?;
     let mut stdin = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let mut reading = watch;
+    let reading = watch;
     loop {
         let answer = tokio::select! {
             answer = client.next() => answer?,
             line = stdin.next_line(), if reading => {
                 match line {
                     Ok(Some(line)) => answer_line(&paths.control, &line).await,
-                    Ok(None) | Err(_) => reading = false,
+                    // An approver that can no longer answer detaches, so the companion refuses
+                    // explicit asks at once instead of waiting out their timeout.
+                    Ok(None) | Err(_) => {
+                        eprintln!("standard input closed: detached as an approver (nothing could answer)");
+                        return Ok(ExitCode::SUCCESS);
+                    }
                 }
                 continue;
             }
         };
         match answer {
+            None if watch => {
+                eprintln!("the companion went away (stopped or crashed): no longer attached");
+                return Ok(ExitCode::FAILURE);
+            }
             None => return Ok(ExitCode::SUCCESS),
             Some(ControlResponse::Approvals(report)) => {
                 if json {
@@ -222,6 +231,14 @@ async fn answer_line(control_path: &Path, line: &str) {
     }
 }
 
+/// `text` cut at [`CLIENT_TEXT_MAX`] characters (an agent's name is the agent's to choose).
+fn cut(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(CLIENT_TEXT_MAX) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
 /// One ask for a person: the tool, the agent, the server and the arguments (the companion
 /// masked known secrets; the terminal shows the text, never obeys it).
 fn show(ask: &Ask) {
@@ -231,12 +248,14 @@ fn show(ask: &Ask) {
         (None, Some(pid)) => format!("pid {pid}"),
         (None, None) => "an unnamed agent".to_owned(),
     };
+    // One line each for the agent, tool and server, which the agent and the server chose: a
+    // newline or a control sequence in them must not fake a line of our own.
     let _ = out::line(format_args!(
         "{}: {} wants to call {} of server {} ({} s to answer; {}):\n{}",
         ask.id,
-        out::visible(&agent),
-        out::visible(&ask.tool),
-        out::visible(&ask.server),
+        out::inert(&cut(&agent)),
+        out::inert(&ask.tool),
+        out::inert(&ask.server),
         ask.timeout_s,
         ask.reason,
         out::visible(&ask.arguments)

@@ -405,3 +405,38 @@ on_both_paths!(
     a_cancelled_call_withdraws_its_ask_on,
     a_cancelled_call_withdraws_its_ask
 );
+
+/// An approver whose input closes can no longer answer: it detaches, and an explicit `ask` is
+/// then refused at once instead of waiting out `approvalTimeout`.
+#[tokio::test]
+async fn an_approver_whose_input_closed_detaches() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls.log");
+    let mut e = entry(dir.path(), &log, json!({"echo": "ask"}), false);
+    e["approvalTimeout"] = json!(600);
+    let c = Companion::start(json!({ "mcpServers": { "a": e } }));
+    c.settled().await;
+    let Watcher {
+        mut child, stdin, ..
+    } = Watcher::attach(&c).await;
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("the watcher exits once its input closed")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    let client = c.client().await;
+    let asked = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&client, "mcp_a_echo", json!({"message": "hi"})),
+    )
+    .await
+    .expect("refused at once, not after the 600 s approvalTimeout");
+    assert_eq!(asked.is_error, Some(true), "{asked:?}");
+    assert!(
+        text(&asked).contains("nobody is there to ask"),
+        "{}",
+        text(&asked)
+    );
+    assert_eq!(reached(&log), Vec::<String>::new());
+}
