@@ -1,6 +1,7 @@
 //! [`connect`]: open the transport a config entry names, then the one MCP handshake every
-//! transport shares (`initialize`, or `server/discover` for a stdio server that speaks only
-//! 2026-07-28, per [`era`]; + the first full listing), all within `connectTimeout` per attempt.
+//! transport shares (`initialize`, or `server/discover` for a stdio or streamable HTTP server
+//! that speaks only 2026-07-28, per [`era`]; + the first full listing), all within
+//! `connectTimeout` per attempt.
 //!
 //! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
 //! the same way for all of them, and every failure becomes one [`ConnectError`] shape:

@@ -221,7 +221,7 @@ async fn a_2026_only_remote_server_serves_2025_agents_with_its_header_on_every_r
         );
     }
 
-    // Every request carried the configured header; none carried a session; the ones after
+    // Every request carried the configured header; none carried a session; every one after
     // the refused `initialize` named 2026-07-28.
     let headers = server.shared.headers.lock().unwrap().clone();
     assert!(headers.len() >= 3, "{headers:?}");
@@ -229,13 +229,89 @@ async fn a_2026_only_remote_server_serves_2025_agents_with_its_header_on_every_r
         assert_eq!(h["authorization"], format!("Bearer {TOKEN}").as_str());
         assert!(h.get("mcp-session-id").is_none(), "{h:?}");
     }
-    assert!(
-        headers.iter().any(|h| h
-            .get("mcp-protocol-version")
-            .is_some_and(|v| v == "2026-07-28")),
-        "{headers:?}"
-    );
+    for h in &headers[1..] {
+        assert_eq!(
+            h.get("mcp-protocol-version").map(|v| v.as_bytes()),
+            Some(&b"2026-07-28"[..]),
+            "{headers:?}"
+        );
+    }
     assert!(!c.log().contains(TOKEN), "the token reached the log");
+}
+
+/// A 2026-07-28-only server written by hand: it refuses `initialize` with HTTP 400 and an
+/// -32022 error without an id (the shape of middleware, and of the Python SDK 2.x's HTTP status
+/// mapping), and answers `server/discover`, `tools/list` and `tools/call` (`echo`).
+async fn modern_by_hand(body: axum::body::Bytes) -> axum::response::Response {
+    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+    if message.get("id").is_none() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let id = message["id"].clone();
+    let complete = |mut result: Value| {
+        result["resultType"] = json!("complete");
+        result["_meta"] =
+            json!({ "io.modelcontextprotocol/serverInfo": { "name": "by-hand", "version": "0" } });
+        json!({ "jsonrpc": "2.0", "id": id, "result": result })
+    };
+    let (status, answer) = match message["method"].as_str().unwrap_or_default() {
+        "initialize" => (
+            StatusCode::BAD_REQUEST,
+            json!({ "jsonrpc": "2.0", "id": null, "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": { "supported": ["2026-07-28"], "requested": message["params"]["protocolVersion"] },
+            } }),
+        ),
+        "server/discover" => (
+            StatusCode::OK,
+            complete(json!({
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": {} },
+                "ttlMs": 0, "cacheScope": "private",
+            })),
+        ),
+        "tools/list" => (
+            StatusCode::OK,
+            complete(json!({
+                "tools": [{ "name": "echo", "inputSchema": { "type": "object" } }],
+                "ttlMs": 0, "cacheScope": "private",
+            })),
+        ),
+        "tools/call" => (
+            StatusCode::OK,
+            complete(json!({ "content": [{ "type": "text",
+                "text": message["params"]["arguments"]["message"] }] })),
+        ),
+        _ => (
+            StatusCode::NOT_FOUND,
+            json!({ "jsonrpc": "2.0", "id": message["id"],
+                "error": { "code": -32601, "message": "method not found" } }),
+        ),
+    };
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        answer.to_string(),
+    )
+        .into_response()
+}
+
+#[tokio::test]
+async fn a_2026_only_server_refusing_initialize_with_http_400_is_reached_through_discover() {
+    let server =
+        serve_recorded(axum::Router::new().route("/mcp", axum::routing::post(modern_by_hand)))
+            .await;
+    let c = Companion::start(json!({
+        "mcpServers": { "byhand": { "url": format!("http://127.0.0.1:{}/mcp", server.port) } },
+        "ssrfWhitelist": ["127.0.0.1"],
+    }));
+    c.settled().await;
+    let status = c.server("byhand").await;
+    assert_eq!(status.state.as_str(), "running", "{status:?}\n{}", c.log());
+    assert_eq!(status.protocol.as_deref(), Some("2026-07-28"), "{status:?}");
+    let client = c.client().await;
+    let echoed = call(&client, "mcp_byhand_echo", json!({"message": "by hand"})).await;
+    assert_eq!(text(&echoed), "by hand", "{echoed:?}");
 }
 
 /// Answers `initialize` with protocol version 2099-01-01, notifications with 202.
