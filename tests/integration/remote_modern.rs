@@ -113,14 +113,19 @@ impl ServerHandler for ModernServer {
     }
 }
 
-/// [`ModernServer`] over streamable HTTP at `/mcp`, every request's headers recorded.
-async fn modern_server() -> HttpFixture {
+/// [`ModernServer`] over streamable HTTP at `/mcp`.
+fn modern_router() -> axum::Router {
     let service = StreamableHttpService::new(
         || Ok(ModernServer),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
-    serve_recorded(axum::Router::new().nest_service("/mcp", service)).await
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// [`modern_router`] on loopback, every request's headers recorded.
+async fn modern_server() -> HttpFixture {
+    serve_recorded(modern_router()).await
 }
 
 /// Runs `script` (under `tests/peers`) with the Python SDK 2.x against `bridge` on `c`'s
@@ -361,4 +366,47 @@ async fn a_remote_server_answering_initialize_with_an_unknown_version_is_refused
         "{error}"
     );
     assert_eq!(status.tools, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_only_server_behind_oauth_is_signed_in_and_refreshed_like_any_other() {
+    use crate::oauth::{start, wait_state};
+    use mcp_companion::supervisor::ServerState;
+    let fixture = crate::oauth_fixture::start_with(modern_router()).await;
+    let c = start(crate::oauth::config(&fixture.url(), &["127.0.0.1/32"]));
+
+    // The 401 comes before any era is settled: the server waits for a sign-in.
+    wait_state(&c, ServerState::NeedsSignIn).await;
+    let login = c.cli(&["login", "secure"]);
+    assert!(
+        login.status.success(),
+        "login failed:\n{}\n{}",
+        String::from_utf8_lossy(&login.stderr),
+        c.log()
+    );
+    wait_state(&c, ServerState::Running).await;
+    let status = c.server("secure").await;
+    assert_eq!(status.protocol.as_deref(), Some("2026-07-28"), "{status:?}");
+
+    let client = c.client().await;
+    let result = call(&client, "mcp_secure_echo", json!({"message": "signed in"})).await;
+    assert_eq!(text(&result), "signed in");
+
+    // A revoked token: one silent refresh, then the call succeeds.
+    fixture
+        .shared
+        .revoke_next
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let result = call(&client, "mcp_secure_echo", json!({"message": "again"})).await;
+    assert_eq!(text(&result), "again", "{result:?}\n{}", c.log());
+    let grants: Vec<String> = fixture
+        .shared
+        .token
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.get("grant_type").cloned())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    crate::oauth::assert_no_token("the log", &c.log());
 }
