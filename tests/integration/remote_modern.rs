@@ -1,8 +1,9 @@
 //! Remote (streamable HTTP) servers of the 2026-07-28 era: a server that speaks only that
-//! revision refuses `initialize` and is reached through `server/discover`, per-request `_meta`
-//! and multi round-trip requests, by agents of the `initialize` era (the Python SDK 2.x through
-//! `bridge`, rmcp). And a remote server answering `initialize` with a version we do not know is
-//! refused naming it. Loopback only.
+//! revision refuses `initialize` (rmcp's answer, or HTTP 400 with an id-less -32022) and is
+//! reached through `server/discover`, per-request `_meta` and multi round-trip requests, by
+//! agents of the `initialize` era (the Python SDK 2.x through `bridge`, rmcp), with its
+//! configured header or its OAuth sign-in on every request. And a remote server answering
+//! `initialize` with a version we do not know is refused naming it. Loopback only.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
