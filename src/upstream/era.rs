@@ -7,9 +7,9 @@
 //! what rmcp's modern-only server answers, over stdio and over streamable HTTP, where an HTTP
 //! 4xx whose body is that error counts the same, [`super::http_client`]) speaks only 2026-07-28
 //! ("Stateless requests": no `initialize`, the client's version, info and capabilities in every
-//! request's `_meta`). It is reached through `server/discover` ([`modern_lifecycle`]): a stdio server is
-//! started again; a streamable HTTP server gets a new transport on the same guarded client
-//! (SSRF guard, headers, sign-in and timeouts as for the first attempt).
+//! request's `_meta`). It is reached through `server/discover` ([`modern_lifecycle`]): a stdio
+//! server is started again; a streamable HTTP server gets a new transport on the same guarded
+//! client (SSRF guard, headers, sign-in and timeouts as for the first attempt).
 //!
 //! | what the server did | era | status shows |
 //! |---|---|---|
