@@ -1,6 +1,7 @@
 //! [`connect`]: open the transport a config entry names, then the one MCP handshake every
-//! transport shares (`initialize`, or `server/discover` for a stdio server that speaks only
-//! 2026-07-28, per [`era`]; + the first full listing), all within `connectTimeout` per attempt.
+//! transport shares (`initialize`, or `server/discover` for a stdio or streamable HTTP server
+//! that speaks only 2026-07-28, per [`era`]; + the first full listing), all within
+//! `connectTimeout` per attempt.
 //!
 //! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
 //! the same way for all of them, and every failure becomes one [`ConnectError`] shape:
@@ -113,9 +114,9 @@ async fn handshake_in(
     };
     let service = match opened {
         Opened::StdioLane(t) => serve_client_with_lifecycle(handler, t, lifecycle).await,
-        // Remote servers keep `initialize` (see `era`); legacy SSE is of the 2024-11-05 era.
-        Opened::StreamableHttp(t) => serve_client(handler, t).await,
-        Opened::SignedIn(t) => serve_client(handler, t).await,
+        Opened::StreamableHttp(t) => serve_client_with_lifecycle(handler, t, lifecycle).await,
+        Opened::SignedIn(t) => serve_client_with_lifecycle(handler, t, lifecycle).await,
+        // Legacy SSE is of the 2024-11-05 era: always `initialize`.
         Opened::Sse(t) => serve_client(handler, t).await,
         Opened::Stream(t) => serve_client_with_lifecycle(handler, t, lifecycle).await,
     }
@@ -186,10 +187,26 @@ pub async fn connect(
             }
         }
         TransportConfig::StreamableHttp(http) => {
-            connect_remote(cfg, http, Remote::StreamableHttp, progress, asks, whitelist).await
+            // `initialize` first; a server that refuses it speaking only 2026-07-28 is reached
+            // again, on a new transport over the same guarded client, through
+            // `server/discover` (see `era`).
+            let first = Remote::StreamableHttp { modern: false };
+            match connect_remote(cfg, http, first, progress.clone(), asks.clone(), whitelist).await
+            {
+                Err(Attempt::ModernOnly(_)) => {
+                    tracing::info!("the server speaks only MCP 2026-07-28: reaching it that way");
+                    let modern = Remote::StreamableHttp { modern: true };
+                    connect_remote(cfg, http, modern, progress, asks, whitelist)
+                        .await
+                        .map_err(Attempt::into_error)
+                }
+                other => other.map_err(Attempt::into_error),
+            }
         }
         TransportConfig::Sse(http) => {
-            connect_remote(cfg, http, Remote::Sse, progress, asks, whitelist).await
+            connect_remote(cfg, http, Remote::Sse, progress, asks, whitelist)
+                .await
+                .map_err(Attempt::into_error)
         }
     }
 }
@@ -246,7 +263,7 @@ fn failed(
 /// end (it is bounded: a descendant that outlived that process may hold the pipe open).
 const PREVIOUS_DRAIN_WAIT: Duration = Duration::from_secs(1);
 
-/// How one attempt at a stdio server failed.
+/// How one attempt at a stdio or streamable HTTP server failed.
 enum Attempt {
     /// For good (this time).
     Failed(ConnectError),
@@ -371,7 +388,10 @@ async fn connect_stdio(
 /// The remote transports, which share the SSRF guard and the guarded HTTP client.
 #[derive(Clone, Copy, Debug)]
 enum Remote {
-    StreamableHttp,
+    /// Streamable HTTP; `modern`: through `server/discover` (2026-07-28) instead of
+    /// `initialize`.
+    StreamableHttp { modern: bool },
+    /// Legacy HTTP+SSE: always `initialize`.
     Sse,
 }
 
@@ -384,7 +404,7 @@ async fn connect_remote(
     progress: ProgressRoutes,
     asks: AskContext,
     whitelist: &SsrfWhitelist,
-) -> Result<Session, ConnectError> {
+) -> Result<Session, Attempt> {
     let nets = whitelist.check().map_err(ConnectError::Whitelist)?;
     let guard = Guard::new(nets);
     let redacted = net::redact(&http.url);
@@ -410,10 +430,11 @@ async fn connect_remote(
                 }
             }
         })?;
-        let client = net::build_client(&guard, &http.headers, cfg.connect_timeout)?;
+        let client = net::build_client(&guard, &http.headers, cfg.connect_timeout)
+            .map_err(ConnectError::from)?;
         tracing::info!(url = %redacted, transport = super::transport_name(&cfg.transport), "connecting");
-        let opened = match remote {
-            Remote::StreamableHttp => {
+        let (opened, modern) = match remote {
+            Remote::StreamableHttp { modern } => {
                 let target = crate::auth::Target {
                     server: cfg.name.clone(),
                     url: url.clone(),
@@ -424,7 +445,10 @@ async fn connect_remote(
                     gone: gone.clone(),
                     events: events_tx.clone(),
                 };
-                match super::signed_in::connect_client(target, client.clone(), reports).await? {
+                let opened = match super::signed_in::connect_client(target, client.clone(), reports)
+                    .await
+                    .map_err(ConnectError::from)?
+                {
                     Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
                         signed_in,
                         &net::connect_url(&url, &http.headers, true),
@@ -435,34 +459,45 @@ async fn connect_remote(
                         &net::connect_url(&url, &http.headers, false),
                         gone.clone(),
                     ))),
-                }
+                };
+                (opened, modern)
             }
             Remote::Sse => {
                 let url = net::connect_url(&url, &http.headers, false);
-                Opened::Sse(progress.tap(LegacySseTransport::connect(client, &url).await?))
+                let sse = LegacySseTransport::connect(client, &url)
+                    .await
+                    .map_err(ConnectError::from)?;
+                let opened = Opened::Sse(progress.tap(sse));
+                (opened, false)
             }
         };
-        handshake(handler, opened)
+        handshake_in(handler, opened, modern)
             .await
             .map_err(|e| match e.sign_in {
-                Some(needed) => needs_sign_in(&cfg.name, needed),
-                None => failed(e.stage, e.reason, Vec::new(), e.retry_after),
+                Some(needed) => Attempt::Failed(needs_sign_in(&cfg.name, needed)),
+                // Legacy SSE has no 2026-07-28 era to try.
+                None if e.modern_only && matches!(remote, Remote::StreamableHttp { .. }) => {
+                    Attempt::ModernOnly(failed(e.stage, e.reason, Vec::new(), e.retry_after))
+                }
+                None => Attempt::Failed(failed(e.stage, e.reason, Vec::new(), e.retry_after)),
             })
     };
     let outcome = tokio::time::timeout(cfg.connect_timeout, attempt)
         .await
-        .map_err(|_| ConnectError::Timeout {
-            timeout: cfg.connect_timeout,
-            stderr: Vec::new(),
+        .map_err(|_| {
+            Attempt::Failed(ConnectError::Timeout {
+                timeout: cfg.connect_timeout,
+                stderr: Vec::new(),
+            })
         })
         .and_then(|inner| inner);
     // A refusal deep in the HTTP stack (a redirect hop, a resolver answer) is the real reason.
     let (service, listing) = outcome.map_err(|e| match (e, guard.take_refusal()) {
-        (e @ ConnectError::NeedsSignIn { .. }, _) => e,
-        (_, Some(source)) => ConnectError::Ssrf {
+        (e @ Attempt::Failed(ConnectError::NeedsSignIn { .. }), _) => e,
+        (_, Some(source)) => Attempt::Failed(ConnectError::Ssrf {
             url: redacted.clone(),
             source,
-        },
+        }),
         (e, None) => e,
     })?;
     Ok(Session::new(service, listing, None, events).ending_on(gone))

@@ -2,22 +2,26 @@
 //!
 //! Every server gets `initialize` first, as before: most servers speak both eras (the SDKs do),
 //! and in the `initialize` era a server can send its requests (elicitation, sampling, roots)
-//! while a call runs, and its calls take the fast lane. A stdio server that refuses
-//! `initialize` with -32022 listing 2026-07-28 and no version with `initialize`
-//! ([`refused_as_modern_only`]) speaks only 2026-07-28 ("Stateless requests": no `initialize`,
-//! the client's version, info and capabilities in every request's `_meta`): it is started again
-//! and reached through `server/discover` ([`modern_lifecycle`]).
+//! while a call runs, and its calls take the fast lane. A server that refuses `initialize`
+//! with -32022 listing 2026-07-28 and no version with `initialize` ([`refused_as_modern_only`];
+//! what rmcp's modern-only server answers, over stdio and over streamable HTTP, where an HTTP
+//! 4xx whose body is that error counts the same, [`super::http_client`]) speaks only 2026-07-28
+//! ("Stateless requests": no `initialize`, the client's version, info and capabilities in every
+//! request's `_meta`). It is reached through `server/discover` ([`modern_lifecycle`]): a stdio
+//! server is started again; a streamable HTTP server gets a new transport on the same guarded
+//! client (SSRF guard, headers, sign-in and timeouts as for the first attempt).
 //!
 //! | what the server did | era | status shows |
 //! |---|---|---|
 //! | answered `initialize` with a version we know | `initialize` | that version, e.g. `2025-11-25` |
-//! | refused `initialize`, speaking only 2026-07-28 (stdio) | 2026-07-28 | `2026-07-28` |
+//! | refused `initialize`, speaking only 2026-07-28 (stdio, streamable HTTP) | 2026-07-28 | `2026-07-28` |
 //! | answered `initialize` with a version we do not know | — | refused ([`check`]): the connection fails naming the version |
 //!
-//! Remote servers (streamable HTTP, SSE) are not reached in the 2026-07-28 era yet: on
-//! streamable HTTP that era has no session for the companion to notice a restarted server by,
-//! and the re-listing after a reconnect depends on it. A remote server that speaks only
-//! 2026-07-28 is refused, with its answer to `initialize` as the error.
+//! Legacy SSE (2024-11-05) stays in the `initialize` era: a server that refuses `initialize`
+//! there is refused with its answer as the error. On streamable HTTP a 2026-07-28 session has
+//! no `Mcp-Session-Id`, so there is no session for a restarted server to forget: a server that
+//! went away is noticed when a request to it fails (the same retry rule as every transport),
+//! and the reconnect tries `initialize` again before `server/discover`.
 //!
 //! A 2026-07-28 session has no fast lane ([`super::lane`] writes `initialize`-era frames);
 //! its calls go through rmcp, which adds the `_meta` envelope and reads `resultType`.

@@ -288,11 +288,14 @@ impl Drop for OAuthFixture {
 
 /// Starts the fixture on 127.0.0.1.
 pub async fn start() -> OAuthFixture {
+    start_with(axum::Router::new().nest_service("/mcp", crate::remote_fixture::echo_service()))
+        .await
+}
+
+/// [`start`] with `mcp` (a router serving `/mcp`) behind the bearer check.
+pub async fn start_with(mcp: axum::Router) -> OAuthFixture {
     let shared = Arc::new(OAuthShared::default());
-    let mcp = crate::remote_fixture::echo_service();
-    let protected = axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn_with_state(shared.clone(), bearer));
+    let protected = mcp.layer(axum::middleware::from_fn_with_state(shared.clone(), bearer));
     let app = axum::Router::new()
         .route(
             "/.well-known/oauth-protected-resource/mcp",

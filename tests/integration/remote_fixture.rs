@@ -142,6 +142,16 @@ pub async fn mcp_server_at(ip: &str) -> HttpFixture {
     serve_at(app, shared, ip).await
 }
 
+/// `app` on 127.0.0.1 with every request recorded in [`Shared`] (and `expire_next` obeyed).
+pub async fn serve_recorded(app: axum::Router) -> HttpFixture {
+    let shared = Arc::new(Shared::default());
+    let app = app.layer(axum::middleware::from_fn_with_state(
+        shared.clone(),
+        gatekeeper,
+    ));
+    serve(app, shared).await
+}
+
 /// Our server at `/mcp`, with `/old` answering `307` to `/mcp` (a same-origin redirect).
 pub async fn mcp_server_moved() -> HttpFixture {
     let shared = Arc::new(Shared::default());
