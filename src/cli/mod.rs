@@ -204,14 +204,13 @@ pub async fn call(
     if json {
         outln!("{}", serde_json::to_string_pretty(&result)?);
     } else if failed {
-        // The tool's error text goes where the CLI's own errors go, said the same way.
+        // The tool's error text goes where the CLI's own errors go, said the same way: to a
+        // person, so shown, never obeyed, wherever stdout goes.
         let text: Vec<String> = result
             .content
             .iter()
             .map(|block| match block {
-                rmcp::model::ContentBlock::Text(t) => {
-                    out::visible_on_terminal(&t.text).into_owned()
-                }
+                rmcp::model::ContentBlock::Text(t) => out::visible(&t.text).into_owned(),
                 other => serde_json::to_string(other).unwrap_or_default(),
             })
             .collect();

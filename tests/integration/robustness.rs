@@ -261,3 +261,22 @@ async fn status_of_a_stopped_companion_says_so_instead_of_hanging() {
     assert!(again.status.success(), "{again:?}");
     c.terminate(std::time::Duration::from_secs(10));
 }
+
+/// A tool's error text is for the person reading `call`'s stderr: a server's escapes are shown
+/// escaped there even when stdout goes to a pipe (as `call … | jq` does).
+#[tokio::test]
+async fn a_tools_error_text_is_shown_not_obeyed_by_call() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": crate::common::demo(&[]) } }));
+    c.settled().await;
+    let out = c.cli(&[
+        "call",
+        "mcp_demo_fail",
+        r#"{"message":"APPROVED\u001b[2J\u001b]0;pwned\u0007"}"#,
+    ]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !said.contains('\u{1b}') && said.contains(r"APPROVED\x1b[2J\x1b]0;pwned\x07"),
+        "{said:?}"
+    );
+}
