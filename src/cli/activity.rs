@@ -12,6 +12,25 @@ use mcp_companion::config;
 
 use super::out::{inert, outln};
 
+/// Every outcome an entry can have: a call's (`ok`, `isError`, the companion's own answers)
+/// and a server entry's state.
+const OUTCOMES: &[&str] = &[
+    "ok",
+    "isError",
+    "error",
+    "timeout",
+    "cancelled",
+    "withheld",
+    "denied",
+    "declined",
+    "stopped",
+    "starting",
+    "running",
+    "backoff",
+    "failed",
+    "needs sign-in",
+];
+
 /// How often `--follow` looks for new entries.
 const FOLLOW_EVERY: Duration = Duration::from_millis(300);
 
@@ -53,6 +72,15 @@ pub async fn activity(config_path: Option<&Path>, args: ActivityArgs) -> anyhow:
         })?),
         None => None,
     };
+    if let Some(outcome) = &args.outcome
+        && !OUTCOMES.contains(&outcome.as_str())
+    {
+        anyhow::bail!(
+            "--outcome \"{}\" is no outcome the log records: give one of {}",
+            inert(outcome),
+            OUTCOMES.join(", ")
+        );
+    }
     let mut filter = Filter {
         agent: args.agent,
         server: args.server,

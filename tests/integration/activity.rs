@@ -146,6 +146,15 @@ async fn every_call_is_recorded_once_with_its_outcome(path: CallPath) {
     );
     let out = c.cli(&["activity", "--since", "1h", "--server", "nobody"]);
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    // An outcome the log never records is a mistake, said, not an empty answer.
+    let out = c.cli(&["activity", "--outcome", "timedout"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && said.contains("\"timedout\" is no outcome")
+            && said.contains("timeout"),
+        "{out:?}"
+    );
     let status = c.cli(&["status"]);
     let said = String::from_utf8_lossy(&status.stdout);
     assert!(
