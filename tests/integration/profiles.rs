@@ -199,11 +199,11 @@ async fn a_profile_sees_only_its_catalog(path: CallPath) {
         .into_iter()
         .map(|p| p.name)
         .collect();
-    // Prompts keep their `<server>_<prompt>` names in every profile.
-    assert_eq!(prompts, ["a_greet"]);
+    // A raw-named profile (one server) serves prompts under the server's own names.
+    assert_eq!(prompts, ["greet"]);
     let outside = alpha
         .get_prompt(
-            GetPromptRequestParams::new("a_review_code").with_arguments(
+            GetPromptRequestParams::new("review_code").with_arguments(
                 json!({ "code": "x" })
                     .as_object()
                     .cloned()
@@ -217,7 +217,7 @@ async fn a_profile_sees_only_its_catalog(path: CallPath) {
         .await
         .expect_err("an unknown prompt");
     assert_eq!(
-        outside.to_string().replace("a_review_code", "X"),
+        outside.to_string().replace("review_code", "X"),
         unknown.to_string().replace("nope", "X")
     );
     // Completion for a prompt outside the profile: as for an unknown prompt.
@@ -228,7 +228,7 @@ async fn a_profile_sees_only_its_catalog(path: CallPath) {
         )
     };
     let outside = alpha
-        .complete(complete("a_review_code"))
+        .complete(complete("review_code"))
         .await
         .expect_err("completion outside the profile");
     let unknown = alpha
@@ -236,7 +236,7 @@ async fn a_profile_sees_only_its_catalog(path: CallPath) {
         .await
         .expect_err("completion of an unknown prompt");
     assert_eq!(
-        outside.to_string().replace("a_review_code", "X"),
+        outside.to_string().replace("review_code", "X"),
         unknown.to_string().replace("nope", "X")
     );
     let resources: Vec<String> = alpha
