@@ -59,6 +59,7 @@ pub mod first_list;
 pub mod limits;
 pub mod line;
 mod native;
+pub mod park;
 mod profiles;
 mod session;
 
@@ -98,6 +99,8 @@ pub struct Endpoint {
     handshake: Handshake,
     /// The session's resource subscriptions and log level (`native.rs`).
     interest: Arc<native::AgentInterest>,
+    /// The session's calls waiting for a 2026-07-28 agent's input ([`park`]).
+    parks: Arc<park::Parks>,
 }
 
 impl Endpoint {
@@ -122,12 +125,52 @@ impl Endpoint {
             agent_gone: CancellationToken::new(),
             handshake: Handshake::default(),
             interest: Arc::default(),
+            parks: Arc::default(),
         }
     }
 
     /// The session's resource subscriptions and log level, shared with its serving loop.
     pub(crate) fn interest(&self) -> Arc<native::AgentInterest> {
         self.interest.clone()
+    }
+
+    /// `tools/call` from an agent of the 2026-07-28 era: the call runs as its own task, and a
+    /// server's request during it parks it and answers `InputRequiredResult` ([`park`]); a
+    /// call carrying `requestState` resumes its parked call.
+    async fn call_parkable(
+        &self,
+        name: String,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call = park::seal::call_digest(&name, params.arguments.as_ref());
+        if let Some(state) = &params.request_state {
+            let responses = params.input_responses.unwrap_or_default();
+            return self.parks.resume(state, call, &responses, &cx.ct).await;
+        }
+        let capabilities = cx.client_capabilities().unwrap_or_default();
+        let (relay, questions) = crate::upstream::relay::Relay::channel(capabilities);
+        // Not the request's token: the call outlives the request that started it.
+        let cancel = self.agent_gone.child_token();
+        let downstream = Downstream {
+            progress_token: cx.meta.get_progress_token(),
+            peer: cx.peer,
+            cancelled: cancel.clone(),
+            shutdown: self.shutdown.clone(),
+            relay: Some(relay),
+        };
+        let hub = self.hub.clone();
+        let arguments = params.arguments;
+        let task =
+            tokio::spawn(
+                async move { Box::pin(hub.call(&name, arguments, Some(&downstream))).await },
+            );
+        let running = park::Running {
+            task,
+            questions,
+            cancel,
+        };
+        self.parks.wait(running, 0, call, &cx.ct).await
     }
 
     /// Waits (once per session, at most the policy's wait) until every server has settled,
@@ -430,14 +473,18 @@ impl ServerHandler for Endpoint {
     ) -> Result<CallToolResponse, McpError> {
         self.hub.count_call();
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
+        let catalog = self.hub.catalog();
+        let name = client_names::wrapped_of(&catalog, &params.name, budget);
+        if !era::is_initialize_session(&cx.peer) && park::seal::Sealer::process().is_some() {
+            return Box::pin(self.call_parkable(name.into_owned(), params, cx)).await;
+        }
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
+            relay: None,
         };
-        let catalog = self.hub.catalog();
-        let name = client_names::wrapped_of(&catalog, &params.name, budget);
         // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
         // tokio copies a spawned task's whole future when it starts and ends it; the call's
         // future inline made those copies about a quarter of a remote call's instructions.
