@@ -3,7 +3,9 @@
 //! companion parks the call and answers the agent with an `InputRequiredResult` whose
 //! `requestState` it signed. Proved with the Python SDK 2.x in 2026-07-28 mode (its
 //! `Client.call_tool` answers the rounds with its callbacks) and on the raw wire, where a
-//! changed, foreign, replayed or expired `requestState` is refused and delivers nothing.
+//! changed, foreign, replayed or expired `requestState` is refused and delivers nothing. A
+//! 2026-07-28 server's own `InputRequiredResult` (the demo's `confirm`) reaches such an agent the
+//! same way, its `requestState` kept by the companion.
 
 use std::path::Path;
 use std::time::Duration;
@@ -234,5 +236,41 @@ async fn an_expired_request_state_is_refused_and_its_call_cancelled_upstream() {
     assert!(
         echo["result"]["content"].to_string().contains("still here"),
         "{echo}"
+    );
+}
+
+#[tokio::test]
+async fn a_2026_servers_request_for_input_reaches_a_2026_agent_under_the_companions_state() {
+    let c = Companion::start(json!({ "mcpServers": {
+        "modern": crate::common::demo(&["--stateless"]),
+    } }));
+    c.settled().await;
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let first = call(&mut agent, 1, "mcp_modern_confirm", json!({})).await;
+    let (key, state) = asked(&first);
+    assert_eq!(
+        first["result"]["inputRequests"][&key]["params"]["message"],
+        json!("Go ahead?"),
+        "{first}"
+    );
+    // The server's own state stays with the companion; the agent holds the companion's.
+    assert!(
+        state.starts_with("mcs1.") && !first.to_string().contains("demo-confirm-1"),
+        "{first}"
+    );
+    let done = call(
+        &mut agent,
+        2,
+        "mcp_modern_confirm",
+        json!({
+            "inputResponses": { key: { "action": "accept", "content": { "ok": true } } },
+            "requestState": state,
+        }),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        json!("confirm: accept (state kept)"),
+        "{done}"
     );
 }
