@@ -30,7 +30,9 @@
 //!
 //! Server requests: while an agent's `tools/call` is in flight, the upstream server's
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` are sent to that agent on
-//! this session when it declared the capability ([`crate::upstream::ask`]).
+//! this session when it declared the capability ([`crate::upstream::ask`]); an agent of the
+//! 2026-07-28 era gets them in an `InputRequiredResult` instead, its call parked until it
+//! calls again with the answers ([`park`]).
 //!
 //! | file | owns |
 //! |---|---|
@@ -41,6 +43,7 @@
 //! | [`era`] | which protocol versions are served and what each era gets; `subscriptions/listen` |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | `profiles.rs` | one socket per profile beside the main one, following the config ([`serve_profiles`]) |
+//! | [`park`] | calls of 2026-07-28 agents waiting for their input, and the signed `requestState` that names them |
 //! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
