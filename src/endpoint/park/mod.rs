@@ -289,3 +289,6 @@ fn cancelled(running: &Running) -> McpError {
     running.cancel.cancel();
     McpError::internal_error("the call was cancelled by the client", None)
 }
+
+#[cfg(test)]
+mod tests;
