@@ -274,3 +274,64 @@ async fn a_2026_servers_request_for_input_reaches_a_2026_agent_under_the_compani
         "{done}"
     );
 }
+
+/// How many times the demo server's log says a sleep was cancelled.
+fn sleeps_cancelled(c: &Companion) -> usize {
+    let logs = String::from_utf8_lossy(&c.cli(&["logs", "demo"]).stdout).into_owned();
+    logs.matches("sleep cancelled by the client").count()
+}
+
+#[tokio::test]
+async fn a_2026_agents_call_is_cancelled_upstream_when_it_cancels_or_leaves() {
+    let mut entry = crate::common::demo(&[]);
+    entry["env"] = json!({ "RUST_LOG": "info" });
+    // Longer than the waits below: only a cancellation ends the sleep in time.
+    entry["toolTimeout"] = json!(300);
+    let c = Companion::start(json!({ "mcpServers": { "demo": entry } }));
+    c.settled().await;
+    let sleep = |id: u64| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "mcp_demo_sleep", "arguments": { "seconds": 200 }, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": { "name": "raw-2026", "version": "0" },
+                "io.modelcontextprotocol/clientCapabilities": {}
+            } } })
+    };
+    let mut cancelling = RawAgent::connect_only(&c.socket).await;
+    cancelling.send(&sleep(1)).await;
+    // A round trip after the call: the companion has read it.
+    let echo = call(
+        &mut cancelling,
+        2,
+        "mcp_demo_echo",
+        json!({ "arguments": { "message": "x" } }),
+    )
+    .await;
+    assert!(echo["result"].is_object(), "{echo}");
+    cancelling
+        .send(
+            &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": 1, "reason": "test" } }),
+        )
+        .await;
+    assert!(
+        crate::common::eventually(Duration::from_secs(30), || sleeps_cancelled(&c) >= 1).await,
+        "the cancelled call went on upstream"
+    );
+
+    let mut leaving = RawAgent::connect_only(&c.socket).await;
+    leaving.send(&sleep(1)).await;
+    let echo = call(
+        &mut leaving,
+        2,
+        "mcp_demo_echo",
+        json!({ "arguments": { "message": "x" } }),
+    )
+    .await;
+    assert!(echo["result"].is_object(), "{echo}");
+    drop(leaving);
+    assert!(
+        crate::common::eventually(Duration::from_secs(30), || sleeps_cancelled(&c) >= 2).await,
+        "the departed agent's call went on upstream"
+    );
+}
