@@ -153,7 +153,8 @@ impl Endpoint {
         }
         let capabilities = cx.client_capabilities().unwrap_or_default();
         let (relay, questions) = crate::upstream::relay::Relay::channel(capabilities);
-        // Not the request's token: the call outlives the request that started it.
+        // Not the request's token: the call outlives the request that started it. It ends with
+        // the agent's connection or the companion.
         let cancel = self.agent_gone.child_token();
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
@@ -164,10 +165,16 @@ impl Endpoint {
         };
         let hub = self.hub.clone();
         let arguments = params.arguments;
-        let task =
-            tokio::spawn(
-                async move { Box::pin(hub.call(&name, arguments, Some(&downstream))).await },
-            );
+        let task = tokio::spawn(async move {
+            let mut call = Box::pin(hub.call(&name, arguments, Some(&downstream)));
+            tokio::select! {
+                result = &mut call => result,
+                () = downstream.shutdown.cancelled() => {
+                    downstream.cancelled.cancel();
+                    call.await
+                }
+            }
+        });
         let running = park::Running {
             task,
             questions,

@@ -18,7 +18,8 @@
 //! `toolTimeout` after the server asked); then the parked call is cancelled upstream
 //! (`notifications/cancelled`) and the server's requests get a JSON-RPC error. At most
 //! [`MAX_ROUNDS`] rounds per call, then the call fails and is cancelled. A parked call ends
-//! with its agent's session. A state is good for one retry: the park it names is gone after.
+//! with its agent's session and when the companion shuts down. A state is good for one retry:
+//! the park it names is gone after.
 //!
 //! Refusals (never delivering anything) are -32602 with the reason: a state this companion
 //! did not sign or that was changed, another session's, another call's, an expired one, one
@@ -79,6 +80,15 @@ impl Default for Parks {
             session: SESSIONS.fetch_add(1, Ordering::Relaxed),
             next: AtomicU64::new(1),
             parked: Mutex::default(),
+        }
+    }
+}
+
+impl Drop for Parks {
+    /// The session is over: nobody can resume its parked calls, so they are cancelled.
+    fn drop(&mut self) {
+        for (_, parked) in self.lock().drain() {
+            parked.running.cancel.cancel();
         }
     }
 }
