@@ -137,52 +137,6 @@ impl Endpoint {
         self.interest.clone()
     }
 
-    /// `tools/call` from an agent of the 2026-07-28 era: the call runs as its own task, and a
-    /// server's request during it parks it and answers `InputRequiredResult` ([`park`]); a
-    /// call carrying `requestState` resumes its parked call.
-    async fn call_parkable(
-        &self,
-        name: String,
-        params: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let call = park::seal::call_digest(&name, params.arguments.as_ref());
-        if let Some(state) = &params.request_state {
-            let responses = params.input_responses.unwrap_or_default();
-            return self.parks.resume(state, call, &responses, &cx.ct).await;
-        }
-        let capabilities = cx.client_capabilities().unwrap_or_default();
-        let (relay, questions) = crate::upstream::relay::Relay::channel(capabilities);
-        // Not the request's token: the call outlives the request that started it. It ends with
-        // the agent's connection or the companion.
-        let cancel = self.agent_gone.child_token();
-        let downstream = Downstream {
-            progress_token: cx.meta.get_progress_token(),
-            peer: cx.peer,
-            cancelled: cancel.clone(),
-            shutdown: self.shutdown.clone(),
-            relay: Some(relay),
-        };
-        let hub = self.hub.clone();
-        let arguments = params.arguments;
-        let task = tokio::spawn(async move {
-            let mut call = Box::pin(hub.call(&name, arguments, Some(&downstream)));
-            tokio::select! {
-                result = &mut call => result,
-                () = downstream.shutdown.cancelled() => {
-                    downstream.cancelled.cancel();
-                    call.await
-                }
-            }
-        });
-        let running = park::Running {
-            task,
-            questions,
-            cancel,
-        };
-        self.parks.wait(running, 0, call, &cx.ct).await
-    }
-
     /// Waits (once per session, at most the policy's wait) until every server has settled,
     /// so that what the agent is first told covers them.
     async fn settled(&self) {
@@ -486,7 +440,12 @@ impl ServerHandler for Endpoint {
         let catalog = self.hub.catalog();
         let name = client_names::wrapped_of(&catalog, &params.name, budget);
         if !era::is_initialize_session(&cx.peer) && park::seal::Sealer::process().is_some() {
-            return Box::pin(self.call_parkable(name.into_owned(), params, cx)).await;
+            let agent = park::Agent {
+                hub: &self.hub,
+                gone: &self.agent_gone,
+                shutdown: &self.shutdown,
+            };
+            return Box::pin(self.parks.call(agent, name.into_owned(), params, cx)).await;
         }
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),

@@ -3,7 +3,7 @@
 //! "Multi Round-Trip Requests").
 //!
 //! 1. The agent's `tools/call` runs as a task of its own, with a
-//!    [`Relay`](crate::upstream::relay::Relay) in place of requests to the agent.
+//!    [`Relay`] in place of requests to the agent.
 //! 2. When the server asks during the call, the call is **parked** (kept open upstream, the
 //!    server's request waiting) and the agent is answered with an `InputRequiredResult`:
 //!    `inputRequests` keyed `r<round>-<n>`, and a `requestState` [`seal`]ed with this process's
@@ -32,16 +32,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientResult, InputRequests, InputRequiredResult,
-    InputResponses,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, InputRequests,
+    InputRequiredResult, InputResponses,
 };
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::hub::Hub;
+use crate::upstream::call::Downstream;
 use crate::upstream::mrtr::MAX_ROUNDS;
-use crate::upstream::relay::{Question, Questions};
+use crate::upstream::relay::{Question, Questions, Relay};
 use seal::{Claim, Expect, Sealer};
 
 /// One agent call running as its own task, with the questions its server asks.
@@ -53,6 +56,17 @@ pub struct Running {
     pub questions: Questions,
     /// Cancels the call (upstream too) when fired.
     pub cancel: CancellationToken,
+}
+
+/// What a parked call needs of the agent's session.
+#[derive(Clone, Copy, Debug)]
+pub struct Agent<'a> {
+    /// The hub the call is routed through.
+    pub hub: &'a Hub,
+    /// Fires when the agent's connection is gone.
+    pub gone: &'a CancellationToken,
+    /// Fires when the companion shuts down.
+    pub shutdown: &'a CancellationToken,
 }
 
 /// A call waiting for its agent's answers.
@@ -108,6 +122,56 @@ impl Parks {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Parked>> {
         // One insert or remove per critical section: a poisoned map is consistent.
         self.parked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `tools/call` from an agent of the 2026-07-28 era: the call runs as its own task, and a
+    /// server's request during it parks it and answers `InputRequiredResult`; a
+    /// call carrying `requestState` resumes its parked call.
+    ///
+    /// # Errors
+    /// As [`Parks::wait`] and [`Parks::resume`].
+    pub async fn call(
+        self: &Arc<Self>,
+        agent: Agent<'_>,
+        name: String,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call = seal::call_digest(&name, params.arguments.as_ref());
+        if let Some(state) = &params.request_state {
+            let responses = params.input_responses.unwrap_or_default();
+            return self.resume(state, call, &responses, &cx.ct).await;
+        }
+        let capabilities = cx.client_capabilities().unwrap_or_default();
+        let (relay, questions) = Relay::channel(capabilities);
+        // Not the request's token: the call outlives the request that started it. It ends with
+        // the agent's connection or the companion.
+        let cancel = agent.gone.child_token();
+        let downstream = Downstream {
+            progress_token: cx.meta.get_progress_token(),
+            peer: cx.peer,
+            cancelled: cancel.clone(),
+            shutdown: agent.shutdown.clone(),
+            relay: Some(relay),
+        };
+        let hub = agent.hub.clone();
+        let arguments = params.arguments;
+        let task = tokio::spawn(async move {
+            let mut call = Box::pin(hub.call(&name, arguments, Some(&downstream)));
+            tokio::select! {
+                result = &mut call => result,
+                () = downstream.shutdown.cancelled() => {
+                    downstream.cancelled.cancel();
+                    call.await
+                }
+            }
+        });
+        let running = Running {
+            task,
+            questions,
+            cancel,
+        };
+        self.wait(running, 0, call, &cx.ct).await
     }
 
     /// Waits for `running`'s result or its server's first question, whichever comes first:
