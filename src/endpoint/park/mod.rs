@@ -16,7 +16,8 @@
 //!
 //! Bounds: a state expires when the first of its questions stops waiting (the entry's
 //! `toolTimeout` after the server asked); then the parked call is cancelled upstream
-//! (`notifications/cancelled`) and the server's requests get a JSON-RPC error. At most
+//! (`notifications/cancelled`) and the server's requests get `cancel` (elicitation) or a
+//! JSON-RPC error. At most
 //! [`MAX_ROUNDS`] rounds per call, then the call fails and is cancelled. A parked call ends
 //! with its agent's session and when the companion shuts down. A state is good for one retry:
 //! the park it names is gone after.
