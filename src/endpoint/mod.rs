@@ -30,7 +30,9 @@
 //!
 //! Server requests: while an agent's `tools/call` is in flight, the upstream server's
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` are sent to that agent on
-//! this session when it declared the capability ([`crate::upstream::ask`]).
+//! this session when it declared the capability ([`crate::upstream::ask`]); an agent of the
+//! 2026-07-28 era gets them in an `InputRequiredResult` instead, its call parked until it
+//! calls again with the answers ([`park`]).
 //!
 //! | file | owns |
 //! |---|---|
@@ -42,6 +44,7 @@
 //! | [`listen`](mod@listen) | `subscriptions/listen` streams of 2026-07-28 agents: list changes and resource updates |
 //! | `session.rs` | [`serve`]: the accept loop's agents, each one session under its bounds ([`serve_session_with`]) |
 //! | `profiles.rs` | one socket per profile beside the main one, following the config ([`serve_profiles`]) |
+//! | [`park`] | calls of 2026-07-28 agents waiting for their input, and the signed `requestState` that names them |
 //! | `native.rs` | the declared capabilities, list pages, and each session's subscriptions, log level and notifications |
 //! | [`fast`] | the forwarding fast path for `tools/call` and cached `tools/list` pages, beside the rmcp session |
 //! | [`line`](mod@line) | the newline-JSON wire of an agent connection, answering malformed lines |
@@ -61,6 +64,7 @@ pub mod limits;
 pub mod line;
 mod listen;
 mod native;
+pub mod park;
 mod profiles;
 mod session;
 
@@ -100,6 +104,8 @@ pub struct Endpoint {
     handshake: Handshake,
     /// The session's resource subscriptions and log level (`native.rs`).
     interest: Arc<native::AgentInterest>,
+    /// The session's calls waiting for a 2026-07-28 agent's input ([`park`]).
+    parks: Arc<park::Parks>,
 }
 
 impl Endpoint {
@@ -124,6 +130,7 @@ impl Endpoint {
             agent_gone: CancellationToken::new(),
             handshake: Handshake::default(),
             interest: Arc::default(),
+            parks: Arc::default(),
         }
     }
 
@@ -432,14 +439,23 @@ impl ServerHandler for Endpoint {
     ) -> Result<CallToolResponse, McpError> {
         self.hub.count_call();
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
+        let catalog = self.hub.catalog();
+        let name = client_names::wrapped_of(&catalog, &params.name, budget);
+        if !era::is_initialize_session(&cx.peer) && park::seal::Sealer::process().is_some() {
+            let agent = park::Agent {
+                hub: &self.hub,
+                gone: &self.agent_gone,
+                shutdown: &self.shutdown,
+            };
+            return Box::pin(self.parks.call(agent, name.into_owned(), params, cx)).await;
+        }
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
+            relay: None,
         };
-        let catalog = self.hub.catalog();
-        let name = client_names::wrapped_of(&catalog, &params.name, budget);
         // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
         // tokio copies a spawned task's whole future when it starts and ends it; the call's
         // future inline made those copies about a quarter of a remote call's instructions.

@@ -1,6 +1,6 @@
 //! What the companion does with a request an upstream server sends it: `elicitation/create`,
 //! `sampling/createMessage` and `roots/list` go to the agent whose call is in flight
-//! ([`Askers::pick`]) when that agent declared the capability in its `initialize`; its answer
+//! ([`Askers::pick`]) when that agent declared the capability; its answer
 //! goes back to the server unchanged. Otherwise the companion answers itself, never on a
 //! person's behalf:
 //!
@@ -10,6 +10,11 @@
 //! | `elicitation/create` (url) | forwarded if the agent declared `elicitation.url` | the [`Elicitor`](elicitor::Elicitor), as above |
 //! | `sampling/createMessage` | forwarded | JSON-RPC error -32603: no model is available through the companion |
 //! | `roots/list` | forwarded | the entry's `roots` as `file://` URIs, else `[]` |
+//!
+//! "Forwarded" to an agent of the 2026-07-28 era, which cannot be sent requests, means put to
+//! it through the call's [`Relay`](super::relay::Relay): its `tools/call` is answered with an
+//! `InputRequiredResult` carrying the request, and its answer arrives with the call's retry.
+//! "Declared the capability" then means in the call's `_meta` `clientCapabilities`.
 //!
 //! A forwarded request lasts at most the entry's `toolTimeout` (the call it belongs to cannot
 //! outlive that either): then the agent gets `notifications/cancelled` and the server gets
@@ -36,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::askers::{Asker, Askers};
 use super::elicitor::{self, ElicitationRequest, SharedElicitor};
+use super::relay::NoAnswer;
 use super::roots::EntryRoots;
 
 /// What one upstream session needs to answer its server's requests.
@@ -238,6 +244,18 @@ async fn forward(
     request: ServerRequest,
     server_cancelled: &CancellationToken,
 ) -> Result<ClientResult, Unanswered> {
+    if let Some(relay) = &asker.relay {
+        // A 2026-07-28 agent: the endpoint puts the request to it in an `InputRequiredResult`.
+        let due = tokio::time::Instant::now() + cx.timeout;
+        return tokio::select! {
+            answer = relay.ask(request, due) => answer.map_err(|e| match e {
+                NoAnswer::TimedOut => Unanswered::TimedOut,
+                NoAnswer::CallEnded => Unanswered::CallEnded,
+            }),
+            () = asker.cancelled.cancelled() => Err(Unanswered::CallEnded),
+            () = server_cancelled.cancelled() => Err(Unanswered::ServerCancelled),
+        };
+    }
     let handle = asker
         .peer
         .send_request_with_option(request, PeerRequestOptions::with_timeout(cx.timeout))

@@ -20,6 +20,8 @@ use rmcp::model::{ClientCapabilities, RequestId};
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use super::relay::Relay;
+
 /// An agent whose call is in flight: where to send the server's requests, and the token that
 /// fires when that call is cancelled or the agent hangs up.
 #[derive(Clone, Debug)]
@@ -28,11 +30,18 @@ pub struct Asker {
     pub peer: Peer<RoleServer>,
     /// Fires when the agent cancels its call (`notifications/cancelled`) or its session ends.
     pub cancelled: CancellationToken,
+    /// For an agent of the 2026-07-28 era: where its call's questions go instead of requests
+    /// on `peer` ([`super::relay`]).
+    pub relay: Option<Relay>,
 }
 
 impl Asker {
-    /// What the agent declared in its `initialize` request (empty before that).
+    /// What the agent declared: in its `initialize` request, or for an agent of the
+    /// 2026-07-28 era in its call's `_meta` (empty when neither).
     pub fn capabilities(&self) -> ClientCapabilities {
+        if let Some(relay) = &self.relay {
+            return relay.capabilities().clone();
+        }
         self.peer
             .peer_info()
             .map(|info| info.capabilities.clone())

@@ -55,6 +55,9 @@ pub struct Downstream {
     pub cancelled: CancellationToken,
     /// Cancelled when the companion shuts down; tells a shutdown from an agent's cancel.
     pub shutdown: CancellationToken,
+    /// For an agent of the 2026-07-28 era: where the server's requests during the call go
+    /// ([`super::relay`]); `None` sends them to `peer` as requests.
+    pub relay: Option<super::relay::Relay>,
 }
 
 /// [`CallError::Transport`]'s text: a refusal an HTTP server answered is no lost connection.
@@ -251,6 +254,7 @@ async fn send(
         askers.enter(Asker {
             peer: d.peer.clone(),
             cancelled: d.cancelled.clone(),
+            relay: d.relay.clone(),
         })
     });
     // An error here means the request was never handed to the transport.

@@ -35,6 +35,7 @@ pub mod mrtr;
 pub mod notice;
 pub mod progress;
 pub mod raw;
+pub mod relay;
 pub mod roots;
 pub mod session;
 pub mod signed_in;

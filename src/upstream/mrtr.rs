@@ -7,14 +7,14 @@
 //!
 //! Who answers each input request:
 //!
-//! | request | calling agent of the `initialize` era that declared the capability | otherwise |
+//! | request | calling agent that declared the capability | otherwise |
 //! |---|---|---|
-//! | `elicitation/create` | sent to it as a server-initiated request; its answer is the response | `{"action":"cancel"}` (nobody was asked) |
-//! | `sampling/createMessage` | sent to it | the call fails: no model is available through the companion |
-//! | `roots/list` | sent to it | `{"roots":[]}` |
+//! | `elicitation/create` | `initialize` era: sent to it as a server-initiated request; 2026-07-28: put to it through the call's [`Relay`](super::relay::Relay), in the endpoint's own `InputRequiredResult` with the endpoint's signed `requestState`; its answer is the response | `{"action":"cancel"}` (nobody was asked) |
+//! | `sampling/createMessage` | as above | the call fails: no model is available through the companion |
+//! | `roots/list` | as above | `{"roots":[]}` |
 //!
-//! An agent of the 2026-07-28 era cannot be sent requests; it gets the `otherwise` column
-//! (passing the `InputRequiredResult` on to it is not done).
+//! The server's own `requestState` never reaches the agent: the companion keeps it with the
+//! call and sends it back unchanged.
 #![expect(
     deprecated,
     reason = "sampling and roots are deprecated by SEP-2577 but servers still ask for them"
@@ -29,6 +29,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 
 use super::call::{CallError, Downstream};
+use super::relay::NoAnswer;
 
 /// The most `InputRequiredResult`s one call may get before it fails.
 pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
@@ -75,8 +76,12 @@ async fn answer_one(
     downstream: Option<&Downstream>,
     timeout: Duration,
 ) -> Result<serde_json::Value, CallError> {
-    // Only an agent that started with `initialize` may be sent requests.
+    // An agent that started with `initialize` is sent requests; one of the 2026-07-28 era gets
+    // them through its call's relay, in the endpoint's own `InputRequiredResult`.
     let capabilities = downstream.and_then(|d| {
+        if let Some(relay) = &d.relay {
+            return Some((d, relay.capabilities().clone()));
+        }
         let info = d.peer.peer_info()?;
         (info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
             .then(|| (d, info.capabilities.clone()))
@@ -114,12 +119,26 @@ async fn answer_one(
     }
 }
 
-/// Sends `request` to the calling agent and returns its result as JSON.
+/// Sends `request` to the calling agent (or puts it through the call's relay) and returns its
+/// result as JSON.
 async fn forward(
     agent: &Downstream,
     request: ServerRequest,
     timeout: Duration,
 ) -> Result<serde_json::Value, CallError> {
+    if let Some(relay) = &agent.relay {
+        let due = tokio::time::Instant::now() + timeout;
+        return tokio::select! {
+            answer = relay.ask(request, due) => match answer {
+                Ok(result) => Ok(json(&result)),
+                Err(NoAnswer::TimedOut) => Err(CallError::Unexpected {
+                    what: format!("a request for input the agent did not answer within {} s", timeout.as_secs_f64()),
+                }),
+                Err(NoAnswer::CallEnded) => Err(CallError::Cancelled),
+            },
+            () = agent.cancelled.cancelled() => Err(CallError::Cancelled),
+        };
+    }
     let handle = agent
         .peer
         .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))

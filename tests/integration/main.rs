@@ -45,6 +45,7 @@ mod oauth;
 mod oauth_fixture;
 mod oauth_keychain;
 mod oauth_refusals;
+mod parked;
 mod passthrough;
 mod pinning;
 mod probe;

@@ -16,11 +16,16 @@ capabilities):
   --sample TEXT       answer sampling/createMessage with TEXT from model "test-model"
   --roots URI,...     answer roots/list with these URIs
   --notify-roots      send notifications/roots/list_changed after initialize
+Modes: legacy (default) = ClientSession + initialize (SDK 1.x and 2.x), where the server's
+requests arrive as requests; 2026-07-28 = SDK 2.x `mcp.Client(..., mode="2026-07-28")`, no
+initialize, where they arrive in `InputRequiredResult`s that `Client.call_tool` answers with
+the same callbacks and retries.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from datetime import timedelta
@@ -80,15 +85,28 @@ async def main_async(a) -> int:
     try:
         params = StdioServerParameters(command=a.command[0], args=a.command[1:])
         async with stdio_client(params) as streams:
-            async with ClientSession(streams[0], streams[1], **callbacks(a, out["asked"])) as session:
-                await session.initialize()
-                if a.notify_roots:
-                    await session.send_roots_list_changed()
-                calls = [(n, json.loads(j)) for n, j in (a.call or [])]
-                if a.together:
-                    out["calls"] = list(await asyncio.gather(*(call(session, n, j, a.timeout) for n, j in calls)))
-                else:
-                    out["calls"] = [await call(session, n, j, a.timeout) for n, j in calls]
+            calls = [(n, json.loads(j)) for n, j in (a.call or [])]
+            if a.mode == "2026-07-28":
+                from mcp import Client
+
+                @contextlib.asynccontextmanager
+                async def transport():
+                    yield (streams[0], streams[1])
+
+                async with Client(
+                    transport(), mode=a.mode, read_timeout_seconds=a.timeout, **callbacks(a, out["asked"])
+                ) as client:
+                    out["protocolVersion"] = client.session.protocol_version
+                    out["calls"] = [await call(client, n, j, a.timeout) for n, j in calls]
+            else:
+                async with ClientSession(streams[0], streams[1], **callbacks(a, out["asked"])) as session:
+                    await session.initialize()
+                    if a.notify_roots:
+                        await session.send_roots_list_changed()
+                    if a.together:
+                        out["calls"] = list(await asyncio.gather(*(call(session, n, j, a.timeout) for n, j in calls)))
+                    else:
+                        out["calls"] = [await call(session, n, j, a.timeout) for n, j in calls]
     except BaseException as e:  # noqa: BLE001 - every failure is reported as JSON
         inner = e
         while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
@@ -111,6 +129,7 @@ def main() -> None:
     p.add_argument("--roots")
     p.add_argument("--notify-roots", action="store_true")
     p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--mode", choices=["legacy", "2026-07-28"], default="legacy")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.command and a.command[0] == "--":

@@ -310,8 +310,10 @@ fn enter_askers(
     cancel: &CancellationToken,
     target: &FastTarget,
 ) -> AskerGuard {
+    // Only agents of the `initialize` era take the fast path: they are sent requests.
     target.askers.enter(Asker {
         peer: agent.clone(),
         cancelled: cancel.clone(),
+        relay: None,
     })
 }
