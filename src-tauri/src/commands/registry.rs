@@ -267,7 +267,15 @@ pub async fn connect_client(
             Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
                 Some(import::ClientKind::ClaudeDesktop)
             }
-            Client::Codex | Client::Zed | Client::Gemini | Client::Opencode => None,
+            Client::Codex
+            | Client::Zed
+            | Client::Gemini
+            | Client::Opencode
+            | Client::Goose
+            | Client::LmStudio
+            | Client::Cline
+            | Client::Continue
+            | Client::Junie => None,
         };
         if let Some(kind) = kind {
             let source = import::Source::read(&path, Some(kind))

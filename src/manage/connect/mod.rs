@@ -20,9 +20,11 @@
 
 pub mod clients;
 pub mod codex;
+pub mod goose;
 pub mod json_edit;
 pub mod jsonc;
 pub mod location;
+pub mod stable;
 
 use std::path::{Path, PathBuf};
 
@@ -150,6 +152,9 @@ pub fn connect_with(
         Format::CodexToml => {
             codex::set_server(text, ENTRY_NAME, exe, args).map_err(|e| parse_error(path, e))?
         }
+        Format::GooseYaml => {
+            goose::set_extension(text, ENTRY_NAME, exe, args).map_err(|e| parse_error(path, e))?
+        }
     };
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
 }
@@ -210,8 +215,33 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
         Format::CodexToml => {
             codex::remove_server(text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
         }
+        Format::GooseYaml => {
+            goose::remove_extension(text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
+        }
     };
+    if client.own_file()
+        && let Some(rest) = &changed
+        && holds_nothing(rest)
+    {
+        // Our own file, and our entry was all it held: an empty file would be one more thing
+        // the client reads (and may warn about).
+        return std::fs::remove_file(path)
+            .map(|()| Outcome::Changed)
+            .map_err(|e| ConnectError::Io {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            });
+    }
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
+}
+
+/// Whether a JSON text holds nothing: only whitespace and comments, or an empty object.
+fn holds_nothing(text: &str) -> bool {
+    match jsonc::parse(text) {
+        Ok(None) => true,
+        Ok(Some(root)) => matches!(&root.kind, jsonc::Kind::Object(m) if m.is_empty()),
+        Err(_) => false,
+    }
 }
 
 /// What the entry named [`ENTRY_NAME`] in `text` runs: `None` without one, else its command
@@ -250,6 +280,9 @@ fn entry_invocation(
         }
         Format::CodexToml => {
             codex::server_invocation(text, ENTRY_NAME).map_err(|e| parse_error(path, e))
+        }
+        Format::GooseYaml => {
+            goose::extension_invocation(text, ENTRY_NAME).map_err(|e| parse_error(path, e))
         }
     }
 }
