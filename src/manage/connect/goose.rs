@@ -6,7 +6,9 @@
 //! written: a new entry goes after the last line of `extensions` (or a new `extensions:` block
 //! at the end of the file), a refresh rewrites only our `cmd:` and `args:` lines, and
 //! `disconnect` removes exactly our lines (and `extensions:` when ours was its only entry),
-//! so connect + disconnect gives back the original bytes. Every other byte stays.
+//! so connect + disconnect gives back the original bytes (two exceptions: a file without a
+//! final line break gains one, and `extensions: {}` goes with our entry). Every other byte
+//! stays.
 //!
 //! The file must have the shape Goose itself writes: a top-level map whose `extensions` is a
 //! block map (`extensions:` then indented `name:` keys) or the empty `extensions: {}`. Anything

@@ -254,3 +254,40 @@ fn goose_entries_are_added_refreshed_and_removed_by_their_lines_only() {
     disconnect(Client::Goose, &file).unwrap();
     assert_eq!(read(&file), crlf);
 }
+
+#[test]
+fn goose_comments_entries_after_ours_and_a_missing_final_break() {
+    // Comments at column 0 inside `extensions`, an entry after ours: only our lines go.
+    let before = "extensions:\n# mine\n  a:\n    cmd: a\n";
+    let (_dir, file) = write("config.yaml", before);
+    connect(Client::Goose, &file, EXE).unwrap();
+    let mut text = read(&file);
+    text.push_str("  b:\n    cmd: b\n# the end\n");
+    std::fs::write(&file, &text).unwrap();
+    assert!(is_connected(Client::Goose, &file).unwrap());
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(
+        read(&file),
+        format!("{before}  b:\n    cmd: b\n# the end\n")
+    );
+
+    // No final line break: our block starts on a line of its own.
+    let (_dir, file) = write("config.yaml", "GOOSE_MODEL: x");
+    connect(Client::Goose, &file, EXE).unwrap();
+    assert!(
+        read(&file).starts_with("GOOSE_MODEL: x\nextensions:\n  mcp-companion:\n"),
+        "{}",
+        read(&file)
+    );
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(read(&file), "GOOSE_MODEL: x\n");
+
+    // Entries indented by four, fields by four more: ours follows the file's steps.
+    let (_dir, file) = write("config.yaml", "extensions:\n    a:\n        cmd: a\n");
+    connect(Client::Goose, &file, EXE).unwrap();
+    assert!(
+        read(&file).contains("\n    mcp-companion:\n        name: mcp-companion\n"),
+        "{}",
+        read(&file)
+    );
+}

@@ -2,7 +2,8 @@
 //! (and removing it again). See [`clients`] for the clients, paths and entry shapes.
 //!
 //! Every write keeps the file's other bytes as they were (comments, formatting, unrelated
-//! keys: JSONC is edited by byte spans, TOML with `toml_edit`), is atomic
+//! keys: JSONC is edited by byte spans, TOML with `toml_edit`, Goose's YAML by the lines of
+//! our own entry, see [`goose`]), is atomic
 //! ([`crate::io::atomic::write_atomic`]: temporary file + rename, the previous bytes kept as
 //! `<file>.bak`, permissions kept) and idempotent; a file
 //! that does not parse is never touched and the error says where it broke. `disconnect`
@@ -11,6 +12,9 @@
 //! key written twice is edited where it appears last, the copy that `JSON.parse`-based
 //! clients read (refusing would leave such a file unconnectable, and the first copy is dead
 //! text to those clients anyway).
+//!
+//! Continue's file is ours alone ([`Client::own_file`]): `disconnect` deletes it once our
+//! entry was all it held. The program an entry runs is chosen by [`stable`].
 //!
 //! An entry named [`ENTRY_NAME`] is ours when it runs `<program> bridge…` (its command's first
 //! argument is `bridge`), wherever the program is: that is what we write, and a moved binary
