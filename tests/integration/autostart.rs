@@ -301,9 +301,9 @@ async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follo
     let copy = scene
         .home
         .join(".local/share/mcp-companion/bin/mcp-companion");
-    let connect = |exe: &Path| {
+    let run = |exe: &Path, args: &[&str]| {
         let out = Command::new(exe)
-            .args(["connect", "cursor"])
+            .args(args)
             .env("HOME", &scene.home)
             .env_remove("XDG_DATA_HOME")
             .env_remove("XDG_CONFIG_HOME")
@@ -312,6 +312,17 @@ async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follo
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    let connect = |exe: &Path| run(exe, &["connect", "cursor"]);
+    let file = scene.home.join(".cursor/mcp.json");
+
+    // --print names the copy and writes nothing.
+    let said = run(&built, &["connect", "cursor", "--print"]);
+    assert!(
+        said.contains(&format!("\"command\":\"{}\"", copy.display()))
+            && said.contains("connect would copy it to"),
+        "{said}"
+    );
+    assert!(!file.exists() && !copy.exists(), "{said}");
 
     let said = connect(&built);
     assert!(
@@ -321,7 +332,6 @@ async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follo
         )) && said.contains("inside the cargo build directory"),
         "{said}"
     );
-    let file = scene.home.join(".cursor/mcp.json");
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
     let entry = &doc["mcpServers"]["mcp-companion"];
@@ -332,6 +342,12 @@ async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follo
     );
     assert_eq!(entry["args"], json!(["bridge"]), "{doc}");
     assert_eq!(len(&copy), len(&built));
+    // A client without a file gets the same program in the entry to paste.
+    let said = run(&built, &["connect", "jetbrains"]);
+    assert!(
+        said.contains(&format!("\"command\": \"{}\"", copy.display())),
+        "{said}"
+    );
 
     // The entry's program runs `bridge`: with nothing running, it starts a companion from
     // itself, and the agent gets the demo's tools.
