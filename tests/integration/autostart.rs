@@ -294,7 +294,14 @@ fn len(path: &Path) -> u64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follows_rebuilds() {
-    let scene = Scene::new(&json!({ "mcpServers": { "demo": demo(&[]) } }).to_string());
+    // `own` runs the companion's own binary, as the default config's demo does.
+    let scene = Scene::new(
+        &json!({ "mcpServers": {
+            "demo": demo(&[]),
+            "own": { "command": "${MCP_COMPANION_EXE}", "args": ["demo-server"] }
+        } })
+        .to_string(),
+    );
     let built = scene.home.join("repo/target/debug/mcp-companion");
     std::fs::create_dir_all(built.parent().expect("dir")).expect("build dir");
     std::fs::copy(BIN, &built).expect("a build in a cargo target dir");
@@ -373,6 +380,34 @@ async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follo
     assert_eq!(len(&copy), len(&built));
     let said = connect(&built);
     assert!(said.contains("(already this build)"), "{said}");
+    // The companion started from the old copy still starts its own binary: the new copy.
+    let cli = |args: &[&str]| {
+        Command::new(BIN)
+            .arg("--socket")
+            .arg(&scene.socket)
+            .args(args)
+            .env("HOME", &scene.home)
+            .output()
+            .expect("cli")
+    };
+    let restarted = cli(&["restart", "own"]);
+    assert!(restarted.status.success(), "{restarted:?}");
+    let own_state = || {
+        let out = cli(&["status", "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        report["servers"]
+            .as_array()
+            .and_then(|servers| servers.iter().find(|s| s["name"] == "own").cloned())
+            .unwrap_or_default()
+    };
+    assert!(
+        eventually(Duration::from_secs(30), || own_state()["state"]
+            == "running")
+        .await,
+        "{}\nlog:\n{}",
+        own_state(),
+        scene.log()
+    );
 
     // Another rebuild, then `serve` from it: the copy follows too.
     for pid in scene.companions() {
