@@ -1,7 +1,7 @@
 //! Whether the binary an entry would run sits somewhere that does not last: a cargo build
 //! directory (rebuilt, cleaned, or moved with the checkout) or a temporary directory (cleared
 //! at reboot). An agent whose entry points there loses its tools the day that file goes, so
-//! `connect` names a stable copy instead ([`super::stable`]) and `start-at-login` warns.
+//! `connect` and `start-at-login` name a stable copy instead ([`super::stable`]).
 
 use std::path::{Path, PathBuf};
 
