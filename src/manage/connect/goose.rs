@@ -17,6 +17,10 @@
 
 use serde_json::Value;
 
+use super::yaml_lines::{
+    Line, flow_list, indent, is_filler, key_line, scalar, split, strip_comment,
+};
+
 /// Seconds Goose waits for a call to our entry (the value Goose writes for a new extension).
 pub const TIMEOUT_SECS: u64 = 300;
 
@@ -35,119 +39,6 @@ fn refuse(line: usize, message: impl Into<String>) -> YamlShapeError {
         line: line + 1,
         message: message.into(),
     }
-}
-
-/// One line: its text without the line break, and the byte range it covers with the break.
-struct Line<'a> {
-    text: &'a str,
-    start: usize,
-    end: usize,
-}
-
-fn split(text: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let end = text[start..]
-            .find('\n')
-            .map_or(text.len(), |n| start + n + 1);
-        let body = text[start..end]
-            .trim_end_matches('\n')
-            .trim_end_matches('\r');
-        out.push(Line {
-            text: body,
-            start,
-            end,
-        });
-        start = end;
-    }
-    out
-}
-
-fn indent(s: &str) -> usize {
-    s.len() - s.trim_start_matches(' ').len()
-}
-
-/// Blank, or only a comment.
-fn is_filler(s: &str) -> bool {
-    let t = s.trim_start();
-    t.is_empty() || t.starts_with('#')
-}
-
-/// `key: rest` (key plain or quoted) → (key, rest without a trailing comment, trimmed).
-fn key_line(s: &str) -> Option<(String, String)> {
-    let t = s.trim_start();
-    let (key, after) = if let Some(q) = t.strip_prefix('"') {
-        let close = q.find('"')?;
-        (q[..close].to_owned(), &q[close + 1..])
-    } else if let Some(q) = t.strip_prefix('\'') {
-        let close = q.find('\'')?;
-        (q[..close].to_owned(), &q[close + 1..])
-    } else {
-        let colon = t
-            .find(": ")
-            .or_else(|| t.strip_suffix(':').map(|k| k.len()))?;
-        (t[..colon].trim_end().to_owned(), &t[colon..])
-    };
-    let rest = after.trim_start().strip_prefix(':')?;
-    if !(rest.is_empty() || rest.starts_with(' ')) || key.starts_with(['-', '#', '{', '[']) {
-        return None;
-    }
-    Some((key, strip_comment(rest).trim().to_owned()))
-}
-
-/// `s` up to a ` #` comment outside quotes.
-fn strip_comment(s: &str) -> &str {
-    let (mut single, mut double, mut prev) = (false, false, ' ');
-    for (i, c) in s.char_indices() {
-        match c {
-            '\'' if !double => single = !single,
-            '"' if !single && prev != '\\' => double = !double,
-            '#' if !single && !double && prev.is_whitespace() => return &s[..i],
-            _ => {}
-        }
-        prev = c;
-    }
-    s
-}
-
-/// One scalar: plain, `'single'` or `"double"` (JSON's escapes).
-fn scalar(s: &str) -> Option<String> {
-    let s = s.trim();
-    if s.starts_with('"') {
-        return serde_json::from_str::<String>(s).ok();
-    }
-    if let Some(inner) = s.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-        return Some(inner.replace("''", "'"));
-    }
-    if s.is_empty() || s.starts_with(['[', '{', '&', '*', '!', '|', '>']) {
-        return None;
-    }
-    Some(s.to_owned())
-}
-
-/// `[a, "b", 'c']` → its scalars.
-fn flow_list(s: &str) -> Option<Vec<String>> {
-    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
-    if inner.trim().is_empty() {
-        return Some(Vec::new());
-    }
-    let (mut items, mut from) = (Vec::new(), 0);
-    let (mut single, mut double, mut prev) = (false, false, ' ');
-    for (i, c) in inner.char_indices() {
-        match c {
-            '\'' if !double => single = !single,
-            '"' if !single && prev != '\\' => double = !double,
-            ',' if !single && !double => {
-                items.push(scalar(&inner[from..i])?);
-                from = i + 1;
-            }
-            _ => {}
-        }
-        prev = c;
-    }
-    items.push(scalar(&inner[from..])?);
-    Some(items)
 }
 
 /// Where `extensions` and our entry are.

@@ -29,6 +29,7 @@ pub mod json_edit;
 pub mod jsonc;
 pub mod location;
 pub mod stable;
+mod yaml_lines;
 
 use std::path::{Path, PathBuf};
 
