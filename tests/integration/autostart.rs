@@ -367,6 +367,7 @@ async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follo
     );
     let companions = scene.companions();
     assert_eq!(companions.len(), 1, "{companions:?}");
+    #[cfg(target_os = "linux")]
     assert_eq!(
         std::fs::read_link(format!("/proc/{}/exe", companions[0])).expect("exe"),
         copy,
