@@ -5,7 +5,9 @@
 //! .deb/.rpm); a build folder has it beside the app too. An AppImage runs from a temporary mount
 //! (`/tmp/.mount_…`) that is gone once the app quits, so there the `.AppImage` file itself
 //! (`$APPIMAGE`) is named: it starts the desktop binary, which answers `bridge` as well
-//! ([`crate::subcommand`]). Without any of these, the desktop binary itself is named.
+//! ([`crate::subcommand`]). Without any of these, the desktop binary itself is named. A CLI
+//! beside the app in a build directory is then named by its stable copy (the Connect command
+//! does that, as `mcp-companion connect` does).
 
 use std::path::{Path, PathBuf};
 

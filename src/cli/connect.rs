@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcp_companion::config;
-use mcp_companion::manage::connect::{self, Client, Os, Outcome, Roots, location};
+use mcp_companion::manage::connect::{self, Client, Os, Outcome, Roots, location, stable};
 use mcp_companion::manage::{edit, import};
 
 use super::out::outln;
@@ -14,8 +14,9 @@ use super::out::outln;
 /// `connect` / `disconnect` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ConnectArgs {
-    /// claude-desktop, claude-code, cursor, vscode, windsurf, codex, zed, nanobot, gemini or
-    /// opencode; omit to list every client with its path and state.
+    /// claude-desktop, claude-code, cursor, vscode, windsurf, codex, zed, nanobot, gemini,
+    /// opencode, goose, lmstudio, cline, continue, junie or jetbrains (prints the entry to
+    /// paste); omit to list every client with its path and state.
     pub client: Option<String>,
     /// Only print where the file is on this OS (linux, macos, windows); change nothing.
     #[arg(long, value_parser = ["windows", "macos", "linux"], conflicts_with_all = ["file", "import"])]
@@ -29,6 +30,10 @@ pub struct ConnectArgs {
     /// connect: the client's agent gets this profile of the config (`bridge --profile NAME`).
     #[arg(long, value_name = "NAME", requires = "client")]
     pub profile: Option<String>,
+    /// connect: print the file and the entry that would be written (with the program it would
+    /// run); change nothing.
+    #[arg(long, requires = "client", conflicts_with_all = ["os", "import"])]
+    pub print: bool,
 }
 
 fn pick(id: &str) -> anyhow::Result<Client> {
@@ -40,12 +45,19 @@ fn pick(id: &str) -> anyhow::Result<Client> {
     })
 }
 
-fn bridge_exe() -> anyhow::Result<String> {
+/// What the entry runs: this binary, or its stable copy when this one lies in a build or
+/// temporary directory ([`stable`]).
+fn bridge_program() -> anyhow::Result<(stable::Program, String)> {
     let exe = std::env::current_exe().context("cannot tell where this binary is")?;
     let exe = exe.canonicalize().unwrap_or(exe);
-    exe.to_str()
+    let copy = stable::current_copy_path();
+    let program = stable::choose(&exe, &location::temp_dirs(), copy.as_deref());
+    let text = program
+        .path()
+        .to_str()
         .map(str::to_owned)
-        .context("the binary's path is not valid UTF-8")
+        .context("the binary's path is not valid UTF-8")?;
+    Ok((program, text))
 }
 
 /// `connect` (`on == true`) or `disconnect`.
@@ -68,8 +80,20 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
             };
             outln!("{:15} {:26} {}", s.id, state, s.path.display());
         }
+        for (id, _, _) in connect::clients::PASTE_ONLY {
+            outln!(
+                "{id:15} {:26} `connect {id}` prints the entry to paste",
+                "no file"
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     };
+    if let Some((_, label, place)) = connect::clients::PASTE_ONLY
+        .iter()
+        .find(|(paste_id, _, _)| *paste_id == id)
+    {
+        return paste_only(label, place, on);
+    }
     let client = pick(id)?;
     if let Some(os) = os {
         outln!(
@@ -91,6 +115,9 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
         .clone()
         .unwrap_or_else(|| client.path(Os::current(), &roots));
     if !on {
+        if args.print {
+            bail!("--print shows what connect would write; disconnect has nothing to show");
+        }
         let outcome = connect::disconnect(client, &path)?;
         match outcome {
             Outcome::Changed => outln!("disconnected {} ({})", client.label(), path.display()),
@@ -100,15 +127,32 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if args.import {
-        import_from(config_path, client, &path)?;
-    }
     let mut bridge = vec!["bridge"];
     if let Some(name) = args.profile.as_deref() {
         check_profile(config_path, name)?;
         bridge.extend(["--profile", name]);
     }
-    let exe = bridge_exe()?;
+    let (program, exe) = bridge_program()?;
+    if args.print {
+        outln!("{} ({})", client.label(), path.display());
+        outln!(
+            "entry \"{}\": {}",
+            connect::ENTRY_NAME,
+            client.entry_with(&exe, &bridge)
+        );
+        if let stable::Program::Copy { from, to, why } = &program {
+            outln!(
+                "note: {} is {why}; connect would copy it to {} and name the copy",
+                from.display(),
+                to.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.import {
+        import_from(config_path, client, &path)?;
+    }
+    let installed = stable::ensure(&program)?;
     let outcome = connect::connect_with(client, &path, &exe, &bridge)?;
     match outcome {
         Outcome::Changed => outln!(
@@ -123,16 +167,57 @@ pub fn run(config_path: Option<&Path>, args: ConnectArgs, on: bool) -> anyhow::R
             path.display()
         ),
     }
-    if let Some(why) = location::fragile(Path::new(&exe), &location::temp_dirs()) {
-        eprintln!(
-            "warning: the entry runs {exe}, {why}: it breaks when that file is moved, rebuilt \
-             or cleaned away; install the binary (`cargo install --locked --path .` puts it in \
-             ~/.cargo/bin, or a package) and run `connect` again from the installed one"
-        );
+    match (&program, installed) {
+        (stable::Program::Copy { from, to, why }, Some(installed)) => {
+            let state = match installed {
+                stable::Installed::Written => "copied there now",
+                stable::Installed::Fresh => "already this build",
+                stable::Installed::Newer => "kept: it is newer than this binary",
+            };
+            outln!(
+                "the entry runs {} ({state}), a copy of {}, which is {why}; running `connect` \
+                 or `serve` from a newer build refreshes the copy",
+                to.display(),
+                from.display()
+            );
+        }
+        (
+            stable::Program::AsIs {
+                fragile: Some(why), ..
+            },
+            _,
+        ) => eprintln!(
+            "warning: the entry runs {exe}, {why}, and there is no data directory to copy it \
+             into: it breaks when that file is moved, rebuilt or cleaned away; install the \
+             binary (`cargo install --locked --path .` puts it in ~/.cargo/bin, or a package) \
+             and run `connect` again from the installed one"
+        ),
+        _ => {}
     }
     if let Some(note) = client.note() {
         outln!("note: {note}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A client without a file we can edit: print the entry (Claude Desktop's shape, which its
+/// JSON import reads) and where it goes.
+fn paste_only(label: &str, place: &str, on: bool) -> anyhow::Result<ExitCode> {
+    if !on {
+        outln!(
+            "{label} keeps its servers in its settings: remove \"{}\" there",
+            connect::ENTRY_NAME
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (program, exe) = bridge_program()?;
+    stable::ensure(&program)?;
+    let entry = serde_json::json!({
+        "mcpServers": { connect::ENTRY_NAME: { "command": exe, "args": ["bridge"] } }
+    });
+    outln!("{label} keeps its servers in its settings, not in a file connect can edit.");
+    outln!("Paste this in {place}:");
+    outln!("{}", serde_json::to_string_pretty(&entry)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -162,7 +247,15 @@ fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyho
         Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
             import::ClientKind::ClaudeDesktop
         }
-        Client::Codex | Client::Zed | Client::Gemini | Client::Opencode => {
+        Client::Codex
+        | Client::Zed
+        | Client::Gemini
+        | Client::Opencode
+        | Client::Goose
+        | Client::LmStudio
+        | Client::Cline
+        | Client::Continue
+        | Client::Junie => {
             bail!("--import does not read {} files yet", client.label())
         }
     };

@@ -49,6 +49,22 @@ pub fn init_tracing(level: Option<&str>, default: &str) {
         .try_init();
 }
 
+/// Brings the stable copy that `connect` names in agents' entries up to this build, when one
+/// exists and this binary is newer (`mcp_companion::manage::connect::stable`).
+fn refresh_stable_copy() {
+    use mcp_companion::manage::connect::stable;
+    let (Ok(exe), Some(copy)) = (std::env::current_exe(), stable::current_copy_path()) else {
+        return;
+    };
+    match stable::refresh(&exe, &copy) {
+        Ok(Some(stable::Installed::Written)) => {
+            tracing::info!(copy = %copy.display(), "the stable copy agents start is now this build");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "agents still start the older stable copy"),
+    }
+}
+
 /// `serve`: run in the foreground until Ctrl-C / SIGTERM.
 pub async fn serve(
     config_path: Option<&Path>,
@@ -82,6 +98,8 @@ pub async fn serve(
         socket = %companion.paths().mcp.display(),
         "listening; agents connect with: {exe} bridge"
     );
+    // Off the start path: copying a binary takes a moment.
+    tokio::task::spawn_blocking(refresh_stable_copy);
     let hub = companion.hub().clone();
     let total = cfg.servers.len();
     tokio::spawn(async move {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use mcp_companion::manage::connect::location;
+use mcp_companion::manage::connect::{location, stable};
 use mcp_companion::manage::login_start::{self, LoginStart};
 
 use super::out::{self, outln};
@@ -25,15 +25,22 @@ pub fn run(switch: Option<Switch>, config: Option<&Path>, json: bool) -> anyhow:
             let exe = std::env::current_exe()?;
             let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
             let config = config.map(std::path::absolute).transpose()?;
-            if let Some(why) = location::fragile(&exe, &location::temp_dirs()) {
+            // As `connect`: a build or temporary directory is named by its stable copy.
+            let copy = stable::current_copy_path();
+            let program = stable::choose(&exe, &location::temp_dirs(), copy.as_deref());
+            stable::ensure(&program)?;
+            if let stable::Program::AsIs {
+                fragile: Some(why), ..
+            } = &program
+            {
                 eprintln!(
-                    "warning: the login entry runs {}, {why}: it breaks when that file is moved, \
-                     rebuilt or cleaned away; install the binary and turn this on again from the \
-                     installed one",
+                    "warning: the login entry runs {}, {why}, and there is no data directory \
+                     to copy it into: it breaks when that file is moved, rebuilt or cleaned \
+                     away; install the binary and turn this on again from the installed one",
                     exe.display()
                 );
             }
-            login_start::enable(&exe, config.as_deref())?
+            login_start::enable(program.path(), config.as_deref())?
         }
         Some(Switch::Off) => login_start::disable()?,
         None => login_start::state()?,

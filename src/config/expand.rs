@@ -39,13 +39,26 @@ pub const BUILTIN_EXE_VARIABLE: &str = "MCP_COMPANION_EXE";
 /// The value of a built-in variable, or `None` if `name` is not built in.
 ///
 /// `MCP_COMPANION_EXE` is [`std::env::current_exe`]; it is `None` when the OS cannot tell or
-/// the path is not valid UTF-8 (the reference then reports as missing).
+/// the path is not valid UTF-8 (the reference then reports as missing). Linux names a binary
+/// that was replaced while it runs `<path> (deleted)`; when `<path>` holds a file again (a
+/// package upgrade, or `connect`/`serve` refreshing the stable copy agents start) that file is
+/// named: the same program, its newer build.
 pub fn builtin_variable(name: &str) -> Option<String> {
     match name {
         BUILTIN_EXE_VARIABLE => std::env::current_exe()
             .ok()
-            .and_then(|p| p.to_str().map(str::to_owned)),
+            .and_then(|p| p.to_str().map(replaced_exe)),
         _ => None,
+    }
+}
+
+/// `exe` without Linux's ` (deleted)` when a file is at that path again.
+fn replaced_exe(exe: &str) -> String {
+    match exe.strip_suffix(" (deleted)") {
+        Some(path) if cfg!(target_os = "linux") && std::path::Path::new(path).is_file() => {
+            path.to_owned()
+        }
+        _ => exe.to_owned(),
     }
 }
 

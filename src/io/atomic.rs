@@ -42,6 +42,9 @@ pub enum Mode {
     /// The previous file's permissions; 0600 for a new file (unix). Another program's file,
     /// whose permissions are its user's choice.
     KeepTarget,
+    /// 0755 (unix): a program we install for others to run, the stable copy of this binary
+    /// that `connect` writes into client configs.
+    Program,
 }
 
 /// Whether [`write_atomic`] keeps the previous file as `<name>.bak`.
@@ -86,6 +89,21 @@ pub fn write_atomic(
     mode: Mode,
     backup: Backup,
 ) -> Result<(), WriteError> {
+    write_atomic_stamped(path, bytes, mode, backup, None)
+}
+
+/// [`write_atomic`], the new file's modification time set to `modified` before it gets its
+/// name (so nobody sees it with another), when given.
+///
+/// # Errors
+/// As [`write_atomic`].
+pub fn write_atomic_stamped(
+    path: &Path,
+    bytes: &[u8],
+    mode: Mode,
+    backup: Backup,
+    modified: Option<std::time::SystemTime>,
+) -> Result<(), WriteError> {
     let path = &match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             fs::canonicalize(path).map_err(failed(path, "resolve symlink"))?
@@ -105,7 +123,13 @@ pub fn write_atomic(
     sweep_stale_temps(dir, path);
 
     let temp = temp_path(dir, path);
-    let written = write_temp(&temp, bytes, mode, previous.as_ref());
+    let written = write_temp(&temp, bytes, mode, previous.as_ref()).and_then(|file| {
+        if let Some(time) = modified {
+            file.set_modified(time)
+                .map_err(failed(&temp, "set the time of"))?;
+        }
+        Ok(file)
+    });
     let result = written.and_then(|_locked| {
         if previous.is_some() && backup == Backup::Keep {
             keep_backup(dir, path)?;
@@ -161,6 +185,10 @@ fn write_temp(
     let mut file = exclusive(temp)?;
     let kept = match (mode, previous) {
         (Mode::KeepTarget, Some(permissions)) => file.set_permissions(permissions.clone()),
+        #[cfg(unix)]
+        (Mode::Program, _) => {
+            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        }
         _ => Ok(()),
     };
     kept.and_then(|()| file.write_all(bytes))

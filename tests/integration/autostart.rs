@@ -2,10 +2,11 @@
 //! in a temp dir, so the user's real companion and state are never touched): it starts one
 //! and the agent's session works; two bridges at once start one companion; a broken config
 //! or autostart turned off reach the agent as the error answer to its `initialize`, with exit
-//! code 1. `connect` warns when the binary it writes sits in a build directory.
+//! code 1. `connect` run from a build directory names a stable copy in the data dir, which
+//! runs `bridge` and follows rebuilds.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -52,7 +53,12 @@ impl Scene {
 
     /// A bridge as an agent spawns it, with `extra` arguments after `bridge`.
     fn bridge(&self, extra: &[&str]) -> std::process::Child {
-        Command::new(BIN)
+        self.bridge_of(Path::new(BIN), extra)
+    }
+
+    /// [`Scene::bridge`] of the binary `program`.
+    fn bridge_of(&self, program: &Path, extra: &[&str]) -> std::process::Child {
+        Command::new(program)
             .arg("--config")
             .arg(&self.config)
             .arg("--socket")
@@ -270,30 +276,170 @@ async fn a_companion_that_exits_at_start_is_quoted() {
     );
 }
 
-#[test]
-fn connect_warns_that_an_entry_running_a_build_directory_binary_breaks_when_it_moves() {
-    // The binary under test lives in cargo's target directory.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("mcp.json");
-    let out = Command::new(BIN)
-        .args(["connect", "cursor", "--file"])
-        .arg(&file)
-        .env("HOME", dir.path())
+/// `path` grown by `n` bytes at its end (an ELF binary still runs), with a new modification
+/// time: a rebuild, as far as the stamp of the stable copy can tell.
+fn rebuild(path: &Path, n: usize) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open build");
+    file.write_all(&vec![0u8; n]).expect("grow build");
+    file.set_modified(std::time::SystemTime::now() + Duration::from_secs(60))
+        .expect("stamp build");
+}
+
+fn len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connect_from_a_build_dir_names_a_stable_copy_that_runs_bridge_and_follows_rebuilds() {
+    // `own` runs the companion's own binary, as the default config's demo does.
+    let scene = Scene::new(
+        &json!({ "mcpServers": {
+            "demo": demo(&[]),
+            "own": { "command": "${MCP_COMPANION_EXE}", "args": ["demo-server"] }
+        } })
+        .to_string(),
+    );
+    let built = scene.home.join("repo/target/debug/mcp-companion");
+    std::fs::create_dir_all(built.parent().expect("dir")).expect("build dir");
+    std::fs::copy(BIN, &built).expect("a build in a cargo target dir");
+    let copy = scene
+        .home
+        .join(".local/share/mcp-companion/bin/mcp-companion");
+    let run = |exe: &Path, args: &[&str]| {
+        let out = Command::new(exe)
+            .args(args)
+            .env("HOME", &scene.home)
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .expect("connect");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let connect = |exe: &Path| run(exe, &["connect", "cursor"]);
+    let file = scene.home.join(".cursor/mcp.json");
+
+    // --print names the copy and writes nothing.
+    let said = run(&built, &["connect", "cursor", "--print"]);
+    assert!(
+        said.contains(&format!("\"command\":\"{}\"", copy.display()))
+            && said.contains("connect would copy it to"),
+        "{said}"
+    );
+    assert!(!file.exists() && !copy.exists(), "{said}");
+
+    let said = connect(&built);
+    assert!(
+        said.contains(&format!(
+            "the entry runs {} (copied there now)",
+            copy.display()
+        )) && said.contains("inside the cargo build directory"),
+        "{said}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
+    let entry = &doc["mcpServers"]["mcp-companion"];
+    assert_eq!(
+        entry["command"],
+        json!(copy.to_str().expect("utf-8")),
+        "{doc}"
+    );
+    assert_eq!(entry["args"], json!(["bridge"]), "{doc}");
+    assert_eq!(len(&copy), len(&built));
+    // A client without a file gets the same program in the entry to paste.
+    let said = run(&built, &["connect", "jetbrains"]);
+    assert!(
+        said.contains(&format!("\"command\": \"{}\"", copy.display())),
+        "{said}"
+    );
+
+    // The entry's program runs `bridge`: with nothing running, it starts a companion from
+    // itself, and the agent gets the demo's tools.
+    let (lines, out) = tokio::task::block_in_place(|| list_through(scene.bridge_of(&copy, &[])));
+    assert!(
+        tool_names(&lines).iter().any(|n| n == "mcp_demo_echo"),
+        "{lines:?}\n{}\nlog:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        scene.log()
+    );
+    let companions = scene.companions();
+    assert_eq!(companions.len(), 1, "{companions:?}");
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{}/exe", companions[0])).expect("exe"),
+        copy,
+        "the companion runs from the copy"
+    );
+
+    // A rebuild, then `connect` from it: the copy (running the companion meanwhile) follows.
+    rebuild(&built, 4096);
+    let said = connect(&built);
+    assert!(said.contains("(copied there now)"), "{said}");
+    assert_eq!(len(&copy), len(&built));
+    let said = connect(&built);
+    assert!(said.contains("(already this build)"), "{said}");
+    // The companion started from the old copy still starts its own binary: the new copy.
+    let cli = |args: &[&str]| {
+        Command::new(BIN)
+            .arg("--socket")
+            .arg(&scene.socket)
+            .args(args)
+            .env("HOME", &scene.home)
+            .output()
+            .expect("cli")
+    };
+    let restarted = cli(&["restart", "own"]);
+    assert!(restarted.status.success(), "{restarted:?}");
+    let own_state = || {
+        let out = cli(&["status", "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        report["servers"]
+            .as_array()
+            .and_then(|servers| servers.iter().find(|s| s["name"] == "own").cloned())
+            .unwrap_or_default()
+    };
+    assert!(
+        eventually(Duration::from_secs(30), || own_state()["state"]
+            == "running")
+        .await,
+        "{}\nlog:\n{}",
+        own_state(),
+        scene.log()
+    );
+
+    // Another rebuild, then `serve` from it: the copy follows too.
+    for pid in scene.companions() {
+        sigterm(pid);
+    }
+    assert!(eventually(Duration::from_secs(15), || scene.companions().is_empty()).await);
+    rebuild(&built, 8192);
+    let mut serve = Command::new(&built)
+        .arg("--config")
+        .arg(&scene.config)
+        .arg("--socket")
+        .arg(&scene.socket)
+        .arg("serve")
+        .env("HOME", &scene.home)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let refreshed = eventually(Duration::from_secs(60), || len(&copy) == len(&built)).await;
+    sigterm(serve.id());
+    let _ = serve.wait();
+    assert!(refreshed, "serve from a newer build refreshes the copy");
+    let version = Command::new(&copy)
+        .arg("--version")
         .output()
-        .expect("connect");
-    assert!(out.status.success(), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("warning: the entry runs ")
-            && err.contains("inside the cargo build directory ")
-            && err.contains("cargo install --locked --path ."),
-        "{err}"
-    );
-    assert!(
-        std::fs::read_to_string(&file)
-            .expect("written")
-            .contains("bridge")
-    );
+        .expect("copy runs");
+    assert!(version.status.success(), "{version:?}");
 }
 
 /// `bridge --profile NAME` with no companion: it starts one, waits for the profile's socket

@@ -1,5 +1,5 @@
-//! `start-at-login`: the systemd user unit it writes starts this binary's `serve` with the
-//! config given, passes `systemd-analyze verify`, is enabled the way `systemctl --user enable`
+//! `start-at-login`: the systemd user unit it writes starts this binary's `serve` (its stable
+//! copy, as this one lies in a build dir) with the config given, passes `systemd-analyze verify`, is enabled the way `systemctl --user enable`
 //! would, and `off` removes all of it.
 
 use std::path::Path;
@@ -14,6 +14,7 @@ fn run(home: &Path, args: &[&str]) -> Output {
         .args(args)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("cfg"))
+        .env_remove("XDG_DATA_HOME")
         .output()
         .expect("run start-at-login")
 }
@@ -33,7 +34,14 @@ fn start_at_login_writes_an_enabled_user_unit_and_off_removes_it() {
     let units = home.path().join("cfg/systemd/user");
     let unit = units.join("mcp-companion.service");
     let text = std::fs::read_to_string(&unit).expect("the unit");
-    let bin = std::fs::canonicalize(BIN).expect("bin");
+    // The binary under test lies in a cargo build dir: the unit runs its stable copy.
+    let bin = home
+        .path()
+        .join(".local/share/mcp-companion/bin/mcp-companion");
+    assert_eq!(
+        std::fs::metadata(&bin).expect("the copy").len(),
+        std::fs::metadata(BIN).expect("bin").len()
+    );
     let exec = format!(
         "ExecStart={} serve --config \"{config_arg}\"\n",
         bin.display()

@@ -377,6 +377,7 @@ async fn connect_with_a_profile_writes_it_into_the_clients_entry() {
             .args(["--profile", profile, "--config"])
             .arg(&c.config)
             .env("HOME", &c.home)
+            .env_remove("XDG_DATA_HOME")
             .output()
             .expect("connect")
     };

@@ -400,6 +400,7 @@ async fn cli_connect_writes_the_bridge_into_a_fake_home_and_disconnect_restores_
             .args(args)
             .env("HOME", home.path())
             .env("XDG_CONFIG_HOME", home.path().join(".config"))
+            .env_remove("XDG_DATA_HOME")
             .env("MCP_COMPANION_CONFIG", home.path().join("companion.json"))
             .output()
             .unwrap()
@@ -407,7 +408,11 @@ async fn cli_connect_writes_the_bridge_into_a_fake_home_and_disconnect_restores_
     let o = run(&["connect", "cursor"]);
     assert!(o.status.success(), "{}", out(&o));
     let text = std::fs::read_to_string(&cursor).unwrap();
-    let exe = std::fs::canonicalize(BIN).unwrap();
+    // The binary under test lies in a cargo build dir: the entry names its stable copy.
+    let exe = home
+        .path()
+        .join(".local/share/mcp-companion/bin/mcp-companion");
+    assert!(exe.is_file(), "{}", out(&o));
     let doc: Value = serde_json::from_str(&text.replace("// my servers", "")).unwrap();
     assert_eq!(
         doc["mcpServers"]["mcp-companion"],

@@ -267,7 +267,15 @@ pub async fn connect_client(
             Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
                 Some(import::ClientKind::ClaudeDesktop)
             }
-            Client::Codex | Client::Zed | Client::Gemini | Client::Opencode => None,
+            Client::Codex
+            | Client::Zed
+            | Client::Gemini
+            | Client::Opencode
+            | Client::Goose
+            | Client::LmStudio
+            | Client::Cline
+            | Client::Continue
+            | Client::Junie => None,
         };
         if let Some(kind) = kind {
             let source = import::Source::read(&path, Some(kind))
@@ -281,11 +289,29 @@ pub async fn connect_client(
             .await?;
         }
     }
-    let exe = crate::bridge_program::bridge_program()
-        .display()
-        .to_string();
+    let program = stable_program(crate::bridge_program::bridge_program());
+    connect::stable::ensure(&program)
+        .map_err(|e| CommandError::new(ErrorKind::File, e.to_string()))?;
+    let exe = program.path().display().to_string();
     connect::connect(client, &path, &exe)?;
     Ok(added)
+}
+
+/// The CLI beside the app, when it runs from a build or temporary directory, is named by its
+/// stable copy, as `connect` does (`mcp_companion::manage::connect::stable`); the app's own
+/// binary and an AppImage are named as they are.
+fn stable_program(exe: std::path::PathBuf) -> connect::stable::Program {
+    let cli = exe
+        .file_name()
+        .is_some_and(|n| n == std::ffi::OsStr::new(&connect::stable::file_name()));
+    if !cli {
+        return connect::stable::Program::AsIs {
+            path: exe,
+            fragile: None,
+        };
+    }
+    let copy = connect::stable::current_copy_path();
+    connect::stable::choose(&exe, &connect::location::temp_dirs(), copy.as_deref())
 }
 
 /// Removes our entry from client `id`'s file.

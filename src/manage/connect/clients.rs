@@ -13,9 +13,28 @@
 //! | nanobot | `~/.nanobot/config.json` | `tools.mcpServers` | `command`, `args` |
 //! | Gemini CLI | `~/.gemini/settings.json` | `mcpServers` | `command`, `args` |
 //! | opencode | `~/.config/opencode/opencode.json` (`$XDG_CONFIG_HOME`, or the file `$OPENCODE_CONFIG`) | `mcp` | `type: local`, `command: [exe, "bridge"]`, `enabled` |
+//! | Goose | `~/.config/goose/config.yaml` (`$XDG_CONFIG_HOME`; Windows `%APPDATA%\Block\goose\config\config.yaml`) | `extensions` (YAML map, [`super::goose`]) | `name`, `type: stdio`, `cmd`, `args`, `enabled: true`, `timeout` |
+//! | LM Studio | `~/.lmstudio/mcp.json` | `mcpServers` | `command`, `args` |
+//! | Cline (VS Code extension) | `<config>/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json` | `mcpServers` | `command`, `args` |
+//! | Continue | `~/.continue/mcpServers/mcp-companion.json`, a file of our own | `mcpServers` | `command`, `args` |
+//! | JetBrains Junie | `~/.junie/mcp/mcp.json` | `mcpServers` | `command`, `args` |
 //!
 //! `<config>` is `~/.config` on Linux, `~/Library/Application Support` on macOS and
 //! `%APPDATA%` on Windows.
+//!
+//! Sources for the clients added last (checked 2026-12-05): Goose's "Configuration Files"
+//! guide (block.github.io/goose/docs/guides/config-files: the file per OS, `extensions`) and
+//! its entries as Goose writes them (`name`, `cmd`, `args`, `enabled`, `envs`, `type: stdio`,
+//! `timeout`); LM Studio's "Use MCP Servers" page (lmstudio.ai/docs/app/mcp: `mcp.json`,
+//! "follows Cursor's notation") and its bug tracker #1371 (`~/.lmstudio/mcp.json` on every OS);
+//! Cline's `cline_mcp_settings.json` in VS Code's `globalStorage` of the extension
+//! `saoudrizwan.claude-dev` (the path its MCP panel opens); Continue's `loadJsonMcpConfigs`
+//! (core/context/mcp/json: it reads `*.json` in the global `~/.continue/mcpServers/` and in a
+//! workspace's, Claude Desktop's shape accepted) — a file of our own, so no person's YAML is
+//! edited; Junie's CLI MCP page (junie.jetbrains.com/docs/junie-cli-mcp-configuration.html:
+//! `~/.junie/mcp/mcp.json`, `mcpServers`). JetBrains AI Assistant keeps its servers in the
+//! IDE's settings (Settings | Tools | AI Assistant | Model Context Protocol), no file we can
+//! edit: `connect jetbrains` prints the JSON to paste ([`PASTE_ONLY`]).
 
 use std::path::{Path, PathBuf};
 
@@ -46,10 +65,28 @@ pub enum Client {
     Gemini,
     /// opencode, global config.
     Opencode,
+    /// Block's Goose, `config.yaml`.
+    Goose,
+    /// LM Studio.
+    LmStudio,
+    /// Cline, the VS Code extension.
+    Cline,
+    /// Continue (VS Code and JetBrains extension), a server file of our own.
+    Continue,
+    /// JetBrains Junie, user scope.
+    Junie,
 }
 
+/// A client with no config file we can edit: its id, its name, and where the person pastes
+/// the entry.
+pub const PASTE_ONLY: [(&str, &str, &str); 1] = [(
+    "jetbrains",
+    "JetBrains AI Assistant",
+    "Settings | Tools | AI Assistant | Model Context Protocol (MCP) | Add, then \"As JSON\"",
+)];
+
 /// Every client, in display order.
-pub const ALL: [Client; 10] = [
+pub const ALL: [Client; 15] = [
     Client::ClaudeDesktop,
     Client::ClaudeCode,
     Client::Cursor,
@@ -60,6 +97,11 @@ pub const ALL: [Client; 10] = [
     Client::Nanobot,
     Client::Gemini,
     Client::Opencode,
+    Client::Goose,
+    Client::LmStudio,
+    Client::Cline,
+    Client::Continue,
+    Client::Junie,
 ];
 
 /// An operating system, for `--os` previews.
@@ -160,6 +202,8 @@ pub enum Format {
     Json(&'static [&'static str]),
     /// Codex's TOML, `[mcp_servers.<name>]`.
     CodexToml,
+    /// Goose's YAML, `extensions.<name>`.
+    GooseYaml,
 }
 
 impl Client {
@@ -176,6 +220,11 @@ impl Client {
             Client::Nanobot => "nanobot",
             Client::Gemini => "gemini",
             Client::Opencode => "opencode",
+            Client::Goose => "goose",
+            Client::LmStudio => "lmstudio",
+            Client::Cline => "cline",
+            Client::Continue => "continue",
+            Client::Junie => "junie",
         }
     }
 
@@ -192,6 +241,11 @@ impl Client {
             Client::Nanobot => "nanobot",
             Client::Gemini => "Gemini CLI",
             Client::Opencode => "opencode",
+            Client::Goose => "Goose",
+            Client::LmStudio => "LM Studio",
+            Client::Cline => "Cline",
+            Client::Continue => "Continue",
+            Client::Junie => "JetBrains Junie",
         }
     }
 
@@ -208,8 +262,15 @@ impl Client {
             Client::Nanobot => Format::Json(&["tools", "mcpServers"]),
             Client::Opencode => Format::Json(&["mcp"]),
             Client::Codex => Format::CodexToml,
+            Client::Goose => Format::GooseYaml,
             _ => Format::Json(&["mcpServers"]),
         }
+    }
+
+    /// Whether the whole file is ours (Continue reads every file in its `mcpServers`
+    /// directory): `disconnect` deletes it once our entry was all it held.
+    pub fn own_file(self) -> bool {
+        self == Client::Continue
     }
 
     /// The config file on `os` given `roots`.
@@ -256,6 +317,34 @@ impl Client {
                     .join("opencode")
                     .join("opencode.json")
             }),
+            Client::Goose => match os {
+                Os::Windows => roots
+                    .config
+                    .join("Block")
+                    .join("goose")
+                    .join("config")
+                    .join("config.yaml"),
+                _ => roots
+                    .xdg_config
+                    .clone()
+                    .unwrap_or_else(|| home.join(".config"))
+                    .join("goose")
+                    .join("config.yaml"),
+            },
+            Client::LmStudio => home.join(".lmstudio").join("mcp.json"),
+            Client::Cline => roots
+                .config
+                .join("Code")
+                .join("User")
+                .join("globalStorage")
+                .join("saoudrizwan.claude-dev")
+                .join("settings")
+                .join("cline_mcp_settings.json"),
+            Client::Continue => home
+                .join(".continue")
+                .join("mcpServers")
+                .join("mcp-companion.json"),
+            Client::Junie => home.join(".junie").join("mcp").join("mcp.json"),
         }
     }
 
@@ -267,6 +356,17 @@ impl Client {
             Client::ClaudeCode if roots.claude_config_dir.is_none() => {
                 path.with_file_name(".claude")
             }
+            // `~/.continue`, `~/.junie`, the extension's storage: the directory the client
+            // makes, not the one our file sits in.
+            Client::Continue | Client::Junie => roots.home.join(match self {
+                Client::Continue => ".continue",
+                _ => ".junie",
+            }),
+            Client::Cline => path
+                .ancestors()
+                .nth(2)
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
             _ => path.parent().map(Path::to_path_buf).unwrap_or_default(),
         }
     }
@@ -287,6 +387,19 @@ impl Client {
                 "in headless mode (claude -p) Claude Code runs only allowed tools: pass \
                  --allowedTools mcp__mcp-companion (all of the companion's tools) or name them \
                  one by one",
+            ),
+            Client::Cline => Some(
+                "Cline asks before each tool call unless the tool is in the entry's \
+                 \"autoApprove\" list (its MCP Servers panel sets it)",
+            ),
+            Client::Goose => Some(
+                "Goose asks before tool calls in its \"approve\" and \"smart_approve\" modes \
+                 (GOOSE_MODE); \"auto\" runs them",
+            ),
+            Client::Continue => Some("Continue offers MCP tools in agent mode only"),
+            Client::Junie => Some(
+                "Junie asks before each MCP tool call unless the command is on its Action \
+                 Allowlist",
             ),
             _ => None,
         }
@@ -310,6 +423,14 @@ impl Client {
                 command.extend_from_slice(args);
                 json!({"type": "local", "command": command, "enabled": true})
             }
+            Client::Goose => json!({
+                "name": super::ENTRY_NAME,
+                "type": "stdio",
+                "cmd": exe,
+                "args": args,
+                "enabled": true,
+                "timeout": super::goose::TIMEOUT_SECS,
+            }),
             _ => json!({"command": exe, "args": args}),
         }
     }
@@ -346,6 +467,13 @@ mod tests {
             "gemini %USERPROFILE%/.gemini/settings.json",
             "opencode ~/.config/opencode/opencode.json",
             "opencode %USERPROFILE%/.config/opencode/opencode.json",
+            "goose ~/.config/goose/config.yaml",
+            "goose %APPDATA%/Block/goose/config/config.yaml",
+            "lmstudio %USERPROFILE%/.lmstudio/mcp.json",
+            "cline ~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+            "cline %APPDATA%/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+            "continue ~/.continue/mcpServers/mcp-companion.json",
+            "junie ~/.junie/mcp/mcp.json",
         ] {
             assert!(text.contains(want), "{want} missing from\n{text}");
         }

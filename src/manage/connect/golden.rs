@@ -14,10 +14,10 @@ fn golden_dir() -> PathBuf {
 }
 
 fn check(client: Client) {
-    let ext = if client == Client::Codex {
-        "toml"
-    } else {
-        "json"
+    let ext = match client {
+        Client::Codex => "toml",
+        Client::Goose => "yaml",
+        _ => "json",
     };
     let before_path = golden_dir().join(format!("{}.before.{ext}", client.id()));
     let after_path = golden_dir().join(format!("{}.after.{ext}", client.id()));
@@ -117,6 +117,82 @@ fn golden_gemini() {
 #[test]
 fn golden_opencode() {
     check(Client::Opencode);
+}
+
+#[test]
+fn golden_goose() {
+    check(Client::Goose);
+}
+
+#[test]
+fn golden_lmstudio() {
+    check(Client::LmStudio);
+}
+
+#[test]
+fn golden_cline() {
+    check(Client::Cline);
+}
+
+#[test]
+fn golden_junie() {
+    check(Client::Junie);
+}
+
+#[test]
+fn continue_gets_a_file_of_its_own_that_disconnect_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcpServers").join("mcp-companion.json");
+    assert_eq!(
+        connect(Client::Continue, &file, EXE).unwrap(),
+        Outcome::Changed
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"mcpServers": {ENTRY_NAME: {"command": EXE, "args": ["bridge"]}}})
+    );
+    assert!(is_connected(Client::Continue, &file).unwrap());
+    assert_eq!(
+        disconnect(Client::Continue, &file).unwrap(),
+        Outcome::Changed
+    );
+    assert!(!file.exists(), "our own file is gone");
+    assert_eq!(
+        disconnect(Client::Continue, &file).unwrap(),
+        Outcome::Unchanged
+    );
+    // Someone added a server to our file: it stays, only our entry goes.
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "{\"mcpServers\": {\"mine\": {\"command\": \"x\"}}}\n",
+    )
+    .unwrap();
+    connect(Client::Continue, &file, EXE).unwrap();
+    disconnect(Client::Continue, &file).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{\"mcpServers\": {\"mine\": {\"command\": \"x\"}}}\n"
+    );
+}
+
+#[test]
+fn the_last_entry_out_takes_the_servers_section_and_leaves_a_valid_file() {
+    // Created by connect: disconnect leaves an empty object, which every JSON client reads
+    // as "no servers" (the file is the client's; it stays).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    connect(Client::Cursor, &file, EXE).unwrap();
+    disconnect(Client::Cursor, &file).unwrap();
+    let left = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&left).unwrap(),
+        serde_json::json!({}),
+        "{left:?}"
+    );
+    assert!(!left.contains("mcpServers"), "{left:?}");
 }
 
 #[test]

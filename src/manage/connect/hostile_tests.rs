@@ -1,5 +1,5 @@
 //! Files the person shaped by hand: CRLF TOML, our entry extended with their own keys, keys
-//! written twice, Codex's inline `mcp_servers = { … }`.
+//! written twice, Codex's inline `mcp_servers = { … }`, Goose YAML of other shapes.
 
 use super::*;
 
@@ -143,4 +143,151 @@ fn an_entry_of_our_name_that_is_not_ours_is_neither_overwritten_nor_removed() {
     let (_dir, file) = write("mcp.json", moved);
     assert!(is_connected(Client::Cursor, &file).unwrap());
     assert_eq!(disconnect(Client::Cursor, &file).unwrap(), Outcome::Changed);
+}
+
+#[test]
+fn goose_files_of_other_shapes_are_refused_untouched() {
+    for (text, says) in [
+        (
+            "extensions: {developer: {enabled: true}}\n",
+            "written inline",
+        ),
+        ("extensions:\n  - type: stdio\n    name: x\n", "is a list"),
+        (
+            "extensions:\n  a:\n    enabled: true\nextensions:\n  b: {}\n",
+            "appears twice",
+        ),
+        ("extensions:\n\ta:\n\t\tenabled: true\n", "tab"),
+        ("- just\n- a list\n", "not a `key: value` line"),
+        (
+            "extensions:\n  mcp-companion: {cmd: /x, args: [bridge]}\n",
+            "written inline",
+        ),
+    ] {
+        let (_dir, file) = write("config.yaml", text);
+        let err = connect(Client::Goose, &file, EXE).unwrap_err().to_string();
+        assert!(
+            err.contains(says) && err.contains("not changed"),
+            "{text:?}: {err}"
+        );
+        assert_eq!(read(&file), text);
+    }
+}
+
+#[test]
+fn goose_entries_are_added_refreshed_and_removed_by_their_lines_only() {
+    // No file yet: a new one with our block.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("goose").join("config.yaml");
+    connect(Client::Goose, &file, EXE).unwrap();
+    let text = read(&file);
+    assert!(
+        text.starts_with("extensions:\n  mcp-companion:\n"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("    cmd: \"{EXE}\"\n")), "{text}");
+    assert!(text.contains("    args: [\"bridge\"]\n"), "{text}");
+    assert!(is_connected(Client::Goose, &file).unwrap());
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(read(&file), "");
+
+    // `extensions: {}` (what Goose writes with none) becomes a block; the last entry out
+    // takes `extensions` with it (null would not load).
+    let (_dir, file) = write(
+        "config.yaml",
+        "GOOSE_MODEL: x\nextensions: {}\nGOOSE_MODE: auto\n",
+    );
+    connect(Client::Goose, &file, EXE).unwrap();
+    let text = read(&file);
+    assert!(
+        text.starts_with("GOOSE_MODEL: x\nextensions:\n  mcp-companion:\n")
+            && text.ends_with("GOOSE_MODE: auto\n"),
+        "{text}"
+    );
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(read(&file), "GOOSE_MODEL: x\nGOOSE_MODE: auto\n");
+
+    // An entry as Goose rewrites it (block list args, keys sorted, the person's `envs`): a
+    // moved binary changes the `cmd` line only (the args are the same).
+    let before = "extensions:\n  mcp-companion:\n    args:\n    - bridge\n    cmd: /old/target/debug/mcp-companion\n    enabled: true\n    envs:\n      RUST_LOG: debug\n    name: mcp-companion\n    timeout: 600\n    type: stdio\n";
+    let (_dir, file) = write("config.yaml", before);
+    assert!(is_connected(Client::Goose, &file).unwrap());
+    assert_eq!(
+        connect(Client::Goose, &file, EXE).unwrap(),
+        Outcome::Changed
+    );
+    let text = read(&file);
+    assert_eq!(
+        text,
+        before.replace(
+            "cmd: /old/target/debug/mcp-companion",
+            &format!("cmd: \"{EXE}\"")
+        ),
+    );
+    assert_eq!(
+        connect(Client::Goose, &file, EXE).unwrap(),
+        Outcome::Unchanged
+    );
+    connect_with(Client::Goose, &file, EXE, &["bridge", "--profile", "work"]).unwrap();
+    assert!(
+        read(&file).contains("    args: [\"bridge\", \"--profile\", \"work\"]\n"),
+        "{}",
+        read(&file)
+    );
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(read(&file), "");
+
+    // CRLF and a quoted entry name of someone else's: refused, untouched.
+    let theirs = "extensions:\r\n  \"mcp-companion\":\r\n    cmd: uvx\r\n    args: [mine]\r\n";
+    let (_dir, file) = write("config.yaml", theirs);
+    let err = connect(Client::Goose, &file, EXE).unwrap_err().to_string();
+    assert!(err.contains("runs `uvx mine`, which is not ours"), "{err}");
+    assert!(disconnect(Client::Goose, &file).is_err());
+    assert_eq!(read(&file), theirs);
+
+    // CRLF kept for our lines too.
+    let crlf = "GOOSE_MODEL: x\r\nextensions:\r\n  a:\r\n    cmd: a\r\n";
+    let (_dir, file) = write("config.yaml", crlf);
+    connect(Client::Goose, &file, EXE).unwrap();
+    let text = read(&file);
+    assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(read(&file), crlf);
+}
+
+#[test]
+fn goose_comments_entries_after_ours_and_a_missing_final_break() {
+    // Comments at column 0 inside `extensions`, an entry after ours: only our lines go.
+    let before = "extensions:\n# mine\n  a:\n    cmd: a\n";
+    let (_dir, file) = write("config.yaml", before);
+    connect(Client::Goose, &file, EXE).unwrap();
+    let mut text = read(&file);
+    text.push_str("  b:\n    cmd: b\n# the end\n");
+    std::fs::write(&file, &text).unwrap();
+    assert!(is_connected(Client::Goose, &file).unwrap());
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(
+        read(&file),
+        format!("{before}  b:\n    cmd: b\n# the end\n")
+    );
+
+    // No final line break: our block starts on a line of its own.
+    let (_dir, file) = write("config.yaml", "GOOSE_MODEL: x");
+    connect(Client::Goose, &file, EXE).unwrap();
+    assert!(
+        read(&file).starts_with("GOOSE_MODEL: x\nextensions:\n  mcp-companion:\n"),
+        "{}",
+        read(&file)
+    );
+    disconnect(Client::Goose, &file).unwrap();
+    assert_eq!(read(&file), "GOOSE_MODEL: x\n");
+
+    // Entries indented by four, fields by four more: ours follows the file's steps.
+    let (_dir, file) = write("config.yaml", "extensions:\n    a:\n        cmd: a\n");
+    connect(Client::Goose, &file, EXE).unwrap();
+    assert!(
+        read(&file).contains("\n    mcp-companion:\n        name: mcp-companion\n"),
+        "{}",
+        read(&file)
+    );
 }

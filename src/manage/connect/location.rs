@@ -1,7 +1,7 @@
 //! Whether the binary an entry would run sits somewhere that does not last: a cargo build
 //! directory (rebuilt, cleaned, or moved with the checkout) or a temporary directory (cleared
 //! at reboot). An agent whose entry points there loses its tools the day that file goes, so
-//! `connect` warns and suggests the installed path.
+//! `connect` and `start-at-login` name a stable copy instead ([`super::stable`]).
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +26,10 @@ impl std::fmt::Display for Fragile {
 /// Whether `program` lies in a build directory or under one of `temp_dirs`.
 ///
 /// A cargo target directory is recognised by the `CACHEDIR.TAG` file cargo writes at its top
-/// (whatever it is named, `CARGO_TARGET_DIR` included) or by a directory named `target` that
-/// holds `debug` or `release`.
+/// (whatever it is named, `CARGO_TARGET_DIR` included), by a directory named `target` that
+/// holds `debug` or `release`, or by a profile directory (`debug`, `release`, any name) that
+/// holds cargo's `.fingerprint` and `deps` — a target directory made without the tag (copied,
+/// or linked from a template) — whose parent is then named.
 pub fn fragile(program: &Path, temp_dirs: &[PathBuf]) -> Option<Fragile> {
     for dir in program.ancestors().skip(1) {
         let tagged = dir.join("CACHEDIR.TAG").is_file();
@@ -35,6 +37,10 @@ pub fn fragile(program: &Path, temp_dirs: &[PathBuf]) -> Option<Fragile> {
             && (dir.join("debug").is_dir() || dir.join("release").is_dir());
         if tagged || cargo_like {
             return Some(Fragile::BuildDir(dir.to_path_buf()));
+        }
+        if dir.join(".fingerprint").is_dir() && dir.join("deps").is_dir() {
+            let target = dir.parent().unwrap_or(dir);
+            return Some(Fragile::BuildDir(target.to_path_buf()));
         }
     }
     temp_dirs
@@ -73,6 +79,9 @@ mod tests {
         .unwrap();
         std::fs::create_dir_all(r.join("repo/target/release")).unwrap();
         std::fs::create_dir_all(r.join("home/.cargo/bin")).unwrap();
+        // A target dir without its tag, not named `target`.
+        std::fs::create_dir_all(r.join("builds/one/debug/.fingerprint")).unwrap();
+        std::fs::create_dir_all(r.join("builds/one/debug/deps")).unwrap();
         let temps = [r.join("tmp")];
         let cases = [
             (
@@ -86,6 +95,14 @@ mod tests {
             (
                 r.join("tmp/x/mcp-companion"),
                 Some(Fragile::TempDir(r.join("tmp"))),
+            ),
+            (
+                r.join("builds/one/debug/mcp-companion"),
+                Some(Fragile::BuildDir(r.join("builds/one"))),
+            ),
+            (
+                r.join("builds/one/debug/deps/mcp_companion-0123abcd"),
+                Some(Fragile::BuildDir(r.join("builds/one"))),
             ),
             (r.join("home/.cargo/bin/mcp-companion"), None),
             (r.join("tmpfoo/mcp-companion"), None),

@@ -2,7 +2,8 @@
 //! (and removing it again). See [`clients`] for the clients, paths and entry shapes.
 //!
 //! Every write keeps the file's other bytes as they were (comments, formatting, unrelated
-//! keys: JSONC is edited by byte spans, TOML with `toml_edit`), is atomic
+//! keys: JSONC is edited by byte spans, TOML with `toml_edit`, Goose's YAML by the lines of
+//! our own entry, see [`goose`]), is atomic
 //! ([`crate::io::atomic::write_atomic`]: temporary file + rename, the previous bytes kept as
 //! `<file>.bak`, permissions kept) and idempotent; a file
 //! that does not parse is never touched and the error says where it broke. `disconnect`
@@ -12,6 +13,9 @@
 //! clients read (refusing would leave such a file unconnectable, and the first copy is dead
 //! text to those clients anyway).
 //!
+//! Continue's file is ours alone ([`Client::own_file`]): `disconnect` deletes it once our
+//! entry was all it held. The program an entry runs is chosen by [`stable`].
+//!
 //! An entry named [`ENTRY_NAME`] is ours when it runs `<program> bridge…` (its command's first
 //! argument is `bridge`), wherever the program is: that is what we write, and a moved binary
 //! still leaves an entry of ours. Any other entry of that name is the person's own: `connect`
@@ -20,9 +24,12 @@
 
 pub mod clients;
 pub mod codex;
+pub mod goose;
 pub mod json_edit;
 pub mod jsonc;
 pub mod location;
+pub mod stable;
+mod yaml_lines;
 
 use std::path::{Path, PathBuf};
 
@@ -150,6 +157,9 @@ pub fn connect_with(
         Format::CodexToml => {
             codex::set_server(text, ENTRY_NAME, exe, args).map_err(|e| parse_error(path, e))?
         }
+        Format::GooseYaml => {
+            goose::set_extension(text, ENTRY_NAME, exe, args).map_err(|e| parse_error(path, e))?
+        }
     };
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
 }
@@ -210,8 +220,33 @@ pub fn disconnect(client: Client, path: &Path) -> Result<Outcome, ConnectError> 
         Format::CodexToml => {
             codex::remove_server(text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
         }
+        Format::GooseYaml => {
+            goose::remove_extension(text, ENTRY_NAME).map_err(|e| parse_error(path, e))?
+        }
     };
+    if client.own_file()
+        && let Some(rest) = &changed
+        && holds_nothing(rest)
+    {
+        // Our own file, and our entry was all it held: an empty file would be one more thing
+        // the client reads (and may warn about).
+        return std::fs::remove_file(path)
+            .map(|()| Outcome::Changed)
+            .map_err(|e| ConnectError::Io {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            });
+    }
     write_if_changed(path, changed.map(|t| bom.to_owned() + &t))
+}
+
+/// Whether a JSON text holds nothing: only whitespace and comments, or an empty object.
+fn holds_nothing(text: &str) -> bool {
+    match jsonc::parse(text) {
+        Ok(None) => true,
+        Ok(Some(root)) => matches!(&root.kind, jsonc::Kind::Object(m) if m.is_empty()),
+        Err(_) => false,
+    }
 }
 
 /// What the entry named [`ENTRY_NAME`] in `text` runs: `None` without one, else its command
@@ -250,6 +285,9 @@ fn entry_invocation(
         }
         Format::CodexToml => {
             codex::server_invocation(text, ENTRY_NAME).map_err(|e| parse_error(path, e))
+        }
+        Format::GooseYaml => {
+            goose::extension_invocation(text, ENTRY_NAME).map_err(|e| parse_error(path, e))
         }
     }
 }
