@@ -405,6 +405,7 @@ impl ServerHandler for Endpoint {
             Some(cursor) => cursor.parse::<usize>().ok(),
         };
         let mut page = start.and_then(|start| catalog.page(start));
+        self.hub.agent_named(&cx.meta);
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
         if let Some(page) = &mut page
             && client_names::any_shortened(&catalog, budget)
@@ -416,7 +417,7 @@ impl ServerHandler for Endpoint {
             }
         }
         if let Some(page) = &page {
-            let agent = || crate::activity::Agent::of(&cx.peer);
+            let agent = || self.hub.agent_of(&cx.peer);
             (self.hub).record_listing(agent, "rmcp", page.tools.len(), cursor.as_deref());
         }
         page.ok_or_else(|| {
@@ -438,6 +439,7 @@ impl ServerHandler for Endpoint {
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.hub.count_call();
+        self.hub.agent_named(&cx.meta);
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
         let catalog = self.hub.catalog();
         let name = client_names::wrapped_of(&catalog, &params.name, budget);

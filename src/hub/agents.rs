@@ -180,6 +180,39 @@ impl Hub {
         }
     }
 
+    /// Records a 2026-07-28 agent's `clientInfo`, which it puts in each request's `_meta`
+    /// instead of sending `initialize`: the first request that names it fills in the session
+    /// as [`Hub::agent_initialized`] does; later ones change nothing.
+    pub fn agent_named(&self, meta: &rmcp::model::RequestMetaObject) {
+        let Some(slot) = &self.agent else { return };
+        let mut hello = slot.hello.lock().unwrap_or_else(PoisonError::into_inner);
+        if hello.client.is_some() {
+            return;
+        }
+        if let Some(client) = meta.client_info() {
+            *hello = Hello {
+                client: Some(cut(&client.name)),
+                client_version: Some(cut(&client.version)),
+                protocol_version: meta.protocol_version().map(|v| cut(v.as_str())),
+            };
+        }
+    }
+
+    /// The agent on `peer` as the activity log and approvals name it: what its `initialize`
+    /// said, else what a 2026-07-28 agent said of itself in a request's `_meta`
+    /// ([`Hub::agent_named`]).
+    pub fn agent_of(&self, peer: &rmcp::Peer<rmcp::RoleServer>) -> crate::activity::Agent {
+        let mut agent = crate::activity::Agent::of(peer);
+        if agent.name.is_none()
+            && let Some(slot) = &self.agent
+        {
+            let hello = slot.hello.lock().unwrap_or_else(PoisonError::into_inner);
+            agent.name.clone_from(&hello.client);
+            agent.version.clone_from(&hello.client_version);
+        }
+        agent
+    }
+
     /// Counts one `tools/call` of this handle's session.
     pub fn count_call(&self) {
         if let Some(slot) = &self.agent {

@@ -63,7 +63,7 @@ impl Hub {
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
     ) -> CallToolResult {
-        let agent = || downstream.map_or_else(Agent::control, |d| Agent::of(&d.peer));
+        let agent = || downstream.map_or_else(Agent::control, |d| self.agent_of(&d.peer));
         self.call_as(name, arguments, downstream, agent).await
     }
 

@@ -337,3 +337,45 @@ async fn a_2026_servers_request_for_input_reaches_a_2025_agent_as_elicitation() 
         "{call}"
     );
 }
+
+/// A 2026-07-28 agent never sends `initialize`: the name it gives in each request's `_meta`
+/// is what `agents` and the activity log call it.
+#[tokio::test]
+async fn a_2026_agent_is_named_by_its_meta_in_agents_and_the_activity_log() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let called = request(
+        &mut agent,
+        1,
+        "tools/call",
+        json!({ "name": "mcp_demo_echo", "arguments": { "message": "hi" } }),
+    )
+    .await;
+    assert_eq!(called["result"]["isError"], json!(false), "{called}");
+
+    let out = c.cli(&["agents", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("agents json");
+    let named: Vec<&Value> = report["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .filter(|a| a["client"] == json!("raw-2026"))
+        .collect();
+    assert_eq!(named.len(), 1, "{report:#}");
+    assert_eq!(
+        named[0]["protocolVersion"],
+        json!("2026-07-28"),
+        "{report:#}"
+    );
+
+    let logged = crate::common::eventually(std::time::Duration::from_secs(30), || {
+        let out = c.cli(&["activity", "--json", "--agent", "raw-2026"]);
+        String::from_utf8_lossy(&out.stdout).contains("mcp_demo_echo")
+    })
+    .await;
+    assert!(
+        logged,
+        "the call is in the activity log under the agent's name"
+    );
+}
