@@ -126,7 +126,7 @@ pub fn get_server(state: State<'_, Desktop>, name: String) -> Result<ServerDetai
             .iter()
             .filter_map(|t| {
                 let route = catalog.route(&t.name).filter(|r| *r.server == *name)?;
-                let (policy, source) = mcp_companion::hub::policy_of(&t.name, route, handle);
+                let (policy, source) = mcp_companion::hub::policy_of(route, handle);
                 Some(ToolView {
                     name: t.name.to_string(),
                     description: t.description.as_ref().map(ToString::to_string),
