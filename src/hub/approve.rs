@@ -22,6 +22,11 @@
 //! runs, and the activity log says it ran unasked. Approvers: the desktop app, in process,
 //! and control-API clients (`mcp-companion approvals --watch`).
 //!
+//! Keys are matched against [`Route::policy_names`] (the upstream and default wrapped names),
+//! so every view — a profile's naming included — decides the same. A call the person allows is
+//! sent only if its tool is still served as it was when asked (same route, same fingerprint of
+//! its served definition); else it is refused as withheld, or as changed while it waited.
+//!
 //! A refused call never reaches the server, and its answer is a tool result with `isError`
 //! (never a JSON-RPC error); the question never goes to the agent.
 

@@ -67,7 +67,11 @@ async fn wrapped_keys_decide_in_every_view(path: CallPath) {
         }
         let name = format!("{prefix}sleep");
         let ran = raw_call(socket, &name, json!({"seconds": 0})).await;
-        assert_eq!(ran["result"]["content"][0]["text"], json!("slept 0 s"), "{name}: {ran}");
+        assert_eq!(
+            ran["result"]["content"][0]["text"],
+            json!("slept 0 s"),
+            "{name}: {ran}"
+        );
     }
     assert_eq!(
         reached(&log),
@@ -109,7 +113,11 @@ async fn a_call_approved_after_its_tool_changed_is_not_sent(path: CallPath) {
     )
     .expect("overrides");
     let toggled = raw_call(&c.socket, "mcp_a_toggle_extra", json!({})).await;
-    assert_eq!(toggled["result"]["content"][0]["text"], json!("extra added"), "{toggled}");
+    assert_eq!(
+        toggled["result"]["content"][0]["text"],
+        json!("extra added"),
+        "{toggled}"
+    );
     // echo changed and extra is new: both wait for the person.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while c.server("a").await.waiting_approval < 2 {
