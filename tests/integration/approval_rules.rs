@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::approval::{Watcher, entry, reached};
-use crate::common::{CallPath, Companion, call, eventually, on_both_paths, text};
+use crate::common::{CallPath, Companion, call, eventually, on_both_paths, text, tool_names};
 use crate::raw::RawAgent;
 
 /// Calls `tool` with `arguments` as a raw agent on `socket` (the fast path when it is on).
@@ -152,6 +152,68 @@ on_both_paths!(
     a_call_approved_after_its_tool_changed_is_not_sent_on,
     a_call_approved_after_its_tool_changed_is_not_sent
 );
+
+/// Polls `tools/list` of `client` until `served` says yes (at most 30 s).
+async fn until_listed(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>,
+    served: impl Fn(&[String]) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let names = tool_names(client).await;
+        if served(&names) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{names:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_call_approved_after_its_tool_left_is_not_sent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls.log");
+    let c = Companion::start(json!({ "mcpServers": {
+        "a": entry(dir.path(), &log, json!({"extra": "ask"}), false)
+    } }));
+    c.settled().await;
+    let client = c.client().await;
+    assert_eq!(
+        text(&call(&client, "mcp_a_toggle_extra", json!({})).await),
+        "extra added"
+    );
+    let trusted = eventually(Duration::from_secs(30), || {
+        c.cli(&["trust", "a"]).status.success()
+            && std::fs::read_to_string(c.home.join(".local/share/mcp-companion/pins.json"))
+                .is_ok_and(|p| p.contains("\"extra\""))
+    })
+    .await;
+    assert!(trusted, "extra was not approved:\n{}", c.log());
+    until_listed(&client, |n| n.iter().any(|t| t == "mcp_a_extra")).await;
+
+    let mut watcher = Watcher::attach(&c).await;
+    let socket = c.socket.clone();
+    let asking = tokio::spawn(async move { raw_call(&socket, "mcp_a_extra", json!({})).await });
+    let asked = watcher.next().await;
+    assert_eq!(asked["event"], json!("asked"), "{asked}");
+    assert_eq!(
+        text(&call(&client, "mcp_a_toggle_extra", json!({})).await),
+        "extra removed"
+    );
+    until_listed(&client, |n| !n.iter().any(|t| t == "mcp_a_extra")).await;
+    watcher.answer(&asked["id"], "once").await;
+    let answer = asking.await.expect("joined");
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    let said = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        said.contains("tool \"extra\" of server \"a\" changed or left while the call waited"),
+        "{said}"
+    );
+    assert_eq!(reached(&log), ["toggle_extra", "toggle_extra"]);
+    let _ = watcher.child.start_kill();
+}
 
 #[tokio::test]
 async fn always_lets_the_next_call_run_and_names_only_its_tool() {
