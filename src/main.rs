@@ -321,6 +321,10 @@ enum Command {
         /// ({"<tool>": {"description": "…", "name": "<new name>"}}; for tests).
         #[arg(long, value_name = "FILE")]
         tool_overrides: Option<std::path::PathBuf>,
+        /// Read --tool-overrides again at every listing (for tests that change a tool
+        /// mid-session).
+        #[arg(long)]
+        live_overrides: bool,
         /// Further arguments: ignored, but the `argv` test tool reports them (launch-quoting tests).
         #[arg(
             trailing_var_arg = true,
@@ -490,6 +494,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             call_log,
             stateless,
             tool_overrides,
+            live_overrides,
             extra_args: _,
         } => {
             let opts = mcp_companion::demo::DemoOptions {
@@ -501,6 +506,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 call_log,
                 stateless,
                 tool_overrides,
+                live_overrides,
             };
             cli::demo_server(opts).await
         }

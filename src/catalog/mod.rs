@@ -119,6 +119,31 @@ pub struct Route {
     /// calls wait for the person's approval unless its `toolPolicy` says otherwise
     /// (`hub::approve`). An absent hint counts as not declared.
     pub destructive: bool,
+    /// The default wrapped name ([`naming::base_name`], `mcp_<server>_<tool>`), whatever the
+    /// name it is served under (a collision suffix, a profile's naming).
+    pub base: String,
+}
+
+impl Route {
+    /// The names the server's `toolPolicy` keys are matched against (`config::policy`): a
+    /// tool's upstream name and its default wrapped name; a prompt or resource served as a
+    /// tool, its default wrapped name. Never the name a view or a client serves it under, so
+    /// every view decides the same.
+    pub fn policy_names(&self) -> Vec<&str> {
+        match &self.target {
+            Target::Tool { name } => vec![name, &self.base],
+            _ => vec![&self.base],
+        }
+    }
+
+    /// The tool's name as the person's messages give it: a tool's upstream name, else its
+    /// default wrapped name.
+    pub fn tool_name(&self) -> &str {
+        match &self.target {
+            Target::Tool { name } => name,
+            _ => &self.base,
+        }
+    }
 }
 
 /// One server's share of a build.
@@ -252,6 +277,7 @@ impl Catalog {
             });
             catalog.tools.push(tool);
             catalog.routes.push(Route {
+                base: base_name(&p.server, p.kind, p.raw),
                 server: p.server,
                 target,
                 retry_safe,

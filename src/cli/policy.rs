@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use mcp_companion::catalog::naming::{CapabilityKind, base_name};
 use mcp_companion::config::{self, Policy};
 use mcp_companion::control::{self, ControlRequest, ControlResponse};
 use mcp_companion::hub::{Answer, ApprovalEvent, Ask, CLIENT_TEXT_MAX};
@@ -70,10 +71,10 @@ fn list(
         .filter(|s| server.is_none_or(|n| n == s.name))
     {
         if let Some(tool) = tool {
-            // TOOL may be the upstream or the wrapped name; keys may name either.
+            // TOOL may be the upstream or the default wrapped name; keys may name either.
             let prefix = format!("mcp_{}_", entry.name);
             let raw = tool.strip_prefix(&prefix).unwrap_or(tool);
-            let wrapped = format!("{prefix}{raw}");
+            let wrapped = base_name(&entry.name, CapabilityKind::Tool, raw);
             let (name, tool) = (out::visible(&entry.name), out::visible(tool));
             match entry.tool_policy.decide(&[raw, &wrapped]) {
                 Some(p) => outln!("{name} {tool}: {} (toolPolicy)", p.as_str()),

@@ -89,7 +89,9 @@ pub use parse::parse;
 pub use path::{
     CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
 };
-pub use policy::{DEFAULT_APPROVAL_TIMEOUT, Policy, PolicyEntry, ToolPolicy, parse_tool_policy};
+pub use policy::{
+    DEFAULT_APPROVAL_TIMEOUT, Policy, PolicyEntry, ToolPolicy, exact_key, parse_tool_policy,
+};
 pub use profiles::{
     MAX_PROFILE_NAME_LEN, ProfileConfig, ProfileGlob, ProfileNaming, ProfileSpec, any_match,
     check_name as check_profile_name,

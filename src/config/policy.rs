@@ -7,12 +7,19 @@
 //! ```
 //!
 //! Keys are tool names or globs (the glob rule of profiles: `*`, `?`, `[…]`, whole name,
-//! case-sensitive), matched against the tool's upstream name and its wrapped name
-//! (`mcp_<server>_<tool>`). Which entry decides ([`ToolPolicy::decide`]), order-free:
+//! case-sensitive), matched against the tool's upstream name and its default wrapped name
+//! (`mcp_<server>_<tool>`, `catalog::naming::base_name`) — never a profile's or a client's own
+//! renaming, so every view of a server decides the same (the route gives the names,
+//! `catalog::Route::policy_names`). Which entry decides ([`ToolPolicy::decider`]), order-free:
 //!
-//! 1. a key without glob characters that equals one of the names;
-//! 2. else the longest matching glob (so `"*"` is the server's default and `"read_*"` beats it);
-//! 3. between globs of the same length, the strictest (`deny` over `ask` over `allow`).
+//! 1. a key that matches exactly one name, and that name is one of the tool's: a plain name,
+//!    or a name whose glob characters are each escaped as a one-character class (`add[[]1[]]`
+//!    names the tool `add[1]` and nothing else; [`exact_key`] writes it);
+//! 2. else a key equal to one of the names character for character, glob characters or not
+//!    (`add[1]` written as is names the tool `add[1]`; as a glob it also matches `add1`);
+//! 3. else the longest matching glob (so `"*"` is the server's default and `"read_*"` beats it);
+//!
+//! and within a step, the strictest (`deny` over `ask` over `allow`).
 //!
 //! A tool no key matches takes its default from its annotations (`hub::approve`). The policy
 //! changes without restarting the server (`hub::reload`).
@@ -76,26 +83,83 @@ pub struct ToolPolicy {
     pub entries: Vec<PolicyEntry>,
 }
 
+impl PolicyEntry {
+    /// Whether this key matches one name only, and it is one of `names` (step 1 of the rule of
+    /// the module doc).
+    pub fn names_only(&self, names: &[&str]) -> bool {
+        literal(&self.glob.text).is_some_and(|l| names.contains(&l.as_str()))
+    }
+}
+
 impl ToolPolicy {
-    /// The configured policy of a tool known by `names` (its upstream and wrapped names), by
-    /// the rule of the module doc; `None` when no key matches.
+    /// The configured policy of a tool known by `names` (its upstream and default wrapped
+    /// names), by the rule of the module doc; `None` when no key matches.
     pub fn decide(&self, names: &[&str]) -> Option<Policy> {
-        let matching = || {
+        self.decider(names).map(|e| e.policy)
+    }
+
+    /// The entry that decides for a tool known by `names` (module doc), if any.
+    pub fn decider(&self, names: &[&str]) -> Option<&PolicyEntry> {
+        let strictest = |step: &dyn Fn(&PolicyEntry) -> bool| {
             self.entries
                 .iter()
-                .filter(|e| names.iter().any(|n| e.glob.matches(n)))
+                .filter(|e| step(e))
+                .max_by_key(|e| e.policy)
         };
-        if let Some(exact) = matching()
-            .filter(|e| names.contains(&e.glob.text.as_str()))
-            .map(|e| e.policy)
-            .max()
-        {
-            return Some(exact);
-        }
-        matching()
-            .max_by_key(|e| (e.glob.text.len(), e.policy))
-            .map(|e| e.policy)
+        strictest(&|e| e.names_only(names))
+            .or_else(|| strictest(&|e| names.contains(&e.glob.text.as_str())))
+            .or_else(|| {
+                self.entries
+                    .iter()
+                    .filter(|e| names.iter().any(|n| e.glob.matches(n)))
+                    .max_by_key(|e| (e.glob.text.len(), e.policy))
+            })
     }
+
+    /// The keys to set to `allow` so that the tool known by `names` (`raw` its upstream name)
+    /// runs from now on without touching any other tool: every key that names this tool only
+    /// (step 1), else the exact key of `raw` ([`exact_key`]).
+    pub fn allow_keys(&self, names: &[&str], raw: &str) -> Vec<String> {
+        let own: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|e| e.names_only(names))
+            .map(|e| e.glob.text.clone())
+            .collect();
+        if own.is_empty() {
+            vec![exact_key(raw)]
+        } else {
+            own
+        }
+    }
+}
+
+/// The key that names the tool `name` and nothing else: `name` with each glob character
+/// (`*`, `?`, `[`, `]`) escaped as a one-character class (`add[1]` → `add[[]1[]]`).
+pub fn exact_key(name: &str) -> String {
+    glob::Pattern::escape(name)
+}
+
+/// The one name the glob `text` matches, when it matches one only: its characters, with
+/// one-character classes (`[x]`) read as that character; `None` when it has `*`, `?`, a
+/// negated or wider class, or an unclosed `[`.
+fn literal(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' | '?' => return None,
+            '[' => {
+                let inner = chars.next().filter(|&c| c != '!')?;
+                if chars.next() != Some(']') {
+                    return None;
+                }
+                out.push(inner);
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// Reads `toolPolicy` of entry `server` (`None` or `null`: empty).
@@ -163,6 +227,41 @@ mod tests {
         assert_eq!(ToolPolicy::default().decide(&["x"]), None);
         let same_length = policy(r#"{"a*": "allow", "*b": "deny"}"#);
         assert_eq!(same_length.decide(&["ab"]), Some(Policy::Deny));
+    }
+
+    #[test]
+    fn a_name_with_glob_characters_is_targeted_exactly() {
+        let names = &["add[1]", "mcp_s_add_1_"][..];
+        let as_is = policy(r#"{"add[1]": "deny", "*": "allow"}"#);
+        assert_eq!(as_is.decide(names), Some(Policy::Deny), "written as is");
+        assert_eq!(as_is.decide(&["add1"]), Some(Policy::Deny), "and as a glob");
+        let escaped = policy(r#"{"add[[]1[]]": "allow", "add[1]": "ask", "a*[1]": "deny"}"#);
+        assert_eq!(escaped.decide(names), Some(Policy::Allow), "escaped first");
+        assert_eq!(escaped.decide(&["add1"]), Some(Policy::Ask));
+        assert_eq!(exact_key("add[1]*?"), "add[[]1[]][*][?]");
+        for name in ["add[1]", "a*b", "q?", "plain", "]["] {
+            let key = policy(&format!(r#"{{"{}": "deny"}}"#, exact_key(name)));
+            assert_eq!(key.decide(&[name]), Some(Policy::Deny), "{name}");
+            assert!(key.entries[0].names_only(&[name]), "{name}");
+            for other in ["add1", "ab", "a", "q", "qq", "plai", "x"] {
+                assert_eq!(key.decide(&[other]), None, "{name} must not match {other}");
+            }
+        }
+    }
+
+    #[test]
+    fn always_replaces_the_key_that_names_the_tool_else_writes_its_exact_name() {
+        let names = &["slow", "mcp_h_slow"][..];
+        let p = policy(r#"{"mcp_h_slow": "ask", "*": "allow"}"#);
+        assert_eq!(p.allow_keys(names, "slow"), ["mcp_h_slow"]);
+        let p = policy(r#"{"mcp_h_*": "ask", "s*": "ask"}"#);
+        assert_eq!(p.allow_keys(names, "slow"), ["slow"]);
+        let p = policy(r#"{"add[1]": "ask"}"#);
+        assert_eq!(p.allow_keys(&["add[1]"], "add[1]"), ["add[[]1[]]"]);
+        let mut written = policy(r#"{"add[1]": "ask", "add[[]1[]]": "allow"}"#);
+        assert_eq!(written.decide(&["add[1]"]), Some(Policy::Allow));
+        written.entries.reverse();
+        assert_eq!(written.decide(&["add[1]"]), Some(Policy::Allow));
     }
 
     #[test]

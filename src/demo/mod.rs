@@ -66,6 +66,9 @@ pub struct DemoOptions {
     /// runs the tool), and `{"prompt:<name>": {"description": "…"}}` a prompt's, so tests can make a server change its tools between runs, as an update
     /// of a package does. A missing or unreadable file changes nothing.
     pub tool_overrides: Option<std::path::PathBuf>,
+    /// Read `tool_overrides` again at every listing (`--live-overrides`), so a test can change
+    /// a tool mid-session (then send `list_changed` with `toggle_extra`).
+    pub live_overrides: bool,
 }
 
 /// Why the demo server stopped with an error.

@@ -31,6 +31,8 @@ pub struct DemoServer {
     stateless: bool,
     /// `--tool-overrides`: by tool name, its listed name, description and annotations.
     overrides: Arc<serde_json::Map<String, serde_json::Value>>,
+    /// `--live-overrides`: the overrides file, read again at every listing.
+    live_overrides: Option<Arc<std::path::PathBuf>>,
 }
 
 impl DemoServer {
@@ -41,21 +43,29 @@ impl DemoServer {
             tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
             call_log: opts.call_log.clone().map(Arc::new),
             stateless: opts.stateless,
-            overrides: Arc::new(
-                opts.tool_overrides
-                    .as_ref()
-                    .and_then(|p| std::fs::read(p).ok())
-                    .and_then(|b| serde_json::from_slice(&b).ok())
-                    .unwrap_or_default(),
-            ),
+            overrides: Arc::new(read_overrides(opts.tool_overrides.as_deref())),
+            live_overrides: opts
+                .tool_overrides
+                .clone()
+                .filter(|_| opts.live_overrides)
+                .map(Arc::new),
+        }
+    }
+
+    /// The overrides in effect: as read at start, or as the file says now (`--live-overrides`).
+    fn overrides(&self) -> Arc<serde_json::Map<String, serde_json::Value>> {
+        match &self.live_overrides {
+            Some(path) => Arc::new(read_overrides(Some(path))),
+            None => self.overrides.clone(),
         }
     }
 
     /// The tool list with `--tool-overrides` applied.
     fn listed_tools(&self) -> Vec<rmcp::model::Tool> {
         let mut tools = self.tools.list();
+        let overrides = self.overrides();
         for tool in &mut tools {
-            let Some(o) = self.overrides.get(tool.name.as_ref()) else {
+            let Some(o) = overrides.get(tool.name.as_ref()) else {
                 continue;
             };
             if let Some(d) = o.get("description").and_then(|d| d.as_str()) {
@@ -76,7 +86,7 @@ impl DemoServer {
         let mut list = prompts::list();
         for prompt in &mut list {
             if let Some(d) = self
-                .overrides
+                .overrides()
                 .get(&format!("prompt:{}", prompt.name))
                 .and_then(|o| o.get("description"))
                 .and_then(|d| d.as_str())
@@ -89,11 +99,19 @@ impl DemoServer {
 
     /// The tool a call by `name` runs: the original of a renamed tool, else `name`.
     fn original_name(&self, name: &str) -> Option<String> {
-        self.overrides
+        self.overrides()
             .iter()
             .find(|(_, o)| o.get("name").and_then(|n| n.as_str()) == Some(name))
             .map(|(original, _)| original.clone())
     }
+}
+
+/// The overrides file at `path` (see [`super::DemoOptions::tool_overrides`]); empty when
+/// there is none or it cannot be read.
+fn read_overrides(path: Option<&std::path::Path>) -> serde_json::Map<String, serde_json::Value> {
+    path.and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
 }
 
 impl ServerHandler for DemoServer {

@@ -39,6 +39,11 @@ pub struct Ask {
     pub tool: String,
     /// The wrapped name the agent called.
     pub wrapped: String,
+    /// The names the server's `toolPolicy` keys are matched against
+    /// (`catalog::Route::policy_names`): what `always` writes its key for. Kept in the
+    /// companion, not sent to approvers.
+    #[serde(skip)]
+    pub policy_names: Vec<String>,
     /// The agent's `clientInfo.name`, when it gave one (`control` for the control API).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
@@ -100,6 +105,10 @@ pub enum Closed {
 /// What approvers hear.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "camelCase")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one event per ask a person answers, on a bounded channel: the size is never felt"
+)]
 pub enum ApprovalEvent {
     /// A call waits for the person.
     Asked(Ask),
@@ -293,6 +302,7 @@ mod tests {
             server: "s".into(),
             tool: tool.into(),
             wrapped: format!("mcp_s_{tool}"),
+            policy_names: Vec::new(),
             agent: None,
             agent_version: None,
             agent_pid: None,

@@ -22,6 +22,11 @@
 //! runs, and the activity log says it ran unasked. Approvers: the desktop app, in process,
 //! and control-API clients (`mcp-companion approvals --watch`).
 //!
+//! Keys are matched against [`Route::policy_names`] (the upstream and default wrapped names),
+//! so every view — a profile's naming included — decides the same. A call the person allows is
+//! sent only if its tool is still served as it was when asked (same route, same fingerprint of
+//! its served definition); else it is refused as withheld, or as changed while it waited.
+//!
 //! A refused call never reaches the server, and its answer is a tool result with `isError`
 //! (never a JSON-RPC error); the question never goes to the agent.
 
@@ -30,7 +35,7 @@ use rmcp::model::JsonObject;
 use super::Hub;
 use super::approvals::{Answer, Ask, Closed};
 use crate::activity::Agent;
-use crate::catalog::{Route, Target};
+use crate::catalog::Route;
 use crate::config::{DEFAULT_APPROVAL_TIMEOUT, Policy};
 use crate::supervisor::ServerHandle;
 use crate::upstream::call::{CallError, Downstream};
@@ -67,12 +72,13 @@ pub enum Source {
     Annotation,
 }
 
-/// The policy of the call to `wrapped` along `route` on `server`, and where it comes from.
-pub fn policy_of(wrapped: &str, route: &Route, server: &ServerHandle) -> (Policy, Source) {
-    let configured = server.config().and_then(|c| match &route.target {
-        Target::Tool { name } => c.tool_policy.decide(&[name, wrapped]),
-        _ => c.tool_policy.decide(&[wrapped]),
-    });
+/// The policy of a call along `route` on `server`, and where it comes from: the entry's
+/// `toolPolicy` matched against [`Route::policy_names`], whatever name the caller's view
+/// serves the tool under.
+pub fn policy_of(route: &Route, server: &ServerHandle) -> (Policy, Source) {
+    let configured = server
+        .config()
+        .and_then(|c| c.tool_policy.decide(&route.policy_names()));
     match configured {
         Some(policy) => (policy, Source::Config),
         None if route.destructive => (Policy::Ask, Source::Annotation),
@@ -94,11 +100,8 @@ impl Hub {
         agent: &(dyn Fn() -> Agent + Sync),
         downstream: Option<&Downstream>,
     ) -> Approval {
-        let (policy, source) = policy_of(wrapped, route, server);
-        let tool = match &route.target {
-            Target::Tool { name } => name.as_str(),
-            _ => wrapped,
-        };
+        let (policy, source) = policy_of(route, server);
+        let tool = route.tool_name();
         let s = &route.server;
         match (policy, source) {
             (Policy::Allow, _) => return Approval::Run(None),
@@ -117,7 +120,8 @@ impl Hub {
                     outcome: "denied",
                     kind: "no_approver",
                     message: format!(
-                        "tool \"{tool}\" of server \"{s}\" needs the person's approval (toolPolicy \"ask\") and nobody is there to ask: it was not run. The person can open the MCP Companion desktop app or run `mcp-companion approvals --watch`, or allow the tool with `mcp-companion policy {s} {tool} allow`"
+                        "tool \"{tool}\" of server \"{s}\" needs the person's approval (toolPolicy \"ask\") and nobody is there to ask: it was not run. The person can open the MCP Companion desktop app or run `mcp-companion approvals --watch`, or allow the tool with `mcp-companion policy {s} {} allow`",
+                        crate::config::exact_key(tool)
                     ),
                 });
             }
@@ -135,6 +139,11 @@ impl Hub {
             server: s.to_string(),
             tool: tool.to_owned(),
             wrapped: wrapped.to_owned(),
+            policy_names: route
+                .policy_names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
             agent: who.name,
             agent_version: who.version,
             agent_pid: who.pid,
@@ -146,6 +155,7 @@ impl Hub {
             .to_owned(),
             timeout_s: timeout.as_secs(),
         };
+        let shown = self.served_fingerprint(wrapped, route);
         tracing::info!(server = %s, tool, "asking the person to approve the call");
         let cancelled = async {
             match downstream {
@@ -159,7 +169,10 @@ impl Hub {
         };
         tracing::info!(server = %s, tool, outcome = ?answered.1, "approval answered");
         match answered {
-            (Answer::Once | Answer::Always, _) => Approval::Run(Some("approved by the person")),
+            (Answer::Once | Answer::Always, _) => match self.changed_since(wrapped, route, shown) {
+                Some(refused) => Approval::Refused(refused),
+                None => Approval::Run(Some("approved by the person")),
+            },
             (_, Closed::Withdrawn) => Approval::Refused(Refusal {
                 outcome: "cancelled",
                 kind: "cancelled",
@@ -181,6 +194,54 @@ impl Hub {
                 ),
             }),
         }
+    }
+}
+
+impl Hub {
+    /// The fingerprint of the tool `wrapped` as this view serves it along `route` now
+    /// (`catalog::pin`, over the served definition); `None` when it is not served so.
+    fn served_fingerprint(&self, wrapped: &str, route: &Route) -> Option<String> {
+        let catalog = self.catalog();
+        let now = catalog.route(wrapped)?;
+        if now.server != route.server || now.target != route.target {
+            return None;
+        }
+        catalog
+            .tool(wrapped)
+            .map(|t| crate::catalog::pin::pin_tool(t).fingerprint)
+    }
+
+    /// Why an approved call must not run after all: the tool was withheld, left, or changed
+    /// its definition while the person was asked (`shown`, its fingerprint then). `None`
+    /// when it is served as it was.
+    fn changed_since(
+        &self,
+        wrapped: &str,
+        route: &Route,
+        shown: Option<String>,
+    ) -> Option<Refusal> {
+        if shown.is_some() && self.served_fingerprint(wrapped, route) == shown {
+            return None;
+        }
+        let view = self.view();
+        let withheld = view.withheld(
+            self.profile().as_deref(),
+            crate::catalog::pin::Kind::Tool,
+            wrapped,
+        );
+        let s = &route.server;
+        let message = match withheld {
+            Some(server) => super::route::withheld_message(wrapped, &server),
+            None => format!(
+                "tool \"{}\" of server \"{s}\" changed or left while the call waited for the person's approval: it was not run (call it again to be asked about it as it is now)",
+                route.tool_name()
+            ),
+        };
+        Some(Refusal {
+            outcome: "withheld",
+            kind: "withheld",
+            message,
+        })
     }
 }
 

@@ -51,7 +51,7 @@ impl Hub {
         }
         let server = self.server(&route.server)?;
         // Only plainly allowed calls: `approve.rs` decides the rest, on the rmcp path.
-        if super::approve::policy_of(name, route, &server).0 != crate::config::Policy::Allow {
+        if super::approve::policy_of(route, &server).0 != crate::config::Policy::Allow {
             return None;
         }
         let live = server.live()?;

@@ -268,9 +268,7 @@ impl Hub {
             {
                 return Err(NotReady {
                     withheld: Some(server.clone()),
-                    ..NotReady::plain(format!(
-                        "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
-                    ))
+                    ..NotReady::plain(withheld_message(name, &server))
                 });
             }
             let Some(route) = listed.or_else(|| known.get(name)).cloned() else {
@@ -340,6 +338,13 @@ impl Hub {
             None => NotReady::plain(format!("unknown tool \"{name}\"")),
         }
     }
+}
+
+/// What a call of the withheld tool `name` of `server` answers (`docs/src/trust.md`).
+pub(super) fn withheld_message(name: &str, server: &str) -> String {
+    format!(
+        "tool \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its tools, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
+    )
 }
 
 /// Whether `listing` still has what `target` calls: a remembered route of a server that came

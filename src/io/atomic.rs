@@ -145,6 +145,40 @@ pub fn write_atomic_stamped(
     sync_dir(dir)
 }
 
+/// Takes the edit lock of `path`: an exclusive advisory lock (`flock` on unix, `LockFileEx`
+/// on Windows) on `<path>.lock` beside it (created 0600 when missing, with `path`'s
+/// directory, 0700 for [`Mode::Private`]), held until the returned file is dropped. A
+/// read-modify-write of `path` that holds it sees every earlier writer's change: `path`
+/// itself cannot carry the lock, since [`write_atomic`] replaces it by a rename. Blocks while
+/// another process or thread holds it. `path` a symlink: the lock is beside its target, as the
+/// write is.
+///
+/// # Errors
+/// [`WriteError`] when the directory or the lock file cannot be created or locked.
+pub fn lock_beside(path: &Path, mode: Mode) -> Result<fs::File, WriteError> {
+    let path = &match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            fs::canonicalize(path).map_err(failed(path, "resolve symlink"))?
+        }
+        _ => path.to_owned(),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_dir(dir, mode)?;
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock = PathBuf::from(name);
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options
+        .open(&lock)
+        .map_err(failed(&lock, "open lock file"))?;
+    file.lock().map_err(failed(&lock, "lock"))?;
+    Ok(file)
+}
+
 fn create_dir(dir: &Path, mode: Mode) -> Result<(), WriteError> {
     if dir.is_dir() {
         return Ok(());

@@ -1,7 +1,10 @@
 //! The person's answer to a call waiting for approval ([`crate::hub::Approvals`]), as both the
 //! window and the control API give it: `always` first writes `toolPolicy` `allow` for the tool
-//! into `config.json` ([`super::edit`], atomic) and reloads it — which changes the policy
-//! without restarting the server — so the call runs with the new policy in place.
+//! into `config.json` ([`super::edit`], atomic, under the config's edit lock) and reloads it —
+//! which changes the policy without restarting the server — so the call runs with the new
+//! policy in place. The key written is one that names this tool and no other
+//! ([`crate::config::ToolPolicy::allow_keys`]): the key that names it exactly when there is
+//! one (its value replaced, so it keeps deciding), else the tool's exact name.
 
 use std::path::Path;
 
@@ -37,21 +40,33 @@ pub async fn answer(
     let ask = approvals
         .get(id)
         .ok_or(crate::hub::approvals::NotOpen(id))?;
-    let written = write_allow(hub, config_path, &ask.server, &ask.tool).await;
+    let written = write_allow(hub, config_path, &ask).await;
     let ask = approvals.answer(id, answer)?;
     written.map(|()| ask).map_err(AnswerError::NotSaved)
 }
 
-/// Writes `toolPolicy` `allow` for `tool` of `server` into `config_path` and reloads it.
-async fn write_allow(
-    hub: &Hub,
-    config_path: Option<&Path>,
-    server: &str,
-    tool: &str,
-) -> Result<(), String> {
+/// Writes `toolPolicy` `allow` for the tool of `ask` into `config_path` (the keys of
+/// [`crate::config::ToolPolicy::allow_keys`], against the file as it is under the edit lock)
+/// and reloads it.
+async fn write_allow(hub: &Hub, config_path: Option<&Path>, ask: &Ask) -> Result<(), String> {
     let path = config_path.ok_or("this companion has no config file")?;
+    let (server, tool) = (ask.server.as_str(), ask.tool.as_str());
+    let mut names: Vec<&str> = ask.policy_names.iter().map(String::as_str).collect();
+    if names.is_empty() {
+        names.push(tool);
+    }
     let config = super::edit::update_file(path, |doc| {
-        super::edit::set_tool_policy(doc, server, tool, Some(Policy::Allow))
+        let current = doc
+            .get("mcpServers")
+            .and_then(|servers| servers.get(server))
+            .and_then(|entry| entry.get("toolPolicy"));
+        let keys = crate::config::parse_tool_policy(server, current)
+            .map_err(super::edit::EditError::Invalid)?
+            .allow_keys(&names, tool);
+        for key in keys {
+            super::edit::set_tool_policy(doc, server, &key, Some(Policy::Allow))?;
+        }
+        Ok(())
     })
     .map_err(|e| e.to_string())?;
     hub.reload(&config).await;

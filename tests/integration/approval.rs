@@ -19,7 +19,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
 /// The tools that reached the demo server (its `--call-log`), one name per line.
-fn reached(log: &Path) -> Vec<String> {
+pub(crate) fn reached(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -29,7 +29,7 @@ fn reached(log: &Path) -> Vec<String> {
 
 /// A demo entry logging its calls to `log`, with `toolPolicy` `policy`; `echo` declares
 /// `destructiveHint` when `destructive_echo`.
-fn entry(dir: &Path, log: &Path, policy: Value, destructive_echo: bool) -> Value {
+pub(crate) fn entry(dir: &Path, log: &Path, policy: Value, destructive_echo: bool) -> Value {
     let overrides = dir.join("overrides.json");
     let o = if destructive_echo {
         json!({"echo": {"annotations": {"destructiveHint": true}}})
@@ -207,14 +207,14 @@ async fn the_policy_command_writes_the_config_and_the_server_follows_without_a_r
 
 /// `mcp-companion approvals --watch --json`: attached as an approver, its events read line by
 /// line, its answers typed on its stdin.
-struct Watcher {
-    child: tokio::process::Child,
+pub(crate) struct Watcher {
+    pub(crate) child: tokio::process::Child,
     events: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
     stdin: tokio::process::ChildStdin,
 }
 
 impl Watcher {
-    async fn attach(c: &Companion) -> Watcher {
+    pub(crate) async fn attach(c: &Companion) -> Watcher {
         let mut child = tokio::process::Command::new(BIN)
             .args(["approvals", "--watch", "--json", "--socket"])
             .arg(&c.socket)
@@ -236,7 +236,7 @@ impl Watcher {
         w
     }
 
-    async fn next(&mut self) -> Value {
+    pub(crate) async fn next(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(30), self.events.next_line())
             .await
             .expect("an event within 30 s")
@@ -245,7 +245,7 @@ impl Watcher {
         serde_json::from_str(&line).expect("json event")
     }
 
-    async fn answer(&mut self, id: &Value, answer: &str) {
+    pub(crate) async fn answer(&mut self, id: &Value, answer: &str) {
         let line = format!("{id} {answer}\n");
         self.stdin.write_all(line.as_bytes()).await.expect("type");
         self.stdin.flush().await.expect("flush");

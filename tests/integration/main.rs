@@ -11,6 +11,7 @@ mod activity;
 #[cfg(target_os = "linux")]
 mod agents;
 mod approval;
+mod approval_rules;
 mod asks;
 mod autostart;
 mod bounds;

@@ -126,7 +126,7 @@ pub fn get_server(state: State<'_, Desktop>, name: String) -> Result<ServerDetai
             .iter()
             .filter_map(|t| {
                 let route = catalog.route(&t.name).filter(|r| *r.server == *name)?;
-                let (policy, source) = mcp_companion::hub::policy_of(&t.name, route, handle);
+                let (policy, source) = mcp_companion::hub::policy_of(route, handle);
                 Some(ToolView {
                     name: t.name.to_string(),
                     description: t.description.as_ref().map(ToString::to_string),
@@ -224,8 +224,8 @@ pub async fn call_tool(
 }
 
 /// Sets the call policy of `tool` (its name on server `name`) to `policy` (`allow`, `ask`,
-/// `deny`), or removes its `toolPolicy` key for `default`; saved atomically and reloaded (the
-/// server keeps running).
+/// `deny`), or removes its `toolPolicy` key for `default`, under the key that names this tool
+/// alone (`config::exact_key`); saved atomically and reloaded (the server keeps running).
 ///
 /// # Errors
 /// `invalid` for an unknown policy or a bad tool name; `unknownServer`; `file`.
@@ -245,8 +245,10 @@ pub async fn set_tool_policy(
             )
         })?),
     };
+    // The key that names this tool alone, also when its name has glob characters.
+    let key = mcp_companion::config::exact_key(&tool);
     super::edit_and_reload(&state, |doc| {
-        mcp_companion::manage::edit::set_tool_policy(doc, &name, &tool, policy)
+        mcp_companion::manage::edit::set_tool_policy(doc, &name, &key, policy)
     })
     .await
     .map(|_| ())

@@ -92,7 +92,9 @@ pub fn validate_entry(name: &str, entry: &Value) -> Result<(), EditError> {
 }
 
 /// Applies `change` to the raw document of `config.json` at `path`, saves only the bytes that
-/// changed and returns the reloaded config. A missing file starts from `{}` and is written
+/// changed and returns the reloaded config. Holds the config's edit lock
+/// (`<path>.lock`, [`crate::io::atomic::lock_beside`]) from the read through the save, so
+/// concurrent edits in any process are applied one after the other, none lost. A missing file starts from `{}` and is written
 /// pretty-printed.
 ///
 /// # Errors
@@ -102,6 +104,10 @@ pub fn update_file(
     path: &Path,
     change: impl FnOnce(&mut Value) -> Result<(), EditError>,
 ) -> Result<Config, EditError> {
+    // Held from the read to the rename: concurrent editors (two `policy` commands, the window
+    // and an `always`, in any process) each apply their change to the other's result.
+    let _locked = crate::io::atomic::lock_beside(path, crate::io::atomic::Mode::Private)
+        .map_err(|e| EditError::File(ConfigError::io(&e.path, e.step, &e.source)))?;
     edit_file(
         path,
         |text| config::parse(text, path).map(|c| c.raw),
