@@ -173,6 +173,14 @@ impl Hub {
                 Some(refused) => Approval::Refused(refused),
                 None => Approval::Run(Some("approved by the person")),
             },
+            // A stop of the companion ends the agent's session too: said as the stop it is.
+            (_, Closed::Withdrawn) if downstream.is_some_and(|d| d.shutdown.is_cancelled()) => {
+                Approval::Refused(Refusal {
+                    outcome: "error",
+                    kind: "shutting_down",
+                    message: CallError::ShuttingDown.to_string(),
+                })
+            }
             (_, Closed::Withdrawn) => Approval::Refused(Refusal {
                 outcome: "cancelled",
                 kind: "cancelled",

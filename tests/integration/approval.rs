@@ -440,3 +440,33 @@ async fn an_approver_whose_input_closed_detaches() {
     );
     assert_eq!(reached(&log), Vec::<String>::new());
 }
+
+/// A call that waits for the person when the companion is stopped (SIGTERM) ends as the stop
+/// it is (`shutting_down`), not as the agent's cancel.
+#[tokio::test]
+async fn a_call_waiting_at_a_stop_is_recorded_as_the_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls.log");
+    let mut e = entry(dir.path(), &log, json!({"echo": "ask"}), false);
+    e["approvalTimeout"] = json!(600);
+    let mut c = Companion::start(json!({ "mcpServers": { "a": e } }));
+    c.settled().await;
+    let client = c.client().await;
+    let mut watcher = Watcher::attach(&c).await;
+    let waiting = tokio::spawn(async move {
+        let _ = call(&client, "mcp_a_echo", json!({"message": "late"})).await;
+    });
+    let asked = watcher.next().await;
+    assert_eq!(asked["event"], json!("asked"), "{asked}");
+    let status = c.terminate(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    waiting.abort();
+    let echo = recorded(&c, "mcp_a_echo").await;
+    assert_eq!(echo.outcome.as_deref(), Some("error"), "{echo:?}");
+    assert_eq!(
+        echo.error_kind.as_deref(),
+        Some("shutting_down"),
+        "{echo:?}"
+    );
+    assert_eq!(reached(&log), Vec::<String>::new());
+}
