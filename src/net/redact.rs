@@ -375,8 +375,8 @@ pub fn scrub(text: &str) -> String {
 /// `text` with every remembered secret masked; URLs are left as they are (for the server's own
 /// words, whose links may matter to the reader). Text is often JSON (a payload, an error's
 /// `data`) or a Rust string dump, where a secret holding `"`, `\\`, a control character or
-/// (from encoders that keep to ASCII) a non-ASCII character appears escaped: each of those
-/// written forms is masked too.
+/// (from encoders that keep to ASCII) a non-ASCII character appears escaped, or escaped twice
+/// (JSON text inside a JSON string): each of those written forms is masked too.
 pub fn scrub_known(text: &str) -> String {
     let r = SECRETS.read().unwrap_or_else(|p| p.into_inner());
     let mut hits: Vec<String> = r
@@ -450,7 +450,14 @@ fn written_forms(secret: &str) -> Vec<String> {
             }
         }
     }
-    for form in [json, ascii] {
+    // A tool result often carries JSON inside a JSON string (a text block holding the
+    // server's own JSON): there the escaped forms are escaped once more.
+    let again = |form: &str| {
+        let quoted = serde_json::Value::from(form).to_string();
+        quoted[1..quoted.len() - 1].to_owned()
+    };
+    let (json_again, ascii_again) = (again(&json), again(&ascii));
+    for form in [json, ascii, json_again, ascii_again] {
         if !forms.contains(&form) {
             forms.push(form);
         }

@@ -139,6 +139,17 @@ fn a_secret_is_masked_where_json_or_a_dump_escapes_it() {
         "{\"m\":\"<redacted>\"}",
         "a JSON encoder that keeps to ASCII"
     );
+    // A tool result whose text block holds the server's JSON (ASCII-escaped, as Python's
+    // json.dumps writes it): the secret is escaped twice in the result's JSON.
+    let inner = format!(
+        "{{\"x\": {}}}",
+        serde_json::Value::from(format!("{quoted} {accented}"))
+            .to_string()
+            .replace('é', "\\u00e9")
+    );
+    let result = serde_json::json!({ "content": [{ "type": "text", "text": inner }] }).to_string();
+    let got = scrub_known(&result);
+    assert!(!got.contains("uo") && !got.contains("secret-77aa"), "{got}");
 }
 
 #[test]
