@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
@@ -66,9 +67,10 @@ pub enum Payload {
 pub enum Ended {
     /// With this result (passed through from the server, `isError` or not).
     Result(CallToolResult),
-    /// With the JSON-RPC response frame holding this `result` (the fast path's reply, whose
-    /// result may be spliced through unparsed).
-    Frame(Vec<u8>),
+    /// With this `result` as JSON text (the fast path's reply, whose result may be spliced
+    /// through unparsed): the reply's own bytes, shared rather than copied, so a large result
+    /// costs the log no memory of its own while it waits in the queue.
+    Raw(Bytes),
     /// The companion answered `isError` itself: `outcome` is `error`, `timeout`, `withheld`
     /// (the tool waits for the person's approval of its changed definition, so it never
     /// reached the server), or `denied` / `declined` (the call policy); `kind` says which

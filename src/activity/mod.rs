@@ -9,9 +9,11 @@
 //!                                                 shapes / masks payloads, retention
 //! ```
 //!
-//! What a call costs on its path: a clone of its arguments and result (or a copy of the raw
-//! result bytes on the fast path) and one `try_send`; turning them into shapes, masking,
-//! counting bytes and the SQLite insert happen on the writer thread. When the queue is full
+//! What a call costs on its path: a clone of its arguments and result on the rmcp path; on
+//! the fast path a copy of the raw arguments' text and a handle on the reply's own result
+//! bytes (shared, never copied, so a large result costs the log no memory of its own while it
+//! waits); and one `try_send`. Turning them into shapes, masking, counting bytes and the
+//! SQLite insert happen on the writer thread. When the queue is full
 //! the entry is dropped and counted; the writer writes the count as a `dropped` entry once it
 //! catches up, so the log says what it is missing.
 //!

@@ -4,7 +4,9 @@
 //! every known secret masked — and with `recordPayloads` the JSON text in full, every known
 //! secret masked ([`crate::net::scrub_known`]). A shape never holds a value.
 
-use indexmap::IndexMap;
+use std::cell::Cell;
+use std::collections::HashSet;
+
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::io::json::Skip;
@@ -31,15 +33,68 @@ pub fn render(json: &str, full: bool) -> String {
         }
         return format!("{}…(cut: {} bytes in all)", &masked[..cut], masked.len());
     }
-    let mut de = serde_json::Deserializer::from_str(json);
-    let top = ShapeOf { depth: 0 };
-    match top
-        .deserialize(&mut de)
-        .and_then(|shape| de.end().map(|()| shape))
-    {
-        Ok(shape) => shape,
-        Err(_) => "\"unreadable\"".to_owned(),
+    shape_of(json, Note::Nothing).unwrap_or_else(|| UNREADABLE.to_owned())
+}
+
+/// A `tools/call` result's JSON text as stored ([`render`]) and whether it says
+/// `"isError": true` (a boolean, once, in a top-level object; text that is not JSON says no).
+/// In a shape both come from one read of the text.
+pub fn render_result(json: &str, full: bool) -> (String, bool) {
+    if full {
+        return (render(json, true), is_error(json));
     }
+    let flag = Flag::default();
+    match shape_of(json, Note::Result(&flag)) {
+        Some(shape) => (shape, flag.says_error()),
+        None => (UNREADABLE.to_owned(), false),
+    }
+}
+
+/// What a shape says for text that is not JSON.
+const UNREADABLE: &str = "\"unreadable\"";
+
+/// The shape of the whole of `json`, noting what `note` asks; `None` when it is not JSON.
+fn shape_of(json: &str, note: Note<'_>) -> Option<String> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let top = ShapeOf { depth: 0, note };
+    top.deserialize(&mut de)
+        .and_then(|shape| de.end().map(|()| shape))
+        .ok()
+}
+
+/// Whether a `tools/call` result's JSON says `"isError": true`.
+pub fn is_error(result: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Flag {
+        #[serde(rename = "isError", default)]
+        is_error: Option<bool>,
+    }
+    serde_json::from_str::<Flag>(result).is_ok_and(|f| f.is_error == Some(true))
+}
+
+/// A result's `isError` as read while shaping it: how often the key came, and whether its
+/// last value was `true`.
+#[derive(Default)]
+struct Flag {
+    seen: Cell<u32>,
+    is_true: Cell<bool>,
+}
+
+impl Flag {
+    /// As [`is_error`] reads it: one `isError` key, `true` (a repeated key is refused).
+    fn says_error(&self) -> bool {
+        self.seen.get() == 1 && self.is_true.get()
+    }
+}
+
+/// What a [`ShapeOf`] notes besides the shape.
+#[derive(Clone, Copy)]
+enum Note<'f> {
+    Nothing,
+    /// The value is a call's result: note its top-level `isError` in the flag.
+    Result(&'f Flag),
+    /// The value is that `isError`: note whether it is `true`.
+    IsError(&'f Flag),
 }
 
 /// The shape of the JSON value being parsed, as JSON text (module doc), written while parsing,
@@ -47,11 +102,22 @@ pub fn render(json: &str, full: bool) -> String {
 /// (`deserialize_any`, so it accepts and refuses the same texts: depth limit, lone surrogates,
 /// numbers out of range), and keeps objects' keys as `serde_json::Value`'s order-keeping map does: in the
 /// order first seen, a repeated key's last value winning.
-struct ShapeOf {
+struct ShapeOf<'f> {
     depth: usize,
+    note: Note<'f>,
 }
 
-impl<'de> DeserializeSeed<'de> for ShapeOf {
+impl<'f> ShapeOf<'f> {
+    /// The seed of a value inside this one, noting nothing.
+    fn inner(&self) -> ShapeOf<'f> {
+        ShapeOf {
+            depth: self.depth + 1,
+            note: Note::Nothing,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ShapeOf<'_> {
     type Value = String;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
@@ -59,7 +125,7 @@ impl<'de> DeserializeSeed<'de> for ShapeOf {
     }
 }
 
-impl<'de> Visitor<'de> for ShapeOf {
+impl<'de> Visitor<'de> for ShapeOf<'_> {
     type Value = String;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,7 +136,10 @@ impl<'de> Visitor<'de> for ShapeOf {
         Ok("\"null\"".to_owned())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<String, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<String, E> {
+        if let Note::IsError(flag) = self.note {
+            flag.is_true.set(v);
+        }
         Ok("\"boolean\"".to_owned())
     }
 
@@ -91,9 +160,7 @@ impl<'de> Visitor<'de> for ShapeOf {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
-        let first = seq.next_element_seed(ShapeOf {
-            depth: self.depth + 1,
-        })?;
+        let first = seq.next_element_seed(self.inner())?;
         let mut n = usize::from(first.is_some());
         while seq.next_element_seed(Skip)?.is_some() {
             n += 1;
@@ -109,29 +176,47 @@ impl<'de> Visitor<'de> for ShapeOf {
             while map.next_entry_seed(Skip, Skip)?.is_some() {}
             return Ok("\"object\"".to_owned());
         }
-        // Every key, in the order first seen; the shapes of the first MAX_KEYS only.
-        let mut keys: IndexMap<String, Option<String>> = IndexMap::new();
+        // The first MAX_KEYS distinct keys in the order first seen, each with the shape of its
+        // last value; the distinct keys after those only counted. A linear search finds a
+        // repeated key: objects are mostly small, and the kept ones are at most MAX_KEYS.
+        let mut kept: Vec<(String, String)> = Vec::new();
+        let mut later: HashSet<String> = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
-            let kept = keys
-                .get_index_of(&key)
-                .map_or(keys.len() < MAX_KEYS, |i| i < MAX_KEYS);
-            let value = if kept {
-                Some(map.next_value_seed(ShapeOf {
-                    depth: self.depth + 1,
-                })?)
-            } else {
-                map.next_value_seed(Skip)?;
-                None
-            };
-            keys.insert(key, value);
+            let mut seed = self.inner();
+            if let Note::Result(flag) = self.note
+                && key == "isError"
+            {
+                flag.seen.set(flag.seen.get() + 1);
+                flag.is_true.set(false);
+                seed.note = Note::IsError(flag);
+            }
+            match kept.iter().position(|(k, _)| *k == key) {
+                Some(i) => kept[i].1 = map.next_value_seed(seed)?,
+                None if kept.len() < MAX_KEYS => {
+                    let value = map.next_value_seed(seed)?;
+                    kept.push((key, value));
+                }
+                None => {
+                    if let Note::IsError(_) = seed.note {
+                        map.next_value_seed(seed)?;
+                    } else {
+                        map.next_value_seed(Skip)?;
+                    }
+                    later.insert(key);
+                }
+            }
         }
-        let mut out: IndexMap<String, String> = IndexMap::new();
-        for (k, v) in keys.iter().take(MAX_KEYS) {
-            out.insert(crate::net::scrub_known(k), v.clone().unwrap_or_default());
+        // Keys as stored, masked: two that mask alike are one, at the first one's place.
+        let mut out: Vec<(String, String)> = Vec::with_capacity(kept.len() + 1);
+        let mut put = |key: String, value: String| match out.iter().position(|(k, _)| *k == key) {
+            Some(i) => out[i].1 = value,
+            None => out.push((key, value)),
+        };
+        for (k, v) in kept {
+            put(crate::net::scrub_known(&k), v);
         }
-        if keys.len() > MAX_KEYS {
-            let more = format!("\"{} more keys\"", keys.len() - MAX_KEYS);
-            out.insert("…".to_owned(), more);
+        if !later.is_empty() {
+            put("…".to_owned(), format!("\"{} more keys\"", later.len()));
         }
         let mut text = String::with_capacity(
             2 + out
@@ -144,12 +229,24 @@ impl<'de> Visitor<'de> for ShapeOf {
             if i > 0 {
                 text.push(',');
             }
-            text.push_str(&serde_json::to_string(k).unwrap_or_default());
+            push_json_string(&mut text, k);
             text.push(':');
             text.push_str(v);
         }
         text.push('}');
         Ok(text)
+    }
+}
+
+/// Appends `s` to `text` as a JSON string, escaped as `serde_json` escapes it.
+fn push_json_string(text: &mut String, s: &str) {
+    // serde_json escapes `"`, `\\` and control characters only.
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        text.push_str(&serde_json::to_string(s).unwrap_or_default());
+    } else {
+        text.push('"');
+        text.push_str(s);
+        text.push('"');
     }
 }
 
@@ -238,6 +335,41 @@ mod tests {
         assert!(kept.len() < MAX_FULL_BYTES + 64);
         assert!(kept.ends_with(&format!("(cut: {} bytes in all)", huge.len())));
         assert_eq!(render("not json", false), "\"unreadable\"");
+    }
+
+    #[test]
+    fn a_results_is_error_read_while_shaping_is_the_one_read_alone() {
+        let flag_past_the_kept_keys = format!(
+            "{{{},\"isError\":true}}",
+            (0..70)
+                .map(|i| format!("\"k{i}\":1"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let texts = [
+            r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#,
+            r#"{"isError":false}"#,
+            r#"{"isError":"true"}"#,
+            r#"{"isError":null}"#,
+            r#"{"isError":true,"isError":true}"#,
+            r#"{"isError":false,"isError":true}"#,
+            r#"{"a":{"isError":true}}"#,
+            r#"[{"isError":true}]"#,
+            r#"{"isError":true} x"#,
+            &flag_past_the_kept_keys,
+            "true",
+            "",
+        ];
+        for text in texts {
+            for full in [false, true] {
+                assert_eq!(
+                    render_result(text, full),
+                    (render(text, full), is_error(text)),
+                    "{text} (full: {full})"
+                );
+            }
+        }
+        assert!(render_result(&flag_past_the_kept_keys, false).1);
     }
 
     #[test]

@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags};
 
 /// The schema version in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 2;
@@ -144,41 +144,32 @@ impl Store {
         &self.path
     }
 
-    /// Inserts `rows` in one transaction.
+    /// Inserts `rows` in one transaction, in order: [`ROWS_PER_STATEMENT`] to a statement
+    /// while that many are left, so a statement's own cost (and the `AUTOINCREMENT` counter's
+    /// update) is paid once for that many rows.
     ///
     /// # Errors
     /// SQLite's error (the database is locked beyond `BUSY_TIMEOUT`, the disk is full).
     pub fn insert(&mut self, rows: &[Row]) -> rusqlite::Result<()> {
         let tx = self.conn.transaction()?;
         {
-            let mut stmt = tx.prepare_cached(
-                "INSERT INTO entries (at_ms, kind, agent, agent_version, agent_pid, agent_exe,
-                    server, tool, path, duration_ms, outcome, error_kind, detail,
-                    bytes_in, bytes_out, arguments, result, count, profile)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-            )?;
-            for r in rows {
-                stmt.execute(params![
-                    r.at_ms as i64,
-                    r.kind,
-                    r.agent,
-                    r.agent_version,
-                    r.agent_pid,
-                    r.agent_exe,
-                    r.server,
-                    r.tool,
-                    r.path,
-                    r.duration_ms,
-                    r.outcome,
-                    r.error_kind,
-                    r.detail,
-                    r.bytes_in.map(|b| b as i64),
-                    r.bytes_out.map(|b| b as i64),
-                    r.arguments,
-                    r.result,
-                    r.count.map(|c| c as i64),
-                    r.profile,
-                ])?;
+            let mut chunks = rows.chunks_exact(ROWS_PER_STATEMENT);
+            if rows.len() >= ROWS_PER_STATEMENT {
+                let mut stmt = tx.prepare_cached(&insert_sql(ROWS_PER_STATEMENT))?;
+                for chunk in &mut chunks {
+                    for (i, row) in chunk.iter().enumerate() {
+                        bind(&mut stmt, i * COLUMNS, row)?;
+                    }
+                    stmt.raw_execute()?;
+                }
+            }
+            let rest = chunks.remainder();
+            if !rest.is_empty() {
+                let mut stmt = tx.prepare_cached(&insert_sql(1))?;
+                for row in rest {
+                    bind(&mut stmt, 0, row)?;
+                    stmt.raw_execute()?;
+                }
             }
         }
         tx.commit()
@@ -239,6 +230,52 @@ impl Store {
             .query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
         Ok(((pages - free).max(0) * page_size) as u64)
     }
+}
+
+/// Rows one `INSERT` statement writes while a batch has that many left.
+const ROWS_PER_STATEMENT: usize = 16;
+
+/// Values per row in an `INSERT` ([`bind`]'s order).
+const COLUMNS: usize = 19;
+
+/// `INSERT INTO entries (…) VALUES (?, …), …` for `rows` rows, in [`bind`]'s order.
+fn insert_sql(rows: usize) -> String {
+    let one = format!("({})", vec!["?"; COLUMNS].join(","));
+    format!(
+        "INSERT INTO entries (at_ms, kind, agent, agent_version, agent_pid, agent_exe, \
+         server, tool, path, duration_ms, outcome, error_kind, detail, \
+         bytes_in, bytes_out, arguments, result, count, profile) VALUES {}",
+        vec![one; rows].join(",")
+    )
+}
+
+/// Binds `row`'s [`COLUMNS`] values to `stmt`'s parameters after the first `before`.
+fn bind(stmt: &mut rusqlite::CachedStatement<'_>, before: usize, r: &Row) -> rusqlite::Result<()> {
+    let values: [&dyn rusqlite::ToSql; COLUMNS] = [
+        &(r.at_ms as i64),
+        &r.kind,
+        &r.agent,
+        &r.agent_version,
+        &r.agent_pid,
+        &r.agent_exe,
+        &r.server,
+        &r.tool,
+        &r.path,
+        &r.duration_ms,
+        &r.outcome,
+        &r.error_kind,
+        &r.detail,
+        &r.bytes_in.map(|b| b as i64),
+        &r.bytes_out.map(|b| b as i64),
+        &r.arguments,
+        &r.result,
+        &r.count.map(|c| c as i64),
+        &r.profile,
+    ];
+    for (i, value) in values.into_iter().enumerate() {
+        stmt.raw_bind_parameter(before + i + 1, value)?;
+    }
+    Ok(())
 }
 
 /// Opens the database at `path` read-only (the `activity` command). Works whether or not a
@@ -344,6 +381,81 @@ mod tests {
                 .permissions()
                 .mode();
             assert_eq!(dir & 0o777, 0o700);
+        }
+    }
+
+    #[test]
+    fn a_batch_is_inserted_whole_and_in_order_across_statements() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(&dir.path().join("a.db")).expect("open");
+        // Two statements of ROWS_PER_STATEMENT rows and some left over, every column set on
+        // the odd rows and NULL on the even ones.
+        let n = 2 * ROWS_PER_STATEMENT + 5;
+        let rows: Vec<Row> = (0..n as u64)
+            .map(|i| {
+                let set = i % 2 == 1;
+                Row {
+                    at_ms: 1000 + i,
+                    kind: "call",
+                    agent: set.then(|| format!("a{i}")),
+                    agent_version: set.then(|| format!("v{i}")),
+                    agent_pid: set.then_some(i as u32),
+                    agent_exe: set.then(|| format!("e{i}")),
+                    profile: set.then(|| format!("p{i}")),
+                    server: set.then(|| format!("s{i}")),
+                    tool: Some(format!("t{i}")),
+                    path: set.then_some("fast"),
+                    duration_ms: set.then_some(i as f64 / 2.0),
+                    outcome: set.then(|| "ok".to_owned()),
+                    error_kind: set.then_some("rpc"),
+                    detail: set.then(|| format!("d{i}")),
+                    bytes_in: set.then_some(i * 3),
+                    bytes_out: set.then_some(i * 5),
+                    arguments: set.then(|| format!("g{i}")),
+                    result: set.then(|| format!("r{i}")),
+                    count: set.then_some(i * 7),
+                }
+            })
+            .collect();
+        store.insert(&rows).expect("insert");
+        let mut stmt = store
+            .conn
+            .prepare(
+                "SELECT at_ms, agent, agent_version, agent_pid, agent_exe, profile, server, tool,
+                    path, duration_ms, outcome, error_kind, detail, bytes_in, bytes_out,
+                    arguments, result, count FROM entries ORDER BY id",
+            )
+            .expect("prepare");
+        let read: Vec<String> = stmt
+            .query_map([], |r| {
+                let mut cells = Vec::new();
+                for i in 0..18 {
+                    cells.push(format!("{:?}", r.get::<_, rusqlite::types::Value>(i)?));
+                }
+                Ok(cells.join("|"))
+            })
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(read.len(), n);
+        for (i, line) in read.iter().enumerate() {
+            let i = i as u64;
+            let expected = if i % 2 == 1 {
+                format!(
+                    "Integer({})|Text(\"a{i}\")|Text(\"v{i}\")|Integer({i})|Text(\"e{i}\")|Text(\"p{i}\")|Text(\"s{i}\")|Text(\"t{i}\")|Text(\"fast\")|Real({:?})|Text(\"ok\")|Text(\"rpc\")|Text(\"d{i}\")|Integer({})|Integer({})|Text(\"g{i}\")|Text(\"r{i}\")|Integer({})",
+                    1000 + i,
+                    i as f64 / 2.0,
+                    i * 3,
+                    i * 5,
+                    i * 7
+                )
+            } else {
+                format!(
+                    "Integer({})|Null|Null|Null|Null|Null|Null|Text(\"t{i}\")|Null|Null|Null|Null|Null|Null|Null|Null|Null|Null",
+                    1000 + i
+                )
+            };
+            assert_eq!(line, &expected, "row {i}");
         }
     }
 

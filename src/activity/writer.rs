@@ -18,7 +18,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::entry::{AGENT_TEXT_MAX, CallEntry, Ended, Entry, ListingEntry, Payload, ServerEntry};
-use super::shape::render;
+use super::shape::{is_error, render, render_result};
 use super::store::{Row, Store};
 use super::time::now_ms;
 
@@ -216,10 +216,15 @@ fn to_row(entry: Entry, mode: Mode) -> Row {
 
 fn call_row(call: CallEntry, mode: Mode) -> Row {
     let full = mode.full;
+    // The arguments' JSON text: the fast path's raw text as it is, the rmcp path's encoded.
+    let encoded;
     let arguments = match &call.arguments {
         Payload::None => None,
-        Payload::Object(o) => serde_json::to_string(o).ok(),
-        Payload::Raw(raw) => Some(raw.get().to_owned()),
+        Payload::Object(o) => {
+            encoded = serde_json::to_string(o).ok();
+            encoded.as_deref()
+        }
+        Payload::Raw(raw) => Some(raw.get()),
     };
     let mut row = Row {
         at_ms: call.at_ms,
@@ -233,16 +238,17 @@ fn call_row(call: CallEntry, mode: Mode) -> Row {
         tool: Some(call.tool),
         path: Some(call.path),
         duration_ms: Some(call.duration.as_secs_f64() * 1000.0),
-        bytes_in: Some(arguments.as_ref().map_or(0, |a| a.len() as u64)),
-        arguments: arguments
-            .as_deref()
-            .filter(|_| mode.payloads)
-            .map(|a| render(a, full)),
+        bytes_in: Some(arguments.map_or(0, |a| a.len() as u64)),
+        arguments: arguments.filter(|_| mode.payloads).map(|a| render(a, full)),
         ..Row::default()
     };
-    let result = match call.ended {
-        Ended::Result(result) => serde_json::to_string(&result).ok(),
-        Ended::Frame(bytes) => result_of_frame(&bytes),
+    match call.ended {
+        Ended::Result(result) => {
+            if let Ok(text) = serde_json::to_string(&result) {
+                with_result(&mut row, &text, mode);
+            }
+        }
+        Ended::Raw(bytes) => with_result(&mut row, &String::from_utf8_lossy(&bytes), mode),
         Ended::Failed {
             outcome,
             kind,
@@ -253,22 +259,27 @@ fn call_row(call: CallEntry, mode: Mode) -> Row {
             row.error_kind = Some(kind);
             let said = if full { message } else { detail };
             row.detail = Some(crate::net::scrub_known(&said));
-            None
         }
-        Ended::Cancelled => {
-            row.outcome = Some("cancelled".to_owned());
-            None
-        }
-    };
+        Ended::Cancelled => row.outcome = Some("cancelled".to_owned()),
+    }
     if row.detail.is_none() {
         row.detail = call.approval.map(str::to_owned);
     }
-    if let Some(result) = result {
-        row.outcome = Some(if is_error(&result) { "isError" } else { "ok" }.to_owned());
-        row.bytes_out = Some(result.len() as u64);
-        row.result = mode.payloads.then(|| render(&result, full));
-    }
     row
+}
+
+/// Fills in `row`'s outcome, size and (as `mode` says) result from `result`, a call's result
+/// as JSON text.
+fn with_result(row: &mut Row, result: &str, mode: Mode) {
+    let (stored, is_error) = if mode.payloads {
+        let (stored, is_error) = render_result(result, mode.full);
+        (Some(stored), is_error)
+    } else {
+        (None, is_error(result))
+    };
+    row.outcome = Some(if is_error { "isError" } else { "ok" }.to_owned());
+    row.bytes_out = Some(result.len() as u64);
+    row.result = stored;
 }
 
 /// An agent's name or version as stored: escaped ([`crate::io::text::inert`]) and cut to
@@ -280,27 +291,6 @@ fn outside_text(text: &str) -> String {
         Some((end, _)) => format!("{}…", &inert[..end]),
         None => inert.into_owned(),
     }
-}
-
-/// The `result` of a JSON-RPC response frame, as JSON text.
-fn result_of_frame(frame: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Frame<'a> {
-        #[serde(borrow)]
-        result: Option<&'a serde_json::value::RawValue>,
-    }
-    let frame = serde_json::from_slice::<Frame<'_>>(frame).ok()?;
-    frame.result.map(|r| r.get().to_owned())
-}
-
-/// Whether a `tools/call` result's JSON says `"isError": true`.
-fn is_error(result: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Flag {
-        #[serde(rename = "isError", default)]
-        is_error: Option<bool>,
-    }
-    serde_json::from_str::<Flag>(result).is_ok_and(|f| f.is_error == Some(true))
 }
 
 fn listing_row(listing: ListingEntry) -> Row {

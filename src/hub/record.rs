@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
@@ -121,10 +122,10 @@ impl CallRecord {
         }
     }
 
-    /// The call was answered with the JSON-RPC response `frame` (the fast path's reply, with
-    /// its `result`), passed through from the server.
-    pub fn answered_frame(self, frame: impl FnOnce() -> Vec<u8>) {
-        self.end(|| Ended::Frame(frame()));
+    /// The call was answered with `result`, the JSON text of the fast path's reply (shared
+    /// with the reply, not copied), passed through from the server.
+    pub fn answered_raw(self, result: impl FnOnce() -> Bytes) {
+        self.end(|| Ended::Raw(result()));
     }
 
     /// The call ended with `e`; `answer` is what the agent got.

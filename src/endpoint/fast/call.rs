@@ -132,7 +132,7 @@ impl FastCall {
                 drop(ticket);
                 match self.answer(line) {
                     Ok(reply) => {
-                        record.answered_frame(|| reply.frame());
+                        record.answered_raw(|| reply.result_json());
                         return Some(reply);
                     }
                     Err(e) => e,

@@ -5,6 +5,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use bytes::Bytes;
+
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -184,38 +186,51 @@ const ONE_WRITE: usize = 16 * 1024;
 /// One answer to an agent, ready to write.
 pub struct Reply {
     /// Everything up to the body (or the whole frame).
-    head: Vec<u8>,
+    head: Bytes,
     /// The server's answer line and where its `result` lies in it.
-    body: Option<(Vec<u8>, Range<usize>)>,
+    body: Option<(Bytes, Range<usize>)>,
+    /// Where the `result` lies in `head`, when the head holds one.
+    result_in_head: Option<Range<usize>>,
+}
+
+/// `{"jsonrpc":"2.0","id":<agent_id>,"result":`, with room for `more` bytes after it.
+fn result_head(agent_id: &str, more: usize) -> Vec<u8> {
+    let mut head = Vec::with_capacity(40 + agent_id.len() + more);
+    head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    head.extend_from_slice(agent_id.as_bytes());
+    head.extend_from_slice(b",\"result\":");
+    head
 }
 
 impl Reply {
     /// `{"jsonrpc":"2.0","id":<agent_id>,"result":<line[range]>}`, the result bytes untouched.
     pub fn spliced(agent_id: &str, line: Vec<u8>, range: Range<usize>) -> Reply {
-        let mut head = Vec::with_capacity(40 + agent_id.len());
-        head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        head.extend_from_slice(agent_id.as_bytes());
-        head.extend_from_slice(b",\"result\":");
         if range.len() <= ONE_WRITE {
-            head.extend_from_slice(&line[range]);
-            head.extend_from_slice(b"}\n");
-            return Reply { head, body: None };
+            return Reply::with_result_bytes(agent_id, &line[range]);
         }
         Reply {
-            head,
-            body: Some((line, range)),
+            head: result_head(agent_id, 0).into(),
+            body: Some((Bytes::from(line), range)),
+            result_in_head: None,
         }
     }
 
     /// `{"jsonrpc":"2.0","id":<agent_id>,"result":<result>}`, `result` being JSON text.
     pub fn with_result_json(agent_id: &str, result: &str) -> Reply {
-        let mut head = Vec::with_capacity(40 + agent_id.len() + result.len());
-        head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        head.extend_from_slice(agent_id.as_bytes());
-        head.extend_from_slice(b",\"result\":");
-        head.extend_from_slice(result.as_bytes());
+        Reply::with_result_bytes(agent_id, result.as_bytes())
+    }
+
+    fn with_result_bytes(agent_id: &str, result: &[u8]) -> Reply {
+        let mut head = result_head(agent_id, result.len() + 2);
+        let start = head.len();
+        head.extend_from_slice(result);
+        let end = head.len();
         head.extend_from_slice(b"}\n");
-        Reply { head, body: None }
+        Reply {
+            head: head.into(),
+            body: None,
+            result_in_head: Some(start..end),
+        }
     }
 
     /// The JSON-RPC error `error` for `agent_id`.
@@ -226,7 +241,11 @@ impl Reply {
         let mut head =
             format!("{{\"jsonrpc\":\"2.0\",\"id\":{agent_id},\"error\":{body}}}").into_bytes();
         head.push(b'\n');
-        Reply { head, body: None }
+        Reply {
+            head: head.into(),
+            body: None,
+            result_in_head: None,
+        }
     }
 
     /// The answer `result` for `agent_id`.
@@ -234,21 +253,18 @@ impl Reply {
         let body = serde_json::to_string(result).unwrap_or_else(|_| {
             r#"{"content":[{"type":"text","text":"the result could not be encoded"}],"isError":true}"#.to_owned()
         });
-        let mut head =
-            format!("{{\"jsonrpc\":\"2.0\",\"id\":{agent_id},\"result\":{body}}}").into_bytes();
-        head.push(b'\n');
-        Reply { head, body: None }
+        Reply::with_result_json(agent_id, &body)
     }
 
-    /// A copy of the whole frame (for the activity log).
-    pub fn frame(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.frame_len());
-        out.extend_from_slice(&self.head);
-        if let Some((line, range)) = &self.body {
-            out.extend_from_slice(&line[range.clone()]);
-            out.extend_from_slice(b"}\n");
+    /// The `result` JSON text of the frame, sharing the frame's bytes (no copy, however large):
+    /// what the activity log keeps of the answer until its writer has read it. Empty for an
+    /// error frame.
+    pub fn result_json(&self) -> Bytes {
+        match (&self.body, &self.result_in_head) {
+            (Some((line, range)), _) => line.slice(range.clone()),
+            (None, Some(range)) => self.head.slice(range.clone()),
+            (None, None) => Bytes::new(),
         }
-        out
     }
 
     /// The frame's length in bytes, newline included.
@@ -272,7 +288,7 @@ impl Reply {
     /// The frame as one buffer (for tests).
     #[cfg(test)]
     pub fn bytes(&self) -> Vec<u8> {
-        let mut all = self.head.clone();
+        let mut all = self.head.to_vec();
         if let Some((line, range)) = &self.body {
             all.extend_from_slice(&line[range.clone()]);
             all.extend_from_slice(b"}\n");
@@ -366,6 +382,10 @@ mod tests {
             let range = range_in(&line, result).expect("inside");
             let expected = result.get().to_owned();
             let reply = Reply::spliced("\"a\\\"b\"", line.clone(), range);
+            // The log's copy of the result is the reply's own bytes, not a new buffer.
+            let logged = reply.result_json();
+            assert_eq!(&logged[..], expected.as_bytes());
+            assert_eq!(logged.as_ptr(), reply.result_json().as_ptr());
             let bytes = reply.bytes();
             assert_eq!(bytes.last(), Some(&b'\n'));
             let v: serde_json::Value = serde_json::from_slice(&bytes).expect("valid JSON");
