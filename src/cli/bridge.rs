@@ -35,6 +35,7 @@ pub async fn run(
     };
     let not_running = match bridge::run_stdio(&served).await {
         Ok(()) => return Ok(ExitCode::SUCCESS),
+        Err(BridgeError::OfferUnanswered(why)) => return refuse(&why).await,
         Err(e @ BridgeError::NotRunning { .. }) => {
             if let Some(name) = profile
                 && let Some(why) = profile_not_served(&records, name).await
@@ -56,6 +57,7 @@ pub async fn run(
     loop {
         match bridge::run_stdio(&served).await {
             Ok(()) => return Ok(ExitCode::SUCCESS),
+            Err(BridgeError::OfferUnanswered(why)) => return refuse(&why).await,
             Err(e @ BridgeError::NotRunning { .. }) => {
                 let Some(name) = profile else {
                     return refuse(&not_running_text(&e, socket)).await;
