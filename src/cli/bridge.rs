@@ -106,7 +106,7 @@ fn not_running_text(e: &BridgeError, socket: Option<&Path>) -> String {
 }
 
 /// What to start, or why nothing is started: autostart is off (flag or config), the config
-/// does not load (a missing file is fine: `serve` writes the default one), or it has no valid
+/// does not load (a missing default file is fine: `serve` writes it), or it has no valid
 /// `profile`.
 fn start_command(
     config_path: Option<&Path>,
@@ -131,11 +131,12 @@ fn start_command(
             super::profile::check(&cfg, &path, name)
                 .map_err(|why| format!("not started: {why}"))?;
         }
-        Ok(_)
-        | Err(ConfigError::Io {
+        Ok(_) => {}
+        // `serve` writes the default config on first run, and refuses any other missing one.
+        Err(ConfigError::Io {
             kind: std::io::ErrorKind::NotFound,
             ..
-        }) => {}
+        }) if config::is_default_config_path(&path) => {}
         Err(e) => {
             return Err(format!(
                 "cannot start a companion: its config does not load: {e}"
