@@ -227,7 +227,7 @@ fn serve_with_a_missing_config_file_says_so_and_creates_nothing() {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
     let typo = dir.path().join("confg.json");
-    let out = Command::new(BIN)
+    let mut serve = Command::new(BIN)
         .args(["serve", "--config"])
         .arg(&typo)
         .arg("--socket")
@@ -235,8 +235,19 @@ fn serve_with_a_missing_config_file_says_so_and_creates_nothing() {
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env_remove("MCP_COMPANION_CONFIG")
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run serve");
+    // A `serve` still running then has started on a config it created: the fault under test.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while serve.try_wait().expect("wait").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if serve.try_wait().expect("wait").is_none() {
+        let _ = serve.kill();
+    }
+    let out = serve.wait_with_output().expect("serve output");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(
