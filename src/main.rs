@@ -452,7 +452,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             json,
         } => cli::trust(socket, server, all, shown.as_deref(), json).await,
         Command::StartAtLogin { switch, json } => {
-            cli::start_at_login::run(switch, args.config.as_deref(), json)
+            cli::start_at_login::run(switch, args.config.as_deref(), args.socket.as_deref(), json)
         }
         Command::Policy {
             server,

@@ -181,15 +181,32 @@ impl Waiting {
                 .map(|(k, _)| k.as_str())
                 .collect();
             let mut parts = Vec::new();
-            for (label, names) in [("added", added), ("removed", removed), ("changed", changed)] {
+            for (label, names) in [
+                ("added", &added),
+                ("removed", &removed),
+                ("changed", &changed),
+            ] {
                 if !names.is_empty() {
                     parts.push(format!("{label} {}", names.join(", ")));
                 }
             }
-            if parts.is_empty() {
+            let (ra, rb) = (outside_properties(a, key), outside_properties(b, key));
+            if ra != rb {
                 parts.push("changed outside its properties".to_owned());
             }
             out.push(format!("  {key}: {}", parts.join("; ")));
+            // The values themselves: a number or a bound can change with no name changing.
+            for name in &added {
+                out.push(format!("    + {name}: {}", pb[*name]));
+            }
+            for name in &changed {
+                out.push(format!("    - {name}: {}", pa[*name]));
+                out.push(format!("    + {name}: {}", pb[*name]));
+            }
+            if ra != rb {
+                out.push(format!("    - (rest): {ra}"));
+                out.push(format!("    + (rest): {rb}"));
+            }
         }
         for key in ["annotations", "arguments", "name", "mimeType"] {
             if a.get(key) != b.get(key) {
@@ -221,6 +238,15 @@ fn properties(definition: &Value, schema: &str) -> BTreeMap<String, Value> {
         .and_then(Value::as_object)
         .map(|p| p.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default()
+}
+
+/// `definition[schema]` without its `properties` (`null` when absent), as compact JSON.
+fn outside_properties(definition: &Value, schema: &str) -> String {
+    let mut rest = definition.get(schema).cloned().unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut rest {
+        map.remove("properties");
+    }
+    rest.to_string()
 }
 
 /// `tool`'s definition and fingerprint (see the module docs).
@@ -460,7 +486,33 @@ mod tests {
             edit.contains(&"  inputSchema: added y; removed x".to_owned()),
             "{edit:?}"
         );
+        assert!(
+            edit.contains(&"    + y: {\"type\":\"string\"}".to_owned()),
+            "{edit:?}"
+        );
         assert_eq!(waiting[1].describe()[0], "new tool \"new_name\"");
+    }
+
+    /// A number that changes only its spelling (`1` → `1.0`) or its value, inside a property
+    /// or beside the properties, is shown with its old and new value.
+    #[test]
+    fn numeric_schema_changes_show_the_old_and_new_values() {
+        let before = json!({"type": "object", "maxProperties": 1,
+            "properties": {"n": {"type": "integer", "maximum": 5}}});
+        let after = json!({"type": "object", "maxProperties": 1.0,
+            "properties": {"n": {"type": "integer", "maximum": 6}}});
+        let pins = pin_all(&listing(vec![tool("t", "d", before)]));
+        let (_, waiting) = withhold(&listing(vec![tool("t", "d", after)]), &pins);
+        let lines = waiting[0].describe();
+        for line in [
+            "  inputSchema: changed n; changed outside its properties",
+            "    - n: {\"maximum\":5,\"type\":\"integer\"}",
+            "    + n: {\"maximum\":6,\"type\":\"integer\"}",
+            "    - (rest): {\"maxProperties\":1,\"type\":\"object\"}",
+            "    + (rest): {\"maxProperties\":1.0,\"type\":\"object\"}",
+        ] {
+            assert!(lines.contains(&line.to_owned()), "{line}\n{lines:#?}");
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub async fn run(
     };
     let not_running = match bridge::run_stdio(&served).await {
         Ok(()) => return Ok(ExitCode::SUCCESS),
+        Err(BridgeError::OfferUnanswered(why)) => return refuse(&why).await,
         Err(e @ BridgeError::NotRunning { .. }) => {
             if let Some(name) = profile
                 && let Some(why) = profile_not_served(&records, name).await
@@ -56,6 +57,7 @@ pub async fn run(
     loop {
         match bridge::run_stdio(&served).await {
             Ok(()) => return Ok(ExitCode::SUCCESS),
+            Err(BridgeError::OfferUnanswered(why)) => return refuse(&why).await,
             Err(e @ BridgeError::NotRunning { .. }) => {
                 let Some(name) = profile else {
                     return refuse(&not_running_text(&e, socket)).await;
@@ -104,7 +106,7 @@ fn not_running_text(e: &BridgeError, socket: Option<&Path>) -> String {
 }
 
 /// What to start, or why nothing is started: autostart is off (flag or config), the config
-/// does not load (a missing file is fine: `serve` writes the default one), or it has no valid
+/// does not load (a missing default file is fine: `serve` writes it), or it has no valid
 /// `profile`.
 fn start_command(
     config_path: Option<&Path>,
@@ -129,11 +131,12 @@ fn start_command(
             super::profile::check(&cfg, &path, name)
                 .map_err(|why| format!("not started: {why}"))?;
         }
-        Ok(_)
-        | Err(ConfigError::Io {
+        Ok(_) => {}
+        // `serve` writes the default config on first run, and refuses any other missing one.
+        Err(ConfigError::Io {
             kind: std::io::ErrorKind::NotFound,
             ..
-        }) => {}
+        }) if config::is_default_config_path(&path) => {}
         Err(e) => {
             return Err(format!(
                 "cannot start a companion: its config does not load: {e}"

@@ -18,13 +18,20 @@ pub enum Switch {
     Off,
 }
 
-/// Turns start-at-login `switch`ed (or shows it), starting this binary with `config`.
-pub fn run(switch: Option<Switch>, config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+/// Turns start-at-login `switch`ed (or shows it), starting this binary with the config file in
+/// use (`config`, else `MCP_COMPANION_CONFIG`, else the default) and `socket` when given.
+pub fn run(
+    switch: Option<Switch>,
+    config: Option<&Path>,
+    socket: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let shown = match switch {
         Some(Switch::On) => {
             let exe = std::env::current_exe()?;
             let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
-            let config = config.map(std::path::absolute).transpose()?;
+            let config = mcp_companion::config::resolve_config_path(config)?;
+            let socket = socket.map(std::path::absolute).transpose()?;
             // As `connect`: a build or temporary directory is named by its stable copy.
             let copy = stable::current_copy_path();
             let program = stable::choose(&exe, &location::temp_dirs(), copy.as_deref());
@@ -40,7 +47,7 @@ pub fn run(switch: Option<Switch>, config: Option<&Path>, json: bool) -> anyhow:
                     exe.display()
                 );
             }
-            login_start::enable(program.path(), config.as_deref())?
+            login_start::enable(program.path(), Some(&config), socket.as_deref())?
         }
         Some(Switch::Off) => login_start::disable()?,
         None => login_start::state()?,

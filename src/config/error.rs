@@ -144,6 +144,18 @@ pub enum ConfigError {
         found: &'static str,
     },
 
+    /// `--config` (or `MCP_COMPANION_CONFIG`) names a file that does not exist, and it is not
+    /// the default path: only that one is created on first run, so a typo creates no file.
+    #[error(
+        "config file {path} does not exist (named by --config or MCP_COMPANION_CONFIG); create it, or name an existing one (only the default {default} is created on first run)"
+    )]
+    NotCreated {
+        /// The missing file.
+        path: PathBuf,
+        /// The default config path, or a phrase when the OS has none.
+        default: String,
+    },
+
     /// The OS has no per-user config directory and no path was given.
     #[error("no config directory on this system: pass --config or set MCP_COMPANION_CONFIG")]
     NoConfigDir,
@@ -176,6 +188,7 @@ impl ConfigError {
             ConfigError::Secret { .. } => "secret",
             ConfigError::InvalidCidr { .. } => "invalid_cidr",
             ConfigError::WhitelistShape { .. } => "whitelist_shape",
+            ConfigError::NotCreated { .. } => "not_created",
             ConfigError::NoConfigDir => "no_config_dir",
             ConfigError::RefuseOverwrite { .. } => "refuse_overwrite",
         }

@@ -33,15 +33,33 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     parse(&text, path)
 }
 
-/// Loads `path`, first writing [`default_document`] there if no file exists; the flag is true
-/// when the file was created.
+/// Loads `path`, first writing [`default_document`] there if no file exists and `path` is the
+/// default config path ([`super::is_default_config_path`]); the flag is true when the file was
+/// created. A missing file elsewhere is an error: a mistyped `--config` must not create one.
 ///
 /// An existing file is never replaced, even if it does not parse (that is an error).
 ///
 /// # Errors
-/// As [`load`] and [`save_atomic`].
+/// [`ConfigError::NotCreated`] for a missing file at another path; as [`load`] and
+/// [`save_atomic`].
 pub fn load_or_init(path: &Path) -> Result<(Config, bool), ConfigError> {
+    load_or_init_at(path, super::is_default_config_path(path))
+}
+
+/// [`load_or_init`] with whether `path` may be created passed in (testable without the OS
+/// config dir).
+fn load_or_init_at(path: &Path, may_create: bool) -> Result<(Config, bool), ConfigError> {
     match load(path) {
+        Err(ConfigError::Io {
+            kind: io::ErrorKind::NotFound,
+            ..
+        }) if !may_create => Err(ConfigError::NotCreated {
+            path: path.to_owned(),
+            default: super::default_config_path().map_or_else(
+                |_| "(none on this system)".to_owned(),
+                |p| p.display().to_string(),
+            ),
+        }),
         Err(ConfigError::Io {
             kind: io::ErrorKind::NotFound,
             ..
@@ -66,7 +84,7 @@ mod tests {
     fn load_or_init_creates_the_default_config_once() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("sub").join("config.json");
-        let (cfg, created) = load_or_init(&path).unwrap();
+        let (cfg, created) = load_or_init_at(&path, true).unwrap();
         assert!(created);
         assert_eq!(cfg.raw, default_document());
         let demo = cfg.server("demo").unwrap().entry.clone().unwrap();
@@ -86,8 +104,22 @@ mod tests {
             read(&path).contains("${MCP_COMPANION_EXE}"),
             "saved unexpanded"
         );
-        let (_, created) = load_or_init(&path).unwrap();
+        let (_, created) = load_or_init_at(&path, true).unwrap();
         assert!(!created);
+    }
+
+    #[test]
+    fn a_missing_file_that_is_not_the_default_path_is_not_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("typo.json");
+        assert!(!crate::config::is_default_config_path(&path));
+        let err = load_or_init(&path).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::NotCreated { path: p, .. } if *p == path),
+            "{err}"
+        );
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        assert!(!path.exists());
     }
 
     #[test]

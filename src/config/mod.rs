@@ -87,7 +87,8 @@ pub use normalize::{normalize_document, normalize_entry};
 pub use oauth::OAuthConfig;
 pub use parse::parse;
 pub use path::{
-    CONFIG_ENV_VAR, default_config_path, resolve_config_path, resolve_config_path_from,
+    CONFIG_ENV_VAR, default_config_path, is_default_config_path, resolve_config_path,
+    resolve_config_path_from,
 };
 pub use policy::{
     DEFAULT_APPROVAL_TIMEOUT, Policy, PolicyEntry, ToolPolicy, exact_key, parse_tool_policy,

@@ -23,6 +23,13 @@ pub fn default_config_path() -> Result<PathBuf, ConfigError> {
         .ok_or(ConfigError::NoConfigDir)
 }
 
+/// Whether `path` is [`default_config_path`] (compared as absolute paths): the only config file
+/// `serve` creates when it is missing ([`super::load_or_init`]).
+pub fn is_default_config_path(path: &Path) -> bool {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    default_config_path().is_ok_and(|d| absolute(&d) == absolute(path))
+}
+
 /// The config path to use: `explicit` (CLI `--config`), else `$MCP_COMPANION_CONFIG` if set and
 /// non-empty, else [`default_config_path`]; made absolute against the current directory.
 ///

@@ -55,6 +55,9 @@ pub struct ControlClient {
     wr: WriteHalf<ClientStream>,
     /// The last request sent: it decides how answers are read.
     asked: Option<ControlRequest>,
+    /// Whether an answer to it arrived: only the first is bounded (a followed log's later
+    /// batches come when the server writes).
+    answered: bool,
 }
 
 impl ControlClient {
@@ -81,6 +84,7 @@ impl ControlClient {
             rd: lines::reader(BufReader::new(rd), MAX_ANSWER_BYTES),
             wr,
             asked: None,
+            answered: false,
         })
     }
 
@@ -100,6 +104,7 @@ impl ControlClient {
             }));
         }
         self.asked = Some(req.clone());
+        self.answered = false;
         Ok(())
     }
 
@@ -124,7 +129,10 @@ impl ControlClient {
     /// [`ControlError::Io`].
     pub async fn next(&mut self) -> Result<Option<ControlResponse>, ControlError> {
         let io = |e: String| ControlError::Io(e);
-        let bound = self.asked.as_ref().and_then(ControlRequest::answer_bound);
+        let bound = match self.answered {
+            false => self.asked.as_ref().and_then(ControlRequest::answer_bound),
+            true => None,
+        };
         let read = lines::read_line(&mut self.rd);
         let read =
             match bound {
@@ -135,6 +143,7 @@ impl ControlClient {
                 })?,
                 None => read.await,
             };
+        self.answered = true;
         let line = match read.map_err(|e| io(e.to_string()))? {
             None => return Ok(None),
             Some(Line::Text(text)) => text,

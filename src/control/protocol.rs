@@ -273,23 +273,25 @@ pub enum ControlResponse {
     Listings(crate::hub::Listings),
 }
 
-/// How long a client waits for the answer to a request that the companion answers from what it
-/// already holds ([`ControlRequest::answer_bound`]), in seconds.
-pub const QUICK_ANSWER_SECS: u64 = 30;
-
 impl ControlRequest {
-    /// How long a client waits for the (first) answer: `QUICK_ANSWER_SECS` for requests the
-    /// companion answers from its own state (`status`, `show`, `environment`, `trust` without
-    /// approving), so a companion that accepts connections but never answers (stopped with
-    /// SIGSTOP, wedged) is reported instead of hanging the caller; `None` for requests that
-    /// wait on servers, a browser or a stream.
+    /// How long a client waits for the first answer ([`crate::ipc::quick`]): the quick-answer
+    /// bound for requests the companion answers from its own state (`status`, `show`,
+    /// `environment`, `trust` without approving, `logs`: the first batch when following); for
+    /// `reload`, the longest it waits for changed servers to start
+    /// ([`crate::hub::RELOAD_SETTLE`]) plus that bound; `None` for requests that wait on
+    /// servers, a browser or a person. A companion that accepts connections but never answers
+    /// (stopped with SIGSTOP, wedged) is reported instead of hanging the caller.
     pub fn answer_bound(&self) -> Option<std::time::Duration> {
-        let quick = match self {
-            ControlRequest::Status | ControlRequest::Show | ControlRequest::Environment => true,
-            ControlRequest::Trust { approve, .. } => !approve,
-            _ => false,
-        };
-        quick.then(|| std::time::Duration::from_secs(QUICK_ANSWER_SECS))
+        let quick = crate::ipc::quick::bound();
+        match self {
+            ControlRequest::Status
+            | ControlRequest::Show
+            | ControlRequest::Environment
+            | ControlRequest::Logs { .. } => Some(quick),
+            ControlRequest::Trust { approve, .. } => (!approve).then_some(quick),
+            ControlRequest::Reload => Some(crate::hub::RELOAD_SETTLE + quick),
+            _ => None,
+        }
     }
 
     /// Reads the `result` of a successful answer to this request.

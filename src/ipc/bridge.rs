@@ -78,6 +78,15 @@ pub enum BridgeError {
         /// The companion's refusal, quoted.
         message: String,
     },
+    /// Copying: the companion accepted the connection but did not answer the agent's opening
+    /// request within the quick-answer bound ([`super::quick`]): it is stopped or stuck. The
+    /// requests in flight were answered with [`GONE_CODE`] and this text.
+    #[error("{0}")]
+    Unanswered(String),
+    /// Unix: the companion accepted the connection but did not answer the stdio offer within
+    /// the quick-answer bound; it took nothing, and the agent's input is still unread.
+    #[error("{0}")]
+    OfferUnanswered(String),
     /// Unix, stdio handed over: the companion ended the session while the client was still
     /// connected; the client saw its stdout close.
     #[error("the companion closed the session while the client was connected ({how})")]
@@ -115,12 +124,13 @@ pub async fn run_stdio(candidates: &[PathBuf]) -> Result<(), BridgeError> {
 ///
 /// # Errors
 /// [`BridgeError::SessionClosed`] when the companion ended the session while the client was
-/// still writing, or closed the connection without saying how it ended (it died).
+/// still writing, or closed the connection without saying how it ended (it died);
+/// [`BridgeError::OfferUnanswered`] when it does not answer the offer in time.
 #[cfg(unix)]
 async fn hand_over(mut stream: tokio::net::UnixStream) -> Result<(), BridgeError> {
     use super::handoff::{self, ENDED_AFTER_INPUT, Reply};
     let declined = match handoff::offer(&stream).await {
-        Ok(()) => match handoff::reply(&mut stream).await? {
+        Ok(()) => match handoff_reply(&mut stream).await? {
             Reply::Taken(seen) => {
                 handoff::release_stdio()?;
                 return match handoff::session_end(&mut stream, seen).await {
@@ -147,14 +157,60 @@ async fn hand_over(mut stream: tokio::net::UnixStream) -> Result<(), BridgeError
     pump(tokio::io::stdin(), tokio::io::stdout(), stream).await
 }
 
+/// The companion's reply to the stdio offer, within the quick-answer bound.
+///
+/// # Errors
+/// [`BridgeError::OfferUnanswered`] when none came in time (nothing was taken: the bridge still
+/// holds its stdio); [`BridgeError::Io`] when reading failed.
+#[cfg(unix)]
+async fn handoff_reply(
+    stream: &mut tokio::net::UnixStream,
+) -> Result<super::handoff::Reply, BridgeError> {
+    let bound = super::quick::bound();
+    match tokio::time::timeout(bound, super::handoff::reply(stream)).await {
+        Ok(reply) => Ok(reply?),
+        Err(_) => Err(BridgeError::OfferUnanswered(super::quick::unanswered(
+            "the bridge's stdio offer",
+            bound,
+        ))),
+    }
+}
+
+/// Whether `line` is a request that opens a session (`initialize`, `server/discover`, `ping`):
+/// the companion answers it at once, so the copying bridge bounds the wait for its answer.
+fn opens_session(line: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+    }
+    serde_json::from_slice::<Method<'_>>(line.trim_ascii_start())
+        .is_ok_and(|m| matches!(&*m.method, "initialize" | "server/discover" | "ping"))
+}
+
+/// How the companion's side of [`pump`] ended.
+enum Down {
+    /// Every request had its answer after the client's input ended.
+    Done,
+    /// The companion hung up: how many requests were left unanswered, and its refusal at the
+    /// connection cap when that was why.
+    HungUp(usize, Option<String>),
+    /// The companion said nothing within the quick-answer bound after the client's first
+    /// request opened the session; the text says so.
+    Silent(String),
+}
+
 /// Copies `input` → `stream` and `stream` → `output`, a line at a time, until `stream` reaches end
 /// of file, or until `input` has ended and every JSON-RPC request read from it has its response
 /// (then `stream` is dropped, which closes the connection). When `stream` ends first, every
 /// request still in flight gets an error answer on `output` ([`GONE_CODE`]), so each request
-/// the client sent has exactly one response.
+/// the client sent has exactly one response. When the client's first request opens the session
+/// ([`opens_session`]) and the companion sends nothing within the quick-answer bound
+/// ([`super::quick`]), the requests in flight are answered with an error saying so.
 ///
 /// # Errors
-/// [`BridgeError::Io`] when reading the companion or writing `output` fails;
+/// [`BridgeError::Unanswered`] when the companion stayed silent after the session's opening
+/// request; [`BridgeError::Io`] when reading the companion or writing `output` fails;
 /// [`BridgeError::CompanionClosed`] when the companion hung up while `input` was still open. A
 /// failing `input` only ends the upward direction.
 pub async fn pump<I, O, S>(input: I, mut output: O, stream: S) -> Result<(), BridgeError>
@@ -165,6 +221,8 @@ where
 {
     let (sock_rd, mut sock_wr) = tokio::io::split(stream);
     let in_flight = InFlight::default();
+    // Notified when the client's first request opens the session: its answer is bounded.
+    let opening_sent = tokio::sync::Notify::new();
     // `Ok(true)`: the client's input ended (or failed); `Ok(false)`: the companion stopped
     // taking lines (it is going away; the downward side sees it and answers what is left).
     let upward = async {
@@ -190,6 +248,9 @@ where
             let line = input.line();
             if matches!(read, Read::Line | Read::Last) {
                 in_flight.sent(line);
+                if opens_session(line) {
+                    opening_sent.notify_one();
+                }
             }
             passing = matches!(read, Read::TooLong | Read::Piece) && !line.ends_with(b"\n");
             let sent = async {
@@ -216,8 +277,28 @@ where
         let mut refusal: Option<String> = None;
         let mut sock_rd =
             LineReader::new(BufReader::new(sock_rd), MAX_MESSAGE_BYTES, Overflow::Pass);
+        let bound = super::quick::bound();
+        let silent = async {
+            opening_sent.notified().await;
+            tokio::time::sleep(bound).await;
+        };
+        tokio::pin!(silent);
+        let mut heard = false;
         loop {
-            let read = match sock_rd.next().await {
+            let next = if heard {
+                sock_rd.next().await
+            } else {
+                tokio::select! {
+                    next = sock_rd.next() => next,
+                    () = &mut silent => {
+                        let why = super::quick::unanswered("the agent's first request", bound);
+                        answer_gone(&mut output, &in_flight.take_all(), &why).await?;
+                        return Ok(Down::Silent(why));
+                    }
+                }
+            };
+            heard = true;
+            let read = match next {
                 Ok(Read::Eof | Read::Stalled) => break,
                 Ok(read) => read,
                 // A companion that exits with our lines unread resets the connection: it is
@@ -233,7 +314,7 @@ where
             output.flush().await?;
             if matches!(read, Read::Line | Read::Last) && in_flight.answered(line) {
                 output.flush().await?;
-                return Ok(None);
+                return Ok(Down::Done);
             }
         }
         // The companion hung up first: answer what it left unanswered.
@@ -242,18 +323,8 @@ where
             Some(message) => format!("{message}; the request was not run"),
             None => "the companion closed the connection before answering (it stopped or crashed); the request may or may not have run".to_owned(),
         };
-        for id in &unanswered {
-            let answer = serde_json::json!({
-                "jsonrpc": "2.0",
-                "error": { "code": GONE_CODE, "message": why },
-            });
-            // The id is spliced as the JSON text it was sent as (`1` and `"1"` differ).
-            let answer = answer.to_string();
-            let answer = format!("{{\"id\":{id},{}\n", &answer[1..]);
-            output.write_all(answer.as_bytes()).await?;
-        }
-        output.flush().await?;
-        Ok::<_, std::io::Error>(Some((unanswered.len(), refusal.take())))
+        answer_gone(&mut output, &unanswered, &why).await?;
+        Ok::<_, std::io::Error>(Down::HungUp(unanswered.len(), refusal.take()))
     };
     tokio::pin!(upward, downward);
     let mut upward_done = false;
@@ -261,11 +332,12 @@ where
         tokio::select! {
             r = &mut downward => {
                 return match r? {
-                    Some((_, Some(message))) => Err(BridgeError::AtConnectionLimit { message }),
-                    Some((unanswered, None)) if !in_flight.has_input_ended() => {
+                    Down::HungUp(_, Some(message)) => Err(BridgeError::AtConnectionLimit { message }),
+                    Down::HungUp(unanswered, None) if !in_flight.has_input_ended() => {
                         Err(BridgeError::CompanionClosed { unanswered })
                     }
-                    _ => Ok(()),
+                    Down::Silent(why) => Err(BridgeError::Unanswered(why)),
+                    Down::HungUp(..) | Down::Done => Ok(()),
                 };
             }
             input_ended = &mut upward, if !upward_done => {
@@ -276,6 +348,25 @@ where
             }
         }
     }
+}
+
+/// Answers each request `ids` (JSON text) on `output` with a [`GONE_CODE`] error saying `why`.
+async fn answer_gone<O: AsyncWrite + Unpin>(
+    output: &mut O,
+    ids: &[String],
+    why: &str,
+) -> std::io::Result<()> {
+    for id in ids {
+        let answer = serde_json::json!({
+            "jsonrpc": "2.0",
+            "error": { "code": GONE_CODE, "message": why },
+        });
+        // The id is spliced as the JSON text it was sent as (`1` and `"1"` differ).
+        let answer = answer.to_string();
+        let answer = format!("{{\"id\":{id},{}\n", &answer[1..]);
+        output.write_all(answer.as_bytes()).await?;
+    }
+    output.flush().await
 }
 
 /// The message of the companion's refusal at its connection cap, when `line` is that refusal

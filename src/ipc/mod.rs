@@ -15,6 +15,7 @@
 //! | [`autostart`] | the bridge starting a detached companion when none listens, one at a time |
 //! | `handoff` | Unix: the bridge hands its stdin/stdout to the companion over the socket (`SCM_RIGHTS`) |
 //! | [`peer`] | the process at the other end of an agent connection, as the kernel reports it |
+//! | [`quick`] | how long a local client waits for an answer the companion gives at once |
 //! | `pipe_acl` | Windows: the owner-only ACL of the named pipes |
 
 pub mod accept;
@@ -29,5 +30,6 @@ pub mod peer;
 mod pipe_acl;
 #[cfg(unix)]
 mod private_dir;
+pub mod quick;
 pub mod record;
 pub mod socket;

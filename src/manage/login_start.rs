@@ -8,8 +8,10 @@
 //! | Windows | the value `MCP Companion` under `HKCU\Software\Microsoft\Windows\CurrentVersion\Run` (through `reg.exe`) | the value itself |
 //! | macOS | a LaunchAgent `~/Library/LaunchAgents/io.github.mcp-companion.serve.plist` (`RunAtLoad`, `KeepAlive` on failure) | launchd reads it at the next login |
 //!
-//! The command started is this binary's absolute path with `serve` (and `--config PATH` when
-//! one was given), quoted for the OS. Turning it on again rewrites the entry; turning it off
+//! The command started is this binary's absolute path with `serve`, `--config PATH` (the
+//! config file in use when it is turned on) and `--socket PATH` when one was given (flag or
+//! `MCP_COMPANION_SOCKET`), quoted for the OS: the companion started at login is the one the
+//! person runs now, found by the same CLI commands and agents. Turning it on again rewrites the entry; turning it off
 //! removes everything this module wrote.
 
 use std::path::{Path, PathBuf};
@@ -42,7 +44,7 @@ pub enum LoginStartError {
         "{what} holds a control character, which a login entry's command line cannot hold: {shown}"
     )]
     ControlCharacter {
-        /// `the program path` or `the config path`.
+        /// `the program path`, `the config path` or `the socket path`.
         what: &'static str,
         /// The value, escaped.
         shown: String,
@@ -81,21 +83,28 @@ pub struct LoginStart {
     pub note: Option<String>,
 }
 
-/// The arguments `serve` is started with: `serve`, plus `--config PATH` when given.
-fn serve_args(config: Option<&Path>) -> Vec<String> {
+/// The arguments `serve` is started with: `serve`, plus `--config PATH` and `--socket PATH`
+/// when given.
+fn serve_args(config: Option<&Path>, socket: Option<&Path>) -> Vec<String> {
     let mut args = vec!["serve".to_owned()];
-    if let Some(c) = config {
-        args.push("--config".to_owned());
-        args.push(c.display().to_string());
+    for (flag, path) in [("--config", config), ("--socket", socket)] {
+        if let Some(p) = path {
+            args.push(flag.to_owned());
+            args.push(p.display().to_string());
+        }
     }
     args
 }
 
-/// Turns start-at-login on for `exe` (absolute) with `config`.
+/// Turns start-at-login on for `exe` (absolute) with `config` and `socket` (absolute).
 ///
 /// # Errors
 /// [`LoginStartError`] when the entry cannot be written.
-pub fn enable(exe: &Path, config: Option<&Path>) -> Result<LoginStart, LoginStartError> {
+pub fn enable(
+    exe: &Path,
+    config: Option<&Path>,
+    socket: Option<&Path>,
+) -> Result<LoginStart, LoginStartError> {
     let plain = |what: &'static str, path: &Path| {
         let text = path.display().to_string();
         if text.chars().any(char::is_control) {
@@ -111,7 +120,10 @@ pub fn enable(exe: &Path, config: Option<&Path>) -> Result<LoginStart, LoginStar
     if let Some(c) = config {
         plain("the config path", c)?;
     }
-    platform::enable(exe, &serve_args(config))
+    if let Some(s) = socket {
+        plain("the socket path", s)?;
+    }
+    platform::enable(exe, &serve_args(config, socket))
 }
 
 /// The first line of every file this module writes: how `off` and `on` tell ours from a
@@ -487,7 +499,7 @@ mod tests {
 
     #[test]
     fn the_unit_quotes_what_systemd_would_split_or_expand() {
-        let args = serve_args(Some(Path::new("/home/a b/100%/$x.json")));
+        let args = serve_args(Some(Path::new("/home/a b/100%/$x.json")), None);
         let unit = unit_text(Path::new("/opt/mcp companion/mcp-companion"), &args);
         assert!(
             unit.contains(
@@ -500,7 +512,10 @@ mod tests {
 
     #[test]
     fn the_launch_agent_escapes_xml_and_lists_each_argument() {
-        let plist = plist_text(Path::new("/Apps/A&B/mcp-companion"), &serve_args(None));
+        let plist = plist_text(
+            Path::new("/Apps/A&B/mcp-companion"),
+            &serve_args(None, None),
+        );
         assert!(
             plist.contains(
                 "<string>/Apps/A&amp;B/mcp-companion</string>\n    <string>serve</string>\n"
@@ -514,7 +529,7 @@ mod tests {
     fn the_run_value_quotes_the_program_and_spaced_arguments() {
         let line = windows_command(
             Path::new(r"C:\Users\a b\mcp-companion.exe"),
-            &serve_args(Some(Path::new(r"C:\cfg dir\c.json"))),
+            &serve_args(Some(Path::new(r"C:\cfg dir\c.json")), None),
         );
         assert_eq!(
             line,

@@ -218,3 +218,41 @@ async fn a_relative_config_path_is_reported_absolute_and_reload_accepts_it_from_
     assert!(reload.status.success(), "{reload:?}");
     assert!(!other.status.success(), "{other:?}");
 }
+
+/// `serve --config` naming a missing file (a typo) fails naming it and creates nothing; only
+/// the default config path is created on first run, with the demo server.
+#[test]
+fn serve_with_a_missing_config_file_says_so_and_creates_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let typo = dir.path().join("confg.json");
+    let mut serve = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(&typo)
+        .arg("--socket")
+        .arg(dir.path().join("mcp.sock"))
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env_remove("MCP_COMPANION_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run serve");
+    // A `serve` still running then has started on a config it created: the fault under test.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while serve.try_wait().expect("wait").is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if serve.try_wait().expect("wait").is_none() {
+        let _ = serve.kill();
+    }
+    let out = serve.wait_with_output().expect("serve output");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("config file {} does not exist", typo.display())),
+        "{err}"
+    );
+    assert!(!typo.exists(), "serve created {}", typo.display());
+}

@@ -10,13 +10,65 @@ use serde_json::Value;
 use crate::common::BIN;
 
 fn run(home: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    run_with(home, args, &[])
+}
+
+/// [`run`] with `env` set too.
+fn run_with(home: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(BIN);
+    command
         .args(args)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("cfg"))
         .env_remove("XDG_DATA_HOME")
-        .output()
-        .expect("run start-at-login")
+        .env_remove("MCP_COMPANION_CONFIG")
+        .env_remove("MCP_COMPANION_SOCKET");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run start-at-login")
+}
+
+/// The unit starts the companion the person runs now: the socket and config from the
+/// environment (`MCP_COMPANION_SOCKET`, `MCP_COMPANION_CONFIG`), or, without them, the default
+/// config path as resolved now.
+#[test]
+fn start_at_login_starts_the_companion_of_the_socket_and_config_in_use() {
+    let home = tempfile::tempdir().expect("home");
+    let socket = home.path().join("run/mcp.sock");
+    let config = home.path().join("mine.json");
+    let on = run_with(
+        home.path(),
+        &["start-at-login", "on"],
+        &[
+            ("MCP_COMPANION_SOCKET", &socket),
+            ("MCP_COMPANION_CONFIG", &config),
+        ],
+    );
+    assert!(on.status.success(), "{on:?}");
+    let unit = home.path().join("cfg/systemd/user/mcp-companion.service");
+    let text = std::fs::read_to_string(&unit).expect("the unit");
+    // The binary under test lies in a cargo build dir: the unit runs its stable copy.
+    let bin = home
+        .path()
+        .join(".local/share/mcp-companion/bin/mcp-companion");
+    let exec = format!(
+        "ExecStart={} serve --config {} --socket {}\n",
+        bin.display(),
+        config.display(),
+        socket.display()
+    );
+    assert!(text.contains(&exec), "{text}");
+    let on = run(home.path(), &["start-at-login", "on"]);
+    assert!(on.status.success(), "{on:?}");
+    let text = std::fs::read_to_string(&unit).expect("the unit");
+    let default = home.path().join("cfg/mcp-companion/config.json");
+    let exec = format!(
+        "ExecStart={} serve --config {}\n",
+        bin.display(),
+        default.display()
+    );
+    assert!(text.contains(&exec), "{text}");
 }
 
 #[test]

@@ -70,6 +70,7 @@ mod secrets;
 mod sessions;
 mod socket_dir;
 mod ssrf;
+mod stopped;
 mod strays;
 mod supervision;
 mod tasks;

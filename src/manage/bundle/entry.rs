@@ -283,9 +283,12 @@ pub fn build(
     })
 }
 
-/// The option key when `text` is exactly `${user_config.KEY}`.
+/// The option key when `text` is exactly `${user_config.KEY}` (one reference: a `}` inside
+/// means more text follows the first reference, as in `${user_config.a}${user_config.b}`).
 fn whole_option(text: &str) -> Option<&str> {
-    text.strip_prefix("${user_config.")?.strip_suffix('}')
+    text.strip_prefix("${user_config.")?
+        .strip_suffix('}')
+        .filter(|key| !key.contains('}'))
 }
 
 fn lookup<'a>(

@@ -104,6 +104,32 @@ fn variables_are_substituted_and_nothing_reads_the_environment() {
     assert_eq!(built.entry["args"][1], "/x y");
 }
 
+/// Two references side by side in one argument or value are two references, each substituted.
+#[test]
+fn adjacent_references_in_one_string_each_substitute() {
+    let m = manifest(json!({
+        "server": {"type": "node", "entry_point": "server/index.js",
+                   "mcp_config": {"command": "node",
+                                  "args": ["${user_config.greeting}${user_config.name}"],
+                                  "env": {"BOTH": "${user_config.greeting}${user_config.name}"}}},
+        "user_config": {
+            "greeting": {"type": "string", "title": "G", "description": "g"},
+            "name": {"type": "string", "title": "N", "description": "n"}
+        }
+    }));
+    let built = build(
+        &m,
+        &ctx(),
+        "hello",
+        &values(&[("greeting", "hi-"), ("name", "ann")], &[]),
+        &NoKeychainSink,
+        false,
+    )
+    .unwrap();
+    assert_eq!(built.entry["args"], json!(["hi-ann"]));
+    assert_eq!(built.entry["env"]["BOTH"], "hi-ann");
+}
+
 #[test]
 fn required_secret_bounds_and_undeclared_options_are_refused() {
     let m = manifest(json!({}));
