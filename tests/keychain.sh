@@ -43,8 +43,22 @@ ensure_keyring() {
     start_keyring
   fi
 }
+# Runs one cargo test command against the keyring. gnome-keyring-daemon itself has crashed
+# under these tests once (CI, 2026-12-05: SIGTRAP, "result not returned from SS API"): when a
+# run fails and the daemon is gone, its log is shown, ours is started again and the run is
+# repeated once. A failure with the daemon alive is the tests' and fails at once.
+against_keyring() {
+  if "$@"; then return 0; fi
+  if kill -0 "$keyring_pid" 2>/dev/null && owned; then return 1; fi
+  echo "keychain.sh: the tests failed and gnome-keyring-daemon (pid $keyring_pid) is gone; its log:" >&2
+  cat "$tmp/keyring.log" >&2 || true
+  kill "$keyring_pid" 2>/dev/null || true
+  start_keyring
+  echo "keychain.sh: running them once more against a new daemon" >&2
+  "$@"
+}
 start_keyring
 export MCP_REQUIRE_KEYCHAIN=1
-cargo test --locked --test integration keychain:: "$@"
+against_keyring cargo test --locked --test integration keychain:: "$@"
 ensure_keyring
-cargo test --locked --lib secret:: "$@"
+against_keyring cargo test --locked --lib secret:: "$@"
