@@ -330,6 +330,14 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let file = options.open(path).map_err(err)?;
+    // A file that is not a database (an `activity.path` naming someone's document) is left
+    // as it was, its mode too.
+    if file.metadata().map_err(err)?.len() > 0 && !is_sqlite(path) {
+        return Err(StoreError::Create {
+            path: path.to_owned(),
+            reason: "the file is not an SQLite database; it was left as it is".to_owned(),
+        });
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -340,9 +348,45 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Whether `path` starts with SQLite's file header ("SQLite format 3" and a NUL).
+fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok_and(|()| &header == b"SQLite format 3\0")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_no_database_is_refused_and_left_as_it_was() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("precious.txt");
+        std::fs::write(&path, "my notes\n").expect("write");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        }
+        let Err(e) = Store::open(&path) else {
+            panic!("opened a text file as the activity log");
+        };
+        assert!(e.to_string().contains("not an SQLite database"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "my notes\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
+        // A database of ours opens again.
+        let db = dir.path().join("a.db");
+        drop(Store::open(&db).expect("new"));
+        drop(Store::open(&db).expect("again"));
+    }
 
     fn row(at_ms: u64, size: usize) -> Row {
         Row {
