@@ -46,6 +46,12 @@ pub async fn trust(
             let ControlResponse::Trust(now) = control::request(&paths.control, &look).await? else {
                 anyhow::bail!("unexpected answer to trust");
             };
+            if now.servers.is_empty() {
+                anyhow::bail!(
+                    "nothing waits for approval any more (approved meanwhile, or the server \
+                     changed back): there is nothing to approve"
+                );
+            }
             if code(&now.servers) != wanted {
                 anyhow::bail!(
                     "what waits for approval changed since it was shown (its code is now {}): \

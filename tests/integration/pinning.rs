@@ -381,6 +381,11 @@ async fn trust_shown_approves_only_what_the_person_read() {
     let approved = stdout(&c.cli(&["trust", "a", "--shown", &code_of(&listing)]));
     assert!(approved.contains("Approved 1 tool change(s)"), "{approved}");
     wait_waiting(&c, "a", 0).await;
+    // The same code again: nothing waits now, and the answer says so.
+    let again = c.cli(&["trust", "a", "--shown", &code_of(&listing)]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success(), "{again:?}");
+    assert!(err.contains("nothing waits for approval any more"), "{err}");
 }
 
 /// A damaged `pins.json` fails closed: it is set aside, and every tool of a server waits for
