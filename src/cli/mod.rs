@@ -305,7 +305,12 @@ pub async fn control(
     let answer = control::request(&paths.control, &req).await?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&answer)?);
-        return Ok(ExitCode::SUCCESS);
+        let failed = matches!(&answer, ControlResponse::Reloaded(r) if !r.failed.is_empty());
+        return Ok(if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     match (req, answer) {
         (_, ControlResponse::Reloaded(report)) => {
@@ -323,6 +328,12 @@ pub async fn control(
             outln!("unchanged: {}", list(&report.unchanged));
             for warning in &report.warnings {
                 outln!("warning:   {}", out::visible(warning));
+            }
+            for failed in &report.failed {
+                eprintln!("failed:    {}", out::inert(failed));
+            }
+            if !report.failed.is_empty() {
+                return Ok(ExitCode::FAILURE);
             }
         }
         (ControlRequest::Start { server }, _) => outln!("started {server}"),

@@ -311,6 +311,25 @@ async fn reload(ctx: &ControlContext) -> Result<ControlResponse, Refusal> {
     })?;
     let mut report = ctx.hub.reload(&config).await;
     report.warnings = config.warnings.clone();
+    let touched = |name: &str| {
+        report
+            .added
+            .iter()
+            .chain(&report.changed)
+            .any(|n| n == name)
+    };
+    report.failed = ctx
+        .hub
+        .statuses()
+        .into_iter()
+        .filter(|s| s.state == crate::supervisor::ServerState::Failed && touched(&s.name))
+        .map(|s| {
+            let why = s
+                .last_error
+                .unwrap_or_else(|| "it failed to start".to_owned());
+            format!("{}: {why}", s.name)
+        })
+        .collect();
     Ok(ControlResponse::Reloaded(report))
 }
 

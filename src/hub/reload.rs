@@ -42,6 +42,11 @@ pub struct ReloadReport {
     /// control API's `reload`; absent from the JSON when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Added or changed servers that did not start (an invalid entry, a command that fails),
+    /// each as `name: last error`, so whoever asked sees it. Filled in by the control API's
+    /// `reload`; absent from the JSON when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 impl Hub {

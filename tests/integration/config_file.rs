@@ -60,7 +60,7 @@ async fn reload_and_watch_report_a_syntax_error_with_line_and_column_and_keep_se
 }
 
 /// A typo in a key is not silent where the person reloads: `reload` prints the warning the
-/// companion logged, and the entry fails on the key it lacks. `status` keeps showing it for
+/// companion logged, and the entry fails on the key it lacks (`reload` names it and exits 1). `status` keeps showing it for
 /// as long as that config is in effect, and stops once a fixed file is reloaded.
 #[tokio::test]
 async fn reload_and_status_show_the_files_warnings_until_it_is_fixed() {
@@ -77,13 +77,19 @@ async fn reload_and_status_show_the_files_warnings_until_it_is_fixed() {
     )
     .expect("write");
     let out = c.cli(&["reload"]);
-    assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
             "warning:   server \"typo\": unknown key \"comand\" is ignored (kept in the file)"
         ),
         "{text}"
+    );
+    // The entry that could not start is named with its error, and the reload fails.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        err.contains("failed:    typo: ") && err.contains("command"),
+        "{err}"
     );
     let status = c.cli(&["status"]);
     let text = String::from_utf8_lossy(&status.stdout);
