@@ -32,6 +32,9 @@ pub struct FastTarget {
     /// The session's calls in flight: a fast-path call enters it too, so the server's requests
     /// during the call reach its agent.
     pub askers: crate::upstream::askers::Askers,
+    /// The tool's default wrapped name when a profile serves it under another: what its
+    /// activity entry names it by ([`super::record::CallRecord::wrapped_as`]).
+    pub wrapped_as: Option<String>,
 }
 
 impl Hub {
@@ -59,7 +62,10 @@ impl Hub {
         if lane.ended().is_some() {
             return None;
         }
+        let wrapped_as =
+            (route.base != name && self.profile().is_some()).then(|| route.base.clone());
         Some(FastTarget {
+            wrapped_as,
             server: route.server.clone(),
             raw_name: raw_name.clone(),
             lane,

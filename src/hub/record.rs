@@ -86,6 +86,18 @@ impl CallRecord {
         }
     }
 
+    /// A profile session called the tool under the profile's name: the entry names it by its
+    /// default wrapped name (`base`, `mcp_<server>_<tool>`), as every other view's entries do,
+    /// so one `--tool` filter finds its calls from every view.
+    pub fn wrapped_as(&mut self, base: &str) {
+        if let Some(open) = &mut self.open
+            && open.profile.is_some()
+            && open.tool != base
+        {
+            base.clone_into(&mut open.tool);
+        }
+    }
+
     /// The call was routed to `server`.
     pub fn routed(&mut self, server: &Arc<str>) {
         if let Some(open) = &mut self.open {

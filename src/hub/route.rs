@@ -126,6 +126,7 @@ impl Hub {
             }
         };
         record.routed(&route.server);
+        record.wrapped_as(&route.base);
         match self
             .approve(name, &route, &server, arguments.as_ref(), agent, downstream)
             .await

@@ -307,7 +307,8 @@ async fn a_killed_writer_leaves_a_sound_database() {
 
 /// A call of a tool that waits for the person's approval (its definition changed since it was
 /// pinned) is recorded as `withheld`, and every call and listing carries the profile of the
-/// session it came through (none for the default view), in the text and JSON output too.
+/// session it came through (none for the default view), in the text and JSON output too; a
+/// profile's call is named by the tool's wrapped name, whatever the profile's naming.
 async fn withheld_calls_and_profiles_are_recorded(path: CallPath) {
     let dir = tempfile::tempdir().expect("tempdir");
     let overrides = dir.path().join("overrides.json");
@@ -316,7 +317,7 @@ async fn withheld_calls_and_profiles_are_recorded(path: CallPath) {
     let c = Companion::start_on(
         json!({
             "mcpServers": { "demo": entry },
-            "profiles": { "work": { "servers": ["demo"] } }
+            "profiles": { "work": { "servers": ["demo"], "naming": "server" } }
         }),
         path,
     );
@@ -334,13 +335,8 @@ async fn withheld_calls_and_profiles_are_recorded(path: CallPath) {
     let refused = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "x"})).await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     call(&mut agent, 2, "mcp_demo_add", json!({"a": 1, "b": 2})).await;
-    let cli = c.cli(&[
-        "call",
-        "--profile",
-        "work",
-        "mcp_demo_add",
-        r#"{"a":2,"b":3}"#,
-    ]);
+    // The profile serves it as `demo_add`; the entry names it by its wrapped name.
+    let cli = c.cli(&["call", "--profile", "work", "demo_add", r#"{"a":2,"b":3}"#]);
     assert!(cli.status.success(), "{cli:?}");
 
     let db = default_db(&c);

@@ -100,6 +100,9 @@ impl FastCall {
             || record::raw_arguments(self.arguments.as_deref()),
         );
         record.routed(&self.target.server);
+        if let Some(base) = &self.target.wrapped_as {
+            record.wrapped_as(base);
+        }
         let frame = envelope::request_frame(
             &ticket.id_json(),
             &self.target.raw_name,
