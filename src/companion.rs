@@ -30,6 +30,9 @@ pub const SHUTDOWN_BUDGET: Duration = Duration::from_secs(5);
 pub const SESSIONS_GRACE: Duration = Duration::from_secs(5);
 /// How long shutdown waits for the activity log's queue to be written.
 pub const ACTIVITY_FLUSH: Duration = Duration::from_secs(3);
+/// How much longer it waits, once the log is written, for the OpenTelemetry export to send
+/// the last of it: a collector that hangs must not hold the stop up.
+pub const TELEMETRY_GRACE: Duration = Duration::from_secs(1);
 
 /// Why a companion could not start.
 #[derive(Debug, thiserror::Error)]
@@ -254,7 +257,10 @@ impl Companion {
             );
         }
         // The last calls' entries, written before the process ends.
-        let flushed = tokio::task::spawn_blocking(move || activity.flush(ACTIVITY_FLUSH)).await;
+        let flushed = tokio::task::spawn_blocking(move || {
+            activity.flush_at_exit(ACTIVITY_FLUSH, TELEMETRY_GRACE)
+        })
+        .await;
         if !matches!(flushed, Ok(true)) {
             tracing::warn!("the activity log's last entries may not have been written");
         }

@@ -185,24 +185,62 @@ impl Activity {
     /// the database and handed to the sink, and the sink was told to send what it holds
     /// ([`Sink::flush`]). `false` when the time ran out or the writer is gone.
     pub fn flush(&self, timeout: Duration) -> bool {
-        let Some(shared) = &self.inner else {
-            return true;
-        };
-        let (done, wait) = mpsc::channel();
         let deadline = std::time::Instant::now() + timeout;
-        let mut msg = writer::Msg::Flush(done);
+        let Some((_, sent)) = self.ask_flush(deadline, false) else {
+            return self.inner.is_none();
+        };
+        sent.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .is_ok()
+    }
+
+    /// The flush of a stop: waits at most `timeout` until every entry queued before this call
+    /// is in the database (the answer: `false` when the time ran out or the writer is gone),
+    /// then at most `sink_grace` more for the sink's send. A collector that hangs delays the
+    /// stop by `sink_grace` at most and is no reason to doubt the database.
+    pub fn flush_at_exit(&self, timeout: Duration, sink_grace: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let Some((stored, sent)) = self.ask_flush(deadline, true) else {
+            return self.inner.is_none();
+        };
+        let stored = stored.is_some_and(|s| {
+            s.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+                .is_ok()
+        });
+        if stored && sent.recv_timeout(sink_grace).is_err() {
+            tracing::debug!("the telemetry export did not finish before the stop");
+        }
+        stored
+    }
+
+    /// Queues a flush (waiting for room until `deadline`); its receivers, `None` when the
+    /// log is off, the writer is gone or the queue stayed full.
+    fn ask_flush(
+        &self,
+        deadline: std::time::Instant,
+        stored: bool,
+    ) -> Option<(Option<mpsc::Receiver<()>>, mpsc::Receiver<()>)> {
+        let shared = self.inner.as_ref()?;
+        let (stored_tx, stored_rx) = if stored {
+            let (tx, rx) = mpsc::channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let (sent_tx, sent_rx) = mpsc::channel();
+        let mut msg = writer::Msg::Flush(writer::Flush {
+            stored: stored_tx,
+            sent: sent_tx,
+        });
         loop {
             match shared.queue.try_send(msg) {
-                Ok(()) => break,
+                Ok(()) => return Some((stored_rx, sent_rx)),
                 Err(mpsc::TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
                     msg = m;
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                Err(_) => return false,
+                Err(_) => return None,
             }
         }
-        wait.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
-            .is_ok()
     }
 }
 

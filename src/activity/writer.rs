@@ -36,7 +36,16 @@ const MAINTENANCE_ROWS: u64 = 20_000;
 pub(super) enum Msg {
     Entry(Entry),
     /// Answered once everything queued before it is written.
-    Flush(mpsc::Sender<()>),
+    Flush(Flush),
+}
+
+/// The answers to one flush: `stored` once the entries queued before it are in the database,
+/// `sent` once the sink was also told to send what it holds ([`Sink::flush`]), which may wait
+/// on a collector.
+#[derive(Debug)]
+pub(super) struct Flush {
+    pub(super) stored: Option<mpsc::Sender<()>>,
+    pub(super) sent: mpsc::Sender<()>,
 }
 
 /// Another consumer of the rows (the OpenTelemetry export): called on the writer thread, so
@@ -139,6 +148,11 @@ fn run(outputs: Outputs, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
         } else {
             written_dropped = lost;
         }
+        for flush in &flushes {
+            if let Some(stored) = &flush.stored {
+                let _ = stored.send(());
+            }
+        }
         if let Some(sink) = sink.as_mut() {
             for row in &rows {
                 sink.row(row);
@@ -147,8 +161,8 @@ fn run(outputs: Outputs, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
                 sink.flush();
             }
         }
-        for done in flushes {
-            let _ = done.send(());
+        for flush in flushes {
+            let _ = flush.sent.send(());
         }
         if Instant::now() >= next_maintenance || since_maintenance >= MAINTENANCE_ROWS {
             maintain(store.as_mut(), rules);
@@ -162,7 +176,7 @@ fn run(outputs: Outputs, rules: &Rules, rx: &mpsc::Receiver<Msg>, dropped: &Atom
 #[derive(Default)]
 struct Batch {
     rows: Vec<Row>,
-    flushes: Vec<mpsc::Sender<()>>,
+    flushes: Vec<Flush>,
     taken: usize,
 }
 

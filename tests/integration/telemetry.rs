@@ -359,3 +359,45 @@ async fn a_loopback_collector_without_a_whitelist_entry_is_refused_by_the_ssrf_g
     let g = got.lock().expect("lock");
     assert!(g.spans.is_empty() && g.metrics.is_empty());
 }
+
+/// A collector that accepts the connection and never answers holds a stop up by the short
+/// telemetry grace at most, and is no reason to say the activity log may have lost entries.
+#[tokio::test]
+async fn a_hanging_collector_is_no_reason_to_doubt_the_activity_log_at_a_stop() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    // Accepts, reads nothing, answers nothing, holds every connection open.
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            open.push(stream);
+        }
+    });
+    let mut c = start(config(port, true));
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let ok = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "hi"})).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "hi", "{ok}");
+    let status = c.terminate(std::time::Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+    let log = c.log();
+    assert!(
+        !log.contains("may not have been written"),
+        "a false warning at the stop: {log}"
+    );
+    let db = c.home.join(".local/share/mcp-companion/activity.db");
+    let conn = mcp_companion::activity::store::open_read_only(&db).expect("the log");
+    let calls = mcp_companion::activity::query::read(
+        &conn,
+        &mcp_companion::activity::query::Filter::default(),
+        0,
+    )
+    .expect("read")
+    .into_iter()
+    .filter(|r| r.kind == "call")
+    .count();
+    assert_eq!(calls, 1);
+    held.abort();
+}
