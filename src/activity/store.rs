@@ -144,7 +144,7 @@ impl Store {
         &self.path
     }
 
-    /// Inserts `rows` in one transaction, in order: [`ROWS_PER_STATEMENT`] to a statement
+    /// Inserts `rows` in one transaction, in order: 16 to a statement (`ROWS_PER_STATEMENT`)
     /// while that many are left, so a statement's own cost (and the `AUTOINCREMENT` counter's
     /// update) is paid once for that many rows.
     ///

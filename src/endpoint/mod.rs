@@ -62,7 +62,7 @@ pub mod fast;
 pub mod first_list;
 pub mod limits;
 pub mod line;
-mod listen;
+pub mod listen;
 mod native;
 pub mod park;
 mod profiles;

@@ -205,7 +205,7 @@ enum Down {
 /// (then `stream` is dropped, which closes the connection). When `stream` ends first, every
 /// request still in flight gets an error answer on `output` ([`GONE_CODE`]), so each request
 /// the client sent has exactly one response. When the client's first request opens the session
-/// ([`opens_session`]) and the companion sends nothing within the quick-answer bound
+/// (`initialize`, `server/discover` or `ping`) and the companion sends nothing within the quick-answer bound
 /// ([`super::quick`]), the requests in flight are answered with an error saying so.
 ///
 /// # Errors
