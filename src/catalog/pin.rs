@@ -260,11 +260,11 @@ pub fn pin(kind: Kind, item: &impl Serialize) -> PinnedTool {
     let mut definition = Map::new();
     for key in kind.fields() {
         if let Some(v) = full.get(*key).filter(|v| !v.is_null()) {
-            definition.insert((*key).to_owned(), canonical(v));
+            definition.insert((*key).to_owned(), crate::io::json::canonical(v));
         }
     }
     let definition = Value::Object(definition);
-    let text = canonical(&definition).to_string();
+    let text = crate::io::json::canonical(&definition).to_string();
     let fingerprint = Sha256::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -272,23 +272,6 @@ pub fn pin(kind: Kind, item: &impl Serialize) -> PinnedTool {
     PinnedTool {
         fingerprint,
         definition,
-    }
-}
-
-/// `value` with every object's keys in sorted order (serde_json here keeps insertion order).
-fn canonical(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
     }
 }
 

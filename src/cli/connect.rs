@@ -240,24 +240,8 @@ fn symbolic_path(client: Client, os: Os) -> String {
 
 /// Imports the client's servers (before our entry is added, so it is not among them).
 fn import_from(config_path: Option<&Path>, client: Client, path: &Path) -> anyhow::Result<()> {
-    let kind = match client {
-        Client::Vscode => import::ClientKind::VsCode,
-        Client::Nanobot => import::ClientKind::Nanobot,
-        Client::Cursor => import::ClientKind::Cursor,
-        Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
-            import::ClientKind::ClaudeDesktop
-        }
-        Client::Codex
-        | Client::Zed
-        | Client::Gemini
-        | Client::Opencode
-        | Client::Goose
-        | Client::LmStudio
-        | Client::Cline
-        | Client::Continue
-        | Client::Junie => {
-            bail!("--import does not read {} files yet", client.label())
-        }
+    let Some(kind) = import::ClientKind::of(client) else {
+        bail!("--import does not read {} files yet", client.label())
     };
     if !path.exists() {
         return Ok(());

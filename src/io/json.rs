@@ -82,6 +82,25 @@ impl<'de> Visitor<'de> for Skip {
     }
 }
 
+/// `value` with every object's keys in sorted order (serde_json here keeps insertion order):
+/// the same JSON always prints the same text, for fingerprints and digests.
+pub fn canonical(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

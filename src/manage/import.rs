@@ -38,6 +38,29 @@ pub enum ClientKind {
 }
 
 impl ClientKind {
+    /// How `import` reads the config file of `client` (what `connect --import` imports), or
+    /// `None` for a client whose file it does not read yet.
+    pub fn of(client: crate::manage::connect::Client) -> Option<ClientKind> {
+        use crate::manage::connect::Client;
+        match client {
+            Client::Vscode => Some(ClientKind::VsCode),
+            Client::Nanobot => Some(ClientKind::Nanobot),
+            Client::Cursor => Some(ClientKind::Cursor),
+            Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
+                Some(ClientKind::ClaudeDesktop)
+            }
+            Client::Codex
+            | Client::Zed
+            | Client::Gemini
+            | Client::Opencode
+            | Client::Goose
+            | Client::LmStudio
+            | Client::Cline
+            | Client::Continue
+            | Client::Junie => None,
+        }
+    }
+
     /// Display name.
     pub fn label(self) -> &'static str {
         match self {

@@ -260,23 +260,7 @@ pub async fn connect_client(
     let (client, path) = pick(&id)?;
     let mut added = 0;
     if import && path.exists() {
-        let kind = match client {
-            Client::Vscode => Some(import::ClientKind::VsCode),
-            Client::Nanobot => Some(import::ClientKind::Nanobot),
-            Client::Cursor => Some(import::ClientKind::Cursor),
-            Client::ClaudeDesktop | Client::ClaudeCode | Client::Windsurf => {
-                Some(import::ClientKind::ClaudeDesktop)
-            }
-            Client::Codex
-            | Client::Zed
-            | Client::Gemini
-            | Client::Opencode
-            | Client::Goose
-            | Client::LmStudio
-            | Client::Cline
-            | Client::Continue
-            | Client::Junie => None,
-        };
+        let kind = import::ClientKind::of(client);
         if let Some(kind) = kind {
             let source = import::Source::read(&path, Some(kind))
                 .map_err(|e| CommandError::new(ErrorKind::Import, e.to_string()))?;

@@ -198,26 +198,10 @@ pub fn call_digest(name: &str, arguments: Option<&JsonObject>) -> [u8; 32] {
     hash.update(name.as_bytes());
     hash.update([0]);
     if let Some(arguments) = arguments {
-        let sorted = sorted(&Value::Object(arguments.clone()));
+        let sorted = crate::io::json::canonical(&Value::Object(arguments.clone()));
         hash.update(sorted.to_string().as_bytes());
     }
     hash.finalize().into()
-}
-
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&map[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]
