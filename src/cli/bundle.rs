@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mcp_companion::manage::bundle::install::{self, Setup};
+use mcp_companion::manage::bundle::install::{self, DirOutcome, Setup};
 use mcp_companion::manage::bundle::signature;
 use mcp_companion::manage::bundle::update::{self, BundleUpdate};
 use mcp_companion::manage::registry::{Values, keychain};
@@ -155,8 +155,15 @@ pub fn remove(config_path: Option<&Path>, server: &str) -> anyhow::Result<ExitCo
         path.display()
     );
     match dir {
-        Some(Ok(d)) => outln!("deleted its bundle directory {}", d.display()),
-        Some(Err(e)) => eprintln!("warning: its bundle directory stays: {e}; delete it by hand"),
+        Some(DirOutcome::Deleted(d)) => outln!("deleted its bundle directory {}", d.display()),
+        Some(DirOutcome::InUse { dir, by }) => outln!(
+            "kept its bundle directory {}: server \"{}\" uses it too",
+            dir.display(),
+            inert(&by)
+        ),
+        Some(DirOutcome::Failed(e)) => {
+            eprintln!("warning: its bundle directory stays: {e}; delete it by hand")
+        }
         None => {}
     }
     outln!("apply with: mcp-companion reload");

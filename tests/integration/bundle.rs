@@ -516,6 +516,26 @@ fn signed_bundles_are_verified_and_a_changed_one_is_refused() {
         assert_eq!(std::fs::read(&place.cfg).unwrap(), before);
         assert_eq!(listing(&place.data()), dirs);
     }
+
+    // The signed install's file replaced by the unsigned one: `update` refuses it, naming
+    // both sides, and writes nothing.
+    assert_eq!(
+        place.entry("signed")["source"]["signer"]
+            .as_str()
+            .map(str::len),
+        Some(64)
+    );
+    std::fs::copy(&file, &signed).unwrap();
+    let o = place.cli(&path, &["update", "signed"]);
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("the installed version was signed by the certificate with SHA-256")
+            && out(&o).contains("the bundle file now is not signed: not updated"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(std::fs::read(&place.cfg).unwrap(), before);
+    assert_eq!(listing(&place.data()), dirs);
 }
 
 #[test]

@@ -175,7 +175,7 @@ async fn a_request_state_is_verified_before_any_answer_is_delivered() {
         (
             json!({ "inputResponses": { key.clone(): { "roots": [] } }, "requestState": state }),
             ELICIT,
-            "is not a elicitation/create result",
+            "is not a valid elicitation/create result",
         ),
     ];
     for (id, (extra, tool, why)) in (2..).zip(wrong) {

@@ -58,7 +58,8 @@ pub async fn stop_all(state: State<'_, Desktop>) -> Result<(), CommandError> {
 }
 
 /// Removes `name` from the config file and stops it; a server installed from a bundle loses
-/// its unpacked directory too, once stopped (a directory that cannot be deleted is logged).
+/// its unpacked directory too, once stopped, unless another entry names it (a directory that
+/// cannot be deleted is logged).
 #[tauri::command]
 pub async fn remove_server(
     state: State<'_, Desktop>,
@@ -70,10 +71,16 @@ pub async fn remove_server(
         .cloned();
     let report = edit_and_reload(&state, |doc| edit::remove_server(doc, &name)).await?;
     let root = bundle::paths::bundles_root();
-    if let (Some(old), Some(root)) = (old, root)
-        && let Some(Err(e)) = bundle::install::remove_dir(&old, &root)
-    {
-        tracing::warn!(server = %name, error = %e, "cannot delete the bundle's directory");
+    if let (Some(old), Some(root), Ok(remaining)) = (old, root, raw_config(&state)) {
+        match bundle::install::remove_dir(&old, &root, &remaining) {
+            Some(bundle::install::DirOutcome::Failed(e)) => {
+                tracing::warn!(server = %name, error = %e, "cannot delete the bundle's directory")
+            }
+            Some(bundle::install::DirOutcome::InUse { by, .. }) => {
+                tracing::info!(server = %name, used_by = %by, "kept the bundle's directory: another server uses it")
+            }
+            _ => {}
+        }
     }
     Ok(report)
 }

@@ -320,7 +320,7 @@ fn read(
             question.read(value).map_err(|why| {
                 McpError::invalid_params(
                     format!(
-                        "inputResponses \"{key}\" is not a {} result: {why}",
+                        "inputResponses \"{key}\" is not a valid {} result: {why}",
                         question.method()
                     ),
                     None,

@@ -45,6 +45,9 @@ pub struct BundleSource {
     pub dir: String,
     /// Config strings of the `user_config` values (secrets as references), reused by `update`.
     pub inputs: BTreeMap<String, String>,
+    /// SHA-256 of the signing certificate's DER (lower-case hex) when the file was signed;
+    /// `update` refuses a file signed otherwise or not at all.
+    pub signer: Option<String>,
 }
 
 impl BundleSource {
@@ -56,6 +59,9 @@ impl BundleSource {
         });
         if !self.inputs.is_empty() {
             v["inputs"] = json!(self.inputs);
+        }
+        if let Some(signer) = &self.signer {
+            v["signer"] = json!(signer);
         }
         v
     }
@@ -82,6 +88,7 @@ impl BundleSource {
                         .collect()
                 })
                 .unwrap_or_default(),
+            signer: text("signer"),
         })
     }
 }
@@ -272,6 +279,7 @@ fn plan_archive(
         sha256: archive.sha256.clone(),
         dir: dir.display().to_string(),
         inputs: built.inputs.clone(),
+        signer: archive.signature.as_ref().map(|s| s.fingerprint.clone()),
     };
     let mut entry_value = built.entry.clone();
     entry_value["source"] = source.to_value();
@@ -335,7 +343,7 @@ pub fn save(
         })?;
     }
     registry_install::store_secrets(planned, secrets).map_err(|e| undo(e.into()))?;
-    edit::update_file(path, |doc| {
+    let written = edit::update_file(path, |doc| {
         edit::set_server(doc, &planned.server, planned.entry.clone(), replace)
     })
     .map_err(|e| undo(RegistryError::Config(format!("{}: {e}", path.display())).into()))?;
@@ -343,7 +351,8 @@ pub fn save(
         .as_ref()
         .and_then(BundleSource::of_entry)
         .map(|s| PathBuf::from(s.dir))
-        .filter(|d| *d != plan.dir && paths::is_bundle_dir(root, d));
+        .filter(|d| *d != plan.dir && paths::is_bundle_dir(root, d))
+        .filter(|d| entry_naming(&written.raw, d).is_none());
     if let Some(d) = &old_dir {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -366,36 +375,66 @@ fn old_entry(path: &Path, server: &str) -> Result<Option<Value>, BundleError> {
     }
 }
 
-/// Removes entry `server` from the config at `path`, then [`remove_dir`] of the old entry.
-/// Returns the directory removed, or why it could not be (the entry is gone either way).
+/// Removes entry `server` from the config at `path`, then [`remove_dir`] of the old entry
+/// against what the config holds afterwards.
+/// Returns what became of its bundle directory (the entry is gone either way).
 ///
 /// # Errors
 /// [`BundleError::Input`] (no such server, the file does not load); nothing is removed then.
-pub fn remove(
-    path: &Path,
-    server: &str,
-    root: &Path,
-) -> Result<Option<Result<PathBuf, BundleError>>, BundleError> {
+pub fn remove(path: &Path, server: &str, root: &Path) -> Result<Option<DirOutcome>, BundleError> {
     let old = old_entry(path, server)?;
-    edit::update_file(path, |doc| edit::remove_server(doc, server))
+    let remaining = edit::update_file(path, |doc| edit::remove_server(doc, server))
         .map_err(|e| RegistryError::Config(format!("{}: {e}", path.display())))?;
-    Ok(old.as_ref().and_then(|e| remove_dir(e, root)))
+    Ok(old
+        .as_ref()
+        .and_then(|e| remove_dir(e, root, &remaining.raw)))
+}
+
+/// What [`remove_dir`] did with a removed entry's bundle directory.
+#[derive(Debug)]
+pub enum DirOutcome {
+    /// Deleted.
+    Deleted(PathBuf),
+    /// Kept: another entry (named) points into it, e.g. one copied from it by hand.
+    InUse {
+        /// The directory.
+        dir: PathBuf,
+        /// The first other server whose entry names it.
+        by: String,
+    },
+    /// Deleting it failed.
+    Failed(BundleError),
 }
 
 /// Deletes the directory raw entry `entry` was unpacked into, when it was installed from a
-/// bundle and that directory is directly inside `root` (whatever an edited `source.dir`
-/// says). `None` when there is nothing to delete.
-pub fn remove_dir(entry: &Value, root: &Path) -> Option<Result<PathBuf, BundleError>> {
+/// bundle, that directory is directly inside `root` (whatever an edited `source.dir` says) and
+/// no entry of `remaining` (the config document after the removal) names it. `None` when
+/// there is nothing to delete.
+pub fn remove_dir(entry: &Value, root: &Path, remaining: &Value) -> Option<DirOutcome> {
     let dir = BundleSource::of_entry(entry)
         .map(|s| PathBuf::from(s.dir))
         .filter(|d| paths::is_bundle_dir(root, d))?;
+    if let Some(by) = entry_naming(remaining, &dir) {
+        return Some(DirOutcome::InUse { dir, by });
+    }
     Some(match std::fs::remove_dir_all(&dir) {
-        Ok(()) => Ok(dir),
-        Err(e) => Err(BundleError::Io {
+        Ok(()) => DirOutcome::Deleted(dir),
+        Err(e) => DirOutcome::Failed(BundleError::Io {
             path: dir.display().to_string(),
             reason: e.to_string(),
         }),
     })
+}
+
+/// The first server of config document `doc` whose entry mentions `dir` anywhere (its
+/// `source`, `command`, `args`, `cwd`…): an entry copied by hand shares its bundle's files.
+fn entry_naming(doc: &Value, dir: &Path) -> Option<String> {
+    let needle = dir.to_string_lossy();
+    doc.get("mcpServers")?
+        .as_object()?
+        .iter()
+        .find(|(_, e)| e.to_string().contains(needle.as_ref()))
+        .map(|(name, _)| name.clone())
 }
 
 #[cfg(test)]

@@ -88,6 +88,52 @@ fn plan_save_replace_and_remove_keep_one_directory_per_bundle() {
 }
 
 #[test]
+fn a_directory_another_entry_names_is_kept_by_remove_and_by_replace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("bundles");
+    let file = tmp.path().join("hello.mcpb");
+    std::fs::write(&file, node(json!({}))).unwrap();
+    let cfg = tmp.path().join("config.json");
+    std::fs::write(&cfg, r#"{"mcpServers": {}}"#).unwrap();
+    let s = setup(&root);
+    let p = plan(&file, None, &Values::default(), &NoKeychainSink, &s).unwrap();
+    save(&cfg, &p, false, &NoKeychainSink, &root).unwrap();
+    // A second entry copied from the first by hand, `source` and all.
+    let copy = |name: &str| {
+        edit::update_file(&cfg, |d| {
+            let entry = d["mcpServers"]["hello-world"].clone();
+            edit::set_server(d, name, entry, false)
+        })
+        .unwrap();
+    };
+    copy("h2");
+    match remove(&cfg, "h2", &root).unwrap() {
+        Some(DirOutcome::InUse { dir, by }) => {
+            assert_eq!(dir, p.dir);
+            assert_eq!(by, "hello-world");
+        }
+        other => panic!("expected the directory kept, got {other:?}"),
+    }
+    assert!(p.dir.join("server/index.js").is_file());
+
+    // Replacing the bundle of one entry keeps the directory the copy still runs from.
+    copy("h3");
+    let again = plan(&file, None, &Values::default(), &NoKeychainSink, &s).unwrap();
+    assert_eq!(
+        save(&cfg, &again, true, &NoKeychainSink, &root).unwrap(),
+        None
+    );
+    assert!(p.dir.join("server/index.js").is_file());
+
+    // The last entry naming it goes: now it is deleted.
+    match remove(&cfg, "h3", &root).unwrap() {
+        Some(DirOutcome::Deleted(dir)) => assert_eq!(dir, p.dir),
+        other => panic!("expected the directory deleted, got {other:?}"),
+    }
+    assert!(!p.dir.exists());
+}
+
+#[test]
 fn platform_runtime_and_entry_point_are_checked_before_anything_is_written() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("bundles");

@@ -94,6 +94,17 @@ pub enum BundleError {
         /// Why.
         reason: String,
     },
+    /// `update` found a file whose signing certificate differs from the installed version's
+    /// (or no signature where there was one).
+    #[error(
+        "the installed version was signed by {before}; the bundle file now is {now}: not updated (to accept it, install it again with --replace)"
+    )]
+    SignerChanged {
+        /// Who signed the installed version (certificate subject and fingerprint).
+        before: String,
+        /// The file's signer, or "not signed".
+        now: String,
+    },
     /// The bundle cannot run here (platform, runtime version, a directory the user lacks).
     #[error("this bundle cannot run here: {reason}")]
     Incompatible {

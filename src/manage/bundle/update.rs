@@ -100,6 +100,18 @@ pub fn plan_update(
     if plan.archive.sha256 == source.sha256 && !changed {
         return Ok(BundleUpdate::UpToDate(source));
     }
+    let now = plan.archive.signature.as_ref();
+    if let Some(before) = &source.signer
+        && now.is_none_or(|s| s.fingerprint != *before)
+    {
+        return Err(BundleError::SignerChanged {
+            before: format!("the certificate with SHA-256 {before}"),
+            now: now.map_or_else(
+                || "not signed".to_owned(),
+                |s| format!("signed by \"{}\" (SHA-256 {})", s.subject, s.fingerprint),
+            ),
+        });
+    }
     if let (Value::Object(old), Value::Object(new)) = (old, &mut plan.planned.entry) {
         for (k, v) in old {
             if !MAPPED_KEYS.contains(&k.as_str()) && !new.contains_key(k) {
