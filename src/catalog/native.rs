@@ -603,4 +603,47 @@ mod tests {
             ("a", "note://{id}")
         );
     }
+
+    #[test]
+    fn expansions_of_a_rewritten_template_are_rewritten_toward_the_agent_and_route_back() {
+        let note = ResourceTemplate::new("note://{id}", "note");
+        let ui = ResourceTemplate::new("ui://{view}/app.html", "view");
+        let listed = Resource::new("note://listed", "listed");
+        let mut a = server("a", &[&listed]);
+        a.templates = vec![&note, &ui];
+        let mut b = server("b", &[]);
+        b.templates = vec![&note, &ui];
+        let native = Native::build(vec![a, b]);
+        assert!(native.rewrites("a") && native.rewrites("b"));
+        // A link in a result of `b` to an expansion reads back at `b`.
+        let agent = native.to_agent("b", "note://7");
+        assert_eq!(agent, "mcp-companion://b/note://7");
+        let route = native.resource(&agent).expect("routed");
+        assert_eq!((&*route.server, route.upstream.as_str()), ("b", "note://7"));
+        let agent = native.to_agent("a", "ui://clock/app.html");
+        assert_eq!(agent, "ui://a/clock/app.html");
+        let route = native.resource(&agent).expect("routed");
+        assert_eq!(
+            (&*route.server, route.upstream.as_str()),
+            ("a", "ui://clock/app.html")
+        );
+        // A URI `a` lists unrewritten stays, though its template matches it; other URIs stay.
+        assert_eq!(native.to_agent("a", "note://listed"), "note://listed");
+        assert_eq!(
+            native.to_agent("a", "https://example.com/x"),
+            "https://example.com/x"
+        );
+    }
+
+    #[test]
+    fn servers_whose_names_sanitise_alike_route_their_shared_uris_apart() {
+        let r = Resource::new("demo://doc", "doc");
+        let native = Native::build(vec![server("x.y", &[&r]), server("x_y", &[&r])]);
+        let uris: Vec<&str> = native.resources().iter().map(|r| r.uri.as_str()).collect();
+        assert_ne!(uris[0], uris[1]);
+        for (uri, owner) in uris.iter().zip(["x.y", "x_y"]) {
+            assert_eq!(&*native.resource(uri).expect("routed").server, owner);
+            assert_eq!(native.to_agent(owner, "demo://doc"), *uri);
+        }
+    }
 }
