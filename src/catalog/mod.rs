@@ -31,6 +31,7 @@ pub use self::profile::unmatched_globs;
 pub mod schema;
 pub mod search;
 mod settle;
+mod uri_names;
 pub mod uri_template;
 mod warning;
 pub mod wrap;

@@ -8,13 +8,15 @@
 //! | prompt `p` of server `s` | `<s>_<p>` (`s` sanitised as in tool names) | always: names are labels, so they carry their server as tool names do and stay stable when servers come and go |
 //! | two prompts that end up with one name | `<s>_<p>_<8 hex>` (SHA-1 of server and prompt) | a collision |
 //! | resource URI `u` | `u` | only one server claims `u` |
-//! | a URI (or template) two servers claim | `ui://<s>/<rest>` for `ui://<rest>`, else `mcp-companion://<s>/<u>` | a collision: every claimant's copy is rewritten |
+//! | a URI (or template) two servers claim | `ui://<label>/<rest>` for `ui://<rest>`, else `mcp-companion://<label>/<u>` | a collision: every claimant's copy is rewritten |
 //!
 //! A server *claims* a URI by listing it as a resource or by naming it in one of its tools'
-//! `_meta.ui.resourceUri` (MCP Apps); a template by listing it. Rewritten URIs are rewritten
-//! everywhere an agent sees them (`resources/list`, tool `_meta`, tool results, prompt
-//! messages, read results) by [`Native::to_agent`], and routed back by table lookups, never by
-//! reading a prefix.
+//! `_meta.ui.resourceUri` (MCP Apps); a template by listing it. The label is the server's
+//! sanitised name, with a hash suffix when a rewritten URI would otherwise read like another
+//! served URI (`uri_names.rs`). Rewritten URIs, and the expansions of a rewritten template,
+//! are rewritten everywhere an agent sees them (`resources/list`, tool `_meta`, tool results,
+//! prompt messages, read results) by [`Native::to_agent`], and routed back by table lookups,
+//! never by reading a prefix.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde_json::Value;
 
 use super::naming::{hex_prefix, sanitize};
+use super::uri_names::{labels, namespaced};
 
 /// What the running servers declared in `initialize`, merged: a capability counts when any
 /// server has it.
@@ -71,8 +74,10 @@ pub struct Native {
     template_routes: Vec<TemplateRoute>,
     /// Agent URI → route, for listed resources and tools' `ui://` URIs.
     uris: HashMap<String, NativeRoute>,
-    /// (server, upstream URI) → agent URI, only for rewritten URIs.
-    rewritten: HashMap<(Arc<str>, String), String>,
+    /// Server → (upstream URI → agent URI), only for rewritten URIs.
+    rewritten: HashMap<Arc<str>, HashMap<String, String>>,
+    /// Servers some of whose URIs or templates are rewritten.
+    rewriting: HashSet<Arc<str>>,
     /// Servers that declared `resources`, in config order.
     resource_servers: Vec<Arc<str>>,
     /// Whether a URI no table entry matches may go to the only server in `resource_servers`:
@@ -114,15 +119,6 @@ pub fn tool_ui_uri(tool: &Tool) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// The rewritten form of `uri` of `server` (module doc).
-pub fn namespaced(server: &str, uri: &str) -> String {
-    let server = sanitize(server);
-    match uri.strip_prefix("ui://") {
-        Some(rest) => format!("ui://{server}/{rest}"),
-        None => format!("mcp-companion://{server}/{uri}"),
-    }
-}
-
 impl Native {
     /// Builds the tables from each server's enabled capabilities, servers in config order.
     pub(super) fn build(servers: Vec<ServerNative<'_>>) -> Native {
@@ -148,6 +144,25 @@ impl Native {
         let shared = |map: &HashMap<&str, HashSet<&str>>, uri: &str| {
             map.get(uri).is_some_and(|servers| servers.len() > 1)
         };
+        let rewriting: Vec<&str> = servers
+            .iter()
+            .filter(|s| {
+                let uris = s.resources.iter().map(|r| r.uri.as_str());
+                uris.chain(s.tool_uris.iter().map(String::as_str))
+                    .any(|uri| shared(&claims, uri))
+                    || s.templates
+                        .iter()
+                        .any(|t| shared(&template_claims, &t.uri_template))
+            })
+            .map(|s| &*s.server)
+            .collect();
+        let kept: Vec<&str> = claims
+            .iter()
+            .filter(|(_, servers)| servers.len() == 1)
+            .map(|(uri, _)| *uri)
+            .collect();
+        let labels = labels(&rewriting, &kept);
+        native.rewriting = rewriting.iter().map(|s| Arc::from(*s)).collect();
         let mut prompt_names: HashMap<String, usize> = HashMap::new();
         for s in &servers {
             for p in &s.prompts {
@@ -189,13 +204,16 @@ impl Native {
                 prompt.name = name;
                 native.prompts.push(prompt);
             }
+            let label = labels.get(&*s.server).map_or("", String::as_str);
             let uris = s.resources.iter().map(|r| r.uri.as_str());
             for uri in uris.chain(s.tool_uris.iter().map(String::as_str)) {
                 let agent = if shared(&claims, uri) {
-                    let agent = namespaced(&s.server, uri);
+                    let agent = namespaced(label, uri);
                     native
                         .rewritten
-                        .insert((s.server.clone(), uri.to_owned()), agent.clone());
+                        .entry(s.server.clone())
+                        .or_default()
+                        .insert(uri.to_owned(), agent.clone());
                     agent
                 } else {
                     uri.to_owned()
@@ -212,14 +230,14 @@ impl Native {
             }
             for t in &s.templates {
                 let (agent, added) = if shared(&template_claims, &t.uri_template) {
-                    let agent = namespaced(&s.server, &t.uri_template);
-                    let prefix = namespaced(&s.server, "");
+                    let agent = namespaced(label, &t.uri_template);
                     let upstream_prefix = if t.uri_template.starts_with("ui://") {
-                        "ui://".to_owned()
+                        "ui://"
                     } else {
-                        String::new()
+                        ""
                     };
-                    (agent, Some((prefix, upstream_prefix)))
+                    let prefix = namespaced(label, upstream_prefix);
+                    (agent, Some((prefix, upstream_prefix.to_owned())))
                 } else {
                     (t.uri_template.clone(), None)
                 };
@@ -307,7 +325,11 @@ impl Native {
         if self.withheld_uris.contains(uri) {
             return None;
         }
-        for t in &self.template_routes {
+        // A rewritten template's label is its server's alone: try those first, so that no
+        // other server's template that happens to match takes its expansions.
+        let (rewritten, kept): (Vec<_>, Vec<_>) =
+            self.template_routes.iter().partition(|t| t.added.is_some());
+        for t in rewritten.into_iter().chain(kept) {
             let upstream = match &t.added {
                 Some((prefix, upstream_prefix)) => match uri.strip_prefix(prefix.as_str()) {
                     Some(rest) => format!("{upstream_prefix}{rest}"),
@@ -351,17 +373,39 @@ impl Native {
 
     /// The URI agents see for `server`'s `uri`: rewritten when it is shared (module doc),
     /// else unchanged.
+    ///
+    /// Looked up in order: `server`'s rewritten URIs; a URI `server` lists (or names as a UI)
+    /// unrewritten stays; an expansion of one of `server`'s rewritten templates gets the
+    /// template's rewriting (so links to it in results read back at `server`); anything else
+    /// stays.
     pub fn to_agent(&self, server: &str, uri: &str) -> String {
-        // The key is (Arc<str>, String); look it up without allocating an Arc per call.
-        self.rewritten
-            .iter()
-            .find(|((s, u), _)| &**s == server && u == uri)
-            .map_or_else(|| uri.to_owned(), |(_, agent)| agent.clone())
+        if let Some(agent) = self.rewritten.get(server).and_then(|m| m.get(uri)) {
+            return agent.clone();
+        }
+        if !self.rewriting.contains(server)
+            || self
+                .uris
+                .get(uri)
+                .is_some_and(|r| &*r.server == server && r.upstream == uri)
+        {
+            return uri.to_owned();
+        }
+        for t in &self.template_routes {
+            if let Some((prefix, upstream_prefix)) = &t.added
+                && &*t.server == server
+                && template_matches(&t.upstream, uri)
+                && let Some(rest) = uri.strip_prefix(upstream_prefix.as_str())
+            {
+                return format!("{prefix}{rest}");
+            }
+        }
+        uri.to_owned()
     }
 
-    /// Whether any of `server`'s URIs is rewritten (its results must then be rewritten too).
+    /// Whether any of `server`'s URIs or templates is rewritten (its results must then be
+    /// rewritten too).
     pub fn rewrites(&self, server: &str) -> bool {
-        self.rewritten.keys().any(|(s, _)| &**s == server)
+        self.rewriting.contains(server)
     }
 }
 
@@ -558,5 +602,48 @@ mod tests {
             (&*route.server, route.upstream.as_str()),
             ("a", "note://{id}")
         );
+    }
+
+    #[test]
+    fn expansions_of_a_rewritten_template_are_rewritten_toward_the_agent_and_route_back() {
+        let note = ResourceTemplate::new("note://{id}", "note");
+        let ui = ResourceTemplate::new("ui://{view}/app.html", "view");
+        let listed = Resource::new("note://listed", "listed");
+        let mut a = server("a", &[&listed]);
+        a.templates = vec![&note, &ui];
+        let mut b = server("b", &[]);
+        b.templates = vec![&note, &ui];
+        let native = Native::build(vec![a, b]);
+        assert!(native.rewrites("a") && native.rewrites("b"));
+        // A link in a result of `b` to an expansion reads back at `b`.
+        let agent = native.to_agent("b", "note://7");
+        assert_eq!(agent, "mcp-companion://b/note://7");
+        let route = native.resource(&agent).expect("routed");
+        assert_eq!((&*route.server, route.upstream.as_str()), ("b", "note://7"));
+        let agent = native.to_agent("a", "ui://clock/app.html");
+        assert_eq!(agent, "ui://a/clock/app.html");
+        let route = native.resource(&agent).expect("routed");
+        assert_eq!(
+            (&*route.server, route.upstream.as_str()),
+            ("a", "ui://clock/app.html")
+        );
+        // A URI `a` lists unrewritten stays, though its template matches it; other URIs stay.
+        assert_eq!(native.to_agent("a", "note://listed"), "note://listed");
+        assert_eq!(
+            native.to_agent("a", "https://example.com/x"),
+            "https://example.com/x"
+        );
+    }
+
+    #[test]
+    fn servers_whose_names_sanitise_alike_route_their_shared_uris_apart() {
+        let r = Resource::new("demo://doc", "doc");
+        let native = Native::build(vec![server("x.y", &[&r]), server("x_y", &[&r])]);
+        let uris: Vec<&str> = native.resources().iter().map(|r| r.uri.as_str()).collect();
+        assert_ne!(uris[0], uris[1]);
+        for (uri, owner) in uris.iter().zip(["x.y", "x_y"]) {
+            assert_eq!(&*native.resource(uri).expect("routed").server, owner);
+            assert_eq!(native.to_agent(owner, "demo://doc"), *uri);
+        }
     }
 }

@@ -68,6 +68,7 @@ mod retry;
 mod robustness;
 mod secrets;
 mod sessions;
+mod shared_uris;
 mod socket_dir;
 mod ssrf;
 mod stopped;

@@ -3,7 +3,9 @@
 server: tool `show` names its UI in `_meta.ui.resourceUri` (`ui://widget/app.html`) and returns
 a `resource_link` to it and the same resource embedded; the UI is a listed resource.
 
-Usage: python app_server.py --label TEXT   # TEXT goes into the UI's HTML, to tell instances apart
+Usage: python app_server.py --label TEXT [--ui URI]
+  --label  goes into the UI's HTML, to tell instances apart
+  --ui     the UI's URI (default ui://widget/app.html)
 """
 from __future__ import annotations
 
@@ -64,5 +66,7 @@ async def main() -> None:
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--label", default="app")
-    LABEL = p.parse_args().label
+    p.add_argument("--ui", default=UI)
+    args = p.parse_args()
+    LABEL, UI = args.label, args.ui
     anyio.run(main)
