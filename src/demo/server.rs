@@ -14,7 +14,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use super::output::RawLines;
 use super::page::paginate;
 use super::tools::Tools;
-use super::{DemoOptions, prompts, resources};
+use super::{DemoOptions, asking, prompts, resources};
 
 /// Server name reported in `initialize` (serverInfo.name).
 pub const SERVER_NAME: &str = "mcp-companion-demo";
@@ -29,6 +29,8 @@ pub struct DemoServer {
     call_log: Option<Arc<std::path::PathBuf>>,
     /// `--stateless`: 2026-07-28 only.
     stateless: bool,
+    /// `--asking`: also the prompt and resource that ask the client (`asking.rs`).
+    asking: bool,
     /// `--tool-overrides`: by tool name, its listed name, description and annotations.
     overrides: Arc<serde_json::Map<String, serde_json::Value>>,
     /// `--live-overrides`: the overrides file, read again at every listing.
@@ -43,6 +45,7 @@ impl DemoServer {
             tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
             call_log: opts.call_log.clone().map(Arc::new),
             stateless: opts.stateless,
+            asking: opts.asking,
             overrides: Arc::new(read_overrides(opts.tool_overrides.as_deref())),
             live_overrides: opts
                 .tool_overrides
@@ -84,6 +87,9 @@ impl DemoServer {
     /// The prompt list with `--tool-overrides` applied (keys `prompt:<name>`, description only).
     fn listed_prompts(&self) -> Vec<rmcp::model::Prompt> {
         let mut list = prompts::list();
+        if self.asking {
+            list.push(asking::prompt());
+        }
         for prompt in &mut list {
             if let Some(d) = self
                 .overrides()
@@ -196,7 +202,11 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let page = paginate(&resources::list(), request.as_ref(), self.page_size)?;
+        let mut list = resources::list();
+        if self.asking {
+            list.push(asking::resource());
+        }
+        let page = paginate(&list, request.as_ref(), self.page_size)?;
         let mut result = ListResourcesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
         Ok(result)
@@ -216,8 +226,11 @@ impl ServerHandler for DemoServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if self.asking && request.uri == asking::URI {
+            return asking::read(request, self.stateless, &context).await;
+        }
         resources::read(&request.uri).map(ReadResourceResponse::Complete)
     }
 
@@ -235,8 +248,11 @@ impl ServerHandler for DemoServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        if self.asking && request.name == asking::PROMPT {
+            return asking::get_prompt(request, self.stateless, &context).await;
+        }
         prompts::get(&request).map(GetPromptResponse::Complete)
     }
 }

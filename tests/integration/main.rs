@@ -47,6 +47,7 @@ mod oauth_fixture;
 mod oauth_keychain;
 mod oauth_refusals;
 mod parked;
+mod parked_native;
 mod passthrough;
 mod pinning;
 mod probe;
