@@ -10,6 +10,7 @@
 //! | `server.rs` | the `ServerHandler`: server info, capabilities, list/read/get routing |
 //! | `tools.rs` | the tool catalog and every tool's behaviour |
 //! | `confirm.rs` | the `confirm` test tool: a multi round-trip request (MCP 2026-07-28) |
+//! | `listen.rs` | `--stateless`: the `subscriptions/listen` streams `toggle_extra` and `touch` tell of changes |
 //! | `asking.rs` | `--asking`: a prompt and a resource that ask the client for a name, in the server's era |
 //! | `tool_args.rs` | tool argument types and their JSON schemas |
 //! | `resources.rs`, `prompts.rs` | static resources, the greeting template, the prompts |
@@ -21,6 +22,7 @@
 
 mod asking;
 mod confirm;
+mod listen;
 mod output;
 mod page;
 mod png;

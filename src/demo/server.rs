@@ -11,6 +11,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use super::listen::Listeners;
 use super::output::RawLines;
 use super::page::paginate;
 use super::tools::Tools;
@@ -31,6 +32,8 @@ pub struct DemoServer {
     stateless: bool,
     /// `--asking`: also the prompt and resource that ask the client (`asking.rs`).
     asking: bool,
+    /// `--stateless`: the open `subscriptions/listen` streams (`listen.rs`).
+    listeners: Listeners,
     /// `--tool-overrides`: by tool name, its listed name, description and annotations.
     overrides: Arc<serde_json::Map<String, serde_json::Value>>,
     /// `--live-overrides`: the overrides file, read again at every listing.
@@ -40,9 +43,18 @@ pub struct DemoServer {
 impl DemoServer {
     /// Builds the server for `opts`; `raw_lines` is the output the `garbage` tool writes to.
     pub fn new(opts: &DemoOptions, raw_lines: RawLines) -> Self {
+        let listeners = Listeners::default();
         Self {
             page_size: opts.page_size,
-            tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
+            tools: Arc::new({
+                let tools = Tools::new(opts.test_tools, opts.extra_tools, raw_lines);
+                if opts.stateless {
+                    tools.with_listeners(listeners.clone())
+                } else {
+                    tools
+                }
+            }),
+            listeners,
             call_log: opts.call_log.clone().map(Arc::new),
             stateless: opts.stateless,
             asking: opts.asking,
@@ -133,18 +145,41 @@ impl ServerHandler for DemoServer {
         }
     }
 
+    /// With `--stateless`: every stream is accepted as asked (`listen.rs`); otherwise none
+    /// (an `initialize`-era server has no streams).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.stateless.then(|| Listeners::accepted(requested))
+    }
+
+    async fn listen(
+        &self,
+        subscription: rmcp::service::SubscriptionContext,
+    ) -> Result<(), McpError> {
+        self.listeners.listen(subscription).await;
+        Ok(())
+    }
+
     fn get_info(&self) -> ServerConfig {
         #[expect(
             deprecated,
             reason = "the demo server advertises logging to exercise clients"
         )]
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_prompts()
             .enable_resources()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if self.stateless
+            && let Some(resources) = &mut capabilities.resources
+        {
+            // Updates come on `subscriptions/listen` streams (`listen.rs`).
+            resources.subscribe = Some(true);
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions("Demo and test server built into MCP Companion.")

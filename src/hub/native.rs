@@ -8,7 +8,7 @@
 //! | `prompts/get` | the served prompt name | `prompts/get` with the server's name |
 //! | `resources/read` | the URI ([`Native::resource`]: listed, a tool's UI, a template's expansion, else the only resource server) | `resources/read` of the server's URI |
 //! | `completion/complete` | `ref/prompt` name or `ref/resource` template | `completion/complete` with the server's name or template |
-//! | `resources/subscribe` / `unsubscribe` | the URI, as for reads | sent once per server and URI however many agents subscribe; the last to leave unsubscribes |
+//! | `resources/subscribe` / `unsubscribe` | the URI, as for reads | sent once per server and URI however many agents subscribe; the last to leave unsubscribes; for a 2026-07-28 server the URI is added to (removed from) the companion's `subscriptions/listen` stream to it instead ([`crate::upstream::listener`]) |
 //! | `logging/setLevel` | — | every running server that declared `logging`, at the most verbose level any agent asked for |
 //!
 //! `prompts/get` and `resources/read` are sent as tool calls are (`native_get.rs`): the server
@@ -166,14 +166,7 @@ impl Hub {
             send
         };
         if send {
-            let params = SubscribeRequestParams::new(route.upstream.clone());
-            let sent = self
-                .bounded(
-                    &route.server,
-                    "resources/subscribe",
-                    live.peer.subscribe(params),
-                )
-                .await;
+            let sent = self.subscribe_upstream(&live, &route).await;
             if let Err(e) = sent {
                 self.forget(&key);
                 return Err(e);
@@ -201,15 +194,32 @@ impl Hub {
             }
         };
         if stale {
-            let params = SubscribeRequestParams::new(route.upstream.clone());
-            self.bounded(
-                &route.server,
-                "resources/subscribe",
-                live.peer.subscribe(params),
-            )
-            .await?;
+            self.subscribe_upstream(&live, route).await?;
         }
         Ok(())
+    }
+
+    /// Asks `live`'s server for updates of `route`: on its `subscriptions/listen` stream for a
+    /// server of the 2026-07-28 era (which has no `resources/subscribe`), else
+    /// `resources/subscribe`.
+    async fn subscribe_upstream(&self, live: &Live, route: &NativeRoute) -> Result<(), McpError> {
+        if let Some(listener) = &live.listener {
+            let added = async {
+                listener.add(&route.upstream).await.map_err(|e| {
+                    ServiceError::McpError(McpError::internal_error(e.to_string(), None))
+                })
+            };
+            return self
+                .bounded(&route.server, "subscriptions/listen", added)
+                .await;
+        }
+        let params = SubscribeRequestParams::new(route.upstream.clone());
+        self.bounded(
+            &route.server,
+            "resources/subscribe",
+            live.peer.subscribe(params),
+        )
+        .await
     }
 
     /// One agent no longer wants updates of `route` (from [`Hub::subscribe_resource`]); the last one
@@ -222,6 +232,10 @@ impl Hub {
         let Ok(live) = self.live_for(&route.server) else {
             return;
         };
+        if let Some(listener) = &live.listener {
+            listener.remove(&route.upstream);
+            return;
+        }
         let params = UnsubscribeRequestParams::new(route.upstream.clone());
         let sent = self
             .bounded(

@@ -234,6 +234,7 @@ impl Task {
             askers,
             lane: session.lane().cloned(),
             generation: self.generation,
+            listener: session.listener(),
         });
         tracing::info!(
             pid,

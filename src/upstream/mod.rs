@@ -12,7 +12,8 @@
 //! only 2026-07-28 `server/discover`, see [`era`]; then the first full
 //! listing), bounded by `connectTimeout`.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
-//! The result is a [`Session`], the same face for every transport. Requests rmcp's model
+//! The result is a [`Session`], the same face for every transport; a 2026-07-28 session keeps a
+//! `subscriptions/listen` stream open to its server ([`listener`]). Requests rmcp's model
 //! cannot carry whole (the Tasks utility) go as JSON through [`raw`].
 
 pub mod ask;
@@ -30,6 +31,7 @@ pub mod http_failure;
 pub mod http_layer;
 pub mod initialize;
 pub mod lane;
+pub mod listener;
 pub mod listing;
 pub mod mrtr;
 pub mod notice;

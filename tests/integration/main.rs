@@ -35,6 +35,7 @@ mod hub_race;
 mod keychain;
 mod launching;
 mod lifecycle;
+mod listen_upstream;
 mod login_start;
 mod malformed;
 mod matrix;
