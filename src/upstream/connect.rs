@@ -1,7 +1,7 @@
 //! [`connect`]: open the transport a config entry names, then the one MCP handshake every
 //! transport shares (`initialize`, or `server/discover` for a stdio or streamable HTTP server
-//! that speaks only 2026-07-28, per [`era`]; + the first full listing), all within
-//! `connectTimeout` per attempt.
+//! that speaks only 2026-07-28, per [`era`], first when its last session did
+//! ([`era::Remembered`]); + the first full listing), all within `connectTimeout` per attempt.
 //!
 //! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
 //! the same way for all of them, and every failure becomes one [`ConnectError`] shape:
@@ -169,6 +169,47 @@ pub async fn connect(
     progress: ProgressRoutes,
     asks: AskContext,
     whitelist: &SsrfWhitelist,
+    era: &era::Remembered,
+) -> Result<Session, ConnectError> {
+    // Last time the server spoke only 2026-07-28: `server/discover` first.
+    let first = match &cfg.transport {
+        TransportConfig::Stdio(stdio) if era.modern() => {
+            Some(connect_stdio(cfg, stdio, log, progress.clone(), asks.clone(), true).await)
+        }
+        TransportConfig::StreamableHttp(http) if era.modern() => {
+            let modern = Remote::StreamableHttp { modern: true };
+            Some(connect_remote(cfg, http, modern, progress.clone(), asks.clone(), whitelist).await)
+        }
+        _ => None,
+    };
+    if let Some(first) = first {
+        era.set(false);
+        match first {
+            Ok(session) => {
+                era.set(true);
+                return Ok(session);
+            }
+            Err(Attempt::NotModern(_)) => {
+                tracing::info!(
+                    "the server no longer speaks only MCP 2026-07-28: trying initialize"
+                );
+            }
+            Err(other) => return Err(other.into_error()),
+        }
+    }
+    let session = connect_either(cfg, log, progress, asks, whitelist).await?;
+    era.set(session.is_modern());
+    Ok(session)
+}
+
+/// [`connect`] without a remembered era: `initialize` first, then `server/discover` when the
+/// server refuses it speaking only 2026-07-28.
+async fn connect_either(
+    cfg: &ServerConfig,
+    log: &LogRing,
+    progress: ProgressRoutes,
+    asks: AskContext,
+    whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
     match &cfg.transport {
         TransportConfig::Stdio(stdio) => {
@@ -269,12 +310,15 @@ enum Attempt {
     Failed(ConnectError),
     /// The server refused `initialize` saying it speaks only 2026-07-28.
     ModernOnly(ConnectError),
+    /// The server answered `server/discover` with an error: it no longer speaks 2026-07-28
+    /// alone, so it gets `initialize`.
+    NotModern(ConnectError),
 }
 
 impl Attempt {
     fn into_error(self) -> ConnectError {
         match self {
-            Attempt::Failed(e) | Attempt::ModernOnly(e) => e,
+            Attempt::Failed(e) | Attempt::ModernOnly(e) | Attempt::NotModern(e) => e,
         }
     }
 }
@@ -353,6 +397,10 @@ async fn connect_stdio(
     let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
     let stderr = log.tail_since(mark, STDERR_LINES_IN_ERRORS);
     let modern_only = failure.as_ref().is_some_and(|f| f.modern_only);
+    let not_modern = modern
+        && failure
+            .as_ref()
+            .is_some_and(|f| f.stage == Stage::Initialize && f.answered);
     let error = match failure {
         None => ConnectError::Timeout {
             timeout: cfg.connect_timeout,
@@ -380,6 +428,8 @@ async fn connect_stdio(
     };
     Err(if modern_only {
         Attempt::ModernOnly(error)
+    } else if not_modern {
+        Attempt::NotModern(error)
     } else {
         Attempt::Failed(error)
     })
@@ -478,6 +528,9 @@ async fn connect_remote(
                 // Legacy SSE has no 2026-07-28 era to try.
                 None if e.modern_only && matches!(remote, Remote::StreamableHttp { .. }) => {
                     Attempt::ModernOnly(failed(e.stage, e.reason, Vec::new(), e.retry_after))
+                }
+                None if modern && e.stage == Stage::Initialize && e.answered => {
+                    Attempt::NotModern(failed(e.stage, e.reason, Vec::new(), e.retry_after))
                 }
                 None => Attempt::Failed(failed(e.stage, e.reason, Vec::new(), e.retry_after)),
             })

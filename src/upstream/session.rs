@@ -101,6 +101,13 @@ impl Session {
         }
     }
 
+    /// Whether the session speaks 2026-07-28 ([`super::era`]).
+    pub fn is_modern(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| super::era::is_modern(&info.protocol_version))
+    }
+
     /// The session's `subscriptions/listen` stream, for a server of the 2026-07-28 era.
     pub fn listener(&self) -> Option<Arc<Listener>> {
         self.listener.clone()

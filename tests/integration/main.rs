@@ -24,6 +24,7 @@ mod config_file;
 mod declared;
 mod elicitor;
 mod endpoint;
+mod era_memory;
 mod eras;
 mod failures;
 mod fast_path;
