@@ -325,6 +325,10 @@ enum Command {
         /// mid-session).
         #[arg(long)]
         live_overrides: bool,
+        /// Also offer a prompt (ask_name) and a resource (demo://asking/name) that ask the
+        /// client for a name before they answer (for tests).
+        #[arg(long)]
+        asking: bool,
         /// Further arguments: ignored, but the `argv` test tool reports them (launch-quoting tests).
         #[arg(
             trailing_var_arg = true,
@@ -495,6 +499,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             stateless,
             tool_overrides,
             live_overrides,
+            asking,
             extra_args: _,
         } => {
             let opts = mcp_companion::demo::DemoOptions {
@@ -507,6 +512,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
                 stateless,
                 tool_overrides,
                 live_overrides,
+                asking,
             };
             cli::demo_server(opts).await
         }

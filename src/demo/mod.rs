@@ -10,6 +10,8 @@
 //! | `server.rs` | the `ServerHandler`: server info, capabilities, list/read/get routing |
 //! | `tools.rs` | the tool catalog and every tool's behaviour |
 //! | `confirm.rs` | the `confirm` test tool: a multi round-trip request (MCP 2026-07-28) |
+//! | `listen.rs` | `--stateless`: the `subscriptions/listen` streams `toggle_extra` and `touch` tell of changes |
+//! | `asking.rs` | `--asking`: a prompt and a resource that ask the client for a name, in the server's era |
 //! | `tool_args.rs` | tool argument types and their JSON schemas |
 //! | `resources.rs`, `prompts.rs` | static resources, the greeting template, the prompts |
 //! | `page.rs` | cursor pagination shared by every `*/list` method |
@@ -18,7 +20,9 @@
 //!
 //! Diagnostics go to stderr only: stdout carries the protocol.
 
+mod asking;
 mod confirm;
+mod listen;
 mod output;
 mod page;
 mod png;
@@ -69,6 +73,9 @@ pub struct DemoOptions {
     /// Read `tool_overrides` again at every listing (`--live-overrides`), so a test can change
     /// a tool mid-session (then send `list_changed` with `toggle_extra`).
     pub live_overrides: bool,
+    /// Also offer the `ask_name` prompt and the `demo://asking/name` resource, which ask the
+    /// client for input (`--asking`; `asking.rs`).
+    pub asking: bool,
 }
 
 /// Why the demo server stopped with an error.

@@ -11,10 +11,11 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use super::listen::Listeners;
 use super::output::RawLines;
 use super::page::paginate;
 use super::tools::Tools;
-use super::{DemoOptions, prompts, resources};
+use super::{DemoOptions, asking, prompts, resources};
 
 /// Server name reported in `initialize` (serverInfo.name).
 pub const SERVER_NAME: &str = "mcp-companion-demo";
@@ -29,6 +30,10 @@ pub struct DemoServer {
     call_log: Option<Arc<std::path::PathBuf>>,
     /// `--stateless`: 2026-07-28 only.
     stateless: bool,
+    /// `--asking`: also the prompt and resource that ask the client (`asking.rs`).
+    asking: bool,
+    /// `--stateless`: the open `subscriptions/listen` streams (`listen.rs`).
+    listeners: Listeners,
     /// `--tool-overrides`: by tool name, its listed name, description and annotations.
     overrides: Arc<serde_json::Map<String, serde_json::Value>>,
     /// `--live-overrides`: the overrides file, read again at every listing.
@@ -38,11 +43,21 @@ pub struct DemoServer {
 impl DemoServer {
     /// Builds the server for `opts`; `raw_lines` is the output the `garbage` tool writes to.
     pub fn new(opts: &DemoOptions, raw_lines: RawLines) -> Self {
+        let listeners = Listeners::default();
         Self {
             page_size: opts.page_size,
-            tools: Arc::new(Tools::new(opts.test_tools, opts.extra_tools, raw_lines)),
+            tools: Arc::new({
+                let tools = Tools::new(opts.test_tools, opts.extra_tools, raw_lines);
+                if opts.stateless {
+                    tools.with_listeners(listeners.clone())
+                } else {
+                    tools
+                }
+            }),
+            listeners,
             call_log: opts.call_log.clone().map(Arc::new),
             stateless: opts.stateless,
+            asking: opts.asking,
             overrides: Arc::new(read_overrides(opts.tool_overrides.as_deref())),
             live_overrides: opts
                 .tool_overrides
@@ -84,6 +99,9 @@ impl DemoServer {
     /// The prompt list with `--tool-overrides` applied (keys `prompt:<name>`, description only).
     fn listed_prompts(&self) -> Vec<rmcp::model::Prompt> {
         let mut list = prompts::list();
+        if self.asking {
+            list.push(asking::prompt());
+        }
         for prompt in &mut list {
             if let Some(d) = self
                 .overrides()
@@ -127,18 +145,41 @@ impl ServerHandler for DemoServer {
         }
     }
 
+    /// With `--stateless`: every stream is accepted as asked (`listen.rs`); otherwise none
+    /// (an `initialize`-era server has no streams).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.stateless.then(|| Listeners::accepted(requested))
+    }
+
+    async fn listen(
+        &self,
+        subscription: rmcp::service::SubscriptionContext,
+    ) -> Result<(), McpError> {
+        self.listeners.listen(subscription).await;
+        Ok(())
+    }
+
     fn get_info(&self) -> ServerConfig {
         #[expect(
             deprecated,
             reason = "the demo server advertises logging to exercise clients"
         )]
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_prompts()
             .enable_resources()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if self.stateless
+            && let Some(resources) = &mut capabilities.resources
+        {
+            // Updates come on `subscriptions/listen` streams (`listen.rs`).
+            resources.subscribe = Some(true);
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions("Demo and test server built into MCP Companion.")
@@ -196,7 +237,11 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let page = paginate(&resources::list(), request.as_ref(), self.page_size)?;
+        let mut list = resources::list();
+        if self.asking {
+            list.push(asking::resource());
+        }
+        let page = paginate(&list, request.as_ref(), self.page_size)?;
         let mut result = ListResourcesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
         Ok(result)
@@ -216,8 +261,11 @@ impl ServerHandler for DemoServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if self.asking && request.uri == asking::URI {
+            return asking::read(request, self.stateless, &context).await;
+        }
         resources::read(&request.uri).map(ReadResourceResponse::Complete)
     }
 
@@ -235,8 +283,11 @@ impl ServerHandler for DemoServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        if self.asking && request.name == asking::PROMPT {
+            return asking::get_prompt(request, self.stateless, &context).await;
+        }
         prompts::get(&request).map(GetPromptResponse::Complete)
     }
 }

@@ -16,6 +16,13 @@ pub(super) struct EchoArgs {
     pub(super) message: String,
 }
 
+/// Arguments of `touch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct TouchArgs {
+    /// The resource URI to report as updated.
+    pub(super) uri: String,
+}
+
 /// Arguments of `add`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct AddArgs {

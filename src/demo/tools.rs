@@ -7,7 +7,7 @@
 //! | group | when | tools |
 //! |---|---|---|
 //! | default | always | `echo`, `add`, `sleep`, `image` |
-//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `append`, `work`, `read_slowly`, `argv`, `confirm` (asks by `InputRequiredResult`, so only with `--stateless`), `toggle_extra` (+ `extra` while toggled on) |
+//! | test | `--test-tools` | `fail`, `protocol_error`, `crash`, `garbage`, `big`, `odd name.v2`, `get_env`, `pid`, `append`, `work`, `read_slowly`, `argv`, `confirm` (asks by `InputRequiredResult`, so only with `--stateless`), `touch` (only with `--stateless`), `toggle_extra` (+ `extra` while toggled on) |
 //! | generated | `--extra-tools N` | `gen_0` … `gen_{N-1}` |
 
 use std::sync::Arc;
@@ -27,7 +27,7 @@ use super::output::RawLines;
 use super::png;
 use super::tool_args::{
     AddArgs, AppendArgs, BigArgs, CrashArgs, EchoArgs, FailArgs, GetEnvArgs, ImageArgs,
-    ProtocolErrorArgs, ReadSlowlyArgs, SleepArgs, empty_schema, generated_schema, parse,
+    ProtocolErrorArgs, ReadSlowlyArgs, SleepArgs, TouchArgs, empty_schema, generated_schema, parse,
     sum_schema,
 };
 
@@ -59,6 +59,8 @@ pub struct Tools {
     raw_lines: RawLines,
     /// Counts `sleep` calls stopped by notifications/cancelled; read by tests.
     pub(super) cancelled_sleeps: AtomicUsize,
+    /// `--stateless`: the `subscriptions/listen` streams changes are told on (`listen.rs`).
+    listeners: Option<super::listen::Listeners>,
 }
 
 impl Tools {
@@ -177,7 +179,23 @@ impl Tools {
             extra_enabled: AtomicBool::new(false),
             raw_lines,
             cancelled_sleeps: AtomicUsize::new(0),
+            listeners: None,
         }
+    }
+
+    /// These tools for a `--stateless` server: changes are told on `listeners`' streams, and
+    /// with the test tools there is `touch` (`notifications/resources/updated` of its `uri`).
+    #[must_use]
+    pub fn with_listeners(mut self, listeners: super::listen::Listeners) -> Self {
+        if self.test_tools {
+            self.catalog.push(Tool::new(
+                "touch",
+                "Tell the subscriptions/listen streams subscribed to `uri` that it was updated",
+                schema_for_type::<TouchArgs>(),
+            ));
+        }
+        self.listeners = Some(listeners);
+        self
     }
 
     /// The current tool list (tools/list), `extra` last while it is toggled on.
@@ -261,6 +279,14 @@ impl Tools {
             }
             "argv" => argv(),
             "toggle_extra" => self.toggle_extra(context).await,
+            "touch" if self.listeners.is_some() => {
+                let TouchArgs { uri } = parse(args)?;
+                let heard = match &self.listeners {
+                    Some(listeners) => listeners.updated(&uri).await,
+                    None => 0,
+                };
+                text(format!("{uri} updated on {heard} stream(s)"))
+            }
             EXTRA_TOOL if self.extra_enabled.load(Ordering::SeqCst) => text("extra ok"),
             _ => self.call_generated(name)?,
         })
@@ -328,7 +354,9 @@ impl Tools {
 
     async fn toggle_extra(&self, context: &RequestContext<RoleServer>) -> CallToolResult {
         let was_enabled = self.extra_enabled.fetch_xor(true, Ordering::SeqCst);
-        if let Err(e) = context.peer.notify_tool_list_changed().await {
+        if let Some(listeners) = &self.listeners {
+            listeners.tools_changed().await;
+        } else if let Err(e) = context.peer.notify_tool_list_changed().await {
             tracing::warn!(error = %e, "could not send notifications/tools/list_changed");
         }
         text(if was_enabled {

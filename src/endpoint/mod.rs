@@ -28,15 +28,17 @@
 //! has not finished its handshake within [`INITIALIZE_TIMEOUT`](limits::INITIALIZE_TIMEOUT) is closed, and when its agent
 //! goes away every call it still has running is dropped, which cancels it upstream.
 //!
-//! Server requests: while an agent's `tools/call` is in flight, the upstream server's
+//! Server requests: while an agent's `tools/call`, `prompts/get` or `resources/read` is in
+//! flight, the upstream server's
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` are sent to that agent on
 //! this session when it declared the capability ([`crate::upstream::ask`]); an agent of the
-//! 2026-07-28 era gets them in an `InputRequiredResult` instead, its call parked until it
-//! calls again with the answers ([`park`]).
+//! 2026-07-28 era gets them in an `InputRequiredResult` instead, its request parked until it
+//! sends it again with the answers ([`park`]).
 //!
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session |
+//! | `asking.rs` | `tools/call`, `prompts/get`, `resources/read`: the requests during which a server may ask the agent for input, per era |
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
 //! | [`client_names`] | tool names shortened per session for agents that prefix them (Claude Code) |
 //! | [`first_list`] | which agents' first listing waits for the servers still starting (`firstListHold`) |
@@ -55,6 +57,7 @@
 //! (deadline, retry, error texts) are [`crate::hub::forward`]'s.
 
 mod accepted;
+mod asking;
 pub mod bounded;
 pub mod client_names;
 pub mod era;
@@ -80,7 +83,6 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use crate::hub::Hub;
-use crate::upstream::call::Downstream;
 
 pub use crate::catalog::PAGE_SIZE;
 use crate::ipc::accept::Handshake;
@@ -288,9 +290,9 @@ impl ServerHandler for Endpoint {
     async fn read_resource(
         &self,
         params: rmcp::model::ReadResourceRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, McpError> {
-        Box::pin(self.hub.read_resource(params))
+        Box::pin(self.read_resource_asking(params, cx))
             .await
             .map(era::complete_read)
     }
@@ -311,9 +313,9 @@ impl ServerHandler for Endpoint {
     async fn get_prompt(
         &self,
         params: rmcp::model::GetPromptRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        Box::pin(self.hub.get_prompt(params))
+        Box::pin(self.get_prompt_asking(params, cx))
             .await
             .map(era::complete_prompt)
     }
@@ -438,38 +440,6 @@ impl ServerHandler for Endpoint {
         params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.hub.count_call();
-        self.hub.agent_named(&cx.meta);
-        let budget = client_names::budget_for(&cx.peer, &cx.meta);
-        let catalog = self.hub.catalog();
-        let name = client_names::wrapped_of(&catalog, &params.name, budget);
-        if !era::is_initialize_session(&cx.peer) && park::seal::Sealer::process().is_some() {
-            let agent = park::Agent {
-                hub: &self.hub,
-                gone: &self.agent_gone,
-                shutdown: &self.shutdown,
-            };
-            return Box::pin(self.parks.call(agent, name.into_owned(), params, cx)).await;
-        }
-        let downstream = Downstream {
-            progress_token: cx.meta.get_progress_token(),
-            peer: cx.peer,
-            cancelled: cx.ct,
-            shutdown: self.shutdown.clone(),
-            relay: None,
-        };
-        // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
-        // tokio copies a spawned task's whole future when it starts and ends it; the call's
-        // future inline made those copies about a quarter of a remote call's instructions.
-        let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
-        tokio::select! {
-            biased;
-            result = call => Ok(CallToolResponse::Complete(era::complete(result))),
-            // Dropping the call cancels it upstream; the answer could not be delivered.
-            () = self.agent_gone.cancelled() => Err(McpError::internal_error(
-                "the agent connection closed before the call finished",
-                None,
-            )),
-        }
+        Box::pin(self.call_tool_asking(params, cx)).await
     }
 }

@@ -28,7 +28,8 @@
 //! | `approve.rs` | `Hub::approve`: the call policy (`toolPolicy`, annotation defaults), applied once for both paths |
 //! | `approvals.rs` | [`Approvals`]: the calls waiting for the person, and the approvers attached |
 //! | `listings.rs` | [`Hub::listings`]: each view's and server's `tools/list` JSON, for `tools --tokens` |
-//! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::get_prompt`], [`Hub::read_resource`]…) |
+//! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::complete`], [`Hub::subscribe_resource`]…) |
+//! | `native_get.rs` | `prompts/get` and `resources/read` sent as tool calls are: the server may ask the agent for input ([`Hub::get_prompt`], [`Hub::read_resource`]) |
 //! | `agents.rs` | who is connected: each agent session's process, `clientInfo`, profile and calls ([`Hub::agents`]) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
@@ -46,6 +47,7 @@ mod fast;
 pub mod forward;
 mod listings;
 mod native;
+mod native_get;
 mod owner;
 mod pins;
 mod profiles;

@@ -8,8 +8,11 @@
 //! | `prompts/get` | the served prompt name | `prompts/get` with the server's name |
 //! | `resources/read` | the URI ([`Native::resource`]: listed, a tool's UI, a template's expansion, else the only resource server) | `resources/read` of the server's URI |
 //! | `completion/complete` | `ref/prompt` name or `ref/resource` template | `completion/complete` with the server's name or template |
-//! | `resources/subscribe` / `unsubscribe` | the URI, as for reads | sent once per server and URI however many agents subscribe; the last to leave unsubscribes |
+//! | `resources/subscribe` / `unsubscribe` | the URI, as for reads | sent once per server and URI however many agents subscribe; the last to leave unsubscribes; for a 2026-07-28 server the URI is added to (removed from) the companion's `subscriptions/listen` stream to it instead ([`crate::upstream::listener`]) |
 //! | `logging/setLevel` | — | every running server that declared `logging`, at the most verbose level any agent asked for |
+//!
+//! `prompts/get` and `resources/read` are sent as tool calls are (`native_get.rs`): the server
+//! may ask the calling agent for input meanwhile.
 //!
 //! A server that is not running answers at once (no waiting for a restart, unlike tool calls);
 //! every request lasts at most the server's `toolTimeout`. Upstream subscriptions and the log
@@ -26,8 +29,7 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, LoggingLevel,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, SetLevelRequestParams,
+    CompleteRequestParams, CompleteResult, LoggingLevel, Reference, SetLevelRequestParams,
     SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::ServiceError;
@@ -80,40 +82,8 @@ pub fn severity(level: LoggingLevel) -> u8 {
 }
 
 impl Hub {
-    /// `prompts/get` of the served prompt `params.name`.
-    ///
-    /// # Errors
-    /// -32602 for an unknown prompt; the server's own error; -32603 when the server is not
-    /// running or does not answer within its `toolTimeout`.
-    pub async fn get_prompt(
-        &self,
-        mut params: GetPromptRequestParams,
-    ) -> Result<GetPromptResponse, McpError> {
-        let catalog = self.catalog();
-        let route = catalog
-            .native()
-            .prompt(&params.name)
-            .cloned()
-            .ok_or_else(|| self.unknown_prompt(&params.name))?;
-        params.name.clone_from(&route.upstream);
-        let live = self.live_for(&route.server)?;
-        let answer = self
-            .bounded(
-                &route.server,
-                "prompts/get",
-                live.peer.get_prompt_once(params),
-            )
-            .await?;
-        Ok(match answer {
-            GetPromptResponse::Complete(result) => {
-                GetPromptResponse::Complete(to_agent(catalog.native(), &route.server, result))
-            }
-            other => other,
-        })
-    }
-
     /// -32602 for a prompt not served: "unknown prompt", or why it is withheld.
-    fn unknown_prompt(&self, name: &str) -> McpError {
+    pub(super) fn unknown_prompt(&self, name: &str) -> McpError {
         let view = self.view();
         match view.withheld(
             self.profile().as_deref(),
@@ -128,46 +98,6 @@ impl Hub {
             ),
             None => McpError::invalid_params(format!("unknown prompt \"{name}\""), None),
         }
-    }
-
-    /// `resources/read` of the agent's `params.uri`.
-    ///
-    /// # Errors
-    /// -32002 when no server can be said to own the URI; the server's own error; -32603 when
-    /// the server is not running or does not answer within its `toolTimeout`.
-    pub async fn read_resource(
-        &self,
-        mut params: ReadResourceRequestParams,
-    ) -> Result<ReadResourceResponse, McpError> {
-        let catalog = self.catalog();
-        let route = resource_route(catalog.native(), &params.uri)?;
-        let agent_uri = std::mem::replace(&mut params.uri, route.upstream.clone());
-        let live = self.live_for(&route.server)?;
-        let answer = self
-            .bounded(
-                &route.server,
-                "resources/read",
-                live.peer.read_resource_once(params),
-            )
-            .await?;
-        let native = catalog.native();
-        Ok(match answer {
-            // The contents of the URI read carry the URI the agent read (an expansion of a
-            // rewritten template is in no table).
-            ReadResourceResponse::Complete(result) if agent_uri != route.upstream => {
-                ReadResourceResponse::Complete(rewritten(result, &|uri| {
-                    if uri == route.upstream {
-                        agent_uri.clone()
-                    } else {
-                        native.to_agent(&route.server, uri)
-                    }
-                }))
-            }
-            ReadResourceResponse::Complete(result) => {
-                ReadResourceResponse::Complete(to_agent(native, &route.server, result))
-            }
-            other => other,
-        })
     }
 
     /// `completion/complete` for a served prompt's or template's argument.
@@ -236,14 +166,7 @@ impl Hub {
             send
         };
         if send {
-            let params = SubscribeRequestParams::new(route.upstream.clone());
-            let sent = self
-                .bounded(
-                    &route.server,
-                    "resources/subscribe",
-                    live.peer.subscribe(params),
-                )
-                .await;
+            let sent = self.subscribe_upstream(&live, &route).await;
             if let Err(e) = sent {
                 self.forget(&key);
                 return Err(e);
@@ -271,15 +194,32 @@ impl Hub {
             }
         };
         if stale {
-            let params = SubscribeRequestParams::new(route.upstream.clone());
-            self.bounded(
-                &route.server,
-                "resources/subscribe",
-                live.peer.subscribe(params),
-            )
-            .await?;
+            self.subscribe_upstream(&live, route).await?;
         }
         Ok(())
+    }
+
+    /// Asks `live`'s server for updates of `route`: on its `subscriptions/listen` stream for a
+    /// server of the 2026-07-28 era (which has no `resources/subscribe`), else
+    /// `resources/subscribe`.
+    async fn subscribe_upstream(&self, live: &Live, route: &NativeRoute) -> Result<(), McpError> {
+        if let Some(listener) = &live.listener {
+            let added = async {
+                listener.add(&route.upstream).await.map_err(|e| {
+                    ServiceError::McpError(McpError::internal_error(e.to_string(), None))
+                })
+            };
+            return self
+                .bounded(&route.server, "subscriptions/listen", added)
+                .await;
+        }
+        let params = SubscribeRequestParams::new(route.upstream.clone());
+        self.bounded(
+            &route.server,
+            "resources/subscribe",
+            live.peer.subscribe(params),
+        )
+        .await
     }
 
     /// One agent no longer wants updates of `route` (from [`Hub::subscribe_resource`]); the last one
@@ -292,6 +232,10 @@ impl Hub {
         let Ok(live) = self.live_for(&route.server) else {
             return;
         };
+        if let Some(listener) = &live.listener {
+            listener.remove(&route.upstream);
+            return;
+        }
         let params = UnsubscribeRequestParams::new(route.upstream.clone());
         let sent = self
             .bounded(
@@ -394,7 +338,7 @@ impl Hub {
 }
 
 /// Where a read or subscription of the agent's `uri` goes, or -32002.
-fn resource_route(native: &Native, uri: &str) -> Result<NativeRoute, McpError> {
+pub(super) fn resource_route(native: &Native, uri: &str) -> Result<NativeRoute, McpError> {
     native.resource(uri).ok_or_else(|| {
         McpError::new(
             rmcp::model::ErrorCode(RESOURCE_NOT_FOUND),
@@ -415,7 +359,10 @@ pub fn to_agent<T: Serialize + DeserializeOwned>(native: &Native, server: &str, 
 }
 
 /// `result` with each `uri` and `resourceUri` string replaced by `to_agent` of it.
-fn rewritten<T: Serialize + DeserializeOwned>(result: T, to_agent: &dyn Fn(&str) -> String) -> T {
+pub(super) fn rewritten<T: Serialize + DeserializeOwned>(
+    result: T,
+    to_agent: &dyn Fn(&str) -> String,
+) -> T {
     let Ok(mut value) = serde_json::to_value(&result) else {
         return result;
     };

@@ -93,6 +93,7 @@ pub async fn probe(
             expanded.tool_timeout,
         ),
         whitelist,
+        &crate::upstream::era::Remembered::default(),
     )
     .await?;
     let catalog = Catalog::build(&[CatalogInput {

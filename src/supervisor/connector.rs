@@ -31,6 +31,8 @@ pub struct ConnectArgs {
     pub askers: Askers,
     /// The entry's `roots`, as edited by reloads since it was loaded.
     pub roots: EntryRoots,
+    /// The era the server's last session spoke (kept by its supervisor across restarts).
+    pub era: crate::upstream::era::Remembered,
 }
 
 /// Why a start failed.
@@ -85,16 +87,23 @@ async fn connect(
     let asks = AskContext::new(&cfg.name, args.askers, args.roots, cfg.tool_timeout)
         .with_elicitor(elicitor)
         .with_notices(notices);
-    upstream::connect(&cfg, &args.log, args.progress, asks, &args.whitelist)
-        .await
-        .map_err(|e| StartFailure {
-            permanent: e.is_permanent(),
-            sign_in: matches!(e, upstream::ConnectError::NeedsSignIn { .. }),
-            challenge: match &e {
-                upstream::ConnectError::NeedsSignIn { challenge, .. } => challenge.clone(),
-                _ => None,
-            },
-            retry_after: e.retry_after(),
-            message: e.to_string(),
-        })
+    upstream::connect(
+        &cfg,
+        &args.log,
+        args.progress,
+        asks,
+        &args.whitelist,
+        &args.era,
+    )
+    .await
+    .map_err(|e| StartFailure {
+        permanent: e.is_permanent(),
+        sign_in: matches!(e, upstream::ConnectError::NeedsSignIn { .. }),
+        challenge: match &e {
+            upstream::ConnectError::NeedsSignIn { challenge, .. } => challenge.clone(),
+            _ => None,
+        },
+        retry_after: e.retry_after(),
+        message: e.to_string(),
+    })
 }

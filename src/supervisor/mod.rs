@@ -160,6 +160,9 @@ pub struct Live {
     /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
     /// session fail asks for a reconnect of exactly this generation.
     pub generation: u64,
+    /// A 2026-07-28 session's `subscriptions/listen` stream: agents' resource subscriptions go
+    /// there instead of `resources/subscribe` ([`crate::upstream::listener`]).
+    pub listener: Option<Arc<crate::upstream::listener::Listener>>,
 }
 
 /// The latest state of one server.

@@ -93,6 +93,7 @@ impl Task {
                     askers: old.askers.clone(),
                     lane: old.lane.clone(),
                     generation: old.generation,
+                    listener: old.listener.clone(),
                 });
                 self.update(|snap| snap.live = Some(live));
             }

@@ -69,6 +69,8 @@ pub(super) struct Task {
     pub(super) started_acks: Vec<oneshot::Sender<()>>,
     /// The entry's `roots`, shared with the [`super::ServerHandle`] that edits them on reload.
     pub(super) roots: EntryRoots,
+    /// The era the server's last session spoke, for the next connect ([`crate::upstream::era`]).
+    era: crate::upstream::era::Remembered,
 }
 
 impl Task {
@@ -94,6 +96,7 @@ impl Task {
             waiters: Vec::new(),
             started_acks: Vec::new(),
             roots: EntryRoots::default(),
+            era: crate::upstream::era::Remembered::default(),
         }
     }
 
@@ -198,6 +201,7 @@ impl Task {
                 progress: progress.clone(),
                 askers: askers.clone(),
                 roots: self.roots.clone(),
+                era: self.era.clone(),
             });
             tokio::pin!(connect);
             loop {
@@ -234,6 +238,7 @@ impl Task {
             askers,
             lane: session.lane().cloned(),
             generation: self.generation,
+            listener: session.listener(),
         });
         tracing::info!(
             pid,

@@ -85,6 +85,8 @@ pub enum CallError {
         code: i32,
         /// The server's message, unchanged.
         message: String,
+        /// The error's `data` member, unchanged (passed on by native requests).
+        data: Option<serde_json::Value>,
     },
     /// The session broke (process exited, connection closed) while the request was in flight,
     /// or an HTTP server refused the request with a status (`reason` starts `HTTP `): the
@@ -206,19 +208,32 @@ pub async fn call(
     clock: Clock,
     downstream: Option<&Downstream>,
 ) -> Result<CallToolResult, CallError> {
-    // A 2026-07-28 server asks for input by answering `InputRequiredResult`; the call is sent
-    // again with the answers ([`mrtr`]).
-    let mut retry = None;
+    let request = build_request(target, arguments)?;
+    let answer = rounds(peer, askers, request, clock, downstream).await?;
+    into_tool_result(target, answer)
+}
+
+/// Sends `request` (`tools/call`, `prompts/get` or `resources/read`) as [`call`] does, and
+/// answers the server's requests for input until it gives its result: a 2026-07-28 server asks
+/// by answering `InputRequiredResult`, and the request is sent again with the answers
+/// ([`mrtr`]), at most [`mrtr::MAX_ROUNDS`] times; each round lasts at most `clock`.
+///
+/// # Errors
+/// As [`call`]; [`CallError::Unexpected`] after too many rounds.
+pub async fn rounds(
+    peer: &Peer<RoleClient>,
+    askers: &Askers,
+    mut request: ClientRequest,
+    clock: Clock,
+    downstream: Option<&Downstream>,
+) -> Result<ServerResult, CallError> {
     for _round in 0..mrtr::MAX_ROUNDS {
-        let mut request = build_request(target, arguments.clone())?;
-        if let Some(answers) = retry.take() {
-            mrtr::attach(&mut request, answers);
-        }
-        match send(peer, askers, request, clock, downstream).await? {
-            ServerResult::InputRequiredResult(asked) if matches!(target, Target::Tool { .. }) => {
-                retry = Some(mrtr::answer(asked, downstream, clock.idle).await?);
+        match send(peer, askers, request.clone(), clock, downstream).await? {
+            ServerResult::InputRequiredResult(asked) => {
+                let answers = mrtr::answer(asked, downstream, clock.idle).await?;
+                mrtr::attach(&mut request, answers);
             }
-            answer => return into_tool_result(target, answer),
+            answer => return Ok(answer),
         }
     }
     Err(CallError::Unexpected {
@@ -391,6 +406,7 @@ fn classify(e: ServiceError) -> CallError {
         ServiceError::McpError(err) => CallError::Rpc {
             code: err.code.0,
             message: crate::net::scrub_known(&err.message),
+            data: err.data,
         },
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         ServiceError::Cancelled { .. } => CallError::SessionClosed,
@@ -426,9 +442,6 @@ fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolRes
             ServerResult::ReadResourceResult(r),
         ) => Ok(resource_result(r)),
         (Target::Prompt { .. }, ServerResult::GetPromptResult(r)) => Ok(prompt_result(r)),
-        (_, ServerResult::InputRequiredResult(_)) => Err(CallError::Unexpected {
-            what: "a request for more input (multi-round tool calls are not supported yet)".into(),
-        }),
         (_, ServerResult::CreateTaskResult(_)) => Err(CallError::Unexpected {
             what: "a task handle (task-augmented calls are not supported yet)".into(),
         }),

@@ -1,7 +1,7 @@
 //! [`connect`]: open the transport a config entry names, then the one MCP handshake every
 //! transport shares (`initialize`, or `server/discover` for a stdio or streamable HTTP server
-//! that speaks only 2026-07-28, per [`era`]; + the first full listing), all within
-//! `connectTimeout` per attempt.
+//! that speaks only 2026-07-28, per [`era`], first when its last session did
+//! ([`era::Remembered`]); + the first full listing), all within `connectTimeout` per attempt.
 //!
 //! Each transport's file only *opens* a connection ([`Opened`]); [`handshake`] does the rest
 //! the same way for all of them, and every failure becomes one [`ConnectError`] shape:
@@ -21,20 +21,17 @@ use tokio::sync::mpsc;
 use super::ask::AskContext;
 use super::handler::UpstreamHandler;
 use super::initialize::Failure;
-use super::lane::{FastLane, LaneTransport};
+use super::lane::LaneTransport;
 use super::progress::{ProgressRoutes, ProgressTap};
 use super::session::Session;
 use super::signed_in::SignedInClient;
 use super::sse::LegacySseTransport;
-use super::stderr::{self, LogRing};
-use super::{
-    ConnectError, MAX_MESSAGE_BYTES, STDERR_LINES_IN_ERRORS, era, error_text, http, listing,
-};
+use super::stderr::LogRing;
+use super::{ConnectError, MAX_MESSAGE_BYTES, era, error_text, http, listing};
 use crate::auth::challenge::{self, SignInNeeded};
 use crate::catalog::ServerListing;
-use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, StdioConfig, TransportConfig};
+use crate::config::{HttpConfig, ServerConfig, SsrfWhitelist, TransportConfig};
 use crate::net::{self, Guard, SsrfError};
-use crate::process::child as stdio;
 
 /// A connection opened by one transport, ready for the MCP handshake.
 pub enum Opened {
@@ -102,7 +99,7 @@ pub async fn handshake(
 }
 
 /// [`handshake`], with `server/discover` for 2026-07-28 instead of `initialize` when `modern`.
-async fn handshake_in(
+pub(super) async fn handshake_in(
     handler: UpstreamHandler,
     opened: Opened,
     modern: bool,
@@ -169,17 +166,75 @@ pub async fn connect(
     progress: ProgressRoutes,
     asks: AskContext,
     whitelist: &SsrfWhitelist,
+    era: &era::Remembered,
+) -> Result<Session, ConnectError> {
+    // Last time the server spoke only 2026-07-28: `server/discover` first.
+    let first = match &cfg.transport {
+        TransportConfig::Stdio(stdio) if era.modern() => Some(
+            super::connect_stdio::connect_stdio(
+                cfg,
+                stdio,
+                log,
+                progress.clone(),
+                asks.clone(),
+                true,
+            )
+            .await,
+        ),
+        TransportConfig::StreamableHttp(http) if era.modern() => {
+            let modern = Remote::StreamableHttp { modern: true };
+            Some(connect_remote(cfg, http, modern, progress.clone(), asks.clone(), whitelist).await)
+        }
+        _ => None,
+    };
+    if let Some(first) = first {
+        era.set(false);
+        match first {
+            Ok(session) => {
+                era.set(true);
+                return Ok(session);
+            }
+            Err(Attempt::NotModern(_)) => {
+                tracing::info!(
+                    "the server no longer speaks only MCP 2026-07-28: trying initialize"
+                );
+            }
+            Err(other) => return Err(other.into_error()),
+        }
+    }
+    let session = connect_either(cfg, log, progress, asks, whitelist).await?;
+    era.set(session.is_modern());
+    Ok(session)
+}
+
+/// [`connect`] without a remembered era: `initialize` first, then `server/discover` when the
+/// server refuses it speaking only 2026-07-28.
+async fn connect_either(
+    cfg: &ServerConfig,
+    log: &LogRing,
+    progress: ProgressRoutes,
+    asks: AskContext,
+    whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
     match &cfg.transport {
         TransportConfig::Stdio(stdio) => {
             // `initialize` first; a server that speaks only 2026-07-28 is started again and
             // reached through `server/discover` (see `era`).
-            match connect_stdio(cfg, stdio, log, progress.clone(), asks.clone(), false).await {
+            match super::connect_stdio::connect_stdio(
+                cfg,
+                stdio,
+                log,
+                progress.clone(),
+                asks.clone(),
+                false,
+            )
+            .await
+            {
                 Err(Attempt::ModernOnly(_)) => {
                     tracing::info!(
                         "the server speaks only MCP 2026-07-28: starting it again for that"
                     );
-                    connect_stdio(cfg, stdio, log, progress, asks, true)
+                    super::connect_stdio::connect_stdio(cfg, stdio, log, progress, asks, true)
                         .await
                         .map_err(Attempt::into_error)
                 }
@@ -239,7 +294,7 @@ pub async fn connect_stream(
     Ok(Session::new(service, listing, None, events))
 }
 
-fn failed(
+pub(super) fn failed(
     stage: Stage,
     reason: String,
     stderr: Vec<String>,
@@ -259,22 +314,21 @@ fn failed(
     }
 }
 
-/// How long a new process's start waits for the previous process's stderr to be read to the
-/// end (it is bounded: a descendant that outlived that process may hold the pipe open).
-const PREVIOUS_DRAIN_WAIT: Duration = Duration::from_secs(1);
-
 /// How one attempt at a stdio or streamable HTTP server failed.
-enum Attempt {
+pub(super) enum Attempt {
     /// For good (this time).
     Failed(ConnectError),
     /// The server refused `initialize` saying it speaks only 2026-07-28.
     ModernOnly(ConnectError),
+    /// The server answered `server/discover` with an error: it no longer speaks 2026-07-28
+    /// alone, so it gets `initialize`.
+    NotModern(ConnectError),
 }
 
 impl Attempt {
-    fn into_error(self) -> ConnectError {
+    pub(super) fn into_error(self) -> ConnectError {
         match self {
-            Attempt::Failed(e) | Attempt::ModernOnly(e) => e,
+            Attempt::Failed(e) | Attempt::ModernOnly(e) | Attempt::NotModern(e) => e,
         }
     }
 }
@@ -283,106 +337,6 @@ impl From<ConnectError> for Attempt {
     fn from(e: ConnectError) -> Self {
         Attempt::Failed(e)
     }
-}
-
-async fn connect_stdio(
-    cfg: &ServerConfig,
-    stdio: &StdioConfig,
-    log: &LogRing,
-    progress: ProgressRoutes,
-    asks: AskContext,
-    modern: bool,
-) -> Result<Session, Attempt> {
-    net::remember_env_secrets(&stdio.env);
-    let spec = super::plan_here(stdio)
-        .await
-        .into_result()
-        .map_err(ConnectError::from)?;
-    let (mut child, pipes) = stdio::spawn(&spec).map_err(|e| ConnectError::Spawn {
-        program: spec.program.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    tracing::info!(pid = child.pid(), program = %spec.program.display(), "started");
-    // The log shows where this process's lines begin (the window dims the lines above): the
-    // previous process's last lines go above the marker, so its drain finishes first.
-    log.drained(PREVIOUS_DRAIN_WAIT).await;
-    log.push(super::process_marker(child.pid()));
-    // Errors quote this attempt's stderr only, not the lines of earlier attempts.
-    let mark = log.mark();
-    let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
-
-    let (events_tx, events) = mpsc::unbounded_channel();
-    let handler = UpstreamHandler::new(events_tx, asks);
-    // Every stdio session reads through the lane's transport (its rules for lines we cannot
-    // read are ours: module doc of `lane::transport`); agents' calls use the lane only when
-    // the fast path is on.
-    let lane = FastLane::new(pipes.stdin);
-    let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
-    let opened = Opened::StdioLane(progress.tap(transport));
-    let lane = super::lane::enabled().then_some(lane);
-    let failure = match tokio::time::timeout(
-        cfg.connect_timeout,
-        handshake_in(handler, opened, modern),
-    )
-    .await
-    {
-        Ok(Ok((service, listing))) => {
-            // The lane writes `initialize`-era frames.
-            let modern = service
-                .peer()
-                .peer_info()
-                .is_some_and(|info| era::is_modern(&info.protocol_version));
-            let lane = lane.filter(|_| !modern);
-            return Ok(Session::new(service, listing, Some(child), events).with_lane(lane));
-        }
-        Ok(Err(e)) => Some(e),
-        Err(_elapsed) => None,
-    };
-    // A process that exited on its own explains the failure better than the transport error
-    // rmcp saw ("broken pipe", "connection closed") — unless it answered first: then its
-    // answer is the reason, and the exit only followed from it.
-    let exited = match failure {
-        Some(_) => tokio::time::timeout(Duration::from_millis(300), child.wait())
-            .await
-            .ok()
-            .and_then(Result::ok),
-        None => None,
-    };
-    child.terminate(stdio::STOP_GRACE).await;
-    // The pipe closes with the process; give the drain a moment to log the last lines.
-    let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
-    let stderr = log.tail_since(mark, STDERR_LINES_IN_ERRORS);
-    let modern_only = failure.as_ref().is_some_and(|f| f.modern_only);
-    let error = match failure {
-        None => ConnectError::Timeout {
-            timeout: cfg.connect_timeout,
-            stderr,
-        },
-        Some(HandshakeError {
-            stage,
-            reason,
-            answered,
-            ..
-        }) => {
-            let reason = match &exited {
-                Some(status) if !answered => format!(
-                    "the process exited ({}) before answering {}",
-                    stdio::describe_exit(status),
-                    match stage {
-                        Stage::Initialize => "initialize",
-                        Stage::List => "tools/list",
-                    }
-                ),
-                _ => reason,
-            };
-            failed(stage, reason, stderr, None)
-        }
-    };
-    Err(if modern_only {
-        Attempt::ModernOnly(error)
-    } else {
-        Attempt::Failed(error)
-    })
 }
 
 /// The remote transports, which share the SSRF guard and the guarded HTTP client.
@@ -478,6 +432,9 @@ async fn connect_remote(
                 // Legacy SSE has no 2026-07-28 era to try.
                 None if e.modern_only && matches!(remote, Remote::StreamableHttp { .. }) => {
                     Attempt::ModernOnly(failed(e.stage, e.reason, Vec::new(), e.retry_after))
+                }
+                None if modern && e.stage == Stage::Initialize && e.answered => {
+                    Attempt::NotModern(failed(e.stage, e.reason, Vec::new(), e.retry_after))
                 }
                 None => Attempt::Failed(failed(e.stage, e.reason, Vec::new(), e.retry_after)),
             })

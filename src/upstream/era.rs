@@ -20,15 +20,42 @@
 //! Legacy SSE (2024-11-05) stays in the `initialize` era: a server that refuses `initialize`
 //! there is refused with its answer as the error. On streamable HTTP a 2026-07-28 session has
 //! no `Mcp-Session-Id`, so there is no session for a restarted server to forget: a server that
-//! went away is noticed when a request to it fails (the same retry rule as every transport),
-//! and the reconnect tries `initialize` again before `server/discover`.
+//! went away is noticed when a request to it fails (the same retry rule as every transport).
+//!
+//! The era a server's session spoke is remembered ([`Remembered`], in memory, per server): its
+//! reconnects try `server/discover` first when it spoke 2026-07-28, so they do not take the
+//! refused `initialize` first (up to twice `connectTimeout`).
 //!
 //! A 2026-07-28 session has no fast lane ([`super::lane`] writes `initialize`-era frames);
 //! its calls go through rmcp, which adds the `_meta` envelope and reads `resultType`.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rmcp::ClientLifecycleMode;
 use rmcp::model::{ErrorCode, ProtocolVersion};
 use rmcp::service::ClientInitializeError;
+
+/// Which era a server's last session spoke, kept in memory for its next connect: a server that
+/// spoke only 2026-07-28 is reached through `server/discover` first, instead of being sent
+/// `initialize` again only to refuse it. Forgotten when that first try fails: a server that
+/// answered it with an error (it changed era) gets `initialize` at once; any other failure
+/// is the connect's failure, and the next connect starts with `initialize`. Cheap to clone;
+/// clones share it.
+#[derive(Clone, Debug, Default)]
+pub struct Remembered(Arc<AtomicBool>);
+
+impl Remembered {
+    /// Whether the last session spoke 2026-07-28.
+    pub fn modern(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Remembers the era of the session just made (or forgets: `false`).
+    pub fn set(&self, modern: bool) {
+        self.0.store(modern, Ordering::Relaxed);
+    }
+}
 
 /// How a server that speaks only 2026-07-28 is reached: `server/discover`, then requests
 /// with the modern `_meta`.

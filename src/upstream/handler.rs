@@ -9,6 +9,10 @@
 //! | `notifications/resources/updated` | passed to agents that subscribed ([`Notices`](super::notice::Notices)) |
 //! | `notifications/tasks/status` | passed to the agent whose task it is ([`Notices`](super::notice::Notices)) |
 //!
+//! A server of the 2026-07-28 era sends list changes and resource updates only on the
+//! `subscriptions/listen` stream the companion keeps open to it ([`super::listener`]); they
+//! take the same paths.
+//!
 //! | upstream request | answer |
 //! |---|---|
 //! | `elicitation/create`, `sampling/createMessage`, `roots/list` | the calling agent's, or the companion's fallback ([`super::ask`]) |
@@ -28,6 +32,7 @@ use rmcp::model::{
 };
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+    ServerNotification,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -76,6 +81,33 @@ pub fn capabilities() -> ClientCapabilities {
                 .with_url(UrlElicitationCapability::new()),
         )
         .build()
+}
+
+impl UpstreamHandler {
+    /// A notification heard on a `subscriptions/listen` stream ([`super::listener`]): the
+    /// same path as one pushed on an `initialize`-era session.
+    pub(super) fn heard(&self, notification: ServerNotification) {
+        match notification {
+            ServerNotification::ToolListChangedNotification(_)
+            | ServerNotification::PromptListChangedNotification(_)
+            | ServerNotification::ResourceListChangedNotification(_) => {
+                let _ = self.events.send(UpstreamEvent::ListChanged);
+            }
+            ServerNotification::ResourceUpdatedNotification(updated) => {
+                self.asks.notices.send(Notice::ResourceUpdated {
+                    server: self.asks.server.clone(),
+                    uri: updated.params.uri,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// No `subscriptions/listen` stream was open for a while: what changed then was not told,
+    /// so the server is listed again.
+    pub(super) fn heard_gap(&self) {
+        let _ = self.events.send(UpstreamEvent::ListChanged);
+    }
 }
 
 impl ClientHandler for UpstreamHandler {

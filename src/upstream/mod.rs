@@ -2,7 +2,7 @@
 //!
 //! | transport (`type`) | file | how |
 //! |---|---|---|
-//! | `stdio` | `lane.rs` | [`crate::process::child::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
+//! | `stdio` | `connect_stdio.rs`, `lane.rs` | [`crate::process::child::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
 //! | `streamableHttp` | `http.rs`, `http_client.rs`, `http_events.rs`, `http_failure.rs`, `signed_in.rs` | [`http::transport`]: rmcp's streamable HTTP transport on [`http_client::GuardedHttp`] (the guarded `reqwest` client, [`crate::net`], with refusals quoted: [`http_failure::HttpFailure`]); for a signed-in server [`signed_in::SignedInClient`] (bearer token, refresh, refusals sent to the person: more scope, a lost sign-in) |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
@@ -12,13 +12,15 @@
 //! only 2026-07-28 `server/discover`, see [`era`]; then the first full
 //! listing), bounded by `connectTimeout`.
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
-//! The result is a [`Session`], the same face for every transport. Requests rmcp's model
+//! The result is a [`Session`], the same face for every transport; a 2026-07-28 session keeps a
+//! `subscriptions/listen` stream open to its server ([`listener`]). Requests rmcp's model
 //! cannot carry whole (the Tasks utility) go as JSON through [`raw`].
 
 pub mod ask;
 pub mod askers;
 pub mod call;
 pub mod connect;
+mod connect_stdio;
 pub mod elicitor;
 pub mod era;
 pub mod error_text;
@@ -30,6 +32,7 @@ pub mod http_failure;
 pub mod http_layer;
 pub mod initialize;
 pub mod lane;
+pub mod listener;
 pub mod listing;
 pub mod mrtr;
 pub mod notice;

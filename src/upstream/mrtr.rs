@@ -1,9 +1,10 @@
 //! Multi round-trip requests (MCP 2026-07-28, "Multi Round-Trip Requests", SEP-2322) from a
 //! 2026-07-28 server: instead of sending us `elicitation/create`, `sampling/createMessage` or
-//! `roots/list` in the middle of a `tools/call`, the server answers the call with an
+//! `roots/list` in the middle of a `tools/call`, `prompts/get` or `resources/read`, the server
+//! answers the request with an
 //! `InputRequiredResult` (`inputRequests` keyed by its own ids, an opaque `requestState`). We
 //! answer each request and send the call again with `inputResponses` and the `requestState`
-//! unchanged ([`super::call::call`] loops, at most [`MAX_ROUNDS`] times).
+//! unchanged ([`super::call::rounds`] loops, at most [`MAX_ROUNDS`] times).
 //!
 //! Who answers each input request:
 //!
@@ -41,11 +42,25 @@ pub struct Answers {
     state: Option<String>,
 }
 
-/// Puts `answers` into the retried `request` (a `tools/call`).
+/// Puts `answers` into the retried `request` (`tools/call`, `prompts/get` or
+/// `resources/read`, the requests MCP 2026-07-28 lets a server answer this way); other
+/// requests are left as they are.
 pub fn attach(request: &mut ClientRequest, answers: Answers) {
-    if let ClientRequest::CallToolRequest(call) = request {
-        call.params.input_responses = (!answers.responses.is_empty()).then_some(answers.responses);
-        call.params.request_state = answers.state;
+    let responses = (!answers.responses.is_empty()).then_some(answers.responses);
+    match request {
+        ClientRequest::CallToolRequest(call) => {
+            call.params.input_responses = responses;
+            call.params.request_state = answers.state;
+        }
+        ClientRequest::GetPromptRequest(get) => {
+            get.params.input_responses = responses;
+            get.params.request_state = answers.state;
+        }
+        ClientRequest::ReadResourceRequest(read) => {
+            read.params.input_responses = responses;
+            read.params.request_state = answers.state;
+        }
+        _ => {}
     }
 }
 

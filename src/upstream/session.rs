@@ -2,6 +2,7 @@
 //! sees it, whatever the transport: a peer to send requests on, what the server listed, a way
 //! to learn that it ended ([`Session::closed`]) and a way to end it ([`Session::shutdown`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::{QuitReason, RunningService, RunningServiceCancellationToken};
@@ -11,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::handler::{UpstreamEvent, UpstreamHandler};
 use super::lane::FastLane;
+use super::listener::Listener;
 use crate::catalog::ServerListing;
 use crate::process::child::{self as stdio, StdioChild};
 
@@ -66,6 +68,8 @@ pub struct Session {
     /// Streamable HTTP: fires when the server answers "no such session".
     gone: Option<super::http::SessionGone>,
     lane: Option<FastLane>,
+    /// A 2026-07-28 session's `subscriptions/listen` stream ([`super::listener`]).
+    listener: Option<Arc<Listener>>,
 }
 
 impl Session {
@@ -78,6 +82,11 @@ impl Session {
     ) -> Session {
         let peer = service.peer().clone();
         let stop = Some(service.cancellation_token());
+        let modern = peer
+            .peer_info()
+            .is_some_and(|info| super::era::is_modern(&info.protocol_version));
+        let listener =
+            modern.then(|| Arc::new(Listener::spawn(peer.clone(), service.service().clone())));
         Session {
             peer,
             listing,
@@ -88,7 +97,20 @@ impl Session {
             quit_done: false,
             gone: None,
             lane: None,
+            listener,
         }
+    }
+
+    /// Whether the session speaks 2026-07-28 ([`super::era`]).
+    pub fn is_modern(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| super::era::is_modern(&info.protocol_version))
+    }
+
+    /// The session's `subscriptions/listen` stream, for a server of the 2026-07-28 era.
+    pub fn listener(&self) -> Option<Arc<Listener>> {
+        self.listener.clone()
     }
 
     /// Ends the session (see [`Session::closed`]) when `gone` fires: a streamable HTTP server

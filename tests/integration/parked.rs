@@ -160,12 +160,12 @@ async fn a_request_state_is_verified_before_any_answer_is_delivered() {
                 a
             },
             ELICIT,
-            "another tool or with other arguments",
+            "another tool, prompt or resource",
         ),
         (
             answer(&key, "Tampered", &state),
             "mcp_everything_echo",
-            "another tool or with other arguments",
+            "another tool, prompt or resource",
         ),
         (
             json!({ "inputResponses": {}, "requestState": state }),

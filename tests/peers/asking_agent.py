@@ -5,7 +5,9 @@ the companion's elicitation/sampling/roots tests.
 Usage: asking_agent.py [OPTIONS] --call NAME JSON [--call ...] -- COMMAND [ARGS...]
 
 Spawns COMMAND with the SDK's stdio client (default minimal environment), runs the calls in
-order (or all at once with --together), and prints ONE JSON object:
+order (or all at once with --together), then each --get-prompt NAME JSON and each --read URI
+(their entries in "calls" are named "prompt:NAME" and "resource:URI"), and prints ONE JSON
+object:
   {"sdk", "calls": [{"name", "result"}], "asked": [{"method", "message"?, "mode"?}], "error"?}
 
 Callbacks (each one is installed only when its option is given, so the SDK declares only those
@@ -80,6 +82,16 @@ async def call(session, name, args, timeout):
     return {"name": name, "result": dump(await session.call_tool(name, args, read_timeout_seconds=t))}
 
 
+async def gets(session, a):
+    """The --get-prompt and --read requests, in that order."""
+    out = []
+    for name, args in a.get_prompt or []:
+        out.append({"name": f"prompt:{name}", "result": dump(await session.get_prompt(name, json.loads(args)))})
+    for uri in a.read or []:
+        out.append({"name": f"resource:{uri}", "result": dump(await session.read_resource(uri))})
+    return out
+
+
 async def main_async(a) -> int:
     out: dict = {"sdk": SDK, "asked": []}
     try:
@@ -98,6 +110,7 @@ async def main_async(a) -> int:
                 ) as client:
                     out["protocolVersion"] = client.session.protocol_version
                     out["calls"] = [await call(client, n, j, a.timeout) for n, j in calls]
+                    out["calls"] += await gets(client, a)
             else:
                 async with ClientSession(streams[0], streams[1], **callbacks(a, out["asked"])) as session:
                     await session.initialize()
@@ -107,6 +120,7 @@ async def main_async(a) -> int:
                         out["calls"] = list(await asyncio.gather(*(call(session, n, j, a.timeout) for n, j in calls)))
                     else:
                         out["calls"] = [await call(session, n, j, a.timeout) for n, j in calls]
+                    out["calls"] += await gets(session, a)
     except BaseException as e:  # noqa: BLE001 - every failure is reported as JSON
         inner = e
         while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
@@ -122,6 +136,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--call", nargs=2, action="append", metavar=("NAME", "JSON_ARGS"))
     p.add_argument("--together", action="store_true", help="run the calls concurrently")
+    p.add_argument("--get-prompt", nargs=2, action="append", metavar=("NAME", "JSON_ARGS"))
+    p.add_argument("--read", action="append", metavar="URI")
     p.add_argument("--elicit")
     p.add_argument("--elicit-action", choices=["decline", "cancel"])
     p.add_argument("--elicit-delay", type=float, default=0.0)

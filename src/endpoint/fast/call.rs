@@ -213,6 +213,7 @@ impl FastCall {
             }) => CallError::Rpc {
                 code: error.code,
                 message: crate::net::scrub_known(&error.message),
+                data: None,
             },
             Ok(Answer { .. }) => CallError::Unexpected {
                 what: "an answer with neither result nor error".into(),

@@ -2,17 +2,17 @@
 //! reaches an agent of the 2026-07-28 era, which cannot be sent requests (MCP 2026-07-28,
 //! "Multi Round-Trip Requests").
 //!
-//! 1. The agent's `tools/call` runs as a task of its own, with a
-//!    [`Relay`] in place of requests to the agent.
-//! 2. When the server asks during the call, the call is **parked** (kept open upstream, the
+//! 1. The agent's `tools/call`, `prompts/get` or `resources/read` ([`kinds`]) runs as a task of
+//!    its own, with a [`Relay`] in place of requests to the agent.
+//! 2. When the server asks during the request, it is **parked** (kept open upstream, the
 //!    server's request waiting) and the agent is answered with an `InputRequiredResult`:
 //!    `inputRequests` keyed `r<round>-<n>`, and a `requestState` [`seal`]ed with this process's
-//!    key, naming this session, the parked call, the round, an expiry and the call (tool and
-//!    arguments).
-//! 3. The agent calls again with the same tool and arguments, `inputResponses` and that
-//!    `requestState`. The state is verified (signature, session, call, expiry) and every
+//!    key, naming this session, the parked request, the round, an expiry and the request
+//!    (method, and tool and arguments, prompt and arguments, or URI).
+//! 3. The agent sends the same request again, with `inputResponses` and that
+//!    `requestState`. The state is verified (signature, session, request, expiry) and every
 //!    answer checked against what was asked before any is delivered; then the server's
-//!    requests get their answers and the call goes on: its result, or another round.
+//!    requests get their answers and the request goes on: its result, or another round.
 //!
 //! Bounds: a state expires when the first of its questions stops waiting (the entry's
 //! `toolTimeout` after the server asked); then the parked call is cancelled upstream
@@ -23,9 +23,14 @@
 //! the park it names is gone after.
 //!
 //! Refusals (never delivering anything) are -32602 with the reason: a state this companion
-//! did not sign or that was changed, another session's, another call's, an expired one, one
-//! already used, or `inputResponses` missing an answer or holding one of the wrong kind.
+//! did not sign or that was changed, another session's, another request's (another kind,
+//! tool, prompt, URI or arguments), an expired one, one already used, or `inputResponses`
+//! missing an answer or holding one of the wrong kind.
+//!
+//! What the companion ends (too many rounds, no key) is an `isError` result for a tool call
+//! and -32603 for the others.
 
+pub mod kinds;
 pub mod seal;
 
 use std::collections::HashMap;
@@ -33,10 +38,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, InputRequests,
-    InputRequiredResult, InputResponses,
-};
+use std::future::Future;
+
+use rmcp::model::{ClientResult, InputRequests, InputRequiredResult, InputResponses, ServerResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::task::JoinHandle;
@@ -48,11 +52,26 @@ use crate::upstream::mrtr::MAX_ROUNDS;
 use crate::upstream::relay::{Question, Questions, Relay};
 use seal::{Claim, Expect, Sealer};
 
-/// One agent call running as its own task, with the questions its server asks.
+/// What a parked request's task ends with: the server's result (a `tools/call` result
+/// always, for a tool call), or the error the agent gets.
+pub type Done = Result<ServerResult, McpError>;
+
+/// What one round gives the agent ([`kinds`] turns it into the answer of its request).
+#[derive(Debug)]
+pub enum Outcome {
+    /// The request's own answer (boxed: a result is large beside the other variants).
+    Done(Box<Done>),
+    /// The server asked: the agent answers these and sends the request again.
+    InputRequired(InputRequiredResult),
+    /// The companion ended the request (too many rounds, no key, the task stopped): why.
+    Failed(String),
+}
+
+/// One agent request running as its own task, with the questions its server asks.
 #[derive(Debug)]
 pub struct Running {
-    /// The routed call; its result is always exactly one `tools/call` result.
-    pub task: JoinHandle<CallToolResult>,
+    /// The routed request.
+    pub task: JoinHandle<Done>,
     /// The server's requests during the call.
     pub questions: Questions,
     /// Cancels the call (upstream too) when fired.
@@ -125,23 +144,28 @@ impl Parks {
         self.parked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `tools/call` from an agent of the 2026-07-28 era: the call runs as its own task, and a
-    /// server's request during it parks it and answers `InputRequiredResult`; a
-    /// call carrying `requestState` resumes its parked call.
+    /// A request of an agent of the 2026-07-28 era: `run` (given the hub and the agent side,
+    /// with a [`Relay`] in place of requests to the agent) runs as its own task, and a server's
+    /// request during it parks it and answers `InputRequiredResult`; a request carrying
+    /// `state` resumes its parked request instead. `request` is the [`seal::request_digest`]
+    /// of the agent's request.
     ///
     /// # Errors
     /// As [`Parks::wait`] and [`Parks::resume`].
-    pub async fn call(
+    pub async fn start<F, Fut>(
         self: &Arc<Self>,
         agent: Agent<'_>,
-        name: String,
-        params: CallToolRequestParams,
+        request: [u8; 32],
+        retry: Option<(&str, InputResponses)>,
         cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let call = seal::call_digest(&name, params.arguments.as_ref());
-        if let Some(state) = &params.request_state {
-            let responses = params.input_responses.unwrap_or_default();
-            return self.resume(state, call, &responses, &cx.ct).await;
+        run: F,
+    ) -> Result<Outcome, McpError>
+    where
+        F: FnOnce(Hub, Downstream) -> Fut,
+        Fut: Future<Output = Done> + Send + 'static,
+    {
+        if let Some((state, responses)) = retry {
+            return self.resume(state, request, &responses, &cx.ct).await;
         }
         let capabilities = cx.client_capabilities().unwrap_or_default();
         let (relay, questions) = Relay::channel(capabilities);
@@ -155,15 +179,16 @@ impl Parks {
             shutdown: agent.shutdown.clone(),
             relay: Some(relay),
         };
-        let hub = agent.hub.clone();
-        let arguments = params.arguments;
+        let shutdown = agent.shutdown.clone();
+        let cancelled = cancel.clone();
+        let work = run(agent.hub.clone(), downstream);
         let task = tokio::spawn(async move {
-            let mut call = Box::pin(hub.call(&name, arguments, Some(&downstream)));
+            let mut work = Box::pin(work);
             tokio::select! {
-                result = &mut call => result,
-                () = downstream.shutdown.cancelled() => {
-                    downstream.cancelled.cancel();
-                    call.await
+                result = &mut work => result,
+                () = shutdown.cancelled() => {
+                    cancelled.cancel();
+                    work.await
                 }
             }
         });
@@ -172,12 +197,12 @@ impl Parks {
             questions,
             cancel,
         };
-        self.wait(running, 0, call, &cx.ct).await
+        self.wait(running, 0, request, &cx.ct).await
     }
 
     /// Waits for `running`'s result or its server's first question, whichever comes first:
     /// the result as the answer, or the call parked and an `InputRequiredResult`. `call` is
-    /// the [`seal::call_digest`] of the agent's call, `round` how many rounds it had.
+    /// the [`seal::request_digest`] of the agent's request, `round` how many rounds it had.
     ///
     /// # Errors
     /// -32603 when the agent cancelled `request` (the call is cancelled upstream too).
@@ -187,7 +212,7 @@ impl Parks {
         round: u32,
         call: [u8; 32],
         request: &CancellationToken,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Outcome, McpError> {
         let first = tokio::select! {
             biased;
             result = &mut running.task => return Ok(finished(result)),
@@ -207,12 +232,12 @@ impl Parks {
         }
         let Some(sealer) = Sealer::process() else {
             running.cancel.cancel();
-            return Ok(failed("no key to sign a requestState with"));
+            return Ok(Outcome::Failed("no key to sign a requestState with".into()));
         };
         if round as usize >= MAX_ROUNDS {
             running.cancel.cancel();
-            return Ok(failed(&format!(
-                "more than {MAX_ROUNDS} requests for input in one call"
+            return Ok(Outcome::Failed(format!(
+                "more than {MAX_ROUNDS} requests for input in one request"
             )));
         }
         let due = asked
@@ -247,7 +272,7 @@ impl Parks {
             },
         );
         tokio::spawn(expire(Arc::downgrade(self), park, due));
-        Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+        Ok(Outcome::InputRequired(InputRequiredResult::new(
             Some(requests),
             Some(sealer.seal(&claim)),
         )))
@@ -265,7 +290,7 @@ impl Parks {
         call: [u8; 32],
         responses: &InputResponses,
         request: &CancellationToken,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Outcome, McpError> {
         let Some(sealer) = Sealer::process() else {
             return Err(refused("this companion has no key to verify it with"));
         };
@@ -345,24 +370,16 @@ async fn expire(parks: Weak<Parks>, park: u64, due: tokio::time::Instant) {
     }
 }
 
-fn finished(result: Result<CallToolResult, tokio::task::JoinError>) -> CallToolResponse {
-    let result = result.unwrap_or_else(|e| {
-        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-            "the call stopped unexpectedly: {e}"
-        ))])
-    });
-    CallToolResponse::Complete(super::era::complete(result))
-}
-
-fn failed(why: &str) -> CallToolResponse {
-    CallToolResponse::Complete(super::era::complete(CallToolResult::error(vec![
-        rmcp::model::ContentBlock::text(why.to_owned()),
-    ])))
+fn finished(result: Result<Done, tokio::task::JoinError>) -> Outcome {
+    match result {
+        Ok(done) => Outcome::Done(Box::new(done)),
+        Err(e) => Outcome::Failed(format!("the request stopped unexpectedly: {e}")),
+    }
 }
 
 fn cancelled(running: &Running) -> McpError {
     running.cancel.cancel();
-    McpError::internal_error("the call was cancelled by the client", None)
+    McpError::internal_error("the request was cancelled by the client", None)
 }
 
 #[cfg(test)]

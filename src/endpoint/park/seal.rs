@@ -7,7 +7,8 @@
 //! ```text
 //! payload = session u64 | park u64 | round u32 | expires u64 (Unix ms) | call [u8; 32]   (big-endian)
 //! tag     = HMAC-SHA256(key, "mcp-companion/request-state/v1" | payload)
-//! call    = SHA-256(wrapped tool name | 0x00 | arguments as JSON with object keys sorted)
+//! call    = SHA-256(method | 0x00 | len(target) u64 | target | arguments as JSON with object keys sorted)
+//! target  = the wrapped tool name, the served prompt name, or the URI read
 //! ```
 //!
 //! The key is 32 bytes drawn from the operating system's random source once per process and
@@ -39,7 +40,7 @@ pub struct Claim {
     pub round: u32,
     /// When the state stops being accepted, in Unix milliseconds.
     pub expires_ms: u64,
-    /// [`call_digest`] of the call it was issued for.
+    /// [`request_digest`] of the request it was issued for.
     pub call: [u8; 32],
 }
 
@@ -55,8 +56,11 @@ pub enum StateError {
     /// Issued to another agent session.
     #[error("it was issued to another agent session")]
     OtherSession,
-    /// Issued for a call to another tool or with other arguments.
-    #[error("it was issued for a call to another tool or with other arguments")]
+    /// Issued for another request: another method, tool, prompt or resource, or other
+    /// arguments.
+    #[error(
+        "it was issued for another request (another tool, prompt or resource, or other arguments)"
+    )]
     OtherCall,
     /// Past its expiry.
     #[error("it expired {} ms ago; call the tool again without it", .ago_ms)]
@@ -71,7 +75,7 @@ pub enum StateError {
 pub struct Expect {
     /// The session the retry arrived on.
     pub session: u64,
-    /// [`call_digest`] of the retried call.
+    /// [`request_digest`] of the retried request.
     pub call: [u8; 32],
     /// Now, in Unix milliseconds.
     pub now_ms: u64,
@@ -191,12 +195,20 @@ fn decode(payload: &[u8]) -> Claim {
     }
 }
 
-/// SHA-256 of the wrapped tool `name` and its `arguments` (keys sorted at every depth, so the
-/// same arguments in another key order are the same call).
-pub fn call_digest(name: &str, arguments: Option<&JsonObject>) -> [u8; 32] {
+/// SHA-256 of the request's `method` (`tools/call`, `prompts/get`, `resources/read`), its
+/// `target` (the wrapped tool name, the served prompt name, the URI as the agent gave it) and
+/// its `arguments` (keys sorted at every depth, so the same arguments in another key order are
+/// the same request).
+pub fn request_digest(method: &str, target: &str, arguments: Option<&JsonObject>) -> [u8; 32] {
     let mut hash = Sha256::new();
-    hash.update(name.as_bytes());
+    hash.update(method.as_bytes());
     hash.update([0]);
+    hash.update(
+        u64::try_from(target.len())
+            .unwrap_or(u64::MAX)
+            .to_be_bytes(),
+    );
+    hash.update(target.as_bytes());
     if let Some(arguments) = arguments {
         let sorted = crate::io::json::canonical(&Value::Object(arguments.clone()));
         hash.update(sorted.to_string().as_bytes());
@@ -218,14 +230,14 @@ mod tests {
             park: 3,
             round: 1,
             expires_ms: 10_000,
-            call: call_digest("mcp_x_ask", None),
+            call: request_digest("tools/call", "mcp_x_ask", None),
         }
     }
 
     fn expect() -> Expect {
         Expect {
             session: 7,
-            call: call_digest("mcp_x_ask", None),
+            call: request_digest("tools/call", "mcp_x_ask", None),
             now_ms: 9_000,
         }
     }
@@ -253,7 +265,7 @@ mod tests {
         let mut other_call = expect();
         let mut args = JsonObject::new();
         args.insert("a".into(), Value::from(1));
-        other_call.call = call_digest("mcp_x_ask", Some(&args));
+        other_call.call = request_digest("tools/call", "mcp_x_ask", Some(&args));
         let cases: Vec<(String, Expect, StateError)> = vec![
             ("".into(), expect(), StateError::Malformed),
             ("demo-confirm-1".into(), expect(), StateError::Malformed),
@@ -275,15 +287,21 @@ mod tests {
     }
 
     #[test]
-    fn the_call_digest_ignores_key_order_but_not_values() {
+    fn the_request_digest_ignores_key_order_but_not_values_names_or_kinds() {
         let a: JsonObject =
             serde_json::from_str(r#"{"x":1,"y":{"p":[1,{"b":2,"a":1}],"q":2}}"#).expect("a");
         let b: JsonObject =
             serde_json::from_str(r#"{"y":{"q":2,"p":[1,{"a":1,"b":2}]},"x":1}"#).expect("b");
         let c: JsonObject =
             serde_json::from_str(r#"{"x":2,"y":{"p":[1,{"b":2,"a":1}],"q":2}}"#).expect("c");
-        assert_eq!(call_digest("t", Some(&a)), call_digest("t", Some(&b)));
-        assert_ne!(call_digest("t", Some(&a)), call_digest("t", Some(&c)));
-        assert_ne!(call_digest("t", Some(&a)), call_digest("u", Some(&a)));
+        let digest = |method, target, args| request_digest(method, target, Some(args));
+        assert_eq!(digest("tools/call", "t", &a), digest("tools/call", "t", &b));
+        assert_ne!(digest("tools/call", "t", &a), digest("tools/call", "t", &c));
+        assert_ne!(digest("tools/call", "t", &a), digest("tools/call", "u", &a));
+        // The same name asked as a prompt is another request.
+        assert_ne!(
+            digest("tools/call", "t", &a),
+            digest("prompts/get", "t", &a)
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{ContentBlock, ListRootsRequest, ServerRequest};
+use rmcp::model::{CallToolResult, ContentBlock, ListRootsRequest, ServerRequest};
 use serde_json::json;
 
 use super::*;
@@ -22,12 +22,12 @@ fn asking_call(rounds: usize) -> Running {
             let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());
             match relay.ask(request, due).await {
                 Ok(ClientResult::ListRootsResult(r)) => heard.push(r.roots.len()),
-                other => {
-                    return CallToolResult::error(vec![ContentBlock::text(format!("{other:?}"))]);
-                }
+                other => return Err(McpError::internal_error(format!("{other:?}"), None)),
             }
         }
-        CallToolResult::success(vec![ContentBlock::text(format!("heard {heard:?}"))])
+        Ok(ServerResult::CallToolResult(CallToolResult::success(vec![
+            ContentBlock::text(format!("heard {heard:?}")),
+        ])))
     });
     Running {
         task,
@@ -36,26 +36,26 @@ fn asking_call(rounds: usize) -> Running {
     }
 }
 
-fn text(response: &CallToolResponse) -> String {
-    match response {
-        CallToolResponse::Complete(r) => serde_json::to_value(&r.content)
-            .map(|v| v.to_string())
-            .unwrap_or_default(),
+fn text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Done(done) => match &**done {
+            Ok(ServerResult::CallToolResult(r)) => serde_json::to_value(&r.content)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            other => panic!("not a tool result: {other:?}"),
+        },
+        Outcome::Failed(why) => why.clone(),
         other => panic!("not a result: {other:?}"),
     }
 }
 
 /// Answers every round with `roots` entries until the call completes; the response and the
 /// number of rounds.
-async fn answer_all(
-    parks: &Arc<Parks>,
-    running: Running,
-    call: [u8; 32],
-) -> (CallToolResponse, usize) {
+async fn answer_all(parks: &Arc<Parks>, running: Running, call: [u8; 32]) -> (Outcome, usize) {
     let never = CancellationToken::new();
     let mut response = parks.wait(running, 0, call, &never).await.expect("first");
     let mut rounds = 0;
-    while let CallToolResponse::InputRequired(asked) = &response {
+    while let Outcome::InputRequired(asked) = &response {
         rounds += 1;
         let requests = asked.input_requests.clone().expect("requests");
         let responses: InputResponses = requests
@@ -74,7 +74,7 @@ async fn answer_all(
 #[tokio::test]
 async fn each_question_is_a_round_and_its_answer_reaches_the_call() {
     let parks = Arc::new(Parks::default());
-    let call = seal::call_digest("mcp_x_roots", None);
+    let call = seal::request_digest("tools/call", "mcp_x_roots", None);
     let (response, rounds) = answer_all(&parks, asking_call(2), call).await;
     assert_eq!(rounds, 2);
     assert!(
@@ -88,7 +88,7 @@ async fn each_question_is_a_round_and_its_answer_reaches_the_call() {
 #[tokio::test]
 async fn a_call_that_keeps_asking_fails_after_the_last_round_and_is_cancelled() {
     let parks = Arc::new(Parks::default());
-    let call = seal::call_digest("mcp_x_roots", None);
+    let call = seal::request_digest("tools/call", "mcp_x_roots", None);
     let running = asking_call(MAX_ROUNDS + 5);
     let cancel = running.cancel.clone();
     let (response, rounds) = answer_all(&parks, running, call).await;

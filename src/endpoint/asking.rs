@@ -1,0 +1,112 @@
+//! The requests during which a server may ask the agent for input — `tools/call`,
+//! `prompts/get`, `resources/read` — and how each era of agent is reached meanwhile:
+//!
+//! | agent | the server's `elicitation/create`, `sampling/createMessage`, `roots/list` (or a 2026-07-28 server's `InputRequiredResult`) |
+//! |---|---|
+//! | `initialize` era | sent to it on this session as requests ([`crate::upstream::ask`], [`crate::upstream::mrtr`]) |
+//! | 2026-07-28 | the request is parked and the agent answered `InputRequiredResult` with a signed `requestState` ([`super::park`]) |
+//!
+//! Either way the request is dropped (and so cancelled upstream) when its agent has gone.
+
+use std::future::Future;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    ReadResourceRequestParams, ReadResourceResponse,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+
+use super::{Endpoint, client_names, era, park};
+use crate::upstream::call::Downstream;
+
+impl Endpoint {
+    /// How a 2026-07-28 agent's request parks: `None` for an agent of the `initialize` era
+    /// (and when the process has no key to sign states with, so nothing can be parked).
+    fn parking(&self, cx: &RequestContext<RoleServer>) -> Option<park::Agent<'_>> {
+        let parks =
+            !era::is_initialize_session(&cx.peer) && park::seal::Sealer::process().is_some();
+        parks.then_some(park::Agent {
+            hub: &self.hub,
+            gone: &self.agent_gone,
+            shutdown: &self.shutdown,
+        })
+    }
+
+    /// The agent side of a request of an agent of the `initialize` era.
+    fn downstream(&self, cx: RequestContext<RoleServer>) -> Downstream {
+        Downstream {
+            progress_token: cx.meta.get_progress_token(),
+            peer: cx.peer,
+            cancelled: cx.ct,
+            shutdown: self.shutdown.clone(),
+            relay: None,
+        }
+    }
+
+    /// `work`'s answer, unless the agent goes first: then `work` is dropped (which cancels it
+    /// upstream) and the undeliverable answer is an error.
+    async fn unless_gone<T>(&self, work: impl Future<Output = T>) -> Result<T, McpError> {
+        tokio::select! {
+            biased;
+            answer = work => Ok(answer),
+            () = self.agent_gone.cancelled() => Err(McpError::internal_error(
+                "the agent connection closed before the request finished",
+                None,
+            )),
+        }
+    }
+
+    /// `tools/call`, routed by wrapped name (as shortened for this agent, [`client_names`]).
+    pub(super) async fn call_tool_asking(
+        &self,
+        params: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.hub.count_call();
+        self.hub.agent_named(&cx.meta);
+        let budget = client_names::budget_for(&cx.peer, &cx.meta);
+        let catalog = self.hub.catalog();
+        let name = client_names::wrapped_of(&catalog, &params.name, budget).into_owned();
+        if let Some(agent) = self.parking(&cx) {
+            return Box::pin(self.parks.call(agent, name, params, cx)).await;
+        }
+        let downstream = self.downstream(cx);
+        // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
+        // tokio copies a spawned task's whole future when it starts and ends it; the call's
+        // future inline made those copies about a quarter of a remote call's instructions.
+        let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
+        let result = self.unless_gone(call).await?;
+        Ok(CallToolResponse::Complete(era::complete(result)))
+    }
+
+    /// `prompts/get`, routed by the native table.
+    pub(super) async fn get_prompt_asking(
+        &self,
+        params: GetPromptRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if let Some(agent) = self.parking(&cx) {
+            return Box::pin(self.parks.get_prompt(agent, params, cx)).await;
+        }
+        let downstream = self.downstream(cx);
+        let get = Box::pin(self.hub.get_prompt(params, Some(&downstream)));
+        Ok(GetPromptResponse::Complete(self.unless_gone(get).await??))
+    }
+
+    /// `resources/read`, routed by the native table.
+    pub(super) async fn read_resource_asking(
+        &self,
+        params: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(agent) = self.parking(&cx) {
+            return Box::pin(self.parks.read_resource(agent, params, cx)).await;
+        }
+        let downstream = self.downstream(cx);
+        let read = Box::pin(self.hub.read_resource(params, Some(&downstream)));
+        Ok(ReadResourceResponse::Complete(
+            self.unless_gone(read).await??,
+        ))
+    }
+}
