@@ -106,6 +106,9 @@ pub struct Endpoint {
     interest: Arc<native::AgentInterest>,
     /// The session's calls waiting for a 2026-07-28 agent's input ([`park`]).
     parks: Arc<park::Parks>,
+    /// The tasks this session created, shared with the fast path's relay, which takes the
+    /// `initialize` era's Tasks lines ([`crate::hub::Tasks`]).
+    tasks: crate::hub::Tasks,
 }
 
 impl Endpoint {
@@ -131,6 +134,7 @@ impl Endpoint {
             handshake: Handshake::default(),
             interest: Arc::default(),
             parks: Arc::default(),
+            tasks: crate::hub::Tasks::default(),
         }
     }
 
@@ -169,6 +173,13 @@ impl Endpoint {
         self
     }
 
+    /// Records this session's tasks in `tasks` (the table its relay uses too).
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: crate::hub::Tasks) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// Marks `handshake` done when the agent's `initialize` arrives.
     #[must_use]
     pub fn with_handshake(mut self, handshake: Handshake) -> Self {
@@ -198,6 +209,12 @@ impl ServerHandler for Endpoint {
                 crate::catalog::execution::TASKS_STASH.to_owned(),
                 crate::catalog::execution::tasks_capability(),
             );
+            // The 2026-07-28 extension; rmcp serves its `tasks/*` only when it is declared.
+            // `initialize` answers drop it, `server/discover` answers the stash (`era`).
+            capabilities.extensions.get_or_insert_default().insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                serde_json::Map::new(),
+            );
         }
         ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
@@ -209,6 +226,45 @@ impl ServerHandler for Endpoint {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(era::supported())
+    }
+
+    /// `server/discover`: as rmcp answers it, with the 2026-07-28 Tasks extension declared
+    /// when some served tool takes tasks, and without the `initialize` era's `tasks`.
+    async fn discover(
+        &self,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            era::without_legacy_tasks(self.get_info()),
+        ))
+    }
+
+    /// `tasks/get` of a 2026-07-28 agent ([`crate::hub::Tasks`]).
+    async fn get_task(
+        &self,
+        params: rmcp::model::GetTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        Box::pin(self.hub.get_modern_task(&self.tasks, &params.task_id)).await
+    }
+
+    /// `tasks/cancel` of a 2026-07-28 agent.
+    async fn cancel_task(
+        &self,
+        params: rmcp::model::CancelTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Box::pin(self.hub.cancel_modern_task(&self.tasks, &params.task_id)).await
+    }
+
+    /// `tasks/update` of a 2026-07-28 agent.
+    async fn update_task(
+        &self,
+        params: rmcp::model::UpdateTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.hub.update_modern_task(&self.tasks, &params.task_id)
     }
 
     fn accepted_subscription_filter(
@@ -251,7 +307,9 @@ impl ServerHandler for Endpoint {
             );
         }
         cx.peer.set_peer_info(request.clone());
-        let answer = self.negotiate_initialize(&request);
+        let answer = self
+            .negotiate_initialize(&request)
+            .map(era::without_extension_tasks);
         if let Ok(result) = &answer {
             self.hub
                 .agent_initialized(&request.client_info, result.protocol_version.as_str());
@@ -443,6 +501,17 @@ impl ServerHandler for Endpoint {
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
         let catalog = self.hub.catalog();
         let name = client_names::wrapped_of(&catalog, &params.name, budget);
+        // A 2026-07-28 agent that declared the Tasks extension gets a task for a tool that
+        // cannot be called otherwise.
+        if !era::is_initialize_session(&cx.peer)
+            && cx.client_capabilities().is_some_and(|c| c.supports_tasks())
+            && self.hub.runs_as_task(&name)
+        {
+            let created = self
+                .hub
+                .call_tool_as_modern_task(&self.tasks, &name, params.arguments);
+            return Box::pin(created).await.map(CallToolResponse::Task);
+        }
         if !era::is_initialize_session(&cx.peer) && park::seal::Sealer::process().is_some() {
             let agent = park::Agent {
                 hub: &self.hub,

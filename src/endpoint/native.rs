@@ -197,6 +197,8 @@ pub async fn forward_notices(
                 peer.notify_logging_message(params.clone()).await
             }
             Notice::Log { .. } => Ok(()),
+            // A 2026-07-28 agent polls its tasks: this notification is of the other era.
+            Notice::TaskStatus { .. } if !super::era::is_initialize_session(&peer) => Ok(()),
             Notice::TaskStatus { server, params } => {
                 match hub.task_status_for(&tasks, server, params) {
                     Some(params) => {
