@@ -114,11 +114,9 @@ async fn a_2026_agent_gets_the_tasks_extension_of_a_2025_server() {
     assert_eq!(undeclared["error"]["code"], json!(-32021), "{undeclared}");
 
     // Polled to its end, the task carries the tool's result.
-    let mut id = 10;
     let mut got = Value::Null;
-    for _ in 0..400 {
+    for id in 10..410 {
         got = request(&mut agent, id, "tasks/get", json!({ "taskId": task })).await;
-        id += 1;
         assert_eq!(got["result"]["resultType"], json!("complete"), "{got}");
         assert_eq!(got["result"]["taskId"], json!(task), "{got}");
         if got["result"]["status"] != json!("working") {
