@@ -189,3 +189,54 @@ async fn tasks_work_with_the_fast_path_off() {
         "{result}"
     );
 }
+
+/// A server that sends `notifications/tasks/status` for a new task before its answer to the
+/// call (`tests/fixtures/tasks/early_status_server.py`): the agent gets them once it has the
+/// task's id, in the order the server sent them, before the one sent after the answer.
+#[tokio::test]
+async fn status_notifications_sent_before_the_task_is_created_reach_the_agent_in_order() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tasks/early_status_server.py"
+    );
+    let c = Companion::start(
+        json!({ "mcpServers": { "early": { "command": "python3", "args": [script] } } }),
+    );
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    agent.handshake_on("2025-11-25").await;
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "mcp_early_slow", "arguments": {}, "task": { "ttl": 60000 } } });
+    agent.send(&call).await;
+    let (created, mut heard) = agent.until_response(&json!(1)).await;
+    let task = created["result"]["task"]["taskId"].as_str();
+    let task = task.unwrap_or_else(|| panic!("a CreateTaskResult: {created}"));
+    assert!(task.starts_with("early:"), "{created}");
+    let statuses = |heard: &[Value]| -> Vec<Value> {
+        (heard.iter())
+            .filter(|m| m["method"] == json!("notifications/tasks/status"))
+            .map(|m| m["params"].clone())
+            .collect()
+    };
+    while statuses(&heard).len() < 3 {
+        let Some(message) = agent.recv_within(Duration::from_secs(20)).await else {
+            break;
+        };
+        heard.push(message);
+    }
+    let statuses = statuses(&heard);
+    let messages: Vec<&str> = (statuses.iter())
+        .map(|s| s["statusMessage"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        messages,
+        ["first", "second", "third"],
+        "{heard:?}\n{}",
+        c.log()
+    );
+    for status in &statuses {
+        assert_eq!(status["taskId"], json!(task), "{status}");
+    }
+}

@@ -43,6 +43,8 @@ impl Hub {
         };
         params["name"] = Value::from(raw.as_str());
         let live = self.live_for(&route.server)?;
+        // Until the answer is in the table, the server's status notifications wait for it.
+        let _pending = tasks.pending(&route.server, live.generation);
         let mut result = self.raw(&route.server, &live, "tools/call", params).await?;
         if let Some(task) = result.get_mut("task")
             && let Some(upstream) = task.get("taskId").and_then(Value::as_str)
@@ -170,16 +172,22 @@ impl Hub {
         Ok(json!({ "tasks": out }))
     }
 
-    /// A server's `notifications/tasks/status` `params` as the agent that created the task
-    /// gets it (its `taskId` the agent's), or `None` when the task is not one of `tasks`
-    /// (another agent's, or not yet answered by its `CreateTaskResult`).
-    pub fn task_status_for(&self, tasks: &Tasks, server: &str, params: &Value) -> Option<Value> {
-        let upstream = params.get("taskId")?.as_str()?;
-        let generation = self.server(server)?.live()?.generation;
-        let served = tasks.served_for(server, generation, upstream)?;
-        let mut params = params.clone();
-        params["taskId"] = Value::from(served.as_str());
-        tasks.remember(&served, &params);
-        Some(params)
+    /// What the agent session of `tasks` gets for a server's `notifications/tasks/status`
+    /// `params`, in order: the notifications held for tasks it now knows, then this one under
+    /// the agent's id when the task is its own. One for a task not known yet is held while
+    /// the session has a task-augmented call to that server in flight ([`super::held`]);
+    /// one for another agent's task is dropped.
+    pub fn task_statuses_for(&self, tasks: &Tasks, server: &str, params: &Value) -> Vec<Value> {
+        let generation = self
+            .server(server)
+            .and_then(|s| s.live())
+            .map(|live| live.generation);
+        tasks.on_status(server, generation, params, std::time::Instant::now())
+    }
+
+    /// The held status notifications of tasks the agent session of `tasks` now knows, in the
+    /// order their servers sent them ([`super::held`]).
+    pub fn held_task_statuses(&self, tasks: &Tasks) -> Vec<Value> {
+        tasks.release_held(std::time::Instant::now())
     }
 }

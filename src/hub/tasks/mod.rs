@@ -13,7 +13,7 @@
 //!
 //! A server's `notifications/tasks/status` reaches the `initialize`-era agent whose task it
 //! is, under its id ([`Hub::task_status_for`]); one the server sends before its
-//! `CreateTaskResult` is held until the agent has the task's id; any for another
+//! `CreateTaskResult` is held until the agent has the task's id ([`held`]); any for another
 //! agent's task is dropped.
 //!
 //! A task outlives neither its server's process nor a restart of it: once the session that
@@ -21,6 +21,7 @@
 //! naming the server, and `tasks/result`, `tasks/cancel` and `tasks/update` answer an error
 //! saying so.
 
+mod held;
 mod legacy;
 mod modern;
 
@@ -39,7 +40,15 @@ const MAX_LIST_PAGES: usize = 100;
 
 /// The tasks one agent session created through the companion, by the id the agent knows.
 #[derive(Clone, Debug, Default)]
-pub struct Tasks(Arc<Mutex<TaskTable>>);
+pub struct Tasks(Arc<Shared>);
+
+#[derive(Debug, Default)]
+struct Shared {
+    table: Mutex<TaskTable>,
+    /// Wakes the session's notification loop when an answer with a task has been written to
+    /// the agent, so status notifications held for it go out ([`held`]).
+    released: tokio::sync::Notify,
+}
 
 #[derive(Debug, Default)]
 struct TaskTable {
@@ -47,6 +56,8 @@ struct TaskTable {
     by_served: HashMap<String, Entry>,
     /// The agent's ids in the order the tasks were created.
     order: Vec<String>,
+    /// Status notifications that came before their task's `CreateTaskResult`.
+    hold: held::Hold,
 }
 
 /// Where one task lives.
@@ -64,7 +75,7 @@ struct Entry {
 impl Tasks {
     fn lock(&self) -> std::sync::MutexGuard<'_, TaskTable> {
         // Each critical section is one map update: a poisoned table is consistent.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Records the task `upstream` that `server`'s session `generation` created; returns the
@@ -96,19 +107,7 @@ impl Tasks {
     }
 
     fn remember(&self, served: &str, task: &Value) {
-        if let Some(entry) = self.lock().by_served.get_mut(served) {
-            entry.last = task.clone();
-        }
-    }
-
-    /// The agent's id of the task `upstream` that `server`'s session `generation` created.
-    fn served_for(&self, server: &str, generation: u64, upstream: &str) -> Option<String> {
-        let table = self.lock();
-        (table.by_served.iter())
-            .find(|(_, e)| {
-                &*e.server == server && e.generation == generation && e.upstream == upstream
-            })
-            .map(|(served, _)| served.clone())
+        self.lock().remember(served, task);
     }
 
     fn all(&self) -> Vec<(String, Entry)> {
@@ -116,6 +115,32 @@ impl Tasks {
         (table.order.iter())
             .filter_map(|id| Some((id.clone(), table.by_served.get(id)?.clone())))
             .collect()
+    }
+}
+
+impl TaskTable {
+    fn remember(&mut self, served: &str, task: &Value) {
+        if let Some(entry) = self.by_served.get_mut(served) {
+            entry.last = task.clone();
+        }
+    }
+
+    /// The agent's id of the task `upstream` that `server`'s session `generation` created.
+    fn served_for(&self, server: &str, generation: u64, upstream: &str) -> Option<String> {
+        (self.by_served.iter())
+            .find(|(_, e)| {
+                &*e.server == server && e.generation == generation && e.upstream == upstream
+            })
+            .map(|(served, _)| served.clone())
+    }
+
+    /// A server's status notification `params` under the agent's id `served`, remembered as
+    /// the task's last report.
+    fn as_served(&mut self, served: &str, params: &Value) -> Value {
+        let mut params = params.clone();
+        params["taskId"] = Value::from(served);
+        self.remember(served, &params);
+        params
     }
 }
 
