@@ -229,6 +229,12 @@ where
         }
         let (hub, tasks) = (self.hub.clone(), self.tasks.clone());
         let (method, agent_id) = (method.to_owned(), id.to_owned());
+        // The server's questions during a `tasks/result` go to this agent.
+        let asker = crate::upstream::askers::Asker {
+            peer: agent.clone(),
+            cancelled: self.session.child_token(),
+            relay: None,
+        };
         self.budget.requested(request_id.clone());
         // Status notifications held for a new task go out once the agent has its id.
         let released = self.tasks.clone();
@@ -236,7 +242,7 @@ where
             let answer = match method.as_str() {
                 "tools/call" => Box::pin(hub.call_tool_as_task(&tasks, params)).await,
                 "tasks/list" => Box::pin(hub.list_tasks(&tasks)).await,
-                _ => Box::pin(hub.task_request(&tasks, &method, params)).await,
+                _ => Box::pin(hub.task_request(&tasks, &method, params, Some(asker))).await,
             };
             Some(match answer {
                 Ok(result) => Reply::with_result_json(&agent_id, &result.to_string()),

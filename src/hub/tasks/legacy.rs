@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::{MAX_LIST_PAGES, RELATED_TASK, Tasks, lost_message, lost_task};
 use crate::catalog::Target;
 use crate::hub::Hub;
+use crate::upstream::askers::Asker;
 
 impl Hub {
     /// A task-augmented `tools/call`: `params` as the agent sent them (`name` the served tool
@@ -57,7 +58,10 @@ impl Hub {
     }
 
     /// `tasks/get`, `tasks/result` or `tasks/cancel` (`method`) of the agent's task
-    /// `params.taskId`, sent to the server that created it.
+    /// `params.taskId`, sent to the server that created it. While a `tasks/result` waits, the
+    /// server's `elicitation/create`, `sampling/createMessage` and `roots/list` (a task in
+    /// `input_required` asks them then) go to `asker`, the agent, as during its calls
+    /// ([`crate::upstream::ask`]).
     ///
     /// # Errors
     /// -32602 for a task this session did not create; for a task whose server restarted or
@@ -68,6 +72,7 @@ impl Hub {
         tasks: &Tasks,
         method: &str,
         mut params: Value,
+        asker: Option<Asker>,
     ) -> Result<Value, McpError> {
         let served = params
             .get("taskId")
@@ -92,6 +97,7 @@ impl Hub {
             };
         };
         params["taskId"] = Value::from(entry.upstream.as_str());
+        let _asking = (asker.filter(|_| method == "tasks/result")).map(|a| live.askers.enter(a));
         let mut result = self.raw(&entry.server, &live, method, params).await?;
         if method == "tasks/result" {
             if let Some(related) = result
