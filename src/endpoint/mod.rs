@@ -244,9 +244,18 @@ impl ServerHandler for Endpoint {
     async fn get_task(
         &self,
         params: rmcp::model::GetTaskParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
-        Box::pin(self.hub.get_modern_task(&self.tasks, &params.task_id)).await
+        // Who answers the questions of a task that needs input: this agent, as it declared.
+        let agent = (
+            cx.peer.clone(),
+            cx.client_capabilities().unwrap_or_default(),
+        );
+        Box::pin(
+            self.hub
+                .get_modern_task(&self.tasks, &params.task_id, agent),
+        )
+        .await
     }
 
     /// `tasks/cancel` of a 2026-07-28 agent.
@@ -264,7 +273,7 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::UpdateTaskParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.hub.update_modern_task(&self.tasks, &params.task_id)
+        (self.hub).update_modern_task(&self.tasks, &params.task_id, &params.input_responses)
     }
 
     fn accepted_subscription_filter(

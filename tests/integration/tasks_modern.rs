@@ -3,8 +3,9 @@
 //! `simulate-research-query` requires tasks: `server/discover` declares the extension (and an
 //! `initialize` answer does not), a call declaring it gets a `CreateTaskResult` with a
 //! namespaced id, `tasks/get` carries the result once the task has ended, `tasks/cancel` is
-//! acknowledged, another agent does not reach the task, and a task whose server restarted is
-//! reported `failed` naming the server.
+//! acknowledged, another agent does not reach the task, a task whose server restarted is
+//! reported `failed` naming the server, and a task in `input_required` carries the server's
+//! question, which `tasks/update` answers.
 
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// The 2026-07-28 `_meta` of a request; `tasks` says whether it declares the extension.
 fn meta(tasks: bool) -> Value {
     let capabilities = if tasks {
-        json!({ "extensions": { EXTENSION: {} } })
+        json!({ "extensions": { EXTENSION: {} }, "elicitation": {} })
     } else {
         json!({})
     };
@@ -173,4 +174,73 @@ async fn a_2026_agent_gets_the_tasks_extension_of_a_2025_server() {
     let update = json!({ "taskId": third, "inputResponses": {} });
     let update = request(&mut agent, 603, "tasks/update", update).await;
     assert_eq!(update["error"]["code"], json!(-32602), "{update}");
+}
+
+/// `simulate-research-query` with `ambiguous: true` asks `elicitation/create` in
+/// `input_required`: a 2026-07-28 agent reads it in the task's `inputRequests` and answers with
+/// `tasks/update`, and the answer reaches the task.
+#[tokio::test]
+async fn a_2026_agent_answers_an_input_required_task_with_tasks_update() {
+    let Some(peers) = peers_dir() else { return };
+    let js = everything_js(&peers).display().to_string();
+    let c = Companion::start(
+        json!({ "mcpServers": { "everything": { "command": "node", "args": [js, "stdio"] } } }),
+    );
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let params = json!({ "name": RESEARCH, "arguments": { "topic": "python", "ambiguous": true } });
+    let created = request(&mut agent, 1, "tools/call", params).await;
+    let task = created["result"]["taskId"].clone();
+    assert!(task.is_string(), "{created}");
+    let mut got = Value::Null;
+    for id in 2..402 {
+        got = request(&mut agent, id, "tasks/get", json!({ "taskId": task })).await;
+        if got["result"]["status"] != json!("working") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(got["result"]["status"], json!("input_required"), "{got}");
+    let requests = got["result"]["inputRequests"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let (key, asked) = requests
+        .iter()
+        .next()
+        .unwrap_or_else(|| panic!("a question: {got}"));
+    assert_eq!(asked["method"], json!("elicitation/create"), "{got}");
+    let options = &asked["params"]["requestedSchema"]["properties"]["interpretation"]["oneOf"];
+    let pick = options[0]["const"]
+        .as_str()
+        .unwrap_or("the first one")
+        .to_owned();
+    let update = json!({ "taskId": task, "inputResponses": { key.clone(): {
+        "action": "accept", "content": { "interpretation": pick } } } });
+    let acked = request(&mut agent, 500, "tasks/update", update).await;
+    assert_eq!(
+        acked["result"],
+        json!({ "resultType": "complete" }),
+        "{acked}"
+    );
+    for id in 501..901 {
+        got = request(&mut agent, id, "tasks/get", json!({ "taskId": task })).await;
+        let status = &got["result"]["status"];
+        if status != &json!("working") && status != &json!("input_required") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        got["result"]["status"],
+        json!("completed"),
+        "{got}\n{}",
+        c.log()
+    );
+    let text = got["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains(&pick), "the answer reached the task: {got}");
 }

@@ -21,6 +21,7 @@
 //! naming the server, and `tasks/result`, `tasks/cancel` and `tasks/update` answer an error
 //! saying so.
 
+mod asking;
 mod held;
 mod legacy;
 mod modern;
@@ -58,6 +59,8 @@ struct TaskTable {
     order: Vec<String>,
     /// Status notifications that came before their task's `CreateTaskResult`.
     hold: held::Hold,
+    /// Agent's id → the questions its `input_required` task waits on (2026-07-28 agents).
+    asking: HashMap<String, asking::Asking>,
 }
 
 /// Where one task lives.

@@ -6,20 +6,21 @@
 //! | `tools/call` declaring the extension, of a tool whose `taskSupport` is `required` | `tools/call` with `params.task` | `CreateTaskResult` (`resultType: "task"`, the task flattened, `ttl` → `ttlMs`, `pollInterval` → `pollIntervalMs`) |
 //! | `tasks/get` | `tasks/get`; once the task has ended, `tasks/result` too | the task with its payload: a result (`completed`), the server's JSON-RPC error (`failed`) |
 //! | `tasks/cancel` | `tasks/cancel` | an empty acknowledgement |
-//! | `tasks/update` | nothing: no request of the server's is outstanding for the agent | an empty acknowledgement (answers to keys not outstanding are ignored, as the extension says) |
+//! | `tasks/update` | each answer to the server's question under its key, while the `tasks/result` the companion started waits ([`super::asking`]) | an empty acknowledgement (answers to keys not outstanding are ignored, as the extension says) |
 //!
 //! A 2025-11-25 task that ended `failed` may still have a result (a tool result with
 //! `isError: true` ends a 2025-11-25 task `failed`); the extension calls that `completed`, so
 //! whichever `tasks/result` answers decides: a result is `completed`, an error `failed`.
 //!
-//! A task in `input_required` is reported `working` (its `statusMessage` kept): the server's
-//! requests arrive only during a blocking `tasks/result`, which the companion does not start
-//! for a 2026-07-28 agent.
+//! A task in `input_required` carries the server's questions as `inputRequests`; the server
+//! asks them only during a `tasks/result`, which the companion starts for the agent
+//! ([`super::asking`]). Until the first question is in, the task is reported `working`.
 
-use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
+    ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, InputResponses, JsonObject,
+    Task, TaskPayload, TaskStatus,
 };
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
 
 use super::{RELATED_TASK, Tasks, lost_message};
@@ -64,6 +65,7 @@ impl Hub {
         &self,
         tasks: &Tasks,
         served: &str,
+        agent: (Peer<RoleServer>, ClientCapabilities),
     ) -> Result<GetTaskResult, McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
         let Some(live) = self.live_of(&entry) else {
@@ -86,8 +88,21 @@ impl Hub {
         got["taskId"] = Value::from(served);
         tasks.remember(served, &got);
         let task = modern_task(&got)?;
+        if task.status.is_terminal() {
+            tasks.done_asking(served);
+        }
         let payload = match task.status {
-            TaskStatus::Working | TaskStatus::InputRequired => TaskPayload::Working,
+            TaskStatus::InputRequired => {
+                let requests = self.asked(tasks, served, &entry, &live, agent).await;
+                if requests.is_empty() {
+                    TaskPayload::Working
+                } else {
+                    TaskPayload::InputRequired {
+                        input_requests: requests,
+                    }
+                }
+            }
+            TaskStatus::Working => TaskPayload::Working,
             TaskStatus::Cancelled => TaskPayload::Cancelled,
             _ => {
                 let params = json!({ "taskId": entry.upstream });
@@ -139,12 +154,18 @@ impl Hub {
         Ok(())
     }
 
-    /// `tasks/update` of the agent's task `served`: acknowledged, since no request of the
-    /// server's is outstanding for a 2026-07-28 agent (module doc).
+    /// `tasks/update` of the agent's task `served`: each answer handed to the server's
+    /// question under its key ([`super::asking`]).
     ///
     /// # Errors
-    /// -32602 for a task this session did not create or whose server restarted or stopped.
-    pub fn update_modern_task(&self, tasks: &Tasks, served: &str) -> Result<(), McpError> {
+    /// -32602 for a task this session did not create or whose server restarted or stopped,
+    /// or an answer of the wrong kind.
+    pub fn update_modern_task(
+        &self,
+        tasks: &Tasks,
+        served: &str,
+        responses: &InputResponses,
+    ) -> Result<(), McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
         if self.live_of(&entry).is_none() {
             let lost = lost_message(&entry.server);
@@ -153,7 +174,7 @@ impl Hub {
                 None,
             ));
         }
-        Ok(())
+        Hub::answer_asked(tasks, served, responses)
     }
 }
 
