@@ -181,7 +181,7 @@ impl Hub {
     /// What the agent session of `tasks` gets for a server's `notifications/tasks/status`
     /// `params`, in order: the notifications held for tasks it now knows, then this one under
     /// the agent's id when the task is its own. One for a task not known yet is held while
-    /// the session has a task-augmented call to that server in flight ([`super::held`]);
+    /// the session has a task-augmented call to that server in flight (`hub/tasks/held.rs`);
     /// one for another agent's task is dropped.
     pub fn task_statuses_for(&self, tasks: &Tasks, server: &str, params: &Value) -> Vec<Value> {
         let generation = self
@@ -192,7 +192,7 @@ impl Hub {
     }
 
     /// The held status notifications of tasks the agent session of `tasks` now knows, in the
-    /// order their servers sent them ([`super::held`]).
+    /// order their servers sent them (`hub/tasks/held.rs`).
     pub fn held_task_statuses(&self, tasks: &Tasks) -> Vec<Value> {
         tasks.release_held(std::time::Instant::now())
     }

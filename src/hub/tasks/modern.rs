@@ -155,7 +155,7 @@ impl Hub {
     }
 
     /// `tasks/update` of the agent's task `served`: each answer handed to the server's
-    /// question under its key ([`super::asking`]).
+    /// question under its key (`hub/tasks/asking.rs`).
     ///
     /// # Errors
     /// -32602 for a task this session did not create or whose server restarted or stopped,
