@@ -68,6 +68,17 @@ impl Endpoint {
         let budget = client_names::budget_for(&cx.peer, &cx.meta);
         let catalog = self.hub.catalog();
         let name = client_names::wrapped_of(&catalog, &params.name, budget).into_owned();
+        // A 2026-07-28 agent that declared the Tasks extension gets a task for a tool that
+        // cannot be called otherwise.
+        if !era::is_initialize_session(&cx.peer)
+            && cx.client_capabilities().is_some_and(|c| c.supports_tasks())
+            && self.hub.runs_as_task(&name)
+        {
+            let created = self
+                .hub
+                .call_tool_as_modern_task(&self.tasks, &name, params.arguments);
+            return Box::pin(created).await.map(CallToolResponse::Task);
+        }
         if let Some(agent) = self.parking(&cx) {
             return Box::pin(self.parks.call(agent, name, params, cx)).await;
         }

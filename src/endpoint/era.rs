@@ -11,8 +11,8 @@
 //! says which versions we serve; [`super::listen`] runs the `subscriptions/listen` streams.
 
 use rmcp::model::{
-    CallToolResult, CompleteResult, GetPromptResponse, ProtocolVersion, ReadResourceResponse,
-    ResultType,
+    CallToolResult, CompleteResult, GetPromptResponse, InitializeResult, ProtocolVersion,
+    ReadResourceResponse, ResultType, ServerConfig, TASKS_EXTENSION_ID,
 };
 use rmcp::{Peer, RoleServer};
 
@@ -69,4 +69,29 @@ pub fn complete_read(response: ReadResourceResponse) -> ReadResourceResponse {
 pub fn complete_completion(mut result: CompleteResult) -> CompleteResult {
     result.result_type.get_or_insert(ResultType::COMPLETE);
     result
+}
+
+/// An `initialize` answer without the 2026-07-28 Tasks extension: that era's agents get the
+/// `tasks` capability of their own (MCP 2025-11-25), which the same answer carries.
+pub fn without_extension_tasks(mut result: InitializeResult) -> InitializeResult {
+    if let Some(extensions) = &mut result.capabilities.extensions {
+        extensions.remove(TASKS_EXTENSION_ID);
+        if extensions.is_empty() {
+            result.capabilities.extensions = None;
+        }
+    }
+    result
+}
+
+/// The server info a `server/discover` answer is made of, without the `initialize` era's
+/// `tasks` capability (carried in `experimental` inside the companion,
+/// [`crate::catalog::execution::TASKS_STASH`]): a 2026-07-28 agent has the extension instead.
+pub fn without_legacy_tasks(mut info: ServerConfig) -> ServerConfig {
+    if let Some(experimental) = &mut info.capabilities.experimental {
+        experimental.remove(crate::catalog::execution::TASKS_STASH);
+        if experimental.is_empty() {
+            info.capabilities.experimental = None;
+        }
+    }
+    info
 }

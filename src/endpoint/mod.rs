@@ -108,6 +108,9 @@ pub struct Endpoint {
     interest: Arc<native::AgentInterest>,
     /// The session's calls waiting for a 2026-07-28 agent's input ([`park`]).
     parks: Arc<park::Parks>,
+    /// The tasks this session created, shared with the fast path's relay, which takes the
+    /// `initialize` era's Tasks lines ([`crate::hub::Tasks`]).
+    tasks: crate::hub::Tasks,
 }
 
 impl Endpoint {
@@ -133,6 +136,7 @@ impl Endpoint {
             handshake: Handshake::default(),
             interest: Arc::default(),
             parks: Arc::default(),
+            tasks: crate::hub::Tasks::default(),
         }
     }
 
@@ -171,6 +175,13 @@ impl Endpoint {
         self
     }
 
+    /// Records this session's tasks in `tasks` (the table its relay uses too).
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: crate::hub::Tasks) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// Marks `handshake` done when the agent's `initialize` arrives.
     #[must_use]
     pub fn with_handshake(mut self, handshake: Handshake) -> Self {
@@ -200,6 +211,12 @@ impl ServerHandler for Endpoint {
                 crate::catalog::execution::TASKS_STASH.to_owned(),
                 crate::catalog::execution::tasks_capability(),
             );
+            // The 2026-07-28 extension; rmcp serves its `tasks/*` only when it is declared.
+            // `initialize` answers drop it, `server/discover` answers the stash (`era`).
+            capabilities.extensions.get_or_insert_default().insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                serde_json::Map::new(),
+            );
         }
         ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
@@ -211,6 +228,54 @@ impl ServerHandler for Endpoint {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(era::supported())
+    }
+
+    /// `server/discover`: as rmcp answers it, with the 2026-07-28 Tasks extension declared
+    /// when some served tool takes tasks, and without the `initialize` era's `tasks`.
+    async fn discover(
+        &self,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            era::without_legacy_tasks(self.get_info()),
+        ))
+    }
+
+    /// `tasks/get` of a 2026-07-28 agent ([`crate::hub::Tasks`]).
+    async fn get_task(
+        &self,
+        params: rmcp::model::GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        // Who answers the questions of a task that needs input: this agent, as it declared.
+        let agent = (
+            cx.peer.clone(),
+            cx.client_capabilities().unwrap_or_default(),
+        );
+        Box::pin(
+            self.hub
+                .get_modern_task(&self.tasks, &params.task_id, agent),
+        )
+        .await
+    }
+
+    /// `tasks/cancel` of a 2026-07-28 agent.
+    async fn cancel_task(
+        &self,
+        params: rmcp::model::CancelTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Box::pin(self.hub.cancel_modern_task(&self.tasks, &params.task_id)).await
+    }
+
+    /// `tasks/update` of a 2026-07-28 agent.
+    async fn update_task(
+        &self,
+        params: rmcp::model::UpdateTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        (self.hub).update_modern_task(&self.tasks, &params.task_id, &params.input_responses)
     }
 
     fn accepted_subscription_filter(
@@ -253,7 +318,9 @@ impl ServerHandler for Endpoint {
             );
         }
         cx.peer.set_peer_info(request.clone());
-        let answer = self.negotiate_initialize(&request);
+        let answer = self
+            .negotiate_initialize(&request)
+            .map(era::without_extension_tasks);
         if let Ok(result) = &answer {
             self.hub
                 .agent_initialized(&request.client_info, result.protocol_version.as_str());

@@ -156,7 +156,17 @@ pub async fn forward_notices(
 ) {
     let mut notices = hub.notices();
     loop {
-        let notice = match notices.recv().await {
+        let notice = tokio::select! {
+            received = notices.recv() => received,
+            // An answer with a task reached the agent: what was held for it goes out.
+            () = tasks.released() => {
+                if send_task_statuses(&peer, hub.held_task_statuses(&tasks)).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let notice = match notice {
             Ok(notice) => notice,
             Err(RecvError::Lagged(missed)) => {
                 tracing::debug!(missed, "agent session fell behind on server notifications");
@@ -197,26 +207,34 @@ pub async fn forward_notices(
                 peer.notify_logging_message(params.clone()).await
             }
             Notice::Log { .. } => Ok(()),
+            // A 2026-07-28 agent polls its tasks: this notification is of the other era.
+            Notice::TaskStatus { .. } if !super::era::is_initialize_session(&peer) => Ok(()),
             Notice::TaskStatus { server, params } => {
-                match hub.task_status_for(&tasks, server, params) {
-                    Some(params) => {
-                        let note = rmcp::model::CustomNotification::new(
-                            crate::upstream::handler::TASK_STATUS,
-                            Some(params),
-                        );
-                        peer.send_notification(rmcp::model::ServerNotification::CustomNotification(
-                            note,
-                        ))
-                        .await
-                    }
-                    None => Ok(()),
-                }
+                let statuses = hub.task_statuses_for(&tasks, server, params);
+                send_task_statuses(&peer, statuses).await
             }
         };
         if sent.is_err() {
             return; // the session is gone
         }
     }
+}
+
+/// Sends each of `statuses` (`notifications/tasks/status` params, the agent's ids) in order.
+async fn send_task_statuses(
+    peer: &Peer<RoleServer>,
+    statuses: Vec<serde_json::Value>,
+) -> Result<(), rmcp::service::ServiceError> {
+    for params in statuses {
+        let note = rmcp::model::CustomNotification::new(
+            crate::upstream::handler::TASK_STATUS,
+            Some(params),
+        );
+        (peer)
+            .send_notification(rmcp::model::ServerNotification::CustomNotification(note))
+            .await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

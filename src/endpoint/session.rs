@@ -125,6 +125,7 @@ pub async fn serve_session_with<S>(
     let notices_hub = hub.clone();
     // Always: with the fast path off the relay still takes the Tasks lines.
     let tasks = crate::hub::Tasks::default();
+    let endpoint = endpoint.with_tasks(tasks.clone());
     let (relay, cell) = Relay::new(
         hub.clone(),
         shutdown.clone(),

@@ -216,6 +216,8 @@ async fn connect_either(
     asks: AskContext,
     whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
+    // Task status notifications are passed on below rmcp too, in the order they came.
+    let progress = progress.with_task_status(asks.notices.clone(), asks.server.clone());
     match &cfg.transport {
         TransportConfig::Stdio(stdio) => {
             // `initialize` first; a server that speaks only 2026-07-28 is started again and

@@ -7,7 +7,7 @@
 //! | `notifications/{tools,resources,prompts}/list_changed` | [`UpstreamEvent::ListChanged`] to the supervisor, which re-lists |
 //! | `notifications/message` | logged through `tracing` in the server's span, and passed to agents ([`Notices`](super::notice::Notices)) |
 //! | `notifications/resources/updated` | passed to agents that subscribed ([`Notices`](super::notice::Notices)) |
-//! | `notifications/tasks/status` | passed to the agent whose task it is ([`Notices`](super::notice::Notices)) |
+//! | `notifications/tasks/status` | never reaches the handler: the [`ProgressTap`](super::progress::ProgressTap) passes it to the agent whose task it is ([`Notices`](super::notice::Notices)), in order |
 //!
 //! A server of the 2026-07-28 era sends list changes and resource updates only on the
 //! `subscriptions/listen` stream the companion keeps open to it ([`super::listener`]); they
@@ -173,23 +173,6 @@ impl ClientHandler for UpstreamHandler {
             server: self.asks.server.clone(),
             params,
         });
-    }
-
-    /// `notifications/tasks/status` (MCP 2025-11-25 utilities/tasks), which rmcp does not
-    /// know: passed to the agent that created the task; other custom notifications dropped.
-    async fn on_custom_notification(
-        &self,
-        notification: rmcp::model::CustomNotification,
-        _cx: NotificationContext<RoleClient>,
-    ) {
-        if notification.method == TASK_STATUS
-            && let Some(params @ serde_json::Value::Object(_)) = notification.params
-        {
-            self.asks.notices.send(Notice::TaskStatus {
-                server: self.asks.server.clone(),
-                params,
-            });
-        }
     }
 
     async fn on_resource_updated(

@@ -26,6 +26,11 @@
 //! response does. A sink holds at most [`SINK_CAPACITY`] notifications; beyond that (a server
 //! flooding progress to an agent that is not reading) further ones are dropped, which only thins
 //! progress. Progress for a token nobody mapped (e.g. during `tools/list`) is dropped.
+//!
+//! The tap also takes `notifications/tasks/status` (MCP 2025-11-25 utilities/tasks) off the
+//! wire and passes it to the agents' notices in receive order
+//! ([`ProgressRoutes::with_task_status`]): a server's status reports of one task must not
+//! overtake each other either.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -51,9 +56,33 @@ type Routes = HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>;
 #[derive(Clone, Debug, Default)]
 pub struct ProgressRoutes {
     routes: Arc<Mutex<Routes>>,
+    /// Where the session's `notifications/tasks/status` go (its server's name with them),
+    /// for the same reason as progress: rmcp would spawn a task for each, and two of them
+    /// could overtake each other. Without it they are dropped.
+    task_status: Option<(super::notice::Notices, Arc<str>)>,
 }
 
 impl ProgressRoutes {
+    /// These routes, also passing server `server`'s `notifications/tasks/status` (MCP
+    /// 2025-11-25 utilities/tasks) to `notices` in the order they arrive.
+    #[must_use]
+    pub fn with_task_status(mut self, notices: super::notice::Notices, server: Arc<str>) -> Self {
+        self.task_status = Some((notices, server));
+        self
+    }
+
+    /// Passes a task status notification's `params` on (module doc of [`super::handler`]).
+    fn task_status(&self, params: Option<serde_json::Value>) {
+        if let (Some((notices, server)), Some(params @ serde_json::Value::Object(_))) =
+            (&self.task_status, params)
+        {
+            notices.send(super::notice::Notice::TaskStatus {
+                server: server.clone(),
+                params,
+            });
+        }
+    }
+
     /// Wraps an upstream transport so that progress flows through these routes.
     pub fn tap<T>(&self, inner: T) -> ProgressTap<T> {
         ProgressTap {
@@ -200,6 +229,12 @@ where
                     notification: ServerNotification::ProgressNotification(progress),
                     ..
                 }) => self.routes.deliver(progress.params),
+                JsonRpcMessage::Notification(JsonRpcNotification {
+                    notification: ServerNotification::CustomNotification(note),
+                    ..
+                }) if note.method == super::handler::TASK_STATUS => {
+                    self.routes.task_status(note.params);
+                }
                 other => return Some(other),
             }
         }

@@ -78,6 +78,7 @@ mod stopped;
 mod strays;
 mod supervision;
 mod tasks;
+mod tasks_modern;
 mod telemetry;
 mod third_party;
 mod tokens;

@@ -25,8 +25,8 @@ const DELIBERATELY_DIFFERENT: &[&str] = &["roots"];
 const DELIBERATELY_DIFFERENT_HTTP: &[&str] = &["roots"];
 
 /// Rows allowed to differ for a 2026-07-28 client of a 2025-era server, each named in the
-/// guide with its reason (`tasks` as not done yet).
-const DELIBERATELY_DIFFERENT_2026: &[&str] = &["roots", "tasks"];
+/// guide with its reason.
+const DELIBERATELY_DIFFERENT_2026: &[&str] = &["roots"];
 
 /// A probe script and the interpreter that runs it; each run prints one JSON object
 /// (`exit`, `probes`: row name → `{ok, …detail}`).

@@ -189,3 +189,119 @@ async fn tasks_work_with_the_fast_path_off() {
         "{result}"
     );
 }
+
+/// A server that sends `notifications/tasks/status` for a new task before its answer to the
+/// call (`tests/fixtures/tasks/early_status_server.py`): the agent gets them once it has the
+/// task's id, in the order the server sent them, before the one sent after the answer.
+#[tokio::test]
+async fn status_notifications_sent_before_the_task_is_created_reach_the_agent_in_order() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tasks/early_status_server.py"
+    );
+    let c = Companion::start(
+        json!({ "mcpServers": { "early": { "command": "python3", "args": [script] } } }),
+    );
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    agent.handshake_on("2025-11-25").await;
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "mcp_early_slow", "arguments": {}, "task": { "ttl": 60000 } } });
+    agent.send(&call).await;
+    let (created, mut heard) = agent.until_response(&json!(1)).await;
+    let task = created["result"]["task"]["taskId"].as_str();
+    let task = task.unwrap_or_else(|| panic!("a CreateTaskResult: {created}"));
+    assert!(task.starts_with("early:"), "{created}");
+    let statuses = |heard: &[Value]| -> Vec<Value> {
+        (heard.iter())
+            .filter(|m| m["method"] == json!("notifications/tasks/status"))
+            .map(|m| m["params"].clone())
+            .collect()
+    };
+    while statuses(&heard).len() < 3 {
+        let Some(message) = agent.recv_within(Duration::from_secs(20)).await else {
+            break;
+        };
+        heard.push(message);
+    }
+    let statuses = statuses(&heard);
+    let messages: Vec<&str> = (statuses.iter())
+        .map(|s| s["statusMessage"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        messages,
+        ["first", "second", "third"],
+        "{heard:?}\n{}",
+        c.log()
+    );
+    for status in &statuses {
+        assert_eq!(status["taskId"], json!(task), "{status}");
+    }
+}
+
+/// server-everything's `simulate-research-query` with `ambiguous: true` goes `input_required`
+/// and asks `elicitation/create` during `tasks/result`: the question reaches the agent waiting
+/// on `tasks/result`, and its answer reaches the task.
+#[tokio::test]
+async fn an_input_required_task_asks_the_agent_waiting_on_its_result() {
+    let Some(peers) = peers_dir() else { return };
+    let js = everything_js(&peers).display().to_string();
+    let c = Companion::start(everything(&js));
+    for s in c.settled().await {
+        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
+    }
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    let init = json!({ "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "tasks-test", "version": "1" } });
+    request(&mut agent, 0, "initialize", init).await;
+    (agent)
+        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    let call = json!({ "name": RESEARCH, "arguments": { "topic": "python", "ambiguous": true },
+        "task": { "ttl": 60000 } });
+    let created = request(&mut agent, 1, "tools/call", call).await;
+    let task = created["result"]["task"]["taskId"].clone();
+    assert!(task.is_string(), "{created}");
+    let mut status = Value::Null;
+    for id in 2..402 {
+        let got = request(&mut agent, id, "tasks/get", json!({ "taskId": task })).await;
+        status = got["result"]["status"].clone();
+        if status != json!("working") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, json!("input_required"), "{}", c.log());
+    (agent)
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": 500, "method": "tasks/result",
+                       "params": { "taskId": task } }),
+        )
+        .await;
+    let mut chosen = None;
+    let result = loop {
+        let message = agent.recv().await;
+        if message["method"] == json!("elicitation/create") {
+            let schema = &message["params"]["requestedSchema"];
+            let first = &schema["properties"]["interpretation"]["oneOf"][0]["const"];
+            let pick = first.as_str().unwrap_or("the first one").to_owned();
+            (agent)
+                .send(&json!({ "jsonrpc": "2.0", "id": message["id"], "result": {
+                    "action": "accept", "content": { "interpretation": pick } } }))
+                .await;
+            chosen = Some(pick);
+        } else if message["id"] == json!(500) {
+            break message;
+        }
+    };
+    let chosen = chosen.unwrap_or_else(|| panic!("no elicitation reached the agent: {result}"));
+    let text = result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains(&chosen),
+        "the answer reached the task: {result}"
+    );
+}

@@ -25,8 +25,12 @@ import json
 import sys
 from importlib.metadata import version as pkg_version
 
+from typing import Literal
+
 import anyio
 import mcp.types as types
+from mcp.client.extension import ClientExtension, ResultClaim
+from pydantic import ConfigDict
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -110,6 +114,57 @@ def strip(name: str, prefix: str) -> str:
 
 def kinds(result) -> list[str]:
     return sorted({c.get("type", "?") for c in dump(result).get("content", [])})
+
+
+class TaskHandle(types.Result):
+    """`CreateTaskResult` of the 2026-07-28 Tasks extension (`resultType: "task"`)."""
+
+    model_config = ConfigDict(extra="allow")
+    result_type: Literal["task"]
+    task_id: str
+    status: str
+
+
+class DetailedTask(types.Result):
+    """A `tasks/get` answer of the Tasks extension: the task, with `result` or `error`."""
+
+    model_config = ConfigDict(extra="allow")
+    task_id: str
+    status: str
+    result: dict | None = None
+    error: dict | None = None
+
+
+class Acked(types.Result):
+    """The extension's empty acknowledgement (`tasks/cancel`, `tasks/update`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+async def get_task(inner, task_id: str) -> DetailedTask:
+    request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+    return await inner.send_request(request, DetailedTask)
+
+
+async def resolve_task(handle: TaskHandle, ctx) -> types.CallToolResult:
+    got = await get_task(ctx.session, handle.task_id)
+    with anyio.fail_after(40):
+        while got.status not in ("completed", "failed", "cancelled"):
+            await anyio.sleep(0.2)
+            got = await get_task(ctx.session, handle.task_id)
+    if got.status != "completed":
+        raise RuntimeError(f"task {handle.task_id} ended {got.status}: {got.error}")
+    return types.CallToolResult.model_validate(got.result)
+
+
+class TasksExtension(ClientExtension):
+    """The requester side of `io.modelcontextprotocol/tasks` (SEP-2663), as the SDK's
+    extension surface lets a client declare it: a claim on `resultType: "task"`."""
+
+    identifier = "io.modelcontextprotocol/tasks"
+
+    def claims(self):
+        return (ResultClaim(result_type="task", model=TaskHandle, resolve=resolve_task),)
 
 
 async def probes(session: ClientSession, heard: Heard, a) -> dict:
@@ -267,6 +322,8 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
         return "probe-root" in json.dumps(r), "the client's roots"
 
     async def tasks():
+        if modern(session):
+            return await modern_tasks()
         # Tasks (MCP 2025-11-25 utilities/tasks): the SDK has no API for them, so raw requests.
         raw = getattr(session, "session", session)._dispatcher.send_raw_request
         research = tool("simulate-research-query")
@@ -292,6 +349,42 @@ async def probes(session: ClientSession, heard: Heard, a) -> dict:
             "ids_differ": first != other,
         }
         return status == "completed" and "text" in detail["result"], detail
+
+    async def modern_tasks():
+        # The 2026-07-28 Tasks extension (SEP-2663) through the SDK's own surface: the
+        # client declares it (`TasksExtension`), `call_tool(..., allow_claimed=True)` hands
+        # back the task, `tasks/get` carries the result, `tasks/cancel` is acknowledged, and
+        # there is no `tasks/list` (each task's status is read with `tasks/get`).
+        inner = session.session
+        research = tool("simulate-research-query")
+        created = await inner.call_tool(research, {"topic": "probe"}, allow_claimed=True)
+        other_task = await inner.call_tool(research, {"topic": "other"}, allow_claimed=True)
+        if not isinstance(created, TaskHandle) or not isinstance(other_task, TaskHandle):
+            return False, {"not_a_task": dump(created)}
+        first, other = created.task_id, other_task.task_id
+        await inner.send_request(types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=other)), Acked)
+        cancelled = (await get_task(inner, other)).status
+        got = await get_task(inner, first)
+        with anyio.fail_after(40):
+            while got.status not in ("completed", "failed", "cancelled"):
+                await anyio.sleep(0.2)
+                got = await get_task(inner, first)
+        result = got.result or {}
+        related = result.get("_meta", {}).get("io.modelcontextprotocol/related-task", {}).get("taskId")
+        statuses = [got.status, (await get_task(inner, other)).status]
+        # The SDK's transparent path: `call_tool` polls the task through the claim's resolver.
+        resolved = kinds(await session.call_tool(research, {"topic": "resolved"}))
+        detail = {
+            "created": created.status,
+            "final": got.status,
+            "result": sorted({c.get("type", "?") for c in result.get("content", [])}),
+            "related_is_the_task": related == first,
+            "cancelled": cancelled,
+            "listed": sorted(statuses),
+            "ids_differ": first != other,
+        }
+        ok = got.status == "completed" and "text" in detail["result"] and resolved == detail["result"]
+        return ok, detail
 
     for name, body in [
         ("tools", tools), ("annotations", annotations), ("output_schemas", output_schemas),
@@ -333,7 +426,9 @@ async def main_async(a) -> int:
                 async def opened():
                     yield (streams[0], streams[1])
 
-                async with Client(opened(), mode=a.mode, log_level="debug", **callbacks(heard)) as client:
+                async with Client(
+                    opened(), mode=a.mode, log_level="debug", extensions=[TasksExtension()], **callbacks(heard)
+                ) as client:
                     out["protocol"] = client.protocol_version
                     out["probes"] = await probes(client, heard, a)
     except BaseException as e:  # noqa: BLE001 - every failure is reported as JSON

@@ -174,6 +174,15 @@ where
     where
         F: Future<Output = Option<Reply>> + Send + 'static,
     {
+        self.answer_then(id, reply, || {});
+    }
+
+    /// [`Self::answer_with`], then `after` once the answer is written (or not to be).
+    fn answer_then<F, A>(&self, id: RequestId, reply: F, after: A)
+    where
+        F: Future<Output = Option<Reply>> + Send + 'static,
+        A: FnOnce() + Send + 'static,
+    {
         let write = self.write.clone();
         let budget = self.budget.clone();
         let gone = self.gone.clone();
@@ -181,6 +190,7 @@ where
             if let Some(reply) = reply.await {
                 write_reply(&reply, id, &write, &budget, &gone).await;
             }
+            after();
         });
     }
 
@@ -219,18 +229,27 @@ where
         }
         let (hub, tasks) = (self.hub.clone(), self.tasks.clone());
         let (method, agent_id) = (method.to_owned(), id.to_owned());
+        // The server's questions during a `tasks/result` go to this agent.
+        let asker = crate::upstream::askers::Asker {
+            peer: agent.clone(),
+            cancelled: self.session.child_token(),
+            relay: None,
+        };
         self.budget.requested(request_id.clone());
-        self.answer_with(request_id, async move {
+        // Status notifications held for a new task go out once the agent has its id.
+        let released = self.tasks.clone();
+        let reply = async move {
             let answer = match method.as_str() {
                 "tools/call" => Box::pin(hub.call_tool_as_task(&tasks, params)).await,
                 "tasks/list" => Box::pin(hub.list_tasks(&tasks)).await,
-                _ => Box::pin(hub.task_request(&tasks, &method, params)).await,
+                _ => Box::pin(hub.task_request(&tasks, &method, params, Some(asker))).await,
             };
             Some(match answer {
                 Ok(result) => Reply::with_result_json(&agent_id, &result.to_string()),
                 Err(e) => Reply::error(&agent_id, &e),
             })
-        });
+        };
+        self.answer_then(request_id, reply, move || released.release());
         true
     }
 

@@ -1,0 +1,199 @@
+//! The Tasks utility of the `initialize` era (MCP 2025-11-25 basic/utilities/tasks) for
+//! agents of that era: each request passed to the server that owns the task, ids translated by
+//! the session's table ([`super::Tasks`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::ErrorData as McpError;
+use serde_json::{Value, json};
+
+use super::{MAX_LIST_PAGES, RELATED_TASK, Tasks, lost_message, lost_task};
+use crate::catalog::Target;
+use crate::hub::Hub;
+use crate::upstream::askers::Asker;
+
+impl Hub {
+    /// A task-augmented `tools/call`: `params` as the agent sent them (`name` the served tool
+    /// name, `task` present); the server's `CreateTaskResult` comes back with the task's id
+    /// as the agent will know it.
+    ///
+    /// # Errors
+    /// -32602 for a tool not served; the server's own error; -32603 when the server is not
+    /// running or does not answer within its `toolTimeout`.
+    pub async fn call_tool_as_task(
+        &self,
+        tasks: &Tasks,
+        mut params: Value,
+    ) -> Result<Value, McpError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let catalog = self.catalog();
+        let route = catalog
+            .route(&name)
+            .filter(|r| matches!(r.target, Target::Tool { .. }))
+            .ok_or_else(|| McpError::invalid_params(format!("unknown tool \"{name}\""), None))?;
+        let Target::Tool { name: raw } = &route.target else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool \"{name}\""),
+                None,
+            ));
+        };
+        params["name"] = Value::from(raw.as_str());
+        let live = self.live_for(&route.server)?;
+        // Until the answer is in the table, the server's status notifications wait for it.
+        let _pending = tasks.pending(&route.server, live.generation);
+        let mut result = self.raw(&route.server, &live, "tools/call", params).await?;
+        if let Some(task) = result.get_mut("task")
+            && let Some(upstream) = task.get("taskId").and_then(Value::as_str)
+        {
+            let served = tasks.insert(&route.server, live.generation, upstream);
+            task["taskId"] = Value::from(served.as_str());
+            tasks.remember(&served, task);
+        }
+        Ok(result)
+    }
+
+    /// `tasks/get`, `tasks/result` or `tasks/cancel` (`method`) of the agent's task
+    /// `params.taskId`, sent to the server that created it. While a `tasks/result` waits, the
+    /// server's `elicitation/create`, `sampling/createMessage` and `roots/list` (a task in
+    /// `input_required` asks them then) go to `asker`, the agent, as during its calls
+    /// ([`crate::upstream::ask`]).
+    ///
+    /// # Errors
+    /// -32602 for a task this session did not create; for a task whose server restarted or
+    /// stopped, `tasks/result` and `tasks/cancel` answer -32603 and -32602 naming the server
+    /// (`tasks/get` reports it `failed`); the server's own error otherwise.
+    pub async fn task_request(
+        &self,
+        tasks: &Tasks,
+        method: &str,
+        mut params: Value,
+        asker: Option<Asker>,
+    ) -> Result<Value, McpError> {
+        let served = params
+            .get("taskId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let entry = tasks
+            .get(&served)
+            .ok_or_else(|| McpError::invalid_params(format!("unknown task \"{served}\""), None))?;
+        let Some(live) = self.live_of(&entry) else {
+            let lost = lost_message(&entry.server);
+            return match method {
+                "tasks/get" => Ok(lost_task(&served, &entry)),
+                "tasks/cancel" => Err(McpError::invalid_params(
+                    format!("cannot cancel task \"{served}\": {lost}"),
+                    None,
+                )),
+                _ => Err(McpError::internal_error(
+                    format!("task \"{served}\" has no result: {lost}"),
+                    None,
+                )),
+            };
+        };
+        params["taskId"] = Value::from(entry.upstream.as_str());
+        let _asking = (asker.filter(|_| method == "tasks/result")).map(|a| live.askers.enter(a));
+        let mut result = self.raw(&entry.server, &live, method, params).await?;
+        if method == "tasks/result" {
+            if let Some(related) = result
+                .get_mut("_meta")
+                .and_then(|m| m.get_mut(RELATED_TASK))
+                .filter(|r| r.get("taskId").and_then(Value::as_str) == Some(&entry.upstream))
+            {
+                related["taskId"] = Value::from(served.as_str());
+            }
+        } else if result.get("taskId").and_then(Value::as_str) == Some(&entry.upstream) {
+            result["taskId"] = Value::from(served.as_str());
+            tasks.remember(&served, &result);
+        }
+        Ok(result)
+    }
+
+    /// `tasks/list`: this session's tasks, as their servers list them (a server that does not
+    /// serve `tasks/list` is represented by what it last said of each), the lost ones
+    /// `failed`, in the order they were created; one page.
+    ///
+    /// # Errors
+    /// None today: a server's failure to list costs only the fresh status of its tasks.
+    pub async fn list_tasks(&self, tasks: &Tasks) -> Result<Value, McpError> {
+        let mut listed: HashMap<(Arc<str>, String), Value> = HashMap::new();
+        let mut asked: Vec<Arc<str>> = Vec::new();
+        let all = tasks.all();
+        for (_, entry) in &all {
+            if asked.contains(&entry.server) {
+                continue;
+            }
+            asked.push(entry.server.clone());
+            let Some(live) = self.live_of(entry) else {
+                continue;
+            };
+            let mut cursor: Option<String> = None;
+            for _ in 0..MAX_LIST_PAGES {
+                let params = cursor.take().map_or(json!({}), |c| json!({ "cursor": c }));
+                let Ok(page) = self.raw(&entry.server, &live, "tasks/list", params).await else {
+                    break;
+                };
+                for task in page
+                    .get("tasks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(id) = task.get("taskId").and_then(Value::as_str) {
+                        listed.insert((entry.server.clone(), id.to_owned()), task.clone());
+                    }
+                }
+                cursor = page
+                    .get("nextCursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if cursor.is_none() {
+                    break;
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(all.len());
+        for (served, entry) in &all {
+            let live = self.live_of(entry).is_some();
+            let task = if live {
+                match listed.remove(&(entry.server.clone(), entry.upstream.clone())) {
+                    Some(mut task) => {
+                        task["taskId"] = Value::from(served.as_str());
+                        tasks.remember(served, &task);
+                        task
+                    }
+                    None if entry.last.is_object() => entry.last.clone(),
+                    None => continue,
+                }
+            } else {
+                lost_task(served, entry)
+            };
+            out.push(task);
+        }
+        Ok(json!({ "tasks": out }))
+    }
+
+    /// What the agent session of `tasks` gets for a server's `notifications/tasks/status`
+    /// `params`, in order: the notifications held for tasks it now knows, then this one under
+    /// the agent's id when the task is its own. One for a task not known yet is held while
+    /// the session has a task-augmented call to that server in flight (`hub/tasks/held.rs`);
+    /// one for another agent's task is dropped.
+    pub fn task_statuses_for(&self, tasks: &Tasks, server: &str, params: &Value) -> Vec<Value> {
+        let generation = self
+            .server(server)
+            .and_then(|s| s.live())
+            .map(|live| live.generation);
+        tasks.on_status(server, generation, params, std::time::Instant::now())
+    }
+
+    /// The held status notifications of tasks the agent session of `tasks` now knows, in the
+    /// order their servers sent them (`hub/tasks/held.rs`).
+    pub fn held_task_statuses(&self, tasks: &Tasks) -> Vec<Value> {
+        tasks.release_held(std::time::Instant::now())
+    }
+}

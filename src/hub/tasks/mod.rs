@@ -1,0 +1,247 @@
+//! Tasks passed to the server that owns each task, for agents of both protocol eras.
+//!
+//! | agent | what it sends | how it reaches a 2025-11-25 server |
+//! |---|---|---|
+//! | `initialize` era (MCP 2025-11-25 basic/utilities/tasks) | a task-augmented `tools/call` (`params.task`), `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` | as sent, ids translated; `tasks/list` merges the servers' lists ([`legacy`]) |
+//! | 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663) | `tools/call` declaring the extension, `tasks/get`, `tasks/update`, `tasks/cancel` | a call of a tool whose `taskSupport` is `required` goes as a task-augmented call; `tasks/get` as `tasks/get`, with `tasks/result` folded in once the task has ended; `tasks/cancel` as `tasks/cancel` ([`modern`]) |
+//!
+//! Task ids are namespaced per agent session by a table ([`Tasks`]), never by reading a
+//! prefix back: the agent sees `<server>:<id>` (`<server>:<id>~<n>` when that is taken), and
+//! the table says which server, which of its sessions (generation) and which id the server
+//! knows. An agent only reaches the tasks it created (the companion's one session with a
+//! server is shared by every agent).
+//!
+//! A server's `notifications/tasks/status` reaches the `initialize`-era agent whose task it
+//! is, under its id ([`Hub::task_status_for`]); one the server sends before its
+//! `CreateTaskResult` is held until the agent has the task's id ([`held`]); any for another
+//! agent's task is dropped.
+//!
+//! A task outlives neither its server's process nor a restart of it: once the session that
+//! created it is gone, `tasks/get` and `tasks/list` report it `failed` with a status message
+//! naming the server, and `tasks/result`, `tasks/cancel` and `tasks/update` answer an error
+//! saying so.
+
+mod asking;
+mod held;
+mod legacy;
+mod modern;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData as McpError;
+use serde_json::{Value, json};
+
+use super::Hub;
+
+/// `_meta` key naming the task a `tasks/result` answer belongs to (MCP 2025-11-25 tasks).
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// Most `tasks/list` pages read from one server.
+const MAX_LIST_PAGES: usize = 100;
+
+/// The tasks one agent session created through the companion, by the id the agent knows.
+#[derive(Clone, Debug, Default)]
+pub struct Tasks(Arc<Shared>);
+
+#[derive(Debug, Default)]
+struct Shared {
+    table: Mutex<TaskTable>,
+    /// Wakes the session's notification loop when an answer with a task has been written to
+    /// the agent, so status notifications held for it go out ([`held`]).
+    released: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct TaskTable {
+    /// Agent's id → where the task lives.
+    by_served: HashMap<String, Entry>,
+    /// The agent's ids in the order the tasks were created.
+    order: Vec<String>,
+    /// Status notifications that came before their task's `CreateTaskResult`.
+    hold: held::Hold,
+    /// Agent's id → the questions its `input_required` task waits on (2026-07-28 agents).
+    asking: HashMap<String, asking::Asking>,
+}
+
+/// Where one task lives.
+#[derive(Clone, Debug)]
+struct Entry {
+    server: Arc<str>,
+    /// The server session (its generation) that created the task.
+    generation: u64,
+    /// The id the server gave it.
+    upstream: String,
+    /// The task as last reported to the agent (agent's id), for a report once it is lost.
+    last: Value,
+}
+
+impl Tasks {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TaskTable> {
+        // Each critical section is one map update: a poisoned table is consistent.
+        self.0.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records the task `upstream` that `server`'s session `generation` created; returns the
+    /// id the agent gets: `<server>:<upstream>`, with `~<n>` added when that is taken.
+    fn insert(&self, server: &Arc<str>, generation: u64, upstream: &str) -> String {
+        let mut table = self.lock();
+        let base = format!("{server}:{upstream}");
+        let mut served = base.clone();
+        let mut n = 2;
+        while table.by_served.contains_key(&served) {
+            served = format!("{base}~{n}");
+            n += 1;
+        }
+        table.by_served.insert(
+            served.clone(),
+            Entry {
+                server: server.clone(),
+                generation,
+                upstream: upstream.to_owned(),
+                last: Value::Null,
+            },
+        );
+        table.order.push(served.clone());
+        served
+    }
+
+    fn get(&self, served: &str) -> Option<Entry> {
+        self.lock().by_served.get(served).cloned()
+    }
+
+    fn remember(&self, served: &str, task: &Value) {
+        self.lock().remember(served, task);
+    }
+
+    fn all(&self) -> Vec<(String, Entry)> {
+        let table = self.lock();
+        (table.order.iter())
+            .filter_map(|id| Some((id.clone(), table.by_served.get(id)?.clone())))
+            .collect()
+    }
+}
+
+impl TaskTable {
+    fn remember(&mut self, served: &str, task: &Value) {
+        if let Some(entry) = self.by_served.get_mut(served) {
+            entry.last = task.clone();
+        }
+    }
+
+    /// The agent's id of the task `upstream` that `server`'s session `generation` created.
+    fn served_for(&self, server: &str, generation: u64, upstream: &str) -> Option<String> {
+        (self.by_served.iter())
+            .find(|(_, e)| {
+                &*e.server == server && e.generation == generation && e.upstream == upstream
+            })
+            .map(|(served, _)| served.clone())
+    }
+
+    /// A server's status notification `params` under the agent's id `served`, remembered as
+    /// the task's last report.
+    fn as_served(&mut self, served: &str, params: &Value) -> Value {
+        let mut params = params.clone();
+        params["taskId"] = Value::from(served);
+        self.remember(served, &params);
+        params
+    }
+}
+
+impl Hub {
+    /// The session of `entry`'s server when it is still the one that created the task.
+    fn live_of(&self, entry: &Entry) -> Option<Arc<crate::supervisor::Live>> {
+        let live = self.server(&entry.server)?.live()?;
+        (live.generation == entry.generation).then_some(live)
+    }
+
+    /// `method` with `params` to `server`'s session `live`, at most its `toolTimeout`.
+    async fn raw(
+        &self,
+        server: &str,
+        live: &crate::supervisor::Live,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, McpError> {
+        let timeout = self
+            .server(server)
+            .and_then(|s| s.config().map(|c| c.tool_timeout))
+            .unwrap_or(crate::config::DEFAULT_TOOL_TIMEOUT);
+        let request =
+            crate::upstream::raw::request(&live.peer, live.lane.as_ref(), method, params, timeout);
+        self.bounded(server, method, request).await
+    }
+}
+
+/// Why a task is gone: its server's process ended.
+fn lost_message(server: &str) -> String {
+    format!(
+        "the server \"{server}\" restarted or stopped since the task was created; the task ended with its process"
+    )
+}
+
+/// The agent's task `served` reported `failed` because its server's session is gone.
+fn lost_task(served: &str, entry: &Entry) -> Value {
+    let mut task = if entry.last.is_object() {
+        entry.last.clone()
+    } else {
+        json!({})
+    };
+    task["taskId"] = Value::from(served);
+    task["status"] = Value::from("failed");
+    task["statusMessage"] = Value::from(lost_message(&entry.server));
+    task
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_servers_equal_task_ids_stay_apart() {
+        let tasks = Tasks::default();
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let from_a = tasks.insert(&a, 1, "task-1");
+        let from_b = tasks.insert(&b, 1, "task-1");
+        assert_ne!(from_a, from_b);
+        let (ea, eb) = (
+            tasks.get(&from_a).expect("a's"),
+            tasks.get(&from_b).expect("b's"),
+        );
+        assert_eq!((&*ea.server, ea.upstream.as_str()), ("a", "task-1"));
+        assert_eq!((&*eb.server, eb.upstream.as_str()), ("b", "task-1"));
+    }
+
+    #[test]
+    fn ids_that_would_read_alike_get_a_suffix_and_route_by_the_table() {
+        let tasks = Tasks::default();
+        // "x:y" + "z" and "x" + "y:z" both read "x:y:z".
+        let (xy, x): (Arc<str>, Arc<str>) = ("x:y".into(), "x".into());
+        let first = tasks.insert(&xy, 1, "z");
+        let second = tasks.insert(&x, 1, "y:z");
+        assert_eq!(first, "x:y:z");
+        assert_eq!(second, "x:y:z~2");
+        assert_eq!(&*tasks.get(&second).expect("routed").server, "x");
+        // The same id from a restarted server's new session is a new task.
+        let again = tasks.insert(&xy, 2, "z");
+        assert_eq!(again, "x:y:z~3");
+        assert_eq!(tasks.get(&again).expect("routed").generation, 2);
+    }
+
+    #[test]
+    fn a_lost_task_is_reported_failed_naming_its_server() {
+        let entry = Entry {
+            server: "s".into(),
+            generation: 1,
+            upstream: "t".into(),
+            last: json!({ "taskId": "s:t", "status": "working", "createdAt": "2026-12-04T00:00:00Z" }),
+        };
+        let task = lost_task("s:t", &entry);
+        assert_eq!(task["status"], "failed");
+        assert_eq!(task["createdAt"], "2026-12-04T00:00:00Z");
+        assert!(
+            task["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("\"s\""))
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! The Tasks extension of MCP 2026-07-28 (`io.modelcontextprotocol/tasks`, SEP-2663) for a
+//! 2026-07-28 agent, served from an `initialize`-era server's Tasks utility (MCP 2025-11-25).
+//!
+//! | the agent sends | the server is sent | the agent gets |
+//! |---|---|---|
+//! | `tools/call` declaring the extension, of a tool whose `taskSupport` is `required` | `tools/call` with `params.task` | `CreateTaskResult` (`resultType: "task"`, the task flattened, `ttl` → `ttlMs`, `pollInterval` → `pollIntervalMs`) |
+//! | `tasks/get` | `tasks/get`; once the task has ended, `tasks/result` too | the task with its payload: a result (`completed`), the server's JSON-RPC error (`failed`) |
+//! | `tasks/cancel` | `tasks/cancel` | an empty acknowledgement |
+//! | `tasks/update` | each answer to the server's question under its key, while the `tasks/result` the companion started waits ([`super::asking`]) | an empty acknowledgement (answers to keys not outstanding are ignored, as the extension says) |
+//!
+//! A 2025-11-25 task that ended `failed` may still have a result (a tool result with
+//! `isError: true` ends a 2025-11-25 task `failed`); the extension calls that `completed`, so
+//! whichever `tasks/result` answers decides: a result is `completed`, an error `failed`.
+//!
+//! A task in `input_required` carries the server's questions as `inputRequests`; the server
+//! asks them only during a `tasks/result`, which the companion starts for the agent
+//! ([`super::asking`]). Until the first question is in, the task is reported `working`.
+
+use rmcp::model::{
+    ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, InputResponses, JsonObject,
+    Task, TaskPayload, TaskStatus,
+};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use serde_json::{Value, json};
+
+use super::{RELATED_TASK, Tasks, lost_message};
+use crate::hub::Hub;
+
+impl Hub {
+    /// Whether a 2026-07-28 agent's call of the served tool `name` runs as a task: its server
+    /// lists it with `execution.taskSupport: "required"` (it cannot be called otherwise). An
+    /// `optional` tool runs as an ordinary call, whose result the agent gets at once.
+    pub fn runs_as_task(&self, name: &str) -> bool {
+        (self.catalog().tool(name))
+            .is_some_and(|t| crate::catalog::execution::task_support(t) == Some("required"))
+    }
+
+    /// A 2026-07-28 agent's `tools/call` of the served tool `name` as a task: sent to the
+    /// tool's server task-augmented, answered with the task as the agent will know it.
+    ///
+    /// # Errors
+    /// As [`Hub::call_tool_as_task`]; -32603 when the server answers without a task.
+    pub async fn call_tool_as_modern_task(
+        &self,
+        tasks: &Tasks,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CreateTaskResult, McpError> {
+        let params =
+            json!({ "name": name, "arguments": arguments.unwrap_or_default(), "task": {} });
+        let created = Box::pin(self.call_tool_as_task(tasks, params)).await?;
+        let task = created
+            .get("task")
+            .ok_or_else(|| McpError::internal_error(answered_without_task(name), None))?;
+        Ok(CreateTaskResult::new(modern_task(task)?))
+    }
+
+    /// `tasks/get` of the agent's task `served` (2026-07-28 shape): the server's `tasks/get`,
+    /// and its `tasks/result` once the task has ended (module doc).
+    ///
+    /// # Errors
+    /// -32602 for a task this session did not create; the server's error for its `tasks/get`.
+    /// A task whose server restarted or stopped is reported `failed`, not refused.
+    pub async fn get_modern_task(
+        &self,
+        tasks: &Tasks,
+        served: &str,
+        agent: (Peer<RoleServer>, ClientCapabilities),
+    ) -> Result<GetTaskResult, McpError> {
+        let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
+        let Some(live) = self.live_of(&entry) else {
+            let mut task = (entry.last.is_object())
+                .then(|| modern_task(&entry.last).ok())
+                .flatten()
+                .unwrap_or_else(|| Task::new(served, TaskStatus::Failed, "", ""));
+            let lost = lost_message(&entry.server);
+            task.status_message = Some(lost.clone());
+            let error = McpError::internal_error(lost, None);
+            return Ok(GetTaskResult::new(DetailedTask::new(
+                task,
+                TaskPayload::Failed {
+                    error: error_object(&error),
+                },
+            )));
+        };
+        let params = json!({ "taskId": entry.upstream });
+        let mut got = self.raw(&entry.server, &live, "tasks/get", params).await?;
+        got["taskId"] = Value::from(served);
+        tasks.remember(served, &got);
+        let task = modern_task(&got)?;
+        if task.status.is_terminal() {
+            tasks.done_asking(served);
+        }
+        let payload = match task.status {
+            TaskStatus::InputRequired => {
+                let requests = self.asked(tasks, served, &entry, &live, agent).await;
+                if requests.is_empty() {
+                    TaskPayload::Working
+                } else {
+                    TaskPayload::InputRequired {
+                        input_requests: requests,
+                    }
+                }
+            }
+            TaskStatus::Working => TaskPayload::Working,
+            TaskStatus::Cancelled => TaskPayload::Cancelled,
+            _ => {
+                let params = json!({ "taskId": entry.upstream });
+                match self.raw(&entry.server, &live, "tasks/result", params).await {
+                    Ok(mut result) => {
+                        if let Some(related) =
+                            (result.get_mut("_meta")).and_then(|m| m.get_mut(RELATED_TASK))
+                        {
+                            related["taskId"] = Value::from(served);
+                        }
+                        match result {
+                            Value::Object(result) => TaskPayload::Completed { result },
+                            _ => TaskPayload::Completed {
+                                result: JsonObject::new(),
+                            },
+                        }
+                    }
+                    Err(error) => TaskPayload::Failed {
+                        error: error_object(&error),
+                    },
+                }
+            }
+        };
+        Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
+    }
+
+    /// `tasks/cancel` of the agent's task `served`, sent to its server as `tasks/cancel`.
+    ///
+    /// # Errors
+    /// -32602 for a task this session did not create or whose server restarted or stopped
+    /// (naming it); the server's own error.
+    pub async fn cancel_modern_task(&self, tasks: &Tasks, served: &str) -> Result<(), McpError> {
+        let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
+        let Some(live) = self.live_of(&entry) else {
+            let lost = lost_message(&entry.server);
+            return Err(McpError::invalid_params(
+                format!("cannot cancel task \"{served}\": {lost}"),
+                None,
+            ));
+        };
+        let params = json!({ "taskId": entry.upstream });
+        let mut cancelled = self
+            .raw(&entry.server, &live, "tasks/cancel", params)
+            .await?;
+        if cancelled.get("taskId").is_some() {
+            cancelled["taskId"] = Value::from(served);
+            tasks.remember(served, &cancelled);
+        }
+        Ok(())
+    }
+
+    /// `tasks/update` of the agent's task `served`: each answer handed to the server's
+    /// question under its key (`hub/tasks/asking.rs`).
+    ///
+    /// # Errors
+    /// -32602 for a task this session did not create or whose server restarted or stopped,
+    /// or an answer of the wrong kind.
+    pub fn update_modern_task(
+        &self,
+        tasks: &Tasks,
+        served: &str,
+        responses: &InputResponses,
+    ) -> Result<(), McpError> {
+        let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
+        if self.live_of(&entry).is_none() {
+            let lost = lost_message(&entry.server);
+            return Err(McpError::invalid_params(
+                format!("cannot update task \"{served}\": {lost}"),
+                None,
+            ));
+        }
+        Hub::answer_asked(tasks, served, responses)
+    }
+}
+
+fn unknown(served: &str) -> McpError {
+    McpError::invalid_params(format!("unknown task \"{served}\""), None)
+}
+
+fn answered_without_task(name: &str) -> String {
+    format!("the server answered the task-augmented call of \"{name}\" without a task")
+}
+
+/// A 2025-11-25 task (`taskId`, `status`, `statusMessage`, `createdAt`, `lastUpdatedAt`,
+/// `ttl`, `pollInterval`) in the extension's shape (`ttlMs`, `pollIntervalMs`).
+///
+/// # Errors
+/// -32603 when `task` has no `taskId` or an unknown `status`.
+fn modern_task(task: &Value) -> Result<Task, McpError> {
+    let text = |key: &str| task.get(key).and_then(Value::as_str);
+    let number = |key: &str| task.get(key).and_then(Value::as_u64);
+    let status = task
+        .get("status")
+        .cloned()
+        .and_then(|s| serde_json::from_value::<TaskStatus>(s).ok());
+    let (Some(id), Some(status)) = (text("taskId"), status) else {
+        return Err(McpError::internal_error(
+            format!("the server's task is not one: {task}"),
+            None,
+        ));
+    };
+    let created = text("createdAt").unwrap_or_default();
+    let mut modern = Task::new(
+        id,
+        status,
+        created,
+        text("lastUpdatedAt").unwrap_or(created),
+    );
+    modern.status_message = text("statusMessage").map(str::to_owned);
+    modern.ttl_ms = number("ttl").or_else(|| number("ttlMs"));
+    modern.poll_interval_ms = number("pollInterval").or_else(|| number("pollIntervalMs"));
+    Ok(modern)
+}
+
+/// A JSON-RPC error as the `error` member of a `failed` task.
+fn error_object(error: &McpError) -> JsonObject {
+    match serde_json::to_value(error) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_2025_task_reads_as_the_extension_s() {
+        let legacy = json!({ "taskId": "s:1", "status": "working", "statusMessage": "go",
+            "createdAt": "2026-12-05T00:00:00Z", "lastUpdatedAt": "2026-12-05T00:00:01Z",
+            "ttl": 60000, "pollInterval": 1000 });
+        let created =
+            serde_json::to_value(CreateTaskResult::new(modern_task(&legacy).expect("a task")));
+        assert_eq!(
+            created.expect("serialises"),
+            json!({ "resultType": "task", "taskId": "s:1", "status": "working",
+                "statusMessage": "go", "createdAt": "2026-12-05T00:00:00Z",
+                "lastUpdatedAt": "2026-12-05T00:00:01Z", "ttlMs": 60000, "pollIntervalMs": 1000 })
+        );
+        // No `ttl`: unlimited, written as null as the extension requires.
+        let bare = json!({ "taskId": "t", "status": "input_required", "createdAt": "c" });
+        let task = modern_task(&bare).expect("a task");
+        assert_eq!((task.ttl_ms, task.last_updated_at.as_str()), (None, "c"));
+        assert!(modern_task(&json!({ "taskId": "t", "status": "paused" })).is_err());
+        assert!(modern_task(&json!({ "status": "working" })).is_err());
+    }
+
+    #[test]
+    fn a_failed_task_carries_the_json_rpc_error() {
+        let error = McpError::invalid_params("no such topic", None);
+        let task = DetailedTask::new(
+            Task::new("t", TaskStatus::Working, "c", "c"),
+            TaskPayload::Failed {
+                error: error_object(&error),
+            },
+        );
+        let wire = serde_json::to_value(GetTaskResult::new(task)).expect("serialises");
+        assert_eq!(wire["status"], "failed");
+        assert_eq!(wire["resultType"], "complete");
+        assert_eq!(
+            wire["error"],
+            json!({ "code": -32602, "message": "no such topic" })
+        );
+    }
+}
