@@ -12,8 +12,9 @@
 # check below runs the INSTALLED mcp-companion.exe, and at the end the silent uninstall must
 # leave no installed file, Start-menu entry or registry key behind. --desktop-installer is the
 # same for the installer that must hold the desktop app too: its Start-menu entry must point at
-# the installed mcp-companion-desktop.exe, with WebView2Loader.dll and every other DLL it imports
-# beside it or in Wine's system32. The app's window is never opened: Wine has no WebView2 runtime.
+# the installed mcp-companion-desktop.exe, with WebView2Loader.dll beside it, and the app must
+# start and run up to creating its window, which fails here: the prefix is headless and Wine has
+# no WebView2 runtime, so the window, the tray and the app's pages are never seen.
 # Needs wine64 (Debian: /usr/lib/wine/wine64) and the MinGW C compiler. Prints how many checks
 # ran and which were skipped as Wine limitations; exits 1 on the first failed check.
 #
@@ -85,6 +86,7 @@ if ! mcpc --version >/dev/null 2>&1; then
   echo "note: using the test-only ProcessPrng shim (bcryptprimitives.dll) beside the exe"
 fi
 ok "mcp-companion.exe starts under $(wine64 --version)"
+[ -z "$with_desktop" ] || desktop_starts
 
 # --- the servers -----------------------------------------------------------------------------
 launch_dir="$drive_c/dir with space & amp (x86)"

@@ -1,6 +1,7 @@
 # The installer half of tests/wine/e2e.sh --installer / --desktop-installer (sourced; uses its
 # win, ok, fail, $here, $work, $installer, $with_desktop and $WINEPREFIX). install_silently runs
 # the installer with /S and checks what it wrote, the Start-menu entry's target included;
+# desktop_starts starts the installed desktop app;
 # uninstall_silently runs the uninstaller with /S and checks that every file and registry key
 # the installer wrote is gone.
 # shellcheck shell=bash
@@ -50,10 +51,9 @@ install_silently() {
   ok "the installer ($(basename "$installer"), /S, no administrator) puts $(wc -l <"$work/files.new") files under %LOCALAPPDATA%\\Programs\\MCP Companion and the Start menu ($desktop) and the uninstall entry under HKCU"
 }
 
-# What the Start-menu entry starts. With the desktop app: the installed
-# mcp-companion-desktop.exe, which finds WebView2Loader.dll and every other DLL it imports
-# beside it or in Wine's system32 (so Windows' loader would start it). Without: cmd.exe /k
-# running the installed CLI's `status`. Sets $desktop to say which.
+# What the Start-menu entry starts: with the desktop app the installed
+# mcp-companion-desktop.exe, with WebView2Loader.dll beside it (the exe imports it); without,
+# cmd.exe /k running the installed CLI's `status`. Sets $desktop to say which.
 shortcut_checks() {
   local target args
   { read -r target && read -r args; } < <(python3 "$here/lnk_target.py" "$1" | tr -d '\r') ||
@@ -67,18 +67,37 @@ shortcut_checks() {
     fail "the Start-menu entry starts '$target' '$args', not '$want_target' '$want_args'"
   desktop="without the desktop app: the Start-menu entry runs cmd.exe /k mcp-companion.exe status"
   [ -n "$with_desktop" ] || return 0
-  local exe dll missing=()
-  exe=$(win winepath -u "$target" | tr -d '\r')
-  [ -f "$exe" ] || fail "the Start-menu entry's target $target is not installed"
-  [ -f "$(dirname "$exe")/WebView2Loader.dll" ] || fail "no WebView2Loader.dll beside $target"
-  while read -r dll; do
-    [ -n "$(find "$(dirname "$exe")" "$WINEPREFIX/drive_c/windows/system32" -maxdepth 1 -iname "$dll")" ] ||
-      missing+=("$dll")
-  done < <(x86_64-w64-mingw32-objdump -p "$exe" | sed -n 's/^\s*DLL Name: //p')
-  [ ${#missing[@]} -eq 0 ] || fail "DLLs mcp-companion-desktop.exe imports are neither beside it nor in system32: ${missing[*]}"
-  grep -qix 'WebView2Loader.dll' < <(x86_64-w64-mingw32-objdump -p "$exe" | sed -n 's/^\s*DLL Name: //p') ||
-    fail "mcp-companion-desktop.exe does not import WebView2Loader.dll: the check above proves less than it says"
-  desktop="with the desktop app: the Start-menu entry starts the installed mcp-companion-desktop.exe, whose imported DLLs (WebView2Loader.dll among them) are all beside it or in system32"
+  desktop_exe=$(win winepath -u "$target" | tr -d '\r')
+  [ -f "$desktop_exe" ] || fail "the Start-menu entry's target $target is not installed"
+  [ -f "$(dirname "$desktop_exe")/WebView2Loader.dll" ] || fail "no WebView2Loader.dll beside $target"
+  local imports
+  imports=$(x86_64-w64-mingw32-objdump -p "$desktop_exe" | sed -n 's/^\s*DLL Name: //p')
+  grep -qix 'WebView2Loader.dll' <<<"$imports" ||
+    fail "mcp-companion-desktop.exe does not import WebView2Loader.dll: $imports"
+  desktop="with the desktop app: the Start-menu entry starts the installed mcp-companion-desktop.exe, WebView2Loader.dll beside it"
+}
+
+# The installed desktop app started as the Start-menu entry starts it, in this headless prefix
+# (no display, no WebView2 runtime): Windows' loader must resolve every DLL and function it
+# imports and its own code must run up to creating its window, which fails here (without
+# WebView2Loader.dll beside it, Wine's loader refuses it: exit 53 in 2 s). Run before the
+# test's config exists, so the app starts with none of its servers; then every Wine process is
+# ended (tauri's failed setup leaves the process hanging).
+desktop_starts() {
+  local pid
+  # From $work: Windows' loader also searches the current folder, which must not hold the DLLs.
+  (cd "$work" && exec wine64 "$desktop_exe") >"$work/desktop.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 240); do
+    grep -q 'Failed to setup app' "$work/desktop.log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  wineserver -k 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  grep -q 'Failed to setup app: runtime error: failed to create window' "$work/desktop.log" ||
+    fail "the installed desktop app did not run up to its window: $(tail -c 2000 "$work/desktop.log")"
+  ok "the installed mcp-companion-desktop.exe starts under Wine: its DLLs load (WebView2Loader.dll from beside it) and it runs up to creating its window, which this headless prefix cannot (no display; Wine has no WebView2 runtime either)"
 }
 
 uninstall_silently() {
