@@ -2,7 +2,8 @@
 # The test command (README "Run the tests"): installs the missing system packages and the
 # third-party MCP peers the integration tests use (npm + PyPI, pinned), then runs formatting,
 # lints, unit and integration tests, builds the user guide (docs/, mdBook) and checks its links,
-# builds the Windows CLI and runs it end to end under Wine (tests/windows.sh), and bundles,
+# builds the Windows CLI and desktop app into their installer and tests it under Wine
+# (tests/windows.sh), and bundles,
 # installs and runs the .deb (tests/package/deb.sh). For macOS, tests/macos.sh runs clippy for
 # both Apple targets with zig as the C compiler (no SDK, so nothing is linked).
 set -euo pipefail

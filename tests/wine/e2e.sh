@@ -6,18 +6,25 @@
 # a 6 KB OAuth token bundle stored in the Credential Manager (in parts) and handed to a server.
 #
 # Usage: tests/wine/e2e.sh PATH/TO/mcp-companion.exe
-#        tests/wine/e2e.sh --installer PATH/TO/setup.exe
+#        tests/wine/e2e.sh --installer PATH/TO/cli-setup.exe
+#        tests/wine/e2e.sh --desktop-installer PATH/TO/setup.exe
 # With --installer the installer (src-tauri/windows/installer.nsi) is run silently first, every
 # check below runs the INSTALLED mcp-companion.exe, and at the end the silent uninstall must
-# leave no installed file, Start-menu entry or registry key behind.
+# leave no installed file, Start-menu entry or registry key behind. --desktop-installer is the
+# same for the installer that must hold the desktop app too: its Start-menu entry must point at
+# the installed mcp-companion-desktop.exe, with WebView2Loader.dll beside it, and the app must
+# start and run up to creating its window, which fails here: the prefix is headless and Wine has
+# no WebView2 runtime, so the window, the tray and the app's pages are never seen.
 # Needs wine64 (Debian: /usr/lib/wine/wine64) and the MinGW C compiler. Prints how many checks
 # ran and which were skipped as Wine limitations; exits 1 on the first failed check.
 #
 # Wine is not Windows: what passes here is "runs under Wine 8", see docs/src/platforms.md.
 set -euo pipefail
 installer=""
-if [ "${1:-}" = --installer ]; then
-  installer=$(realpath "${2:?usage: tests/wine/e2e.sh --installer PATH/TO/setup.exe}")
+with_desktop=""
+if [ "${1:-}" = --installer ] || [ "${1:-}" = --desktop-installer ]; then
+  [ "$1" = --desktop-installer ] && with_desktop=1
+  installer=$(realpath "${2:?usage: tests/wine/e2e.sh $1 PATH/TO/setup.exe}")
 else
   exe_src=$(realpath "${1:?usage: tests/wine/e2e.sh PATH/TO/mcp-companion.exe}")
 fi
@@ -79,6 +86,7 @@ if ! mcpc --version >/dev/null 2>&1; then
   echo "note: using the test-only ProcessPrng shim (bcryptprimitives.dll) beside the exe"
 fi
 ok "mcp-companion.exe starts under $(wine64 --version)"
+[ -z "$with_desktop" ] || desktop_starts
 
 # --- the servers -----------------------------------------------------------------------------
 launch_dir="$drive_c/dir with space & amp (x86)"
