@@ -1,7 +1,7 @@
 //! `mcp-companion policy [SERVER [TOOL [allow|ask|deny|default]]]`: the call policy of each
 //! server's tools in the config file, and setting one (written atomically; a running
 //! companion reading the same file reloads it, without restarting the server);
-//! `mcp-companion approvals [--watch]` and `approve ID once|always|deny`: the calls waiting for
+//! `mcp-companion approvals [--watch] [--full]` and `approve ID once|always|deny`: the calls waiting for
 //! the person, answered from a terminal.
 
 use std::path::Path;
@@ -148,8 +148,14 @@ pub async fn approve(socket: Option<&Path>, id: u64, answer: &str) -> anyhow::Re
 }
 
 /// Runs `approvals`: the waiting calls; with `watch`, attached as an approver, printing each
-/// ask and its end, and answering `ID once|always|deny` lines read from stdin.
-pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow::Result<ExitCode> {
+/// ask and its end, and answering `ID once|always|deny` lines read from stdin; with `full`,
+/// each call's whole arguments instead of their preview.
+pub async fn approvals(
+    socket: Option<&Path>,
+    watch: bool,
+    full: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let paths = mcp_companion::ipc::record::locate(socket).await;
     let mut client = control::ControlClient::connect(&paths.control).await?;
     client.send(&ControlRequest::Approvals { watch }).await?;
@@ -185,7 +191,7 @@ pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow
                 }
                 if !json {
                     for ask in &report.open {
-                        show(ask);
+                        show(ask, full);
                     }
                 }
                 if watch && !json {
@@ -199,7 +205,7 @@ pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow
                     outln!("{}", serde_json::to_string(&event)?);
                 } else {
                     match &event {
-                        ApprovalEvent::Asked(ask) => show(ask),
+                        ApprovalEvent::Asked(ask) => show(ask, full),
                         ApprovalEvent::Closed { id, outcome } => {
                             outln!(
                                 "{id}: closed ({})",
@@ -240,14 +246,19 @@ fn cut(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// One ask for a person: the tool, the agent, the server and the arguments (the companion
-/// masked known secrets; the terminal shows the text, never obeys it).
-fn show(ask: &Ask) {
+/// One ask for a person: the tool, the agent, the server and the arguments — their preview,
+/// or with `full` the whole of them (the companion masked known secrets; the terminal shows
+/// the text, never obeys it).
+fn show(ask: &Ask, full: bool) {
     let agent = match (&ask.agent, ask.agent_pid) {
         (Some(name), Some(pid)) => format!("{name} (pid {pid})"),
         (Some(name), None) => name.clone(),
         (None, Some(pid)) => format!("pid {pid}"),
         (None, None) => "an unnamed agent".to_owned(),
+    };
+    let arguments = match (&ask.arguments_full, full) {
+        (Some(whole), true) => whole,
+        _ => &ask.arguments,
     };
     // One line each for the agent, tool and server, which the agent and the server chose: a
     // newline or a control sequence in them must not fake a line of our own.
@@ -259,6 +270,11 @@ fn show(ask: &Ask) {
         out::inert(&ask.server),
         ask.timeout_s,
         ask.reason,
-        out::visible(&ask.arguments)
+        out::visible(arguments)
     ));
+    if ask.arguments_full.is_some() && !full {
+        let _ = out::line(format_args!(
+            "(arguments cut: `mcp-companion approvals --full` shows them whole)"
+        ));
+    }
 }

@@ -60,7 +60,7 @@ fn calls_in(c: &Companion) -> Vec<Record> {
 }
 
 /// The recorded call of `tool` (waits for it, at most 30 s).
-async fn recorded(c: &Companion, tool: &str) -> Record {
+pub(crate) async fn recorded(c: &Companion, tool: &str) -> Record {
     let found = eventually(Duration::from_secs(30), || {
         calls_in(c).iter().any(|r| r.tool.as_deref() == Some(tool))
     })

@@ -68,6 +68,7 @@ mod retry;
 mod robustness;
 mod secrets;
 mod sessions;
+mod shown;
 mod socket_dir;
 mod ssrf;
 mod stopped;
