@@ -254,6 +254,7 @@ fn call_row(call: CallEntry, mode: Mode) -> Row {
         duration_ms: Some(call.duration.as_secs_f64() * 1000.0),
         bytes_in: Some(arguments.map_or(0, |a| a.len() as u64)),
         arguments: arguments.filter(|_| mode.payloads).map(|a| render(a, full)),
+        attempts: (call.attempts > 0).then_some(call.attempts),
         ..Row::default()
     };
     match call.ended {

@@ -83,6 +83,7 @@ pub use pins::{PINS_FILE, WaitingByServer};
 pub use profiles::{ProfileSource, ProfileStatus};
 pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
+pub use route::Attempted;
 pub use tasks::Tasks;
 
 /// What [`Hub::trust`] approved: per server, the tools that had waited.

@@ -3,49 +3,15 @@
 //! listings and server events too, no secret in the file in the default (shape) mode, the
 //! `activity` command's filters, and a database that survives `kill -9` of its writer.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_companion::activity::query::{self, Filter, Record};
-use mcp_companion::activity::store;
+use mcp_companion::activity::query::{Filter, Record};
 use serde_json::{Value, json};
 
+use crate::common::activity::{calls, default_db, read, wait_for_calls};
 use crate::common::{CallPath, Companion, demo, eventually, on_both_paths, signal};
 use crate::raw::RawAgent;
-
-/// Where a companion with a private HOME and no `activity.path` keeps its log (Linux).
-fn default_db(c: &Companion) -> PathBuf {
-    c.home.join(".local/share/mcp-companion/activity.db")
-}
-
-fn read(db: &Path, filter: &Filter) -> Vec<Record> {
-    if !db.exists() {
-        return Vec::new();
-    }
-    let Ok(conn) = store::open_read_only(db) else {
-        return Vec::new();
-    };
-    query::read(&conn, filter, 0).unwrap_or_default()
-}
-
-fn calls(db: &Path) -> Vec<Record> {
-    read(db, &Filter::default())
-        .into_iter()
-        .filter(|r| r.kind == "call")
-        .collect()
-}
-
-/// Waits until `db` holds `n` calls (at most 30 s) and returns them.
-async fn wait_for_calls(db: &Path, n: usize) -> Vec<Record> {
-    let found = eventually(Duration::from_secs(30), || calls(db).len() >= n).await;
-    let all = calls(db);
-    assert!(
-        found,
-        "{} calls recorded, {n} expected: {all:#?}",
-        all.len()
-    );
-    all
-}
 
 async fn call(agent: &mut RawAgent, id: u64, tool: &str, arguments: Value) -> Value {
     agent

@@ -11,12 +11,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp_companion::activity::query::{self, Filter, Record};
-use mcp_companion::activity::store;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
+use crate::common::activity::recorded;
+use crate::common::{BIN, CallPath, Companion, call, demo, on_both_paths, text};
 
 /// The tools that reached the demo server (its `--call-log`), one name per line.
 pub(crate) fn reached(log: &Path) -> Vec<String> {
@@ -45,31 +44,6 @@ pub(crate) fn entry(dir: &Path, log: &Path, policy: Value, destructive_echo: boo
     ]);
     e["toolPolicy"] = policy;
     e
-}
-
-fn calls_in(c: &Companion) -> Vec<Record> {
-    let db = c.home.join(".local/share/mcp-companion/activity.db");
-    let Ok(conn) = store::open_read_only(&db) else {
-        return Vec::new();
-    };
-    query::read(&conn, &Filter::default(), 0)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|r| r.kind == "call")
-        .collect()
-}
-
-/// The recorded call of `tool` (waits for it, at most 30 s).
-pub(crate) async fn recorded(c: &Companion, tool: &str) -> Record {
-    let found = eventually(Duration::from_secs(30), || {
-        calls_in(c).iter().any(|r| r.tool.as_deref() == Some(tool))
-    })
-    .await;
-    assert!(found, "no call of {tool} recorded: {:#?}", calls_in(c));
-    calls_in(c)
-        .into_iter()
-        .find(|r| r.tool.as_deref() == Some(tool))
-        .expect("found above")
 }
 
 async fn deny_and_headless_ask(path: CallPath) {

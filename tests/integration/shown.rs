@@ -10,7 +10,8 @@ use mcp_companion::hub::Ask;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use serde_json::json;
 
-use crate::approval::{Watcher, entry, recorded};
+use crate::approval::{Watcher, entry};
+use crate::common::activity::recorded;
 use crate::common::{Companion, call, text};
 
 /// A value the companion learns as a secret: the server's `env` names it a token.
