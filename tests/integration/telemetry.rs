@@ -180,6 +180,8 @@ async fn calls_and_listings_reach_the_collector_as_spans_and_metrics() {
     let (port, got) = receiver(false).await;
     let c = start(config(port, true));
     c.settled().await;
+    let exporting = c.status().await.telemetry.expect("the telemetry status");
+    assert_eq!(exporting.error, None, "{exporting:?}");
     let mut agent = RawAgent::connect(&c.socket).await;
     let ok = call(
         &mut agent,
@@ -356,6 +358,20 @@ async fn a_loopback_collector_without_a_whitelist_entry_is_refused_by_the_ssrf_g
         "{log}"
     );
     assert!(!log.contains(TOKEN), "{log}");
+    // `status` says so too, as JSON and as text, naming the endpoint and the guard's reason.
+    let status = c.status().await;
+    let t = status.telemetry.expect("the telemetry status");
+    assert_eq!(t.endpoint, format!("http://127.0.0.1:{port}/"));
+    let why = t.error.expect("why export is off");
+    assert!(why.contains("ssrfWhitelist"), "{why}");
+    let out = c.cli(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("telemetry: off, export to http://127.0.0.1:")
+            && text.contains("ssrfWhitelist"),
+        "{text}"
+    );
+    assert!(!text.contains(TOKEN), "{text}");
     let g = got.lock().expect("lock");
     assert!(g.spans.is_empty() && g.metrics.is_empty());
 }
