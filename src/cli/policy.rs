@@ -39,6 +39,11 @@ pub async fn policy(
     edit::update_file(&path, |doc| {
         edit::set_tool_policy(doc, server, tool, policy)
     })?;
+    if policy.is_some()
+        && let Some(warning) = unknown_key(server, tool)
+    {
+        eprintln!("warning: {warning}");
+    }
     match policy {
         Some(p) => outln!(
             "{}: toolPolicy \"{tool}\" of server \"{server}\" is now \"{}\"",
@@ -52,6 +57,42 @@ pub async fn policy(
     }
     reload_running(&path, socket).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The most known tool names a warning about a key lists.
+const NAMES_SHOWN: usize = 12;
+
+/// Why the `toolPolicy` key `key` of `server` looks like a typo: it matches none of the tools
+/// the server listed when it last ran (the pinned ones, by upstream or default wrapped name);
+/// `None` when it matches one, or when the server's tools are not known here.
+fn unknown_key(server: &str, key: &str) -> Option<String> {
+    let pins = dirs::data_dir()?
+        .join("mcp-companion")
+        .join(mcp_companion::hub::PINS_FILE);
+    let known = mcp_companion::hub::pinned_tools(&pins, server)?;
+    let one = config::parse_tool_policy(server, Some(&serde_json::json!({ key: "allow" }))).ok()?;
+    let matches = known.iter().any(|raw| {
+        let wrapped = base_name(server, CapabilityKind::Tool, raw);
+        one.decide(&[raw, &wrapped]).is_some()
+    });
+    if matches {
+        return None;
+    }
+    let mut names: Vec<String> = known
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| out::visible(n).into_owned())
+        .collect();
+    if known.len() > NAMES_SHOWN {
+        names.push("…".to_owned());
+    }
+    Some(format!(
+        "toolPolicy key \"{}\" matches none of the {} tools server \"{}\" listed when it last ran ({}): check its spelling; it was written as given",
+        out::visible(key),
+        known.len(),
+        out::visible(server),
+        names.join(", ")
+    ))
 }
 
 /// Every server's `toolPolicy` (or `server`'s), one key a line.

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::common::activity::recorded;
-use crate::common::{BIN, CallPath, Companion, call, demo, on_both_paths, text};
+use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
 /// The tools that reached the demo server (its `--call-log`), one name per line.
 pub(crate) fn reached(log: &Path) -> Vec<String> {
@@ -166,6 +166,51 @@ async fn the_policy_command_writes_the_config_and_the_server_follows_without_a_r
         String::from_utf8_lossy(&unknown.stderr).contains("no server named \"nope\""),
         "{unknown:?}"
     );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "a key naming a listed tool is not warned about: {out:?}"
+    );
+    let before = std::fs::read_to_string(&c.config).expect("config");
+    let empty = c.cli(&["--config", config, "policy", "a", "", "allow"]);
+    assert!(!empty.status.success(), "{empty:?}");
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("an empty key names no tool"),
+        "{empty:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&c.config).expect("config"),
+        before,
+        "nothing written"
+    );
+    // The server's tools are known once it listed them (its pins): a typo is written, and
+    // warned about by name.
+    let pins = c.home.join(".local/share/mcp-companion/pins.json");
+    assert!(
+        eventually(Duration::from_secs(30), || std::fs::read_to_string(&pins)
+            .is_ok_and(|p| p.contains("\"echo\"")))
+        .await,
+        "pins written"
+    );
+    let typo = c.cli(&["--config", config, "policy", "a", "ehco", "ask"]);
+    assert!(typo.status.success(), "{typo:?}");
+    let warned = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        warned.contains("warning: toolPolicy key \"ehco\" matches none of the")
+            && warned.contains("server \"a\"")
+            && warned.contains("echo"),
+        "{warned}"
+    );
+    for fine in ["mcp_a_ec*", "*"] {
+        let out = c.cli(&["--config", config, "policy", "a", fine, "ask"]);
+        assert!(
+            out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("warning"),
+            "{fine}: {out:?}"
+        );
+        let out = c.cli(&["--config", config, "policy", "a", fine, "default"]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let out = c.cli(&["--config", config, "policy", "a", "ehco", "default"]);
+    assert!(out.status.success(), "{out:?}");
 
     let out = c.cli(&["--config", config, "policy", "a", "echo", "default"]);
     assert!(out.status.success(), "{out:?}");
