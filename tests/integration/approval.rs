@@ -83,10 +83,9 @@ async fn deny_and_headless_ask(path: CallPath) {
     let mut raw = crate::raw::RawAgent::connect(&c.socket).await;
     raw.handshake().await;
     for (id, tool) in [(1, "mcp_a_add"), (2, "mcp_a_sleep")] {
-        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"a": 1, "b": 2, "seconds": 0}}}))
+        let answer = raw
+            .call_tool(id, tool, json!({"a": 1, "b": 2, "seconds": 0}))
             .await;
-        let (answer, _) = raw.until_response(&json!(id)).await;
         assert_eq!(answer["result"]["isError"], json!(true), "{tool}: {answer}");
     }
 

@@ -17,11 +17,7 @@ use crate::raw::RawAgent;
 async fn raw_call(socket: &std::path::Path, tool: &str, arguments: Value) -> Value {
     let mut agent = RawAgent::connect(socket).await;
     agent.handshake().await;
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}))
-        .await;
-    agent.until_response(&json!(1)).await.0
+    agent.call_tool(1, tool, arguments).await
 }
 
 async fn wrapped_keys_decide_in_every_view(path: CallPath) {

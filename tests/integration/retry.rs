@@ -89,14 +89,15 @@ async fn a_read_only_call_whose_server_dies_is_retried_and_logged_with_both_atte
     let old = c.settled().await[0].pid;
     let mut agent = RawAgent::connect(&c.socket).await;
     agent.handshake().await;
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "mcp_demo_read_slowly", "arguments": {"seconds": 2}}}))
-        .await;
+    let calling = tokio::spawn(async move {
+        agent
+            .call_tool(1, "mcp_demo_read_slowly", json!({"seconds": 2}))
+            .await
+    });
     // The call takes 2 s upstream: kill the server while it is under way.
     tokio::time::sleep(Duration::from_millis(500)).await;
     signal(old.expect("pid"), rustix::process::Signal::KILL);
-    let (answer, _) = agent.until_response(&json!(1)).await;
+    let answer = calling.await.expect("joined");
     assert_eq!(
         answer["result"]["content"][0]["text"],
         json!("read after 2 s"),
