@@ -15,7 +15,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::activity::Activity;
 use crate::config::{self, Config};
-use crate::control::{self, ControlContext, ShowWindow};
+use crate::control::{self, ControlContext, ShowWindow, TelemetryStatus};
 use crate::endpoint;
 use crate::hub::Hub;
 use crate::ipc::descriptors::{self, Caps};
@@ -114,8 +114,8 @@ impl Companion {
             tracing::warn!(error = %e, "cannot record the socket path: bridges with another XDG_RUNTIME_DIR will not find this companion");
         }
         let pins = dirs::data_dir().map(|d| d.join("mcp-companion").join(crate::hub::PINS_FILE));
-        let hub =
-            Hub::start_pinned(config, elicitor, pins).with_activity(open_activity(config).await);
+        let (activity, telemetry) = open_activity(config).await;
+        let hub = Hub::start_pinned(config, elicitor, pins).with_activity(activity);
         let stop = CancellationToken::new();
         let show_window = ShowWindow::default();
         let ctx = ControlContext {
@@ -123,6 +123,7 @@ impl Companion {
             mcp_socket: paths.mcp.clone(),
             config_path: config_path.clone(),
             show_window: show_window.clone(),
+            telemetry,
         };
         let sessions = TaskTracker::new();
         let tasks = vec![
@@ -268,13 +269,24 @@ impl Companion {
 }
 
 /// The activity log `config` asks for, feeding the OpenTelemetry export when `telemetry` names
-/// an endpoint; when either cannot start the companion runs without it (logged): a record is
-/// never a reason not to serve.
-async fn open_activity(config: &Config) -> Activity {
-    let sink = open_telemetry(config)
-        .await
-        .map(|e| Box::new(e) as Box<dyn crate::activity::Sink>);
-    match Activity::open(&config.activity, sink) {
+/// an endpoint, and how that export was set up (for `status`); when either cannot start the
+/// companion runs without it (logged, and for the export said by `status`): a record is never
+/// a reason not to serve.
+async fn open_activity(config: &Config) -> (Activity, Option<TelemetryStatus>) {
+    let (exporter, telemetry) = match open_telemetry(config).await {
+        Ok(exporter) => (exporter, None),
+        Err(why) => (None, Some(why)),
+    };
+    let mut telemetry = config
+        .telemetry
+        .endpoint
+        .as_deref()
+        .map(|endpoint| TelemetryStatus {
+            endpoint: crate::net::redact(endpoint),
+            error: telemetry.map(|why| crate::net::scrub(&why)),
+        });
+    let sink = exporter.map(|e| Box::new(e) as Box<dyn crate::activity::Sink>);
+    let activity = match Activity::open(&config.activity, sink) {
         Ok(activity) => {
             if let Some(path) = activity.path() {
                 tracing::info!(path = %path.display(), "activity log");
@@ -283,16 +295,25 @@ async fn open_activity(config: &Config) -> Activity {
         }
         Err(e) => {
             tracing::error!(error = %e, "the activity log cannot be opened; calls are not recorded");
+            // The export is fed by the log's writer: without it nothing is exported.
+            if let Some(t) = telemetry.as_mut().filter(|t| t.error.is_none()) {
+                t.error = Some(format!(
+                    "the activity log that feeds it cannot be opened: {}",
+                    crate::net::scrub(&e.to_string())
+                ));
+            }
             Activity::off()
         }
-    }
+    };
+    (activity, telemetry)
 }
 
 /// The OpenTelemetry export `config` asks for (its references expanded off the runtime's
-/// workers: the keychain may be slow), or `None` (off, or it cannot start: logged).
-async fn open_telemetry(config: &Config) -> Option<crate::telemetry::Exporter> {
+/// workers: the keychain may be slow): `Ok(None)` when it asks for none, `Err` with why it
+/// cannot start (logged).
+async fn open_telemetry(config: &Config) -> Result<Option<crate::telemetry::Exporter>, String> {
     if !config.telemetry.enabled() {
-        return None;
+        return Ok(None);
     }
     let raw = config.telemetry.clone();
     let expanded = tokio::task::spawn_blocking(move || raw.expand_from_env()).await;
@@ -300,21 +321,20 @@ async fn open_telemetry(config: &Config) -> Option<crate::telemetry::Exporter> {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             tracing::error!(error = %e, "telemetry is off");
-            return None;
+            return Err(e.to_string());
         }
         Err(e) => {
             tracing::error!(error = %e, "telemetry is off: expanding its settings stopped");
-            return None;
+            return Err(format!("expanding its settings stopped: {e}"));
         }
     };
     let runtime = tokio::runtime::Handle::current();
-    match crate::telemetry::Exporter::start(&settings, &config.ssrf_whitelist.nets, runtime) {
-        Ok(exporter) => exporter,
-        Err(e) => {
+    crate::telemetry::Exporter::start(&settings, &config.ssrf_whitelist.nets, runtime).map_err(
+        |e| {
             tracing::error!(error = %e, "telemetry is off");
-            None
-        }
-    }
+            e.to_string()
+        },
+    )
 }
 
 /// Takes the lock of these sockets, then the per-user lock: one companion serves each user, so

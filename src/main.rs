@@ -229,7 +229,11 @@ enum Command {
         /// Stay attached and print each ask as it comes.
         #[arg(long)]
         watch: bool,
-        /// Print JSON, one object a line.
+        /// Print each call's whole arguments, not the 1 KiB preview (secrets still masked).
+        #[arg(long)]
+        full: bool,
+        /// Print JSON, one object a line (`argumentsFull` holds the whole arguments when
+        /// `arguments` was cut).
         #[arg(long)]
         json: bool,
     },
@@ -463,7 +467,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             tool,
             policy,
         } => cli::policy::policy(args.config.as_deref(), socket, server, tool, policy).await,
-        Command::Approvals { watch, json } => cli::policy::approvals(socket, watch, json).await,
+        Command::Approvals { watch, full, json } => {
+            cli::policy::approvals(socket, watch, full, json).await
+        }
         Command::Approve { id, answer } => cli::policy::approve(socket, id, &answer).await,
         Command::Agents { json, set, profile } => cli::agents(socket, json, set, profile).await,
         Command::Logout { server } => {

@@ -109,6 +109,9 @@ pub struct CallEntry {
     pub tool: String,
     /// Its arguments.
     pub arguments: Payload,
+    /// How many times it was sent to the server (or a send was tried): 0 when it never was,
+    /// 2 when it was retried on a new session.
+    pub attempts: u32,
     /// How the call policy let it run, when that is worth noting (the person approved it; it
     /// ran unasked with nobody to ask): the entry's detail when nothing else is.
     pub approval: Option<&'static str>,

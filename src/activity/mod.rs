@@ -24,8 +24,8 @@
 //! arguments and result: by default their **shape** (keys and types, string lengths, array
 //! sizes; never a value, `shape.rs`), with `"recordPayloads": true` in full. Every secret the
 //! companion knows ([`crate::net::scrub_known`]) is masked in both. The agent's name and
-//! version are outside text: stored escaped ([`crate::io::text::inert`]) and cut to
-//! [`AGENT_TEXT_MAX`] characters.
+//! version are outside text: known secrets masked, stored escaped ([`crate::io::text::inert`])
+//! and cut to [`AGENT_TEXT_MAX`] characters.
 //!
 //! **Other consumers** of the same rows: a [`Sink`] (the OpenTelemetry export,
 //! `crate::telemetry`) is handed every row the writer makes, after its insert, on the writer

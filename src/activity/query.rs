@@ -74,6 +74,11 @@ pub struct Record {
     pub result: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
+    /// Calls: how many times the companion sent it to the server (2: retried on a new
+    /// session); absent when it never reached the server, and in entries written before the
+    /// log had this column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<i64>,
 }
 
 /// The entries matching `filter` with an id above `after_id`, oldest first (with a limit:
@@ -82,16 +87,20 @@ pub struct Record {
 /// # Errors
 /// SQLite's error.
 pub fn read(conn: &Connection, filter: &Filter, after_id: i64) -> rusqlite::Result<Vec<Record>> {
-    // A database an older companion wrote has no `profile` column until a newer one opens it.
-    let profile = if super::store::has_column(conn, "profile")? {
-        "profile"
-    } else {
-        "NULL"
+    // A database an older companion wrote lacks the newer columns until a newer one opens it.
+    let newer = |column: &'static str| -> rusqlite::Result<&'static str> {
+        Ok(if super::store::has_column(conn, column)? {
+            column
+        } else {
+            "NULL"
+        })
     };
+    let profile = newer("profile")?;
+    let attempts = newer("attempts")?;
     let mut sql = format!(
         "SELECT id, at_ms, kind, agent, agent_version, agent_pid, agent_exe, server, tool, path,
                 duration_ms, outcome, error_kind, detail, bytes_in, bytes_out, arguments, result,
-                count, {profile}
+                count, {profile}, {attempts}
          FROM entries WHERE id > ?"
     );
     let mut args: Vec<Sql> = vec![Sql::Integer(after_id)];
@@ -145,6 +154,7 @@ pub fn read(conn: &Connection, filter: &Filter, after_id: i64) -> rusqlite::Resu
             result: r.get::<_, Option<String>>(17)?.map(json_or_text),
             count: r.get(18)?,
             profile: r.get(19)?,
+            attempts: r.get(20)?,
         })
     })?;
     let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
@@ -201,6 +211,9 @@ impl Record {
             ("dropped", Some(n)) => out.push_str(&format!("  {n} entries dropped")),
             ("list", Some(n)) => out.push_str(&format!("  {n} items")),
             _ => {}
+        }
+        if let Some(n) = self.attempts.filter(|n| *n > 1) {
+            out.push_str(&format!("  {n} attempts"));
         }
         if let Some(path) = &self.path {
             out.push_str(&format!("  [{path}]"));

@@ -19,6 +19,7 @@
 //! | `bytes_in`, `bytes_out` | the arguments' and the result's JSON size |
 //! | `arguments`, `result` | their shape, or in full with `recordPayloads` |
 //! | `count` | `dropped`: entries lost; `list`: items on the page |
+//! | `attempts` | calls: how many times the companion sent the call to the server (2 when it was retried on a new session); NULL when it never reached the server; added in schema 3 |
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,7 +27,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 /// The schema version in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// How long a statement waits for another connection's lock (a reader, the CLI) before
 /// failing.
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS entries (
     bytes_in INTEGER, bytes_out INTEGER,
     arguments TEXT, result TEXT,
     count INTEGER,
-    profile TEXT
+    profile TEXT,
+    attempts INTEGER
 );
 CREATE INDEX IF NOT EXISTS entries_at ON entries(at_ms);
 ";
@@ -95,6 +97,7 @@ pub struct Row {
     pub arguments: Option<String>,
     pub result: Option<String>,
     pub count: Option<u64>,
+    pub attempts: Option<u32>,
 }
 
 /// The writer's connection.
@@ -129,10 +132,12 @@ impl Store {
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.execute_batch(SCHEMA)?;
-        // Schema 1 (no `profile` column) is brought up to date in place.
-        if !has_column(&self.conn, "profile")? {
-            self.conn
-                .execute_batch("ALTER TABLE entries ADD COLUMN profile TEXT")?;
+        // Schemas 1 (no `profile` column) and 2 (no `attempts`) are brought up to date in place.
+        for (column, kind) in [("profile", "TEXT"), ("attempts", "INTEGER")] {
+            if !has_column(&self.conn, column)? {
+                self.conn
+                    .execute_batch(&format!("ALTER TABLE entries ADD COLUMN {column} {kind}"))?;
+            }
         }
         self.conn
             .pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -236,7 +241,7 @@ impl Store {
 const ROWS_PER_STATEMENT: usize = 16;
 
 /// Values per row in an `INSERT` ([`bind`]'s order).
-const COLUMNS: usize = 19;
+const COLUMNS: usize = 20;
 
 /// `INSERT INTO entries (…) VALUES (?, …), …` for `rows` rows, in [`bind`]'s order.
 fn insert_sql(rows: usize) -> String {
@@ -244,7 +249,7 @@ fn insert_sql(rows: usize) -> String {
     format!(
         "INSERT INTO entries (at_ms, kind, agent, agent_version, agent_pid, agent_exe, \
          server, tool, path, duration_ms, outcome, error_kind, detail, \
-         bytes_in, bytes_out, arguments, result, count, profile) VALUES {}",
+         bytes_in, bytes_out, arguments, result, count, profile, attempts) VALUES {}",
         vec![one; rows].join(",")
     )
 }
@@ -271,6 +276,7 @@ fn bind(stmt: &mut rusqlite::CachedStatement<'_>, before: usize, r: &Row) -> rus
         &r.result,
         &r.count.map(|c| c as i64),
         &r.profile,
+        &r.attempts,
     ];
     for (i, value) in values.into_iter().enumerate() {
         stmt.raw_bind_parameter(before + i + 1, value)?;
@@ -458,6 +464,7 @@ mod tests {
                     arguments: set.then(|| format!("g{i}")),
                     result: set.then(|| format!("r{i}")),
                     count: set.then_some(i * 7),
+                    attempts: set.then_some(i as u32 + 1),
                 }
             })
             .collect();
@@ -467,13 +474,13 @@ mod tests {
             .prepare(
                 "SELECT at_ms, agent, agent_version, agent_pid, agent_exe, profile, server, tool,
                     path, duration_ms, outcome, error_kind, detail, bytes_in, bytes_out,
-                    arguments, result, count FROM entries ORDER BY id",
+                    arguments, result, count, attempts FROM entries ORDER BY id",
             )
             .expect("prepare");
         let read: Vec<String> = stmt
             .query_map([], |r| {
                 let mut cells = Vec::new();
-                for i in 0..18 {
+                for i in 0..19 {
                     cells.push(format!("{:?}", r.get::<_, rusqlite::types::Value>(i)?));
                 }
                 Ok(cells.join("|"))
@@ -486,16 +493,17 @@ mod tests {
             let i = i as u64;
             let expected = if i % 2 == 1 {
                 format!(
-                    "Integer({})|Text(\"a{i}\")|Text(\"v{i}\")|Integer({i})|Text(\"e{i}\")|Text(\"p{i}\")|Text(\"s{i}\")|Text(\"t{i}\")|Text(\"fast\")|Real({:?})|Text(\"ok\")|Text(\"rpc\")|Text(\"d{i}\")|Integer({})|Integer({})|Text(\"g{i}\")|Text(\"r{i}\")|Integer({})",
+                    "Integer({})|Text(\"a{i}\")|Text(\"v{i}\")|Integer({i})|Text(\"e{i}\")|Text(\"p{i}\")|Text(\"s{i}\")|Text(\"t{i}\")|Text(\"fast\")|Real({:?})|Text(\"ok\")|Text(\"rpc\")|Text(\"d{i}\")|Integer({})|Integer({})|Text(\"g{i}\")|Text(\"r{i}\")|Integer({})|Integer({})",
                     1000 + i,
                     i as f64 / 2.0,
                     i * 3,
                     i * 5,
-                    i * 7
+                    i * 7,
+                    i + 1
                 )
             } else {
                 format!(
-                    "Integer({})|Null|Null|Null|Null|Null|Null|Text(\"t{i}\")|Null|Null|Null|Null|Null|Null|Null|Null|Null|Null",
+                    "Integer({})|Null|Null|Null|Null|Null|Null|Text(\"t{i}\")|Null|Null|Null|Null|Null|Null|Null|Null|Null|Null|Null",
                     1000 + i
                 )
             };

@@ -19,6 +19,7 @@ fn call(tool: &str) -> Entry {
         server: Some("demo".into()),
         tool: tool.to_owned(),
         arguments: Payload::None,
+        attempts: 0,
         approval: None,
         ended: Ended::Cancelled,
     }))
@@ -121,6 +122,7 @@ fn the_profile_a_withheld_outcome_and_a_capped_agent_name_are_stored_and_read_ba
         server: None,
         tool: "mcp_demo_changed".into(),
         arguments: Payload::None,
+        attempts: 0,
         ended: Ended::Failed {
             outcome: "withheld",
             kind: "withheld",

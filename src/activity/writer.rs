@@ -254,6 +254,7 @@ fn call_row(call: CallEntry, mode: Mode) -> Row {
         duration_ms: Some(call.duration.as_secs_f64() * 1000.0),
         bytes_in: Some(arguments.map_or(0, |a| a.len() as u64)),
         arguments: arguments.filter(|_| mode.payloads).map(|a| render(a, full)),
+        attempts: (call.attempts > 0).then_some(call.attempts),
         ..Row::default()
     };
     match call.ended {
@@ -296,11 +297,13 @@ fn with_result(row: &mut Row, result: &str, mode: Mode) {
     row.result = stored;
 }
 
-/// An agent's name or version as stored: escaped ([`crate::io::text::inert`]) and cut to
+/// An agent's name or version as stored: known secrets masked ([`crate::net::scrub_known`]),
+/// escaped ([`crate::io::text::inert`]) and cut to
 /// [`AGENT_TEXT_MAX`] characters, marked `…` when cut (an agent chooses its `clientInfo`
 /// freely, and one sent a 200 KB name).
 fn outside_text(text: &str) -> String {
-    let inert = crate::io::text::inert(text);
+    let masked = crate::net::scrub_known(text);
+    let inert = crate::io::text::inert(&masked);
     match inert.char_indices().nth(AGENT_TEXT_MAX) {
         Some((end, _)) => format!("{}…", &inert[..end]),
         None => inert.into_owned(),

@@ -145,6 +145,7 @@ mod tests {
             arguments: None,
             result: None,
             count: None,
+            attempts: None,
         };
         let line = text_line(&r);
         assert!(!line.contains('\n') && !line.contains('\x1b'), "{line}");

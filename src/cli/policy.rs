@@ -1,7 +1,7 @@
 //! `mcp-companion policy [SERVER [TOOL [allow|ask|deny|default]]]`: the call policy of each
 //! server's tools in the config file, and setting one (written atomically; a running
 //! companion reading the same file reloads it, without restarting the server);
-//! `mcp-companion approvals [--watch]` and `approve ID once|always|deny`: the calls waiting for
+//! `mcp-companion approvals [--watch] [--full]` and `approve ID once|always|deny`: the calls waiting for
 //! the person, answered from a terminal.
 
 use std::path::Path;
@@ -39,6 +39,11 @@ pub async fn policy(
     edit::update_file(&path, |doc| {
         edit::set_tool_policy(doc, server, tool, policy)
     })?;
+    if policy.is_some()
+        && let Some(warning) = unknown_key(server, tool)
+    {
+        eprintln!("warning: {warning}");
+    }
     match policy {
         Some(p) => outln!(
             "{}: toolPolicy \"{tool}\" of server \"{server}\" is now \"{}\"",
@@ -52,6 +57,42 @@ pub async fn policy(
     }
     reload_running(&path, socket).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The most known tool names a warning about a key lists.
+const NAMES_SHOWN: usize = 12;
+
+/// Why the `toolPolicy` key `key` of `server` looks like a typo: it matches none of the tools
+/// the server listed when it last ran (the pinned ones, by upstream or default wrapped name);
+/// `None` when it matches one, or when the server's tools are not known here.
+fn unknown_key(server: &str, key: &str) -> Option<String> {
+    let pins = dirs::data_dir()?
+        .join("mcp-companion")
+        .join(mcp_companion::hub::PINS_FILE);
+    let known = mcp_companion::hub::pinned_tools(&pins, server)?;
+    let one = config::parse_tool_policy(server, Some(&serde_json::json!({ key: "allow" }))).ok()?;
+    let matches = known.iter().any(|raw| {
+        let wrapped = base_name(server, CapabilityKind::Tool, raw);
+        one.decide(&[raw, &wrapped]).is_some()
+    });
+    if matches {
+        return None;
+    }
+    let mut names: Vec<String> = known
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| out::visible(n).into_owned())
+        .collect();
+    if known.len() > NAMES_SHOWN {
+        names.push("…".to_owned());
+    }
+    Some(format!(
+        "toolPolicy key \"{}\" matches none of the {} tools server \"{}\" listed when it last ran ({}): check its spelling; it was written as given",
+        out::visible(key),
+        known.len(),
+        out::visible(server),
+        names.join(", ")
+    ))
 }
 
 /// Every server's `toolPolicy` (or `server`'s), one key a line.
@@ -148,8 +189,14 @@ pub async fn approve(socket: Option<&Path>, id: u64, answer: &str) -> anyhow::Re
 }
 
 /// Runs `approvals`: the waiting calls; with `watch`, attached as an approver, printing each
-/// ask and its end, and answering `ID once|always|deny` lines read from stdin.
-pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow::Result<ExitCode> {
+/// ask and its end, and answering `ID once|always|deny` lines read from stdin; with `full`,
+/// each call's whole arguments instead of their preview.
+pub async fn approvals(
+    socket: Option<&Path>,
+    watch: bool,
+    full: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let paths = mcp_companion::ipc::record::locate(socket).await;
     let mut client = control::ControlClient::connect(&paths.control).await?;
     client.send(&ControlRequest::Approvals { watch }).await?;
@@ -185,7 +232,7 @@ pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow
                 }
                 if !json {
                     for ask in &report.open {
-                        show(ask);
+                        show(ask, full);
                     }
                 }
                 if watch && !json {
@@ -199,7 +246,7 @@ pub async fn approvals(socket: Option<&Path>, watch: bool, json: bool) -> anyhow
                     outln!("{}", serde_json::to_string(&event)?);
                 } else {
                     match &event {
-                        ApprovalEvent::Asked(ask) => show(ask),
+                        ApprovalEvent::Asked(ask) => show(ask, full),
                         ApprovalEvent::Closed { id, outcome } => {
                             outln!(
                                 "{id}: closed ({})",
@@ -240,14 +287,19 @@ fn cut(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// One ask for a person: the tool, the agent, the server and the arguments (the companion
-/// masked known secrets; the terminal shows the text, never obeys it).
-fn show(ask: &Ask) {
+/// One ask for a person: the tool, the agent, the server and the arguments — their preview,
+/// or with `full` the whole of them (the companion masked known secrets; the terminal shows
+/// the text, never obeys it).
+fn show(ask: &Ask, full: bool) {
     let agent = match (&ask.agent, ask.agent_pid) {
         (Some(name), Some(pid)) => format!("{name} (pid {pid})"),
         (Some(name), None) => name.clone(),
         (None, Some(pid)) => format!("pid {pid}"),
         (None, None) => "an unnamed agent".to_owned(),
+    };
+    let arguments = match (&ask.arguments_full, full) {
+        (Some(whole), true) => whole,
+        _ => &ask.arguments,
     };
     // One line each for the agent, tool and server, which the agent and the server chose: a
     // newline or a control sequence in them must not fake a line of our own.
@@ -259,6 +311,11 @@ fn show(ask: &Ask) {
         out::inert(&ask.server),
         ask.timeout_s,
         ask.reason,
-        out::visible(&ask.arguments)
+        out::visible(arguments)
     ));
+    if ask.arguments_full.is_some() && !full {
+        let _ = out::line(format_args!(
+            "(arguments cut: `mcp-companion approvals --full` shows them whole)"
+        ));
+    }
 }

@@ -76,6 +76,16 @@ pub async fn status(socket: Option<&Path>, json: bool) -> anyhow::Result<ExitCod
         Some(a) => outln!("activity log: {}", a.path.display()),
         None => outln!("activity log: off"),
     }
+    if let Some(t) = &report.telemetry {
+        match &t.error {
+            Some(why) => outln!(
+                "telemetry: off, export to {} could not start: {}",
+                visible(&t.endpoint),
+                visible(why)
+            ),
+            None => outln!("telemetry: exporting to {}", visible(&t.endpoint)),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,8 +6,8 @@
 //! "toolPolicy": { "read_*": "allow", "write_file": "ask", "delete_*": "deny", "*": "ask" }
 //! ```
 //!
-//! Keys are tool names or globs (the glob rule of profiles: `*`, `?`, `[…]`, whole name,
-//! case-sensitive), matched against the tool's upstream name and its default wrapped name
+//! Keys are tool names or globs, never empty (the glob rule of profiles: `*`, `?`, `[…]`, whole
+//! name, case-sensitive), matched against the tool's upstream name and its default wrapped name
 //! (`mcp_<server>_<tool>`, `catalog::naming::base_name`) — never a profile's or a client's own
 //! renaming, so every view of a server decides the same (the route gives the names,
 //! `catalog::Route::policy_names`). Which entry decides ([`ToolPolicy::decider`]), order-free:
@@ -182,6 +182,13 @@ pub fn parse_tool_policy(server: &str, value: Option<&Value>) -> Result<ToolPoli
     })?;
     let mut entries = Vec::with_capacity(object.len());
     for (key, policy) in object {
+        if key.is_empty() {
+            return Err(ConfigError::field(
+                server,
+                "toolPolicy",
+                "an empty key names no tool: give a tool's name or a glob such as \"*\"",
+            ));
+        }
         let field = format!("toolPolicy.{key}");
         let policy = policy.as_str().and_then(Policy::parse).ok_or_else(|| {
             ConfigError::field(
@@ -200,6 +207,17 @@ pub fn parse_tool_policy(server: &str, value: Option<&Value>) -> Result<ToolPoli
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_key_is_refused_saying_what_to_give() {
+        let e = parse_tool_policy("s", Some(&serde_json::json!({"": "allow"})))
+            .expect_err("an empty key");
+        let said = e.to_string();
+        assert!(
+            said.contains("toolPolicy") && said.contains("empty key names no tool"),
+            "{said}"
+        );
+    }
 
     fn policy(json: &str) -> ToolPolicy {
         parse_tool_policy("s", Some(&serde_json::from_str(json).unwrap())).unwrap()

@@ -59,7 +59,7 @@ pub use client::{ControlClient, ControlError, request, status};
 pub use protocol::{
     ActivityStatus, ApprovalsReport, ApproveReport, ChildEnvironment, ControlRequest,
     ControlResponse, Done, ErrorKind, LogLines, LoggedOut, Refusal, SignInStarted, SignedIn,
-    StatusReport, TrustReport, TrustServer,
+    StatusReport, TelemetryStatus, TrustReport, TrustServer,
 };
 pub use server::{serve, session};
 
@@ -86,6 +86,8 @@ pub struct ControlContext {
     pub config_path: Option<PathBuf>,
     /// What `show` runs.
     pub show_window: ShowWindow,
+    /// The OpenTelemetry export as it was set up (reported by `status`); `None`: not asked for.
+    pub telemetry: Option<TelemetryStatus>,
 }
 
 /// What `show` runs: set once by the desktop shell; `serve` has none.

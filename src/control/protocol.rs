@@ -217,6 +217,21 @@ pub struct StatusReport {
     /// The config's profiles, in config order; absent from the JSON when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<crate::hub::ProfileStatus>,
+    /// The OpenTelemetry export, when the config names an endpoint; absent when it names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetryStatus>,
+}
+
+/// The OpenTelemetry export in a [`StatusReport`], as the companion set it up at its start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TelemetryStatus {
+    /// The collector's base URL, redacted (scheme, host and port).
+    pub endpoint: String,
+    /// Why export is off although the config asks for it (its settings could not be expanded,
+    /// the exporter refused them, the SSRF guard refused the endpoint), known secrets masked;
+    /// absent while it exports. Export failures after the start are in the log only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The activity log in a [`StatusReport`].

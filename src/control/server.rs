@@ -209,6 +209,7 @@ async fn handle(req: ControlRequest, ctx: &ControlContext) -> Result<ControlResp
                 dropped: hub.activity().dropped(),
             }),
             profiles: hub.profiles(),
+            telemetry: ctx.telemetry.clone(),
         })),
         ControlRequest::Logs { server, lines, .. } => hub
             .server(&server)
@@ -350,6 +351,7 @@ mod tests {
             mcp_socket: PathBuf::from("/tmp/mcp.sock"),
             config_path: None,
             show_window: Default::default(),
+            telemetry: None,
         }
     }
 

@@ -28,8 +28,8 @@ pub const CLIENT_TEXT_MAX: usize = 128;
 pub struct AgentStatus {
     /// The session's number, unique while the companion runs (what `agents --set` takes).
     pub id: u64,
-    /// Its `clientInfo.name` (cut at [`CLIENT_TEXT_MAX`] characters); absent before
-    /// `initialize`.
+    /// Its `clientInfo.name` (cut at [`CLIENT_TEXT_MAX`] characters, known secrets masked);
+    /// absent before `initialize`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
     /// Its `clientInfo.version` (cut likewise).
@@ -127,6 +127,13 @@ impl Agents {
     }
 }
 
+/// An agent's `clientInfo` text as shown: every secret known now masked
+/// ([`crate::net::scrub_known`]); applied when it is read, so a secret learned after the agent
+/// connected (a token received later) is masked too.
+fn masked(text: Option<String>) -> Option<String> {
+    text.map(|t| crate::net::scrub_known(&t))
+}
+
 /// `text` cut at [`CLIENT_TEXT_MAX`] characters; display code escapes control characters.
 fn cut(text: &str) -> String {
     match text.char_indices().nth(CLIENT_TEXT_MAX) {
@@ -200,7 +207,7 @@ impl Hub {
 
     /// The agent on `peer` as the activity log and approvals name it: what its `initialize`
     /// said, else what a 2026-07-28 agent said of itself in a request's `_meta`
-    /// ([`Hub::agent_named`]).
+    /// ([`Hub::agent_named`]). Raw: each place that shows it masks known secrets.
     pub fn agent_of(&self, peer: &rmcp::Peer<rmcp::RoleServer>) -> crate::activity::Agent {
         let mut agent = crate::activity::Agent::of(peer);
         if agent.name.is_none()
@@ -274,8 +281,8 @@ impl Slot {
         let (profile, profile_source) = self.choice.current();
         AgentStatus {
             id: self.id,
-            client: hello.client,
-            client_version: hello.client_version,
+            client: masked(hello.client),
+            client_version: masked(hello.client_version),
             protocol_version: hello.protocol_version,
             process: self.peers.agent.clone(),
             bridge: self.peers.bridge.clone(),

@@ -27,6 +27,10 @@ use tokio::sync::{broadcast, oneshot};
 /// the open asks ([`Approver::recv`]).
 const EVENT_BACKLOG: usize = 256;
 
+/// The most bytes of an ask's whole arguments ([`Ask::arguments_full`]) an approver receives:
+/// 1 MiB, far more than a person reads; longer ones are cut and say how long they were.
+pub const ARGUMENTS_FULL_MAX: usize = 1024 * 1024;
+
 /// One call waiting for the person, as approvers show it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,7 +48,8 @@ pub struct Ask {
     /// companion, not sent to approvers.
     #[serde(skip)]
     pub policy_names: Vec<String>,
-    /// The agent's `clientInfo.name`, when it gave one (`control` for the control API).
+    /// The agent's `clientInfo.name`, known secrets masked, when it gave one (`control` for the
+    /// control API).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// The agent's `clientInfo.version`.
@@ -53,9 +58,13 @@ pub struct Ask {
     /// The agent's process id, when the endpoint knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_pid: Option<u32>,
-    /// The arguments as JSON text, indented, known secrets masked, capped (plain text: show
-    /// it as text, never as markup).
+    /// The arguments as JSON text, indented, known secrets masked, capped at 1 KiB (plain
+    /// text: show it as text, never as markup).
     pub arguments: String,
+    /// The whole arguments, masked the same way, when `arguments` was cut; capped at
+    /// [`ARGUMENTS_FULL_MAX`] bytes. Absent when `arguments` is already whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_full: Option<String>,
     /// Why it asks: `policy` (the entry's `toolPolicy` says `ask`) or `annotation` (the tool
     /// declares `destructiveHint`).
     pub reason: String,
@@ -307,6 +316,7 @@ mod tests {
             agent_version: None,
             agent_pid: None,
             arguments: "{}".into(),
+            arguments_full: None,
             reason: "policy".into(),
             timeout_s: 60,
         }

@@ -33,7 +33,7 @@
 use rmcp::model::JsonObject;
 
 use super::Hub;
-use super::approvals::{Answer, Ask, Closed};
+use super::approvals::{ARGUMENTS_FULL_MAX, Answer, Ask, Closed};
 use crate::activity::Agent;
 use crate::catalog::Route;
 use crate::config::{DEFAULT_APPROVAL_TIMEOUT, Policy};
@@ -134,6 +134,7 @@ impl Hub {
             .config()
             .map_or(DEFAULT_APPROVAL_TIMEOUT, |c| c.approval_timeout);
         let who = agent();
+        let (preview, full) = shown_arguments(arguments);
         let ask = Ask {
             id: 0,
             server: s.to_string(),
@@ -144,10 +145,11 @@ impl Hub {
                 .into_iter()
                 .map(str::to_owned)
                 .collect(),
-            agent: who.name,
-            agent_version: who.version,
+            agent: who.name.map(|n| crate::net::scrub_known(&n)),
+            agent_version: who.version.map(|v| crate::net::scrub_known(&v)),
             agent_pid: who.pid,
-            arguments: shown_arguments(arguments),
+            arguments: preview,
+            arguments_full: full,
             reason: match source {
                 Source::Config => "policy",
                 Source::Annotation => "annotation",
@@ -253,11 +255,69 @@ impl Hub {
     }
 }
 
-/// The arguments as the person sees them: indented JSON, known secrets masked, capped.
-fn shown_arguments(arguments: Option<&JsonObject>) -> String {
+/// The arguments as the person sees them: indented JSON with known secrets masked, as a
+/// preview capped at 1 KiB, and whole (up to [`ARGUMENTS_FULL_MAX`]) when the preview was cut.
+fn shown_arguments(arguments: Option<&JsonObject>) -> (String, Option<String>) {
     let text = match arguments {
         Some(a) => serde_json::to_string_pretty(a).unwrap_or_default(),
         None => "(none)".to_owned(),
     };
-    crate::net::capped(&crate::net::scrub_known(&text)).into_owned()
+    let masked = crate::net::scrub_known(&text);
+    let preview = crate::net::capped(&masked);
+    if preview.len() == masked.len() {
+        return (masked, None);
+    }
+    let preview = preview.into_owned();
+    let full = crate::net::capped_at(&masked, ARGUMENTS_FULL_MAX).into_owned();
+    (preview, Some(full))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_arguments_keep_a_short_preview_and_come_whole_on_demand_with_secrets_masked() {
+        let secret = "approve-test-secret-4b1d9";
+        crate::net::remember_credential(secret);
+        let long = "x".repeat(3000);
+        let args: JsonObject = serde_json::from_value(serde_json::json!({
+            "body": format!("{long} {secret} end-of-body"),
+        }))
+        .expect("object");
+        let (preview, full) = shown_arguments(Some(&args));
+        assert!(preview.len() < 1200, "{}", preview.len());
+        assert!(preview.contains("bytes in all"), "{preview}");
+        let full = full.expect("the whole arguments, since the preview was cut");
+        assert!(
+            full.contains(&long) && full.contains("end-of-body"),
+            "{full}"
+        );
+        assert!(
+            !full.contains(secret) && full.contains("<redacted>"),
+            "{full}"
+        );
+
+        let short: JsonObject =
+            serde_json::from_value(serde_json::json!({"token": secret})).expect("object");
+        let (preview, full) = shown_arguments(Some(&short));
+        assert_eq!(full, None, "a whole preview needs no second copy");
+        assert!(!preview.contains(secret), "{preview}");
+    }
+
+    #[test]
+    fn whole_arguments_are_capped_far_above_the_preview() {
+        let args: JsonObject = serde_json::from_value(serde_json::json!({
+            "body": "y".repeat(ARGUMENTS_FULL_MAX + 10),
+        }))
+        .expect("object");
+        let (_, full) = shown_arguments(Some(&args));
+        let full = full.expect("cut preview");
+        assert!(full.len() < ARGUMENTS_FULL_MAX + 64, "{}", full.len());
+        assert!(
+            full.ends_with("bytes in all)"),
+            "{}",
+            &full[full.len() - 40..]
+        );
+    }
 }

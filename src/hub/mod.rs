@@ -81,10 +81,11 @@ pub use fast::FastTarget;
 pub use forward::{Forward, Verdict, describe_failure, error_result};
 pub use listings::{Listing, Listings};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
-pub use pins::{PINS_FILE, WaitingByServer};
+pub use pins::{PINS_FILE, WaitingByServer, pinned_tools};
 pub use profiles::{ProfileSource, ProfileStatus};
 pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
+pub use route::Attempted;
 pub use tasks::Tasks;
 
 /// What [`Hub::trust`] approved: per server, the tools that had waited.

@@ -53,6 +53,17 @@ struct File {
     servers: BTreeMap<String, ServerPins>,
 }
 
+/// The upstream names of the tools of `server` pinned in the pins file at `path` (what it
+/// listed when it last ran, as approved); `None` when the file or the server is not there, or
+/// the file cannot be read. For `policy`'s check of a key: a reader beside the running owner,
+/// which replaces the file whole (atomically).
+pub fn pinned_tools(path: &std::path::Path, server: &str) -> Option<Vec<String>> {
+    let bytes = std::fs::read(path).ok()?;
+    let file = serde_json::from_slice::<File>(&bytes).ok()?;
+    let pins = file.servers.get(server)?;
+    Some(pins.tools.keys().cloned().collect())
+}
+
 /// The owner's pin state. Off (everything served, nothing stored) unless opened with a path.
 #[derive(Debug, Default)]
 pub(super) struct Pins {

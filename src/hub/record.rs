@@ -42,6 +42,7 @@ struct Open {
     server: Option<Arc<str>>,
     tool: String,
     arguments: Payload,
+    attempts: u32,
     approval: Option<&'static str>,
 }
 
@@ -81,6 +82,7 @@ impl CallRecord {
                 server: None,
                 tool: tool.to_owned(),
                 arguments: arguments(),
+                attempts: 0,
                 approval: None,
             })),
         }
@@ -102,6 +104,14 @@ impl CallRecord {
     pub fn routed(&mut self, server: &Arc<str>) {
         if let Some(open) = &mut self.open {
             open.server = Some(server.clone());
+        }
+    }
+
+    /// The call was sent to its server `n` more times (or a send was tried): the entry's
+    /// `attempts`, so a retried call shows each attempt.
+    pub fn attempted(&mut self, n: u32) {
+        if let Some(open) = &mut self.open {
+            open.attempts += n;
         }
     }
 
@@ -201,6 +211,7 @@ fn record(open: Open, ended: Ended) {
         server: open.server,
         tool: open.tool,
         arguments: open.arguments,
+        attempts: open.attempts,
         approval: open.approval,
         ended,
     })));

@@ -139,7 +139,7 @@ impl Hub {
             }
         }
         let forward = Forward::new(name, &route, &server);
-        let (answer, failure) = self
+        let attempted = self
             .attempts(
                 name,
                 &route.target,
@@ -150,16 +150,18 @@ impl Hub {
                 downstream,
             )
             .await;
-        let answer = super::native::to_agent(self.catalog().native(), &route.server, answer);
-        record.answered(&answer, failure.as_ref());
+        record.attempted(attempted.attempts);
+        let answer =
+            super::native::to_agent(self.catalog().native(), &route.server, attempted.result);
+        record.answered(&answer, attempted.failure.as_ref());
         answer
     }
 
     /// Sends a call again on the rmcp path after an attempt on session `generation` of
     /// `server` ended in [`Verdict::Retry`] with `e` (the fast path's lost or unwritable
     /// attempts): a new session, then the attempts [`Hub::call`] makes, with the retry already
-    /// spent in `forward`. Returns the answer and, when the companion made it, the failure
-    /// that ended the call (for the call's [`CallRecord`]).
+    /// spent in `forward`. Returns the answer, the failure that ended the call when the
+    /// companion made the answer, and the attempts sent (for the call's [`CallRecord`]).
     pub async fn resend(
         &self,
         name: &str,
@@ -168,7 +170,7 @@ impl Hub {
         generation: u64,
         (forward, e): (Forward, &CallError),
         arguments: Option<JsonObject>,
-    ) -> (CallToolResult, Option<CallError>) {
+    ) -> Attempted {
         match self
             .fresh_session(name, server, generation, &forward, e, None)
             .await
@@ -177,13 +179,16 @@ impl Hub {
                 self.attempts(name, target, server, live, forward, arguments, None)
                     .await
             }
-            Err(answer) => (answer, Some(e.clone())),
+            Err(result) => Attempted {
+                result,
+                failure: Some(e.clone()),
+                attempts: 0,
+            },
         }
     }
 
     /// Attempts the call on `live`, and on a new session each time `forward` says
-    /// [`Verdict::Retry`], until it answers; with the answer, the failure that ended the call
-    /// when the companion made the answer.
+    /// [`Verdict::Retry`], until it answers.
     #[expect(
         clippy::too_many_arguments,
         reason = "one call's parts, borrowed from the two callers that hold them"
@@ -197,8 +202,10 @@ impl Hub {
         mut forward: Forward,
         arguments: Option<JsonObject>,
         downstream: Option<&Downstream>,
-    ) -> (CallToolResult, Option<CallError>) {
+    ) -> Attempted {
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let attempt = call::call(
                 &live.peer,
                 &live.askers,
@@ -208,19 +215,28 @@ impl Hub {
                 downstream,
             )
             .await;
-            let e = match attempt {
-                Ok(result) => return (result, None),
-                Err(e) => e,
+            let (result, failure) = match attempt {
+                Ok(result) => (result, None),
+                Err(e) => match forward.judge(&e) {
+                    Verdict::Fail(answer) => (answer, Some(e)),
+                    Verdict::Retry => {
+                        match self
+                            .fresh_session(name, server, live.generation, &forward, &e, downstream)
+                            .await
+                        {
+                            Ok(fresh) => {
+                                live = fresh;
+                                continue;
+                            }
+                            Err(answer) => (answer, Some(e)),
+                        }
+                    }
+                },
             };
-            if let Verdict::Fail(answer) = forward.judge(&e) {
-                return (answer, Some(e));
-            }
-            live = match self
-                .fresh_session(name, server, live.generation, &forward, &e, downstream)
-                .await
-            {
-                Ok(fresh) => fresh,
-                Err(answer) => return (answer, Some(e)),
+            return Attempted {
+                result,
+                failure,
+                attempts,
             };
         }
     }
@@ -372,6 +388,17 @@ fn coming_back(state: ServerState) -> bool {
         ServerState::Starting | ServerState::Backoff | ServerState::Running => true,
         ServerState::Stopped | ServerState::Failed | ServerState::NeedsSignIn => false,
     }
+}
+
+/// How a forwarded call ended ([`Hub::resend`] and the attempts behind [`Hub::call`]).
+#[derive(Debug)]
+pub struct Attempted {
+    /// The agent's answer.
+    pub result: CallToolResult,
+    /// The failure that ended the call, when the companion made the answer.
+    pub failure: Option<CallError>,
+    /// How many attempts were sent to the server (or a send was tried).
+    pub attempts: u32,
 }
 
 /// Why a server cannot take calls right now, e.g. "server \"x\" is restarting, next try in 3 s".

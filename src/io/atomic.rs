@@ -146,12 +146,18 @@ pub fn write_atomic_stamped(
 }
 
 /// Takes the edit lock of `path`: an exclusive advisory lock (`flock` on unix, `LockFileEx`
-/// on Windows) on `<path>.lock` beside it (created 0600 when missing, with `path`'s
-/// directory, 0700 for [`Mode::Private`]), held until the returned file is dropped. A
+/// on Windows) on the hidden `.<name>.lock` beside it (created 0600 when missing, with
+/// `path`'s directory, 0700 for [`Mode::Private`]), held until the returned file is dropped. A
 /// read-modify-write of `path` that holds it sees every earlier writer's change: `path`
 /// itself cannot carry the lock, since [`write_atomic`] replaces it by a rename. Blocks while
 /// another process or thread holds it. `path` a symlink: the lock is beside its target, as the
 /// write is.
+///
+/// The lock file stays after the edit, empty. Removing it when done would break the lock: a
+/// second editor that opened the file before the first removed it would lock the removed
+/// inode, while a third creates a new file and locks that, and both would edit at once.
+/// (Re-checking the inode after locking fixes that on unix, not on Windows, where a locked file
+/// cannot be removed by another process.) So it is hidden instead, as the temp files are.
 ///
 /// # Errors
 /// [`WriteError`] when the directory or the lock file cannot be created or locked.
@@ -165,9 +171,8 @@ pub fn lock_beside(path: &Path, mode: Mode) -> Result<fs::File, WriteError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(dir, mode)?;
     }
-    let mut name = path.as_os_str().to_owned();
-    name.push(".lock");
-    let lock = PathBuf::from(name);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let lock = path.with_file_name(format!(".{name}.lock"));
     let mut options = OpenOptions::new();
     options.create(true).truncate(false).write(true);
     #[cfg(unix)]

@@ -1,5 +1,6 @@
 //! [`capped`]: the one cap on outside text in a log line (a server's message, an error it
-//! quoted, an elicitation's prompt), so one request cannot write a 20 MiB line.
+//! quoted, an elicitation's prompt), so one request cannot write a 20 MiB line; [`capped_at`]
+//! the same cut at another size.
 
 use std::borrow::Cow;
 
@@ -9,10 +10,16 @@ pub const LOG_TEXT_MAX: usize = 1024;
 /// `text` as a log line may carry it: whole when it has at most [`LOG_TEXT_MAX`] bytes, else
 /// its first ones (cut at a character boundary) and `… (<n> bytes in all)`.
 pub fn capped(text: &str) -> Cow<'_, str> {
-    if text.len() <= LOG_TEXT_MAX {
+    capped_at(text, LOG_TEXT_MAX)
+}
+
+/// `text` whole when it has at most `max` bytes, else its first ones (cut at a character
+/// boundary) and `… (<n> bytes in all)`.
+pub fn capped_at(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    let mut end = LOG_TEXT_MAX;
+    let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 
-pub use cap::{LOG_TEXT_MAX, capped};
+pub use cap::{LOG_TEXT_MAX, capped, capped_at};
 pub use client::{ClientError, CrossOriginRedirect, build_client, connect_url, has_authorization};
 pub use error_chain::error_chain;
 pub use ranges::BLOCKED;

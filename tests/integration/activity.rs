@@ -3,57 +3,15 @@
 //! listings and server events too, no secret in the file in the default (shape) mode, the
 //! `activity` command's filters, and a database that survives `kill -9` of its writer.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_companion::activity::query::{self, Filter, Record};
-use mcp_companion::activity::store;
+use mcp_companion::activity::query::{Filter, Record};
 use serde_json::{Value, json};
 
+use crate::common::activity::{calls, default_db, read, wait_for_calls};
 use crate::common::{CallPath, Companion, demo, eventually, on_both_paths, signal};
 use crate::raw::RawAgent;
-
-/// Where a companion with a private HOME and no `activity.path` keeps its log (Linux).
-fn default_db(c: &Companion) -> PathBuf {
-    c.home.join(".local/share/mcp-companion/activity.db")
-}
-
-fn read(db: &Path, filter: &Filter) -> Vec<Record> {
-    if !db.exists() {
-        return Vec::new();
-    }
-    let Ok(conn) = store::open_read_only(db) else {
-        return Vec::new();
-    };
-    query::read(&conn, filter, 0).unwrap_or_default()
-}
-
-fn calls(db: &Path) -> Vec<Record> {
-    read(db, &Filter::default())
-        .into_iter()
-        .filter(|r| r.kind == "call")
-        .collect()
-}
-
-/// Waits until `db` holds `n` calls (at most 30 s) and returns them.
-async fn wait_for_calls(db: &Path, n: usize) -> Vec<Record> {
-    let found = eventually(Duration::from_secs(30), || calls(db).len() >= n).await;
-    let all = calls(db);
-    assert!(
-        found,
-        "{} calls recorded, {n} expected: {all:#?}",
-        all.len()
-    );
-    all
-}
-
-async fn call(agent: &mut RawAgent, id: u64, tool: &str, arguments: Value) -> Value {
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}))
-        .await;
-    agent.until_response(&json!(id)).await.0
-}
 
 async fn every_call_is_recorded_once_with_its_outcome(path: CallPath) {
     let mut entry = demo(&[]);
@@ -61,13 +19,21 @@ async fn every_call_is_recorded_once_with_its_outcome(path: CallPath) {
     let c = Companion::start_on(json!({ "mcpServers": { "demo": entry } }), path);
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
-    let ok = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "hello"})).await;
+    let ok = agent
+        .call_tool(1, "mcp_demo_echo", json!({"message": "hello"}))
+        .await;
     assert_eq!(ok["result"]["content"][0]["text"], "hello", "{ok}");
-    call(&mut agent, 2, "mcp_demo_fail", json!({"message": "nope"})).await;
-    call(&mut agent, 3, "mcp_demo_protocol_error", json!({})).await;
-    let slow = call(&mut agent, 4, "mcp_demo_sleep", json!({"seconds": 30})).await;
+    agent
+        .call_tool(2, "mcp_demo_fail", json!({"message": "nope"}))
+        .await;
+    agent
+        .call_tool(3, "mcp_demo_protocol_error", json!({}))
+        .await;
+    let slow = agent
+        .call_tool(4, "mcp_demo_sleep", json!({"seconds": 30}))
+        .await;
     assert_eq!(slow["result"]["isError"], true, "{slow}");
-    call(&mut agent, 5, "mcp_demo_no_such_tool", json!({})).await;
+    agent.call_tool(5, "mcp_demo_no_such_tool", json!({})).await;
     agent
         .send(&json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}))
         .await;
@@ -184,13 +150,9 @@ async fn planted_call(record_payloads: bool) -> (Record, Vec<u8>) {
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
     let message = planted_message();
-    let answer = call(
-        &mut agent,
-        1,
-        "mcp_demo_echo",
-        json!({ "message": message }),
-    )
-    .await;
+    let answer = agent
+        .call_tool(1, "mcp_demo_echo", json!({ "message": message }))
+        .await;
     assert_eq!(answer["result"]["content"][0]["text"], message.as_str());
     let db = default_db(&c);
     let recorded = wait_for_calls(&db, 1).await.remove(0);
@@ -254,13 +216,9 @@ async fn a_killed_writer_leaves_a_sound_database() {
     // Calls one after the other until the companion dies under them.
     let caller = tokio::spawn(async move {
         for id in 1.. {
-            call(
-                &mut agent,
-                id,
-                "mcp_demo_echo",
-                json!({"message": "x".repeat(200)}),
-            )
-            .await;
+            agent
+                .call_tool(id, "mcp_demo_echo", json!({"message": "x".repeat(200)}))
+                .await;
         }
     });
     // Some are committed, more are coming: kill now.
@@ -332,9 +290,13 @@ async fn withheld_calls_and_profiles_are_recorded(path: CallPath) {
     assert!(waiting, "{}", c.log());
 
     let mut agent = RawAgent::connect(&c.socket).await;
-    let refused = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "x"})).await;
+    let refused = agent
+        .call_tool(1, "mcp_demo_echo", json!({"message": "x"}))
+        .await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
-    call(&mut agent, 2, "mcp_demo_add", json!({"a": 1, "b": 2})).await;
+    agent
+        .call_tool(2, "mcp_demo_add", json!({"a": 1, "b": 2}))
+        .await;
     // The profile serves it as `demo_add`; the entry names it by its wrapped name.
     let cli = c.cli(&["call", "--profile", "work", "demo_add", r#"{"a":2,"b":3}"#]);
     assert!(cli.status.success(), "{cli:?}");

@@ -11,11 +11,10 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp_companion::activity::query::{self, Filter, Record};
-use mcp_companion::activity::store;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use crate::common::activity::recorded;
 use crate::common::{BIN, CallPath, Companion, call, demo, eventually, on_both_paths, text};
 
 /// The tools that reached the demo server (its `--call-log`), one name per line.
@@ -45,31 +44,6 @@ pub(crate) fn entry(dir: &Path, log: &Path, policy: Value, destructive_echo: boo
     ]);
     e["toolPolicy"] = policy;
     e
-}
-
-fn calls_in(c: &Companion) -> Vec<Record> {
-    let db = c.home.join(".local/share/mcp-companion/activity.db");
-    let Ok(conn) = store::open_read_only(&db) else {
-        return Vec::new();
-    };
-    query::read(&conn, &Filter::default(), 0)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|r| r.kind == "call")
-        .collect()
-}
-
-/// The recorded call of `tool` (waits for it, at most 30 s).
-async fn recorded(c: &Companion, tool: &str) -> Record {
-    let found = eventually(Duration::from_secs(30), || {
-        calls_in(c).iter().any(|r| r.tool.as_deref() == Some(tool))
-    })
-    .await;
-    assert!(found, "no call of {tool} recorded: {:#?}", calls_in(c));
-    calls_in(c)
-        .into_iter()
-        .find(|r| r.tool.as_deref() == Some(tool))
-        .expect("found above")
 }
 
 async fn deny_and_headless_ask(path: CallPath) {
@@ -109,10 +83,9 @@ async fn deny_and_headless_ask(path: CallPath) {
     let mut raw = crate::raw::RawAgent::connect(&c.socket).await;
     raw.handshake().await;
     for (id, tool) in [(1, "mcp_a_add"), (2, "mcp_a_sleep")] {
-        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"a": 1, "b": 2, "seconds": 0}}}))
+        let answer = raw
+            .call_tool(id, tool, json!({"a": 1, "b": 2, "seconds": 0}))
             .await;
-        let (answer, _) = raw.until_response(&json!(id)).await;
         assert_eq!(answer["result"]["isError"], json!(true), "{tool}: {answer}");
     }
 
@@ -192,6 +165,51 @@ async fn the_policy_command_writes_the_config_and_the_server_follows_without_a_r
         String::from_utf8_lossy(&unknown.stderr).contains("no server named \"nope\""),
         "{unknown:?}"
     );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "a key naming a listed tool is not warned about: {out:?}"
+    );
+    let before = std::fs::read_to_string(&c.config).expect("config");
+    let empty = c.cli(&["--config", config, "policy", "a", "", "allow"]);
+    assert!(!empty.status.success(), "{empty:?}");
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("an empty key names no tool"),
+        "{empty:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&c.config).expect("config"),
+        before,
+        "nothing written"
+    );
+    // The server's tools are known once it listed them (its pins): a typo is written, and
+    // warned about by name.
+    let pins = c.home.join(".local/share/mcp-companion/pins.json");
+    assert!(
+        eventually(Duration::from_secs(30), || std::fs::read_to_string(&pins)
+            .is_ok_and(|p| p.contains("\"echo\"")))
+        .await,
+        "pins written"
+    );
+    let typo = c.cli(&["--config", config, "policy", "a", "ehco", "ask"]);
+    assert!(typo.status.success(), "{typo:?}");
+    let warned = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        warned.contains("warning: toolPolicy key \"ehco\" matches none of the")
+            && warned.contains("server \"a\"")
+            && warned.contains("echo"),
+        "{warned}"
+    );
+    for fine in ["mcp_a_ec*", "*"] {
+        let out = c.cli(&["--config", config, "policy", "a", fine, "ask"]);
+        assert!(
+            out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("warning"),
+            "{fine}: {out:?}"
+        );
+        let out = c.cli(&["--config", config, "policy", "a", fine, "default"]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let out = c.cli(&["--config", config, "policy", "a", "ehco", "default"]);
+    assert!(out.status.success(), "{out:?}");
 
     let out = c.cli(&["--config", config, "policy", "a", "echo", "default"]);
     assert!(out.status.success(), "{out:?}");

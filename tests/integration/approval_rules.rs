@@ -17,11 +17,36 @@ use crate::raw::RawAgent;
 async fn raw_call(socket: &std::path::Path, tool: &str, arguments: Value) -> Value {
     let mut agent = RawAgent::connect(socket).await;
     agent.handshake().await;
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}))
-        .await;
-    agent.until_response(&json!(1)).await.0
+    agent.call_tool(1, tool, arguments).await
+}
+
+/// A raw agent's call of `tool` in the background, and the ask `watcher` got for it.
+async fn asked_in_background(
+    c: &Companion,
+    watcher: &mut Watcher,
+    tool: &'static str,
+    arguments: Value,
+) -> (tokio::task::JoinHandle<Value>, Value) {
+    let socket = c.socket.clone();
+    let asking = tokio::spawn(async move { raw_call(&socket, tool, arguments).await });
+    let asked = watcher.next().await;
+    assert_eq!(asked["event"], json!("asked"), "{asked}");
+    (asking, asked)
+}
+
+/// Allows `asked` once and returns the `isError` text its call `asking` got nonetheless.
+async fn refused_once_allowed(
+    watcher: &mut Watcher,
+    asked: &Value,
+    asking: tokio::task::JoinHandle<Value>,
+) -> String {
+    watcher.answer(&asked["id"], "once").await;
+    let answer = asking.await.expect("joined");
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
 }
 
 async fn wrapped_keys_decide_in_every_view(path: CallPath) {
@@ -98,13 +123,8 @@ async fn a_call_approved_after_its_tool_changed_is_not_sent(path: CallPath) {
     let c = Companion::start_on(json!({ "mcpServers": { "a": a } }), path);
     c.settled().await;
     let mut watcher = Watcher::attach(&c).await;
-    let socket = c.socket.clone();
-    let asking =
-        tokio::spawn(
-            async move { raw_call(&socket, "mcp_a_echo", json!({"message": "hi"})).await },
-        );
-    let asked = watcher.next().await;
-    assert_eq!(asked["event"], json!("asked"), "{asked}");
+    let (asking, asked) =
+        asked_in_background(&c, &mut watcher, "mcp_a_echo", json!({"message": "hi"})).await;
 
     std::fs::write(
         dir.path().join("overrides.json"),
@@ -130,12 +150,7 @@ async fn a_call_approved_after_its_tool_changed_is_not_sent(path: CallPath) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
-    watcher.answer(&asked["id"], "once").await;
-    let answer = asking.await.expect("joined");
-    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
-    let said = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("");
+    let said = refused_once_allowed(&mut watcher, &asked, asking).await;
     assert!(
         said.contains("tool \"mcp_a_echo\" is withheld: server \"a\" changed or added it"),
         "{said}"
@@ -192,21 +207,13 @@ async fn a_call_approved_after_its_tool_left_is_not_sent() {
     until_listed(&client, |n| n.iter().any(|t| t == "mcp_a_extra")).await;
 
     let mut watcher = Watcher::attach(&c).await;
-    let socket = c.socket.clone();
-    let asking = tokio::spawn(async move { raw_call(&socket, "mcp_a_extra", json!({})).await });
-    let asked = watcher.next().await;
-    assert_eq!(asked["event"], json!("asked"), "{asked}");
+    let (asking, asked) = asked_in_background(&c, &mut watcher, "mcp_a_extra", json!({})).await;
     assert_eq!(
         text(&call(&client, "mcp_a_toggle_extra", json!({})).await),
         "extra removed"
     );
     until_listed(&client, |n| !n.iter().any(|t| t == "mcp_a_extra")).await;
-    watcher.answer(&asked["id"], "once").await;
-    let answer = asking.await.expect("joined");
-    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
-    let said = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("");
+    let said = refused_once_allowed(&mut watcher, &asked, asking).await;
     assert!(
         said.contains("tool \"extra\" of server \"a\" changed or left while the call waited"),
         "{said}"

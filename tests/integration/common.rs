@@ -15,6 +15,8 @@ use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+pub mod activity;
+
 /// The CLI binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-companion");
 

@@ -72,6 +72,7 @@ mod robustness;
 mod secrets;
 mod sessions;
 mod shared_uris;
+mod shown;
 mod socket_dir;
 mod ssrf;
 mod stopped;

@@ -111,6 +111,14 @@ impl RawAgent {
         }
     }
 
+    /// `tools/call` of `tool` with `arguments` as request `id`; its response.
+    pub async fn call_tool(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}))
+            .await;
+        self.until_response(&json!(id)).await.0
+    }
+
     /// `tools/call` of `name` with `arguments`, asking for progress as `token`.
     pub async fn call_with_progress(&mut self, id: u64, name: &str, arguments: Value, token: &str) {
         self.send(

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::{Companion, call, demo, signal, text};
+use crate::common::activity::{default_db, wait_for_calls};
+use crate::common::{CallPath, Companion, call, demo, on_both_paths, signal, text};
+use crate::raw::RawAgent;
 
 /// The lines of `path` (none when it does not exist yet).
 fn lines(path: &std::path::Path) -> Vec<String> {
@@ -75,27 +77,46 @@ async fn a_side_effecting_call_whose_server_dies_runs_exactly_once_and_the_agent
     running_again(&c, "demo", old).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(lines(&file), ["ran"], "the call ran exactly once");
+    let entries = wait_for_calls(&default_db(&c), 1).await;
+    assert_eq!(entries[0].attempts, Some(1), "sent once: {entries:#?}");
 }
 
-#[tokio::test]
-async fn a_read_only_call_whose_server_dies_is_retried_on_the_new_process_and_succeeds() {
-    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+/// The retried call is one entry of the activity log that counts both attempts sent.
+async fn a_read_only_call_whose_server_dies_is_retried_and_logged_with_both_attempts(
+    path: CallPath,
+) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     let old = c.settled().await[0].pid;
-    let client = Arc::new(c.client().await);
-    let pending = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            call(&*client, "mcp_demo_read_slowly", json!({ "seconds": 2 })).await
-        })
-    };
+    let mut agent = RawAgent::connect(&c.socket).await;
+    agent.handshake().await;
+    let calling = tokio::spawn(async move {
+        agent
+            .call_tool(1, "mcp_demo_read_slowly", json!({"seconds": 2}))
+            .await
+    });
+    // The call takes 2 s upstream: kill the server while it is under way.
     tokio::time::sleep(Duration::from_millis(500)).await;
     signal(old.expect("pid"), rustix::process::Signal::KILL);
-    let result = pending.await.expect("join");
-    assert_eq!(text(&result), "read after 2 s", "{result:?}\n{}", c.log());
+    let answer = calling.await.expect("joined");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        json!("read after 2 s"),
+        "{answer}\n{}",
+        c.log()
+    );
     let s = c.server("demo").await;
     assert_eq!(s.restarts, 1, "{s:?}");
     assert_ne!(s.pid, old);
+    let entries = wait_for_calls(&default_db(&c), 1).await;
+    assert_eq!(entries.len(), 1, "one entry for the call: {entries:#?}");
+    assert_eq!(entries[0].outcome.as_deref(), Some("ok"), "{entries:#?}");
+    assert_eq!(entries[0].attempts, Some(2), "{entries:#?}");
 }
+
+on_both_paths!(
+    read_only_retry,
+    a_read_only_call_whose_server_dies_is_retried_and_logged_with_both_attempts
+);
 
 /// 8 agents call continuously while the server is restarted twice and a reload changes its
 /// entry twice: no call answers "unknown tool", every call gets exactly one answer (each is

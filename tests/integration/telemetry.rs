@@ -102,14 +102,6 @@ fn start(config: Value) -> Companion {
     Companion::start_with_env(config, &[("OTEL_TEST_TOKEN", Some(TOKEN))])
 }
 
-async fn call(agent: &mut RawAgent, id: u64, tool: &str, arguments: Value) -> Value {
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}))
-        .await;
-    agent.until_response(&json!(id)).await.0
-}
-
 fn attr<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
     attributes
         .iter()
@@ -180,17 +172,19 @@ async fn calls_and_listings_reach_the_collector_as_spans_and_metrics() {
     let (port, got) = receiver(false).await;
     let c = start(config(port, true));
     c.settled().await;
+    let exporting = c.status().await.telemetry.expect("the telemetry status");
+    assert_eq!(exporting.error, None, "{exporting:?}");
     let mut agent = RawAgent::connect(&c.socket).await;
-    let ok = call(
-        &mut agent,
-        1,
-        "mcp_demo_echo",
-        json!({"message": "secret words"}),
-    )
-    .await;
+    let ok = agent
+        .call_tool(1, "mcp_demo_echo", json!({"message": "secret words"}))
+        .await;
     assert_eq!(ok["result"]["content"][0]["text"], "secret words", "{ok}");
-    call(&mut agent, 2, "mcp_demo_echo", json!({"message": "again"})).await;
-    let failed = call(&mut agent, 3, "mcp_demo_fail", json!({"message": "nope"})).await;
+    agent
+        .call_tool(2, "mcp_demo_echo", json!({"message": "again"}))
+        .await;
+    let failed = agent
+        .call_tool(3, "mcp_demo_fail", json!({"message": "nope"}))
+        .await;
     assert_eq!(failed["result"]["isError"], true, "{failed}");
     agent
         .send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
@@ -313,7 +307,9 @@ async fn a_collector_quoting_the_header_back_never_puts_the_secret_in_the_log_or
     let c = start(config(port, true));
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
-    call(&mut agent, 1, "mcp_demo_echo", json!({"message": "hi"})).await;
+    agent
+        .call_tool(1, "mcp_demo_echo", json!({"message": "hi"}))
+        .await;
     let logged = eventually(Duration::from_secs(30), || {
         c.log().contains("telemetry export failed")
     })
@@ -348,7 +344,9 @@ async fn a_loopback_collector_without_a_whitelist_entry_is_refused_by_the_ssrf_g
     let c = start(config(port, false));
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
-    let ok = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "hi"})).await;
+    let ok = agent
+        .call_tool(1, "mcp_demo_echo", json!({"message": "hi"}))
+        .await;
     assert_eq!(ok["result"]["content"][0]["text"], "hi", "{ok}");
     let log = c.log();
     assert!(
@@ -356,6 +354,20 @@ async fn a_loopback_collector_without_a_whitelist_entry_is_refused_by_the_ssrf_g
         "{log}"
     );
     assert!(!log.contains(TOKEN), "{log}");
+    // `status` says so too, as JSON and as text, naming the endpoint and the guard's reason.
+    let status = c.status().await;
+    let t = status.telemetry.expect("the telemetry status");
+    assert_eq!(t.endpoint, format!("http://127.0.0.1:{port}/"));
+    let why = t.error.expect("why export is off");
+    assert!(why.contains("ssrfWhitelist"), "{why}");
+    let out = c.cli(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("telemetry: off, export to http://127.0.0.1:")
+            && text.contains("ssrfWhitelist"),
+        "{text}"
+    );
+    assert!(!text.contains(TOKEN), "{text}");
     let g = got.lock().expect("lock");
     assert!(g.spans.is_empty() && g.metrics.is_empty());
 }
@@ -378,7 +390,9 @@ async fn a_hanging_collector_is_no_reason_to_doubt_the_activity_log_at_a_stop() 
     let mut c = start(config(port, true));
     c.settled().await;
     let mut agent = RawAgent::connect(&c.socket).await;
-    let ok = call(&mut agent, 1, "mcp_demo_echo", json!({"message": "hi"})).await;
+    let ok = agent
+        .call_tool(1, "mcp_demo_echo", json!({"message": "hi"}))
+        .await;
     assert_eq!(ok["result"]["content"][0]["text"], "hi", "{ok}");
     let status = c.terminate(std::time::Duration::from_secs(60));
     assert!(status.success(), "{status:?}");

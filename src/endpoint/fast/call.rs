@@ -27,7 +27,7 @@ use super::envelope::{self, Answer, Reply};
 use crate::activity::Agent;
 use crate::catalog::Target;
 use crate::hub::record::{self, CallRecord};
-use crate::hub::{FastTarget, Forward, Hub, Verdict};
+use crate::hub::{Attempted, FastTarget, Forward, Hub, Verdict};
 use crate::upstream::askers::{Asker, AskerGuard};
 use crate::upstream::call::{self as upstream_call, CallError};
 use crate::upstream::lane::{LaneEnd, NoAnswer};
@@ -111,6 +111,7 @@ impl FastCall {
                 .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
         );
         let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
+        record.attempted(1);
         if let Err(e) = ticket.send(&frame).await {
             drop(ticket);
             let e = CallError::NotDelivered {
@@ -274,8 +275,12 @@ impl FastCall {
             match &retry {
                 None => {
                     let agent = || Agent::of(&self.agent);
-                    let answer = hub.call_as(&self.wrapped, arguments, None, agent).await;
-                    (answer, None)
+                    let result = hub.call_as(&self.wrapped, arguments, None, agent).await;
+                    Attempted {
+                        result,
+                        failure: None,
+                        attempts: 0,
+                    }
                 }
                 Some(e) => {
                     let target = Target::Tool {
@@ -298,9 +303,11 @@ impl FastCall {
             biased;
             () = self.shutdown.cancelled() => Some(self.failed(&CallError::ShuttingDown, record)),
             () = self.cancel.cancelled() => None,
-            (result, failure) = result => {
-                record.answered(&result, failure.as_ref());
-                Some(self.reply(&result))
+            attempted = result => {
+                let mut record = record;
+                record.attempted(attempted.attempts);
+                record.answered(&attempted.result, attempted.failure.as_ref());
+                Some(self.reply(&attempted.result))
             }
         }
     }

@@ -120,6 +120,23 @@ fn temp_files_of_dead_writers_are_swept_and_live_ones_kept() {
 }
 
 #[test]
+fn the_edit_lock_is_a_hidden_file_beside_the_target_and_excludes_a_second_taker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("config.json");
+    let held = lock_beside(&file, Mode::Private).unwrap();
+    write_atomic(&file, b"{}", Mode::Private, Backup::None).unwrap();
+    assert_eq!(names(tmp.path()), [".config.json.lock", "config.json"]);
+    assert_eq!(mode(&tmp.path().join(".config.json.lock")), 0o600);
+    let again = fs::File::open(tmp.path().join(".config.json.lock")).unwrap();
+    assert!(
+        matches!(again.try_lock(), Err(fs::TryLockError::WouldBlock)),
+        "held by the first taker"
+    );
+    drop(held);
+    again.try_lock().expect("free once dropped");
+}
+
+#[test]
 fn without_a_backup_only_the_file_is_left() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("endpoint.json");

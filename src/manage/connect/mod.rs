@@ -28,6 +28,7 @@ pub mod goose;
 pub mod json_edit;
 pub mod jsonc;
 pub mod location;
+pub mod roots;
 pub mod stable;
 mod yaml_lines;
 
@@ -37,7 +38,8 @@ use serde::Serialize;
 
 use crate::io::atomic::{Backup, Mode, write_atomic};
 
-pub use clients::{ALL, Client, Format, Os, Roots};
+pub use clients::{ALL, Client, Format};
+pub use roots::{Os, Roots};
 
 /// The key of our entry in every client's server list.
 pub const ENTRY_NAME: &str = "mcp-companion";
