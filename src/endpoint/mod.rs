@@ -449,7 +449,13 @@ impl ServerHandler for Endpoint {
                 gone: &self.agent_gone,
                 shutdown: &self.shutdown,
             };
-            return Box::pin(self.parks.call(agent, name.into_owned(), params, cx)).await;
+            let answer = Box::pin(self.parks.call(agent, name.into_owned(), params, cx)).await;
+            return match answer {
+                Ok(CallToolResponse::Complete(result)) => {
+                    passed(result).map(CallToolResponse::Complete)
+                }
+                other => other,
+            };
         }
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
@@ -464,12 +470,21 @@ impl ServerHandler for Endpoint {
         let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
         tokio::select! {
             biased;
-            result = call => Ok(CallToolResponse::Complete(era::complete(result))),
+            result = call => passed(era::complete(result)).map(CallToolResponse::Complete),
             // Dropping the call cancels it upstream; the answer could not be delivered.
             () = self.agent_gone.cancelled() => Err(McpError::internal_error(
                 "the agent connection closed before the call finished",
                 None,
             )),
         }
+    }
+}
+
+/// A call's answer: `result`, or the JSON-RPC error it stands for when the server answered
+/// with one the agent must see as an error ([`crate::hub::passed_error`]).
+fn passed(result: rmcp::model::CallToolResult) -> Result<rmcp::model::CallToolResult, McpError> {
+    match crate::hub::passed_error(&result) {
+        Some(error) => Err(error),
+        None => Ok(result),
     }
 }

@@ -10,7 +10,8 @@
 //! | prompt | `prompts/get` | one text block per message, prefixed with its role |
 //!
 //! Errors are classified by variant, never by message text: a JSON-RPC error from the server is
-//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message), a
+//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message, or
+//! as the error itself for the codes `hub::forward` passes), a
 //! timeout is [`CallError::Timeout`] (never retried). A broken session is one of three, by what
 //! is known about the request ([`CallError::certainly_not_delivered`]):
 //!
@@ -85,6 +86,8 @@ pub enum CallError {
         code: i32,
         /// The server's message, unchanged.
         message: String,
+        /// The error's `data` member, as the server sent it.
+        data: Option<serde_json::Value>,
     },
     /// The session broke (process exited, connection closed) while the request was in flight,
     /// or an HTTP server refused the request with a status (`reason` starts `HTTP `): the
@@ -391,6 +394,7 @@ fn classify(e: ServiceError) -> CallError {
         ServiceError::McpError(err) => CallError::Rpc {
             code: err.code.0,
             message: crate::net::scrub_known(&err.message),
+            data: err.data,
         },
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         ServiceError::Cancelled { .. } => CallError::SessionClosed,

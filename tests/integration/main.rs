@@ -27,6 +27,7 @@ mod endpoint;
 mod eras;
 mod failures;
 mod fast_path;
+mod fidelity;
 mod first_hour;
 mod first_list;
 mod flood;

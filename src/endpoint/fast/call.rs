@@ -213,6 +213,7 @@ impl FastCall {
             }) => CallError::Rpc {
                 code: error.code,
                 message: crate::net::scrub_known(&error.message),
+                data: error.data,
             },
             Ok(Answer { .. }) => CallError::Unexpected {
                 what: "an answer with neither result nor error".into(),
@@ -231,10 +232,14 @@ impl FastCall {
         self.reply(&result)
     }
 
-    /// The agent's answer `result`, in its protocol version's shape: before 2026-07-28 without
+    /// The agent's answer `result` (or the JSON-RPC error it stands for,
+    /// [`crate::hub::passed_error`]), in its protocol version's shape: before 2026-07-28 without
     /// `resultType: "complete"`, as rmcp's own session strips it
     /// (`ServerResult::strip_result_type_for_legacy_peer`).
     fn reply(&self, result: &CallToolResult) -> Reply {
+        if let Some(error) = crate::hub::passed_error(result) {
+            return Reply::error(&self.agent_id, &error);
+        }
         let legacy = self.agent.peer_info().is_some_and(|info| {
             info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str()
         });

@@ -136,6 +136,9 @@ pub struct RpcError {
     /// The server's message.
     #[serde(default)]
     pub message: String,
+    /// The error's `data` member, as sent.
+    #[serde(default)]
+    pub data: Option<serde_json::Value>,
 }
 
 /// A `tools/call` result the fast path passes through untouched: `content` blocks of the

@@ -13,6 +13,7 @@ fn all_errors() -> Vec<CallError> {
         CallError::Rpc {
             code: -32602,
             message: "no such city".into(),
+            data: None,
         },
         CallError::Transport {
             reason: "the connection closed".into(),
@@ -110,6 +111,7 @@ fn the_agent_reads_which_server_failed_and_how() {
             CallError::Rpc {
                 code: -32602,
                 message: "no such city".into(),
+                data: None,
             },
             "server \"x\" returned an error: no such city (JSON-RPC error -32602)",
         ),
