@@ -200,11 +200,12 @@ impl ServerHandler for Endpoint {
             );
         }
         ServerConfig::new(capabilities)
-        .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-        .with_instructions(
-            "MCP Companion: every tool, prompt and resource of the user's MCP servers; tools are named mcp_<server>_<name>, prompts <server>_<name>.",
-        )
+            .with_server_info(Implementation::new(
+                "mcp-companion",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_instructions(self.hub.instructions())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -459,6 +460,7 @@ impl ServerHandler for Endpoint {
         }
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
+            meta: crate::upstream::call::forwarded_meta(&cx.meta),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),

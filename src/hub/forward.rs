@@ -223,6 +223,27 @@ pub fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(crate::net::scrub_known(&message))])
 }
 
+/// `result` with every known secret masked in its text blocks and `structuredContent` when
+/// it is an `isError` result (SECURITY.md: known secrets are masked in every error result);
+/// other results pass unchanged.
+pub fn masked(mut result: CallToolResult) -> CallToolResult {
+    if result.is_error != Some(true) {
+        return result;
+    }
+    for block in &mut result.content {
+        if let ContentBlock::Text(text) = block {
+            let masked = crate::net::scrub_known(&text.text);
+            if masked != text.text {
+                text.text = masked;
+            }
+        }
+    }
+    if let Some(structured) = &mut result.structured_content {
+        crate::net::scrub_known_value(structured);
+    }
+    result
+}
+
 /// JSON-RPC error codes a server's answer to a call keeps on its way to the agent: -32042,
 /// URL Elicitation Required (MCP 2025-11-25 client/elicitation, "URL mode"), whose `data.elicitations`
 /// the agent must open.

@@ -37,6 +37,7 @@
 //! | `search.rs` | the search tools of a view with `toolSearch` on: `search_tools` answered from the session's catalog, `call_tool` as the call it names |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
+//! | `instructions.rs` | the `instructions` agents get: the companion's line and each running server's own, labelled |
 //! | `tasks.rs` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
 
 mod agents;
@@ -44,6 +45,7 @@ pub mod approvals;
 mod approve;
 mod fast;
 pub mod forward;
+mod instructions;
 mod listings;
 mod native;
 mod owner;

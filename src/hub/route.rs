@@ -209,7 +209,7 @@ impl Hub {
             )
             .await;
             let e = match attempt {
-                Ok(result) => return (result, None),
+                Ok(result) => return (super::forward::masked(result), None),
                 Err(e) => e,
             };
             if let Verdict::Fail(answer) = forward.judge(&e) {

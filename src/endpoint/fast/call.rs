@@ -67,6 +67,8 @@ pub struct FastCall {
     /// The agent's request id, as sent (a JSON string or integer).
     pub(super) agent_id: String,
     pub(super) arguments: Option<Box<RawValue>>,
+    /// The request's `_meta` (an object without `progressToken`), forwarded as sent.
+    pub(super) meta: Option<Box<RawValue>>,
     pub(super) target: FastTarget,
     /// Fires when the agent cancels this call or leaves.
     pub(super) cancel: CancellationToken,
@@ -109,6 +111,7 @@ impl FastCall {
             self.target
                 .forward
                 .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
+            self.meta.as_deref().map(RawValue::get),
         );
         let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
         if let Err(e) = ticket.send(&frame).await {
@@ -204,7 +207,7 @@ impl FastCall {
                     return Ok(Reply::spliced(&self.agent_id, line, range));
                 }
                 match upstream_call::tool_result_from_json(result.get()) {
-                    Ok(result) => return Ok(self.reply(&result)),
+                    Ok(result) => return Ok(self.reply(&crate::hub::forward::masked(result))),
                     Err(e) => e,
                 }
             }
