@@ -37,6 +37,7 @@ impl Endpoint {
     fn downstream(&self, cx: RequestContext<RoleServer>) -> Downstream {
         Downstream {
             progress_token: cx.meta.get_progress_token(),
+            meta: crate::upstream::call::forwarded_meta(&cx.meta),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
@@ -80,7 +81,12 @@ impl Endpoint {
             return Box::pin(created).await.map(CallToolResponse::Task);
         }
         if let Some(agent) = self.parking(&cx) {
-            return Box::pin(self.parks.call(agent, name, params, cx)).await;
+            return match Box::pin(self.parks.call(agent, name, params, cx)).await {
+                Ok(CallToolResponse::Complete(result)) => {
+                    super::passed(result).map(CallToolResponse::Complete)
+                }
+                other => other,
+            };
         }
         let downstream = self.downstream(cx);
         // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
@@ -88,7 +94,7 @@ impl Endpoint {
         // future inline made those copies about a quarter of a remote call's instructions.
         let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
         let result = self.unless_gone(call).await?;
-        Ok(CallToolResponse::Complete(era::complete(result)))
+        super::passed(era::complete(result)).map(CallToolResponse::Complete)
     }
 
     /// `prompts/get`, routed by the native table.

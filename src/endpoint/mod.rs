@@ -219,11 +219,12 @@ impl ServerHandler for Endpoint {
             );
         }
         ServerConfig::new(capabilities)
-        .with_server_info(Implementation::new("mcp-companion", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-        .with_instructions(
-            "MCP Companion: every tool, prompt and resource of the user's MCP servers; tools are named mcp_<server>_<name>, prompts <server>_<name>.",
-        )
+            .with_server_info(Implementation::new(
+                "mcp-companion",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_instructions(self.hub.instructions())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -508,5 +509,14 @@ impl ServerHandler for Endpoint {
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         Box::pin(self.call_tool_asking(params, cx)).await
+    }
+}
+
+/// A call's answer: `result`, or the JSON-RPC error it stands for when the server answered
+/// with one the agent must see as an error ([`crate::hub::passed_error`]).
+fn passed(result: rmcp::model::CallToolResult) -> Result<rmcp::model::CallToolResult, McpError> {
+    match crate::hub::passed_error(&result) {
+        Some(error) => Err(error),
+        None => Ok(result),
     }
 }

@@ -35,11 +35,18 @@
 //! **The texts.** Every failure names the server: `server "x" returned an error: <message>
 //! (JSON-RPC error <code>)` for a JSON-RPC error, `server "x": <why>` otherwise, plus, for a
 //! lost connection that is not retried, that the call may or may not have run.
+//!
+//! **Errors the agent must act on.** A JSON-RPC error whose code asks the client to do
+//! something before calling again ([`PASSED_ERROR_CODES`]: -32042, MCP 2025-11-25
+//! client/elicitation "URL Elicitation Required") reaches the agent as that JSON-RPC error, its
+//! `data` intact (known secrets masked): an `isError` text would hide the URLs it carries. The
+//! failed result keeps it under [`PASSED_ERROR_KEY`] in `_meta` until the endpoint answers
+//! ([`passed_error`]); every other JSON-RPC error stays an `isError` result.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData, JsonObject, MetaObject};
 
 use crate::catalog::Route;
 use crate::config::DEFAULT_TOOL_TIMEOUT;
@@ -165,7 +172,21 @@ impl Forward {
     /// considered: the agent's arguments were bad, the companion is shutting down).
     pub fn fail(&self, e: &CallError) -> CallToolResult {
         tracing::info!(server = %self.server, tool = %self.tool, error = %crate::net::capped(&e.to_string()), "call failed");
-        error_result(describe_failure(&self.server, e, self.retry_safe))
+        let mut result = error_result(describe_failure(&self.server, e, self.retry_safe));
+        if let CallError::Rpc {
+            code,
+            message,
+            data,
+        } = e
+            && PASSED_ERROR_CODES.contains(code)
+        {
+            let error = serde_json::json!({ "code": code, "message": message, "data": data });
+            result
+                .meta
+                .get_or_insert_with(MetaObject::new)
+                .insert(PASSED_ERROR_KEY.to_owned(), error);
+        }
+        result
     }
 
     /// The agent's answer when a retry was due after `e` but no session came: the reconnect
@@ -200,6 +221,50 @@ pub fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String
 /// ([`crate::net::scrub_known`]: the message may quote a server that echoed one).
 pub fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(crate::net::scrub_known(&message))])
+}
+
+/// `result` with every known secret masked in its text blocks and `structuredContent` when
+/// it is an `isError` result (SECURITY.md: known secrets are masked in every error result);
+/// other results pass unchanged.
+pub fn masked(mut result: CallToolResult) -> CallToolResult {
+    if result.is_error != Some(true) {
+        return result;
+    }
+    for block in &mut result.content {
+        if let ContentBlock::Text(text) = block {
+            let masked = crate::net::scrub_known(&text.text);
+            if masked != text.text {
+                text.text = masked;
+            }
+        }
+    }
+    if let Some(structured) = &mut result.structured_content {
+        crate::net::scrub_known_value(structured);
+    }
+    result
+}
+
+/// JSON-RPC error codes a server's answer to a call keeps on its way to the agent: -32042,
+/// URL Elicitation Required (MCP 2025-11-25 client/elicitation, "URL mode"), whose `data.elicitations`
+/// the agent must open.
+pub const PASSED_ERROR_CODES: &[i32] = &[-32042];
+
+/// The `_meta` key under which a failed result carries the JSON-RPC error the agent is to get
+/// instead ([`passed_error`]); never sent to an agent.
+pub const PASSED_ERROR_KEY: &str = "mcp-companion/passed-error";
+
+/// The JSON-RPC error `result` stands for, when the call failed with one of
+/// [`PASSED_ERROR_CODES`]: the server's code and message, and its `data` with every known
+/// secret masked (dropped when masking left no JSON).
+pub fn passed_error(result: &CallToolResult) -> Option<ErrorData> {
+    let error = result.meta.as_ref()?.get(PASSED_ERROR_KEY)?;
+    let code = i32::try_from(error.get("code")?.as_i64()?).ok()?;
+    let message = error.get("message")?.as_str()?.to_owned();
+    let data = error
+        .get("data")
+        .filter(|d| !d.is_null())
+        .and_then(|d| serde_json::from_str(&crate::net::scrub_known(&d.to_string())).ok());
+    Some(ErrorData::new(ErrorCode(code), message, data))
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@
 //! | `search.rs` | the search tools of a view with `toolSearch` on: `search_tools` answered from the session's catalog, `call_tool` as the call it names |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
+//! | `instructions.rs` | the `instructions` agents get: the companion's line and each running server's own, labelled |
 //! | `tasks.rs` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
 
 mod agents;
@@ -45,6 +46,7 @@ pub mod approvals;
 mod approve;
 mod fast;
 pub mod forward;
+mod instructions;
 mod listings;
 mod native;
 mod native_get;
@@ -78,7 +80,7 @@ pub use agents::{AgentError, AgentGuard, AgentStatus, CLIENT_TEXT_MAX, PeerProce
 pub use approvals::{Answer, ApprovalEvent, Approvals, Approver, Ask};
 pub use approve::{Source as PolicySource, policy_of};
 pub use fast::FastTarget;
-pub use forward::{Forward, Verdict, describe_failure, error_result};
+pub use forward::{Forward, Verdict, describe_failure, error_result, passed_error};
 pub use listings::{Listing, Listings};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};
 pub use pins::{PINS_FILE, WaitingByServer, pinned_tools};

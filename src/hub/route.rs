@@ -216,7 +216,7 @@ impl Hub {
             )
             .await;
             let (result, failure) = match attempt {
-                Ok(result) => (result, None),
+                Ok(result) => (super::forward::masked(result), None),
                 Err(e) => match forward.judge(&e) {
                     Verdict::Fail(answer) => (answer, Some(e)),
                     Verdict::Retry => {

@@ -41,7 +41,7 @@ pub use ranges::BLOCKED;
 pub use redact::{
     is_secret_name, redact, redact_urls, remember_authorization, remember_credential,
     remember_env_secrets, remember_expanded, remember_oauth_form, remember_oauth_json,
-    remember_secrets, scrub, scrub_cut, scrub_known,
+    remember_secrets, scrub, scrub_cut, scrub_known, scrub_known_value,
 };
 pub use resolver::GuardedResolver;
 

@@ -397,6 +397,22 @@ pub fn scrub_known(text: &str) -> String {
     out
 }
 
+/// `value` with every remembered secret masked in each of its strings (object keys kept): a
+/// server's log message or error result, whose shape the agent reads.
+pub fn scrub_known_value(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => {
+            let masked = scrub_known(s);
+            if masked != *s {
+                *s = masked;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(scrub_known_value),
+        serde_json::Value::Object(map) => map.values_mut().for_each(scrub_known_value),
+        _ => {}
+    }
+}
+
 /// The shortest start of a secret that [`scrub_cut`] masks at the end of cut text: shorter
 /// ends would mask ordinary words.
 const CUT_MIN_LEN: usize = 4;

@@ -37,7 +37,6 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, ListRootsRequest, ListRootsResult, ServerRequest,
 };
 use rmcp::service::{InboundStreamOrigin, PeerRequestOptions, RequestContext, ServiceError};
-use tokio_util::sync::CancellationToken;
 
 use super::askers::{Asker, Askers};
 use super::elicitor::{self, ElicitationRequest, SharedElicitor};
@@ -166,7 +165,7 @@ pub async fn elicit(
         };
     };
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
-    match forward(cx, &asker, request, &rcx.ct).await {
+    match forward(cx, &asker, request, &rcx).await {
         Ok(ClientResult::ElicitResult(result)) => Ok(result),
         Ok(_) => Err(not_an_answer(cx, Kind::Elicitation)),
         Err(Unanswered::TimedOut) => {
@@ -199,7 +198,7 @@ pub async fn sample(
         ));
     };
     let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
-    match forward(cx, &asker, request, &rcx.ct).await {
+    match forward(cx, &asker, request, &rcx).await {
         Ok(ClientResult::CreateMessageResult(result)) => Ok(*result),
         Ok(_) => Err(not_an_answer(cx, Kind::Sampling)),
         Err(e) => Err(unanswered(cx, Kind::Sampling, e)),
@@ -219,7 +218,7 @@ pub async fn list_roots(
         return Ok(ListRootsResult::new(cx.roots.roots()));
     };
     let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());
-    match forward(cx, &asker, request, &rcx.ct).await {
+    match forward(cx, &asker, request, &rcx).await {
         Ok(ClientResult::ListRootsResult(result)) => Ok(result),
         Ok(_) => Err(not_an_answer(cx, Kind::Roots)),
         Err(e) => Err(unanswered(cx, Kind::Roots, e)),
@@ -236,14 +235,19 @@ fn pick(cx: &AskContext, rcx: &RequestContext<RoleClient>) -> Option<Asker> {
 }
 
 /// Sends `request` to `asker` and waits for its answer, the timeout, the end of the agent's
-/// call, or the server cancelling its request, whichever comes first. Any way but an answer,
-/// the agent's request is cancelled with `notifications/cancelled`.
+/// call, or the server cancelling its request (`rcx`, the server's request), whichever comes
+/// first. Any way but an answer, the agent's request is cancelled with
+/// `notifications/cancelled`. The server's `_meta` goes with the request, all but its
+/// `progressToken` (rmcp puts a token of its own on every request it sends).
 async fn forward(
     cx: &AskContext,
     asker: &Asker,
     request: ServerRequest,
-    server_cancelled: &CancellationToken,
+    rcx: &RequestContext<RoleClient>,
 ) -> Result<ClientResult, Unanswered> {
+    let server_cancelled = &rcx.ct;
+    let mut options = PeerRequestOptions::with_timeout(cx.timeout);
+    options.meta = super::call::forwarded_meta(&rcx.meta).map(Into::into);
     if let Some(relay) = &asker.relay {
         // A 2026-07-28 agent: the endpoint puts the request to it in an `InputRequiredResult`.
         let due = tokio::time::Instant::now() + cx.timeout;
@@ -258,7 +262,7 @@ async fn forward(
     }
     let handle = asker
         .peer
-        .send_request_with_option(request, PeerRequestOptions::with_timeout(cx.timeout))
+        .send_request_with_option(request, options)
         .await
         .map_err(|e| Unanswered::Broken(super::error_text::describe(&e)))?;
     let id = handle.id.clone();

@@ -10,7 +10,8 @@
 //! | prompt | `prompts/get` | one text block per message, prefixed with its role |
 //!
 //! Errors are classified by variant, never by message text: a JSON-RPC error from the server is
-//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message), a
+//! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message, or
+//! as the error itself for the codes `hub::forward` passes), a
 //! timeout is [`CallError::Timeout`] (never retried). A broken session is one of three, by what
 //! is known about the request ([`CallError::certainly_not_delivered`]):
 //!
@@ -51,6 +52,8 @@ pub struct Downstream {
     pub peer: Peer<RoleServer>,
     /// The agent's `_meta.progressToken`, if it asked for progress.
     pub progress_token: Option<ProgressToken>,
+    /// The rest of the agent's request `_meta` the server is sent ([`forwarded_meta`]).
+    pub meta: Option<JsonObject>,
     /// Cancelled when the agent cancels the request (and when its session ends).
     pub cancelled: CancellationToken,
     /// Cancelled when the companion shuts down; tells a shutdown from an agent's cancel.
@@ -58,6 +61,19 @@ pub struct Downstream {
     /// For an agent of the 2026-07-28 era: where the server's requests during the call go
     /// ([`super::relay`]); `None` sends them to `peer` as requests.
     pub relay: Option<super::relay::Relay>,
+}
+
+/// The keys of an agent's request `_meta` a server is sent with the call: all but
+/// `progressToken` (the companion's own token replaces it) and the `io.modelcontextprotocol/`
+/// keys of the 2026-07-28 envelope (the companion's session with the server has its own);
+/// `None` when none is left.
+pub fn forwarded_meta(meta: &JsonObject) -> Option<JsonObject> {
+    let kept: JsonObject = meta
+        .iter()
+        .filter(|(k, _)| *k != "progressToken" && !k.starts_with("io.modelcontextprotocol/"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (!kept.is_empty()).then_some(kept)
 }
 
 /// [`CallError::Transport`]'s text: a refusal an HTTP server answered is no lost connection.
@@ -253,7 +269,10 @@ async fn send(
     downstream: Option<&Downstream>,
 ) -> Result<ServerResult, CallError> {
     // The deadline is ours (below), not rmcp's: progress moves it.
-    let options = PeerRequestOptions::no_options();
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = downstream
+        .and_then(|d| d.meta.clone())
+        .map(rmcp::model::RequestMetaObject::from);
     let started = Instant::now();
     let mut last_progress = started;
 

@@ -154,11 +154,14 @@ impl ClientHandler for UpstreamHandler {
         let _ = self.events.send(UpstreamEvent::ListChanged);
     }
 
+    /// A server's log message, logged and passed to the agents with every known secret masked
+    /// in its `data` (SECURITY.md: a server that echoes a credential it was given).
     async fn on_logging_message(
         &self,
-        params: LoggingMessageNotificationParam,
+        mut params: LoggingMessageNotificationParam,
         _cx: NotificationContext<RoleClient>,
     ) {
+        crate::net::scrub_known_value(&mut params.data);
         let logger = params.logger.as_deref().unwrap_or("");
         let data = &params.data;
         match params.level {

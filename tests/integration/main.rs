@@ -28,6 +28,7 @@ mod era_memory;
 mod eras;
 mod failures;
 mod fast_path;
+mod fidelity;
 mod first_hour;
 mod first_list;
 mod flood;

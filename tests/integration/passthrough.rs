@@ -119,13 +119,13 @@ async fn errors_come_back_as_is_error_with_the_servers_message(path: CallPath) {
     let rpc = call(
         &client,
         "mcp_demo_protocol_error",
-        json!({ "code": -32042, "message": "quota exceeded" }),
+        json!({ "code": -32050, "message": "quota exceeded" }),
     )
     .await;
     assert_eq!(rpc.is_error, Some(true));
     let msg = text(&rpc);
     assert!(
-        msg.contains("quota exceeded") && msg.contains("-32042") && msg.contains("\"demo\""),
+        msg.contains("quota exceeded") && msg.contains("-32050") && msg.contains("\"demo\""),
         "{msg}"
     );
 

@@ -67,6 +67,8 @@ pub struct FastCall {
     /// The agent's request id, as sent (a JSON string or integer).
     pub(super) agent_id: String,
     pub(super) arguments: Option<Box<RawValue>>,
+    /// The request's `_meta` (an object without `progressToken`), forwarded as sent.
+    pub(super) meta: Option<Box<RawValue>>,
     pub(super) target: FastTarget,
     /// Fires when the agent cancels this call or leaves.
     pub(super) cancel: CancellationToken,
@@ -109,6 +111,7 @@ impl FastCall {
             self.target
                 .forward
                 .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
+            self.meta.as_deref().map(RawValue::get),
         );
         let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
         record.attempted(1);
@@ -205,7 +208,7 @@ impl FastCall {
                     return Ok(Reply::spliced(&self.agent_id, line, range));
                 }
                 match upstream_call::tool_result_from_json(result.get()) {
-                    Ok(result) => return Ok(self.reply(&result)),
+                    Ok(result) => return Ok(self.reply(&crate::hub::forward::masked(result))),
                     Err(e) => e,
                 }
             }
@@ -214,7 +217,7 @@ impl FastCall {
             }) => CallError::Rpc {
                 code: error.code,
                 message: crate::net::scrub_known(&error.message),
-                data: None,
+                data: error.data,
             },
             Ok(Answer { .. }) => CallError::Unexpected {
                 what: "an answer with neither result nor error".into(),
@@ -233,10 +236,14 @@ impl FastCall {
         self.reply(&result)
     }
 
-    /// The agent's answer `result`, in its protocol version's shape: before 2026-07-28 without
+    /// The agent's answer `result` (or the JSON-RPC error it stands for,
+    /// [`crate::hub::passed_error`]), in its protocol version's shape: before 2026-07-28 without
     /// `resultType: "complete"`, as rmcp's own session strips it
     /// (`ServerResult::strip_result_type_for_legacy_peer`).
     fn reply(&self, result: &CallToolResult) -> Reply {
+        if let Some(error) = crate::hub::passed_error(result) {
+            return Reply::error(&self.agent_id, &error);
+        }
         let legacy = self.agent.peer_info().is_some_and(|info| {
             info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str()
         });

@@ -136,13 +136,17 @@ pub struct RpcError {
     /// The server's message.
     #[serde(default)]
     pub message: String,
+    /// The error's `data` member, as sent.
+    #[serde(default)]
+    pub data: Option<serde_json::Value>,
 }
 
 /// A `tools/call` result the fast path passes through untouched: `content` blocks of the
-/// shapes rmcp accepts, optional `structuredContent`, `isError`, `_meta`, and nothing else.
-/// Anything this does not accept is decoded the slow way, which then decides.
+/// shapes rmcp accepts or of types no revision this build knows, optional
+/// `structuredContent`, `isError`, `_meta`, and keys a later revision may add (forward
+/// compatibility: an agent that knows them gets them). Anything this does not accept is
+/// decoded the slow way, which then decides.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct PlainResult<'a> {
     #[serde(borrow)]
     content: Vec<Block<'a>>,
@@ -152,6 +156,11 @@ struct PlainResult<'a> {
     _is_error: Option<bool>,
     #[serde(rename = "_meta", default)]
     _meta: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A task handle or a result type of its own: not a plain result.
+    #[serde(default)]
+    task: Option<IgnoredAny>,
+    #[serde(rename = "resultType", default)]
+    result_type: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -166,17 +175,24 @@ struct Block<'a> {
     mime_type: Option<&'a RawValue>,
 }
 
-/// Whether `result` is a plain `tools/call` result: only `content` (text, image or audio
-/// blocks), `structuredContent`, `isError` and `_meta`.
+/// Whether `result` is a plain `tools/call` result: `content` (text, image or audio blocks
+/// of valid shape, or blocks of an unknown type), `structuredContent`, `isError` other than
+/// `true` (error results are decoded, so known secrets in them are masked), `_meta`, and any
+/// other key but `task` and `resultType`.
 pub fn is_plain_result(result: &RawValue) -> bool {
     let Ok(plain) = serde_json::from_str::<PlainResult<'_>>(result.get()) else {
         return false;
     };
+    if plain._is_error == Some(true) || plain.task.is_some() || plain.result_type.is_some() {
+        return false;
+    }
     let string = |v: Option<&RawValue>| v.is_some_and(|v| v.get().starts_with('"'));
     plain.content.iter().all(|b| match b.kind.as_ref() {
         "text" => string(b.text),
         "image" | "audio" => string(b.data) && string(b.mime_type),
-        _ => false,
+        // Decoded: their URIs may be rewritten.
+        "resource" | "resource_link" => false,
+        _ => true,
     })
 }
 
@@ -306,10 +322,16 @@ pub fn range_in(line: &[u8], inner: &RawValue) -> Option<Range<usize>> {
 
 /// The upstream `tools/call` line: `{"jsonrpc":"2.0","id":<id>,"method":"tools/call","params":{"name":<name>[,"arguments":<args>]}}`,
 /// `args` the JSON text to send (the call's `Forward::raw_arguments` decides it).
-pub fn request_frame(id_json: &str, raw_name: &str, arguments: Option<&str>) -> Vec<u8> {
+pub fn request_frame(
+    id_json: &str,
+    raw_name: &str,
+    arguments: Option<&str>,
+    meta: Option<&str>,
+) -> Vec<u8> {
     let name = serde_json::Value::String(raw_name.to_owned()).to_string();
     let args = arguments;
-    let mut frame = Vec::with_capacity(80 + name.len() + args.map_or(0, str::len));
+    let mut frame =
+        Vec::with_capacity(90 + name.len() + args.map_or(0, str::len) + meta.map_or(0, str::len));
     frame.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     frame.extend_from_slice(id_json.as_bytes());
     frame.extend_from_slice(b",\"method\":\"tools/call\",\"params\":{\"name\":");
@@ -317,6 +339,10 @@ pub fn request_frame(id_json: &str, raw_name: &str, arguments: Option<&str>) -> 
     if let Some(args) = args {
         frame.extend_from_slice(b",\"arguments\":");
         frame.extend_from_slice(args.as_bytes());
+    }
+    if let Some(meta) = meta {
+        frame.extend_from_slice(b",\"_meta\":");
+        frame.extend_from_slice(meta.as_bytes());
     }
     frame.extend_from_slice(b"}}\n");
     frame
@@ -356,12 +382,17 @@ mod tests {
         assert!(is_plain_result(&raw(
             r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#
         )));
+        assert!(is_plain_result(&raw(
+            r#"{"content":[{"type":"future_kind","x":{}}],"extraTopLevel":1}"#
+        )));
         for odd in [
             r#"{"content":[{"type":"text","text":5}]}"#,
             r#"{"content":[{"type":"image","data":"AA=="}]}"#,
             r#"{"content":[{"type":"resource","resource":{}}]}"#,
             r#"{"content":[],"task":{}}"#,
             r#"{"tools":[]}"#,
+            r#"{"content":[],"isError":true}"#,
+            r#"{"content":[],"resultType":"complete"}"#,
             r#"{"content":"text"}"#,
             "[]",
         ] {
@@ -402,13 +433,13 @@ mod tests {
     #[test]
     fn the_request_frame_renames_and_keeps_arguments_as_sent() {
         let args = raw(r#"{"b": 1,"a":[2]}"#);
-        let frame = request_frame("\"fp-3\"", "odd \"name\"", Some(args.get()));
+        let frame = request_frame("\"fp-3\"", "odd \"name\"", Some(args.get()), None);
         let text = String::from_utf8(frame).expect("utf-8");
         assert_eq!(
             text,
             "{\"jsonrpc\":\"2.0\",\"id\":\"fp-3\",\"method\":\"tools/call\",\"params\":{\"name\":\"odd \\\"name\\\"\",\"arguments\":{\"b\": 1,\"a\":[2]}}}\n"
         );
-        let bare = request_frame("\"fp-4\"", "t", None);
+        let bare = request_frame("\"fp-4\"", "t", None, Some(r#"{"k":1}"#));
         assert!(
             !String::from_utf8(bare)
                 .expect("utf-8")

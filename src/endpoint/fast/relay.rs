@@ -153,6 +153,7 @@ where
             wrapped: params.name.into_owned(),
             agent_id: id.to_owned(),
             arguments: params.arguments.map(|a| a.to_owned()),
+            meta: params.meta.map(|m| m.to_owned()),
             target,
             cancel,
             shutdown: self.shutdown.clone(),

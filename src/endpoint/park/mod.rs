@@ -174,6 +174,7 @@ impl Parks {
         let cancel = agent.gone.child_token();
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
+            meta: crate::upstream::call::forwarded_meta(&cx.meta),
             peer: cx.peer,
             cancelled: cancel.clone(),
             shutdown: agent.shutdown.clone(),
