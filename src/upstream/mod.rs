@@ -27,6 +27,7 @@ pub mod http;
 pub mod http_client;
 pub mod http_events;
 pub mod http_failure;
+pub mod http_lane;
 pub mod http_layer;
 pub mod initialize;
 pub mod lane;

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::handler::{UpstreamEvent, UpstreamHandler};
+use super::http_lane::HttpLane;
 use super::lane::FastLane;
 use crate::catalog::ServerListing;
 use crate::process::child::{self as stdio, StdioChild};
@@ -66,6 +67,7 @@ pub struct Session {
     /// Streamable HTTP: fires when the server answers "no such session".
     gone: Option<super::http::SessionGone>,
     lane: Option<FastLane>,
+    http_lane: Option<HttpLane>,
 }
 
 impl Session {
@@ -88,6 +90,7 @@ impl Session {
             quit_done: false,
             gone: None,
             lane: None,
+            http_lane: None,
         }
     }
 
@@ -102,6 +105,18 @@ impl Session {
     pub(super) fn with_lane(mut self, lane: Option<FastLane>) -> Session {
         self.lane = lane;
         self
+    }
+
+    /// The session with a fast lane beside rmcp's streamable HTTP transport
+    /// ([`super::http_lane`]).
+    pub(super) fn with_http_lane(mut self, lane: Option<HttpLane>) -> Session {
+        self.http_lane = lane;
+        self
+    }
+
+    /// The streamable HTTP session's fast lane, when it has one.
+    pub fn http_lane(&self) -> Option<&HttpLane> {
+        self.http_lane.as_ref()
     }
 
     /// The session's fast lane, when it has one.
