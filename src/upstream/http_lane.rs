@@ -24,10 +24,12 @@ pub mod stamp;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
-use rmcp::service::ServiceError;
+use futures::{FutureExt, StreamExt};
+use rmcp::model::{
+    ClientJsonRpcMessage, GetExtensions, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{InboundStreamOrigin, ServiceError};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
@@ -68,6 +70,9 @@ where
     let lane = HttpLane::new(guarded, url, stamp, inject, gone);
     (transport, lane)
 }
+
+/// How long an answer's event stream is read after the answer ([`finish`]).
+const DRAIN: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Sends one message on the session (the client stack below rmcp).
 type Post =
@@ -180,7 +185,8 @@ impl HttpTicket {
         format!("\"fp-{}\"", self.n)
     }
 
-    fn id(&self) -> RequestId {
+    /// The request id.
+    pub fn id(&self) -> RequestId {
         RequestId::String(format!("fp-{}", self.n).into())
     }
 
@@ -222,10 +228,21 @@ impl HttpTicket {
                         && peek.method.is_none()
                         && peek.id.is_some_and(|id| id.get() == ours)
                     {
+                        finish(events);
                         return Ok(data.into_bytes());
                     }
                     match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                        Ok(message) => self.hand_on(message),
+                        Ok(mut message) => {
+                            // The stream tells whose call a request belongs to (as rmcp marks
+                            // its own streams' requests): [`super::askers`] picks by it.
+                            if let JsonRpcMessage::Request(request) = &mut message {
+                                request
+                                    .request
+                                    .extensions_mut()
+                                    .insert(InboundStreamOrigin::OutboundRequest(self.id()));
+                            }
+                            self.hand_on(message);
+                        }
                         Err(e) => tracing::debug!(error = %e, "skipped an unreadable event"),
                     }
                 }
@@ -274,6 +291,22 @@ impl HttpTicket {
             }
         });
     }
+}
+
+/// Reads the rest of an answer's event stream, so its HTTP/1.1 connection goes back to the
+/// pool (a body dropped before its end closes the connection): at once when the end is
+/// already here, else in the background for at most 50 ms (as rmcp does).
+fn finish(mut events: super::http_layer::SseStream) {
+    loop {
+        match events.next().now_or_never() {
+            Some(Some(_)) => {}
+            Some(None) => return,
+            None => break,
+        }
+    }
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(DRAIN, async { while events.next().await.is_some() {} }).await;
+    });
 }
 
 /// `e` as the rmcp path classifies the same failure of its transport.

@@ -35,7 +35,9 @@ impl FastCall {
                 .forward
                 .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
         );
-        let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
+        let asking = enter_askers(&self.agent, &self.cancel, &self.target);
+        // The server's requests on this call's answer stream name it ([`crate::upstream::askers`]).
+        asking.set_request_id(ticket.id());
         let timeout = self.target.forward.timeout();
         let answer = tokio::select! {
             biased;
