@@ -232,6 +232,11 @@ impl HttpTicket {
                         return Ok(data.into_bytes());
                     }
                     match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+                        // Our id, spelt another way (escaped).
+                        Ok(message) if self.answers(&message) => {
+                            finish(events);
+                            return Ok(data.into_bytes());
+                        }
                         Ok(mut message) => {
                             // The stream tells whose call a request belongs to (as rmcp marks
                             // its own streams' requests): [`super::askers`] picks by it.
