@@ -1,6 +1,6 @@
 //! [`Hub::fast_target`]: whether a `tools/call` can take the fast path, and what it
 //! needs to. Every other case — unknown tool, resource or prompt target, server not running, no
-//! fast lane (remote servers, or the fast path switched off), a server some of whose URIs are
+//! fast lane (legacy SSE servers, or the fast path switched off), a server some of whose URIs are
 //! rewritten (its results must be rewritten too, `native.rs`), the search tools of a view
 //! with `toolSearch` on (`search.rs`), a tool whose call policy is not plainly `allow`
 //! (`approve.rs`) — takes [`Hub::call`], which
@@ -12,7 +12,17 @@ use super::Hub;
 use super::forward::Forward;
 use crate::catalog::Target;
 use crate::supervisor::ServerHandle;
+use crate::upstream::http_lane::HttpLane;
 use crate::upstream::lane::FastLane;
+
+/// The fast lane a call goes on.
+#[derive(Clone, Debug)]
+pub enum Lane {
+    /// A stdio server's ([`crate::upstream::lane`]).
+    Stdio(FastLane),
+    /// A streamable HTTP server's ([`crate::upstream::http_lane`]).
+    Http(HttpLane),
+}
 
 /// A call the fast path may forward.
 #[derive(Debug)]
@@ -22,7 +32,7 @@ pub struct FastTarget {
     /// The upstream tool name.
     pub raw_name: String,
     /// The live session's fast lane.
-    pub lane: FastLane,
+    pub lane: Lane,
     /// The call's rules ([`Forward`]): its deadline, its one retry and its error texts.
     pub forward: Forward,
     /// The server, for a retry ([`Hub::resend`]).
@@ -58,10 +68,11 @@ impl Hub {
             return None;
         }
         let live = server.live()?;
-        let lane = live.lane.clone()?;
-        if lane.ended().is_some() {
-            return None;
-        }
+        let lane = match (&live.lane, &live.http_lane) {
+            (Some(lane), _) if lane.ended().is_none() => Lane::Stdio(lane.clone()),
+            (None, Some(lane)) if !lane.ended() => Lane::Http(lane.clone()),
+            _ => return None,
+        };
         let wrapped_as =
             (route.base != name && self.profile().is_some()).then(|| route.base.clone());
         Some(FastTarget {

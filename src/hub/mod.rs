@@ -79,7 +79,7 @@ use crate::upstream::notice::Notices;
 pub use agents::{AgentError, AgentGuard, AgentStatus, CLIENT_TEXT_MAX, PeerProcesses};
 pub use approvals::{Answer, ApprovalEvent, Approvals, Approver, Ask};
 pub use approve::{Source as PolicySource, policy_of};
-pub use fast::FastTarget;
+pub use fast::{FastTarget, Lane};
 pub use forward::{Forward, Verdict, describe_failure, error_result, passed_error};
 pub use listings::{Listing, Listings};
 pub use native::{RESOURCE_NOT_FOUND, severity, to_agent};

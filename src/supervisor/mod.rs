@@ -157,6 +157,8 @@ pub struct Live {
     pub askers: Askers,
     /// The session's fast lane (stdio servers, when the fast path is on).
     pub lane: Option<FastLane>,
+    /// The session's fast lane (streamable HTTP servers, when the fast path is on).
+    pub http_lane: Option<crate::upstream::http_lane::HttpLane>,
     /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
     /// session fail asks for a reconnect of exactly this generation.
     pub generation: u64,

@@ -92,6 +92,7 @@ impl Task {
                     progress: old.progress.clone(),
                     askers: old.askers.clone(),
                     lane: old.lane.clone(),
+                    http_lane: old.http_lane.clone(),
                     generation: old.generation,
                     listener: old.listener.clone(),
                 });

@@ -237,6 +237,7 @@ impl Task {
             progress,
             askers,
             lane: session.lane().cloned(),
+            http_lane: session.http_lane().cloned(),
             generation: self.generation,
             listener: session.listener(),
         });

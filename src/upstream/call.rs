@@ -406,7 +406,8 @@ fn stringify_values(args: JsonObject) -> JsonObject {
         .collect()
 }
 
-fn classify(e: ServiceError) -> CallError {
+/// The [`CallError`] of a request whose send or answer failed with `e`.
+pub(super) fn classify(e: ServiceError) -> CallError {
     if super::http::is_session_expired(&e) {
         return CallError::SessionExpired;
     }

@@ -11,7 +11,6 @@
 use std::time::Duration;
 
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientLifecycleMode, RoleClient, serve_client, serve_client_with_lifecycle};
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
@@ -20,6 +19,7 @@ use tokio::sync::mpsc;
 
 use super::ask::AskContext;
 use super::handler::UpstreamHandler;
+use super::http_lane::{HttpLane, HttpLaneTransport};
 use super::initialize::Failure;
 use super::lane::LaneTransport;
 use super::progress::{ProgressRoutes, ProgressTap};
@@ -39,14 +39,10 @@ pub enum Opened {
     /// rmcp ([`super::lane`]).
     StdioLane(ProgressTap<LaneTransport<ChildStdout>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].
-    StreamableHttp(
-        ProgressTap<
-            StreamableHttpClientTransport<http::SessionGuard<super::http_client::GuardedHttp>>,
-        >,
-    ),
+    StreamableHttp(ProgressTap<HttpLaneTransport<super::http_client::GuardedHttp>>),
     /// Streamable HTTP with a stored OAuth sign-in (bearer token, refresh, refusals that need the person), see
     /// [`crate::auth`].
-    SignedIn(ProgressTap<StreamableHttpClientTransport<http::SessionGuard<SignedInClient>>>),
+    SignedIn(ProgressTap<HttpLaneTransport<SignedInClient>>),
     /// Legacy HTTP+SSE (MCP 2024-11-05), see [`super::sse`].
     Sse(ProgressTap<LegacySseTransport>),
     /// Newline-delimited JSON-RPC on an already-open byte stream ([`connect_stream`]).
@@ -372,7 +368,9 @@ async fn connect_remote(
     let (events_tx, events) = mpsc::unbounded_channel();
     let handler = UpstreamHandler::new(events_tx.clone(), asks);
     let gone = http::SessionGone::default();
+    let mut http_lane: Option<HttpLane> = None;
     let attempt = async {
+        let http_lane = &mut http_lane;
         guard.check_url(&url).await.map_err(|source| {
             if source.is_refusal() {
                 ConnectError::Ssrf {
@@ -401,21 +399,30 @@ async fn connect_remote(
                     gone: gone.clone(),
                     events: events_tx.clone(),
                 };
-                let opened = match super::signed_in::connect_client(target, client.clone(), reports)
-                    .await
-                    .map_err(ConnectError::from)?
-                {
-                    Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
-                        signed_in,
-                        &net::connect_url(&url, &http.headers, true),
-                        gone.clone(),
-                    ))),
-                    None => Opened::StreamableHttp(progress.tap(http::transport(
-                        super::http_client::GuardedHttp(client),
-                        &net::connect_url(&url, &http.headers, false),
-                        gone.clone(),
-                    ))),
-                };
+                let (opened, lane) =
+                    match super::signed_in::connect_client(target, client.clone(), reports)
+                        .await
+                        .map_err(ConnectError::from)?
+                    {
+                        Some(signed_in) => {
+                            let (t, lane) = super::http_lane::transport(
+                                signed_in,
+                                &net::connect_url(&url, &http.headers, true),
+                                gone.clone(),
+                            );
+                            (Opened::SignedIn(progress.tap(t)), lane)
+                        }
+                        None => {
+                            let (t, lane) = super::http_lane::transport(
+                                super::http_client::GuardedHttp(client),
+                                &net::connect_url(&url, &http.headers, false),
+                                gone.clone(),
+                            );
+                            (Opened::StreamableHttp(progress.tap(t)), lane)
+                        }
+                    };
+                // The lane writes `initialize`-era frames.
+                *http_lane = (!modern && super::lane::enabled()).then_some(lane);
                 (opened, modern)
             }
             Remote::Sse => {
@@ -459,7 +466,9 @@ async fn connect_remote(
         }),
         (e, None) => e,
     })?;
-    Ok(Session::new(service, listing, None, events).ending_on(gone))
+    Ok(Session::new(service, listing, None, events)
+        .ending_on(gone)
+        .with_http_lane(http_lane))
 }
 
 /// Says what to do, with the challenge for the next `login`.

@@ -47,15 +47,24 @@ pub fn transport<C>(
 where
     C: StreamableHttpClient<Error = reqwest::Error> + Sync,
 {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-        .reinit_on_expired_session(false);
-    StreamableHttpClientTransport::with_client(
+    transport_on(
         Layered {
             inner: client,
             layer: SessionCheck { gone },
         },
-        config,
+        url,
     )
+}
+
+/// rmcp's transport for `url` on `client`, which already checks sessions ([`SessionGuard`]),
+/// with rmcp's own re-initialisation off.
+pub fn transport_on<C>(client: C, url: &reqwest::Url) -> StreamableHttpClientTransport<C>
+where
+    C: StreamableHttpClient,
+{
+    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+        .reinit_on_expired_session(false);
+    StreamableHttpClientTransport::with_client(client, config)
 }
 
 /// Why a session ended under a healthy-looking connection.
@@ -96,6 +105,11 @@ impl SessionGone {
             *slot = Some(why);
         }
         self.fired.cancel();
+    }
+
+    /// Whether it fired.
+    pub fn is_fired(&self) -> bool {
+        self.fired.is_cancelled()
     }
 
     /// Resolves once fired, with why.
@@ -178,6 +192,11 @@ pub struct SessionCheck {
 }
 
 impl SessionCheck {
+    /// The check reporting to `gone`.
+    pub fn new(gone: SessionGone) -> SessionCheck {
+        SessionCheck { gone }
+    }
+
     /// Turns a session-gone answer to a POST that carried our session id into
     /// `SessionExpired`, firing [`SessionGone`].
     ///

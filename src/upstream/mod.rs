@@ -3,7 +3,7 @@
 //! | transport (`type`) | file | how |
 //! |---|---|---|
 //! | `stdio` | `connect_stdio.rs`, `lane.rs` | [`crate::process::child::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
-//! | `streamableHttp` | `http.rs`, `http_client.rs`, `http_events.rs`, `http_failure.rs`, `signed_in.rs` | [`http::transport`]: rmcp's streamable HTTP transport on [`http_client::GuardedHttp`] (the guarded `reqwest` client, [`crate::net`], with refusals quoted: [`http_failure::HttpFailure`]); for a signed-in server [`signed_in::SignedInClient`] (bearer token, refresh, refusals sent to the person: more scope, a lost sign-in) |
+//! | `streamableHttp` | `http.rs`, `http_lane.rs`, `http_client.rs`, `http_events.rs`, `http_failure.rs`, `signed_in.rs` | [`http::transport`]: rmcp's streamable HTTP transport on [`http_client::GuardedHttp`] (the guarded `reqwest` client, [`crate::net`], with refusals quoted: [`http_failure::HttpFailure`]); for a signed-in server [`signed_in::SignedInClient`] (bearer token, refresh, refusals sent to the person: more scope, a lost sign-in); [`http_lane::HttpLane`] beside rmcp for forwarded calls |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
 //! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
@@ -29,6 +29,7 @@ pub mod http;
 pub mod http_client;
 pub mod http_events;
 pub mod http_failure;
+pub mod http_lane;
 pub mod http_layer;
 pub mod initialize;
 pub mod lane;

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::handler::{UpstreamEvent, UpstreamHandler};
+use super::http_lane::HttpLane;
 use super::lane::FastLane;
 use super::listener::Listener;
 use crate::catalog::ServerListing;
@@ -70,6 +71,8 @@ pub struct Session {
     lane: Option<FastLane>,
     /// A 2026-07-28 session's `subscriptions/listen` stream ([`super::listener`]).
     listener: Option<Arc<Listener>>,
+    /// The lane for forwarded calls of a streamable-HTTP session ([`super::http_lane`]).
+    http_lane: Option<HttpLane>,
 }
 
 impl Session {
@@ -98,6 +101,7 @@ impl Session {
             gone: None,
             lane: None,
             listener,
+            http_lane: None,
         }
     }
 
@@ -124,6 +128,18 @@ impl Session {
     pub(super) fn with_lane(mut self, lane: Option<FastLane>) -> Session {
         self.lane = lane;
         self
+    }
+
+    /// The session with a fast lane beside rmcp's streamable HTTP transport
+    /// ([`super::http_lane`]).
+    pub(super) fn with_http_lane(mut self, lane: Option<HttpLane>) -> Session {
+        self.http_lane = lane;
+        self
+    }
+
+    /// The streamable HTTP session's fast lane, when it has one.
+    pub fn http_lane(&self) -> Option<&HttpLane> {
+        self.http_lane.as_ref()
     }
 
     /// The session's fast lane, when it has one.

@@ -64,6 +64,7 @@ mod registry_text;
 mod remote;
 mod remote_errors;
 mod remote_fixture;
+mod remote_lane;
 mod remote_modern;
 mod remote_refusals;
 mod remote_restart;

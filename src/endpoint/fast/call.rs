@@ -27,10 +27,12 @@ use super::envelope::{self, Answer, Reply};
 use crate::activity::Agent;
 use crate::catalog::Target;
 use crate::hub::record::{self, CallRecord};
-use crate::hub::{Attempted, FastTarget, Forward, Hub, Verdict};
+use crate::hub::{Attempted, FastTarget, Forward, Hub, Lane, Verdict};
 use crate::upstream::askers::{Asker, AskerGuard};
 use crate::upstream::call::{self as upstream_call, CallError};
 use crate::upstream::lane::{LaneEnd, NoAnswer};
+
+mod http;
 
 /// The `reason` of the `notifications/cancelled` sent upstream when an agent cancels.
 const CANCELLED_BY_CLIENT: &str = "cancelled by the client";
@@ -90,7 +92,14 @@ impl FastCall {
     /// Forwards the call and returns its one answer, or `None` when the agent cancelled it
     /// or left (see the module doc).
     pub async fn run(self) -> Option<Reply> {
-        let Ok(mut ticket) = self.target.lane.open(self.target.forward.timeout()) else {
+        let lane = match &self.target.lane {
+            Lane::Stdio(lane) => lane.clone(),
+            Lane::Http(lane) => {
+                let lane = lane.clone();
+                return self.run_http(lane).await;
+            }
+        };
+        let Ok(mut ticket) = lane.open(self.target.forward.timeout()) else {
             // Nothing was sent: the slow path takes the call whole, and records it.
             return Box::pin(self.slow(None, CallRecord::default())).await;
         };
