@@ -106,6 +106,9 @@ pub struct Endpoint {
     interest: Arc<native::AgentInterest>,
     /// The session's calls waiting for a 2026-07-28 agent's input ([`park`]).
     parks: Arc<park::Parks>,
+    /// What of the servers' notices was queued for the session and what was written: a call's
+    /// answer waits for those its server sent before it ([`crate::upstream::notice`]).
+    delivery: Arc<crate::upstream::notice::Delivery>,
 }
 
 impl Endpoint {
@@ -131,12 +134,18 @@ impl Endpoint {
             handshake: Handshake::default(),
             interest: Arc::default(),
             parks: Arc::default(),
+            delivery: Arc::default(),
         }
     }
 
     /// The session's resource subscriptions and log level, shared with its serving loop.
     pub(crate) fn interest(&self) -> Arc<native::AgentInterest> {
         self.interest.clone()
+    }
+
+    /// The session's notice delivery count, shared with its notice forwarder and fast path.
+    pub(crate) fn delivery(&self) -> Arc<crate::upstream::notice::Delivery> {
+        self.delivery.clone()
     }
 
     /// Waits (once per session, at most the policy's wait) until every server has settled,
@@ -461,7 +470,15 @@ impl ServerHandler for Endpoint {
         // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
         // tokio copies a spawned task's whole future when it starts and ends it; the call's
         // future inline made those copies about a quarter of a remote call's instructions.
-        let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
+        // The server's log messages sent before its answer are written before it.
+        let call = Box::pin(async {
+            let result = self
+                .hub
+                .call(&name, params.arguments, Some(&downstream))
+                .await;
+            self.delivery.settle().await;
+            result
+        });
         tokio::select! {
             biased;
             result = call => Ok(CallToolResponse::Complete(era::complete(result))),

@@ -122,6 +122,7 @@ pub async fn serve_session_with<S>(
         .with_agent_gone(gone.clone())
         .with_handshake(handshake.clone());
     let interest = endpoint.interest();
+    let delivery = endpoint.delivery();
     let notices_hub = hub.clone();
     // Always: with the fast path off the relay still takes the Tasks lines.
     let tasks = crate::hub::Tasks::default();
@@ -131,7 +132,7 @@ pub async fn serve_session_with<S>(
         framed.shared_write(),
         budget.clone(),
         gone.clone(),
-        endpoint.first_list(),
+        &endpoint,
         tasks.clone(),
     );
     framed = framed.with_tap(Box::new(relay));
@@ -163,11 +164,13 @@ pub async fn serve_session_with<S>(
     }
     let stop = running.cancellation_token();
     let mut done = tokio::spawn(running.waiting());
+    let notices = notices_hub.notices(delivery);
     let notices = tokio::spawn(super::native::forward_notices(
         notices_hub,
         peer.clone(),
         interest.clone(),
         tasks,
+        notices,
     ));
     // What this agent was told about: prompts and resources are announced when they change.
     let declared = hub.catalog().native().declared();

@@ -224,11 +224,13 @@ pub async fn connect_stream(
     timeout: Duration,
 ) -> Result<Session, ConnectError> {
     let (events_tx, events) = mpsc::unbounded_channel();
+    let logs = asks.logs();
     let handler = UpstreamHandler::new(events_tx, asks);
     let (rd, wr) = tokio::io::split(stream);
-    let opened = Opened::Stream(
-        progress.tap(AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)),
-    );
+    let opened = Opened::Stream(progress.tap(
+        AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES),
+        logs,
+    ));
     let (service, listing) = tokio::time::timeout(timeout, handshake(handler, opened))
         .await
         .map_err(|_| ConnectError::Timeout {
@@ -312,13 +314,14 @@ async fn connect_stdio(
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
+    let logs = asks.logs();
     let handler = UpstreamHandler::new(events_tx, asks);
     // Every stdio session reads through the lane's transport (its rules for lines we cannot
     // read are ours: module doc of `lane::transport`); agents' calls use the lane only when
     // the fast path is on.
     let lane = FastLane::new(pipes.stdin);
     let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
-    let opened = Opened::StdioLane(progress.tap(transport));
+    let opened = Opened::StdioLane(progress.tap(transport, logs));
     let lane = super::lane::enabled().then_some(lane);
     let failure = match tokio::time::timeout(
         cfg.connect_timeout,
@@ -414,6 +417,7 @@ async fn connect_remote(
     })?;
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
+    let logs = asks.logs();
     let handler = UpstreamHandler::new(events_tx.clone(), asks);
     let gone = http::SessionGone::default();
     let attempt = async {
@@ -449,16 +453,22 @@ async fn connect_remote(
                     .await
                     .map_err(ConnectError::from)?
                 {
-                    Some(signed_in) => Opened::SignedIn(progress.tap(http::transport(
-                        signed_in,
-                        &net::connect_url(&url, &http.headers, true),
-                        gone.clone(),
-                    ))),
-                    None => Opened::StreamableHttp(progress.tap(http::transport(
-                        super::http_client::GuardedHttp(client),
-                        &net::connect_url(&url, &http.headers, false),
-                        gone.clone(),
-                    ))),
+                    Some(signed_in) => Opened::SignedIn(progress.tap(
+                        http::transport(
+                            signed_in,
+                            &net::connect_url(&url, &http.headers, true),
+                            gone.clone(),
+                        ),
+                        logs,
+                    )),
+                    None => Opened::StreamableHttp(progress.tap(
+                        http::transport(
+                            super::http_client::GuardedHttp(client),
+                            &net::connect_url(&url, &http.headers, false),
+                            gone.clone(),
+                        ),
+                        logs,
+                    )),
                 };
                 (opened, modern)
             }
@@ -467,7 +477,7 @@ async fn connect_remote(
                 let sse = LegacySseTransport::connect(client, &url)
                     .await
                     .map_err(ConnectError::from)?;
-                let opened = Opened::Sse(progress.tap(sse));
+                let opened = Opened::Sse(progress.tap(sse, logs));
                 (opened, false)
             }
         };

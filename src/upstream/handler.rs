@@ -26,9 +26,7 @@ use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
     Implementation, ListRootsResult, ProtocolVersion, UrlElicitationCapability,
 };
-use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
-};
+use rmcp::model::{LoggingMessageNotificationParam, ResourceUpdatedNotificationParam};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::mpsc;
@@ -127,20 +125,8 @@ impl ClientHandler for UpstreamHandler {
         params: LoggingMessageNotificationParam,
         _cx: NotificationContext<RoleClient>,
     ) {
-        let logger = params.logger.as_deref().unwrap_or("");
-        let data = &params.data;
-        match params.level {
-            LoggingLevel::Debug => tracing::debug!(logger, %data, "server log"),
-            LoggingLevel::Info | LoggingLevel::Notice => {
-                tracing::info!(logger, %data, "server log")
-            }
-            LoggingLevel::Warning => tracing::warn!(logger, %data, "server log"),
-            _ => tracing::error!(logger, %data, "server log"),
-        }
-        self.asks.notices.send(Notice::Log {
-            server: self.asks.server.clone(),
-            params,
-        });
+        // The tap takes them before rmcp ([`super::progress`]); this is for a transport without one.
+        self.asks.logs().log(params);
     }
 
     /// `notifications/tasks/status` (MCP 2025-11-25 utilities/tasks), which rmcp does not
