@@ -122,7 +122,9 @@ pub async fn serve_session_with<S>(
         .with_agent_gone(gone.clone())
         .with_handshake(handshake.clone());
     let interest = endpoint.interest();
-    let delivery = endpoint.delivery();
+    // Subscribed before any call can be taken, so a call's log messages are all queued for it
+    // (MCP lets a server send log messages before `initialized`).
+    let notices = hub.notices(endpoint.delivery());
     let notices_hub = hub.clone();
     // Always: with the fast path off the relay still takes the Tasks lines.
     let tasks = crate::hub::Tasks::default();
@@ -164,7 +166,6 @@ pub async fn serve_session_with<S>(
     }
     let stop = running.cancellation_token();
     let mut done = tokio::spawn(running.waiting());
-    let notices = notices_hub.notices(delivery);
     let notices = tokio::spawn(super::native::forward_notices(
         notices_hub,
         peer.clone(),
