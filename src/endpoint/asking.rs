@@ -92,7 +92,15 @@ impl Endpoint {
         // Boxed, as every hub future a handler awaits: rmcp spawns each request's handler, and
         // tokio copies a spawned task's whole future when it starts and ends it; the call's
         // future inline made those copies about a quarter of a remote call's instructions.
-        let call = Box::pin(self.hub.call(&name, params.arguments, Some(&downstream)));
+        // The server's log messages sent before its answer are written before it.
+        let call = Box::pin(async {
+            let result = self
+                .hub
+                .call(&name, params.arguments, Some(&downstream))
+                .await;
+            self.delivery.settle().await;
+            result
+        });
         let result = self.unless_gone(call).await?;
         super::passed(era::complete(result)).map(CallToolResponse::Complete)
     }

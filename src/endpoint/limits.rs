@@ -6,6 +6,8 @@
 //! |---|---|---|
 //! | requests in flight on one agent connection | [`MAX_IN_FLIGHT`] | its next line is not read until one is answered |
 //! | answer bytes waiting to be written to one agent connection | [`MAX_QUEUED_BYTES`] | its next line is not read until they are written |
+//! | server notifications waiting to be written to one agent connection | [`AGENT_NOTICE_BYTES`](crate::upstream::notice::AGENT_NOTICE_BYTES) | further ones are dropped for that connection, counted and warned once ([`crate::upstream::notice`]) |
+//! | progress of one call waiting to be written | [`SINK_BYTES`](crate::upstream::progress::SINK_BYTES) | the call's further progress is dropped, warned once |
 //! | one line (message) | 64 MiB (`upstream::MAX_MESSAGE_BYTES`) agent, 64 KiB control | -32700 / `tooLong`, the rest of the line skipped |
 //! | a line begun but not finished | [`LINE_DEADLINE`] | the connection is closed |
 //! | a connection that has not finished `initialize` | [`INITIALIZE_TIMEOUT`] | the connection is closed |
@@ -13,7 +15,7 @@
 //! | open control connections | a sixteenth of the descriptor limit, at most [`MAX_CONTROL_CONNECTIONS`](crate::control::MAX_CONTROL_CONNECTIONS) | the oldest connection that has sent no request is closed; with none, the new one gets one `busy` reply and is closed |
 //! | a control reply the client does not read | [`CONTROL_WRITE_TIMEOUT`](crate::control::CONTROL_WRITE_TIMEOUT) | the connection is closed |
 //!
-//! No request is ever dropped: backpressure only delays reading, and every request that was
+//! No request is ever dropped (only the notifications above are): backpressure only delays reading, and every request that was
 //! read gets exactly one answer (or, once the agent is gone, is cancelled upstream with
 //! `notifications/cancelled`). Each pause is logged once when it starts and once when it ends.
 

@@ -17,7 +17,6 @@
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::catalog::NativeRoute;
 use crate::hub::{Hub, HubEvent};
@@ -51,7 +50,7 @@ pub async fn listen(hub: &Hub, subscription: SubscriptionContext) {
     // The receivers exist before `resources/subscribe` goes upstream, so an update the server
     // sends right after subscribing is heard.
     let mut events = hub.subscribe();
-    let mut notices = hub.notices();
+    let mut notices = hub.notices(Default::default());
     let mut routes: Vec<(String, NativeRoute)> = Vec::new();
     for uri in accepted.resource_subscriptions.iter().flatten() {
         match Box::pin(hub.subscribe_resource(uri)).await {
@@ -87,7 +86,7 @@ pub async fn listen(hub: &Hub, subscription: SubscriptionContext) {
                 None => break,
             },
             notice = notices.recv() => match notice {
-                Ok(notice) => match &*notice {
+                Some(notice) => match &*notice {
                     Notice::ResourceUpdated { server, uri } => {
                         let mut sent = Ok(());
                         for (agent_uri, route) in &routes {
@@ -99,11 +98,7 @@ pub async fn listen(hub: &Hub, subscription: SubscriptionContext) {
                     }
                     _ => Ok(()),
                 },
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, "a listen stream fell behind on server notifications");
-                    Ok(())
-                }
-                Err(RecvError::Closed) => break,
+                None => break,
             },
         };
         if let Err(e) = sent {

@@ -111,6 +111,9 @@ pub struct Endpoint {
     /// The tasks this session created, shared with the fast path's relay, which takes the
     /// `initialize` era's Tasks lines ([`crate::hub::Tasks`]).
     tasks: crate::hub::Tasks,
+    /// What of the servers' notices was queued for the session and what was written: a call's
+    /// answer waits for those its server sent before it ([`crate::upstream::notice`]).
+    delivery: Arc<crate::upstream::notice::Delivery>,
 }
 
 impl Endpoint {
@@ -137,12 +140,18 @@ impl Endpoint {
             interest: Arc::default(),
             parks: Arc::default(),
             tasks: crate::hub::Tasks::default(),
+            delivery: Arc::default(),
         }
     }
 
     /// The session's resource subscriptions and log level, shared with its serving loop.
     pub(crate) fn interest(&self) -> Arc<native::AgentInterest> {
         self.interest.clone()
+    }
+
+    /// The session's notice delivery count, shared with its notice forwarder and fast path.
+    pub(crate) fn delivery(&self) -> Arc<crate::upstream::notice::Delivery> {
+        self.delivery.clone()
     }
 
     /// Waits (once per session, at most the policy's wait) until every server has settled,

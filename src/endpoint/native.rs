@@ -18,7 +18,8 @@
 //!   `enabledTools`) no longer serves the URI at the next update.
 //! - **Log messages**: every server's `notifications/message` reaches each agent whose
 //!   `logging/setLevel` level it meets (all of them before the agent set a level, as a server
-//!   decides alone until then).
+//!   decides alone until then), in the server's order, and a call's answer is written only
+//!   after the messages its server sent before it ([`crate::upstream::notice`]).
 #![expect(
     deprecated,
     reason = "logging and resources/subscribe are deprecated by SEP-2577 and SEP-2575; 2025-era clients use them"
@@ -32,11 +33,10 @@ use rmcp::model::{
     ServerCapabilities,
 };
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::catalog::{Declared, NativeRoute, PAGE_SIZE};
 use crate::hub::{Hub, severity};
-use crate::upstream::notice::Notice;
+use crate::upstream::notice::{Notice, NoticeReceiver};
 
 /// What one agent session asked for: its subscriptions and its log level.
 #[derive(Debug, Default)]
@@ -146,18 +146,22 @@ pub fn page<T: Clone>(
     Ok((items[start..end].to_vec(), next))
 }
 
-/// Passes the servers' resource updates and log messages to `peer` as long as it is there,
-/// under `interest`'s rules (module doc).
+/// Passes the servers' resource updates and log messages in `notices` to `peer` as long as it
+/// is there, under `interest`'s rules (module doc), one at a time, each written before the next
+/// is taken.
 pub async fn forward_notices(
     hub: Hub,
     peer: Peer<RoleServer>,
     interest: Arc<AgentInterest>,
     tasks: crate::hub::Tasks,
+    mut notices: NoticeReceiver,
 ) {
-    let mut notices = hub.notices();
     loop {
         let notice = tokio::select! {
-            received = notices.recv() => received,
+            received = notices.recv() => match received {
+                Some(notice) => notice,
+                None => return,
+            },
             // An answer with a task reached the agent: what was held for it goes out.
             () = tasks.released() => {
                 if send_task_statuses(&peer, hub.held_task_statuses(&tasks)).await.is_err() {
@@ -165,14 +169,6 @@ pub async fn forward_notices(
                 }
                 continue;
             }
-        };
-        let notice = match notice {
-            Ok(notice) => notice,
-            Err(RecvError::Lagged(missed)) => {
-                tracing::debug!(missed, "agent session fell behind on server notifications");
-                continue;
-            }
-            Err(RecvError::Closed) => return,
         };
         let sent = match &*notice {
             Notice::ResourceUpdated { server, uri } => {

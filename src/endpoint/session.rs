@@ -122,6 +122,9 @@ pub async fn serve_session_with<S>(
         .with_agent_gone(gone.clone())
         .with_handshake(handshake.clone());
     let interest = endpoint.interest();
+    // Subscribed before any call can be taken, so a call's log messages are all queued for it
+    // (MCP lets a server send log messages before `initialized`).
+    let notices = hub.notices(endpoint.delivery());
     let notices_hub = hub.clone();
     // Always: with the fast path off the relay still takes the Tasks lines.
     let tasks = crate::hub::Tasks::default();
@@ -132,7 +135,7 @@ pub async fn serve_session_with<S>(
         framed.shared_write(),
         budget.clone(),
         gone.clone(),
-        endpoint.first_list(),
+        &endpoint,
         tasks.clone(),
     );
     framed = framed.with_tap(Box::new(relay));
@@ -169,6 +172,7 @@ pub async fn serve_session_with<S>(
         peer.clone(),
         interest.clone(),
         tasks,
+        notices,
     ));
     // What this agent was told about: prompts and resources are announced when they change.
     let declared = hub.catalog().native().declared();

@@ -36,13 +36,11 @@ use rmcp::service::ServiceError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::sync::broadcast;
 
 use super::Hub;
 use crate::catalog::{Native, NativeRoute};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::supervisor::Live;
-use crate::upstream::notice::Notice;
 
 /// MCP "Resources", error handling: the resource does not exist.
 pub const RESOURCE_NOT_FOUND: i32 = -32002;
@@ -295,9 +293,13 @@ impl Hub {
         }
     }
 
-    /// Every server's resource updates and log messages from now on.
-    pub fn notices(&self) -> broadcast::Receiver<Arc<Notice>> {
-        self.notices.subscribe()
+    /// Every server's resource updates and log messages from now on, counted in `delivery`
+    /// ([`crate::upstream::notice`]).
+    pub fn notices(
+        &self,
+        delivery: Arc<crate::upstream::notice::Delivery>,
+    ) -> crate::upstream::notice::NoticeReceiver {
+        self.notices.subscribe(delivery)
     }
 
     /// The live session of `server`, or why there is none.

@@ -80,6 +80,14 @@ impl AskContext {
         AskContext { elicitor, ..self }
     }
 
+    /// Where the server's log messages go.
+    pub fn logs(&self) -> super::notice::ServerLogs {
+        super::notice::ServerLogs {
+            server: self.server.clone(),
+            notices: self.notices.clone(),
+        }
+    }
+
     /// The same context, passing resource updates and log messages to `notices`.
     pub fn with_notices(self, notices: super::notice::Notices) -> Self {
         AskContext { notices, ..self }

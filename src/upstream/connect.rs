@@ -164,6 +164,8 @@ pub async fn connect(
     whitelist: &SsrfWhitelist,
     era: &era::Remembered,
 ) -> Result<Session, ConnectError> {
+    // Task status notifications are passed on below rmcp too, in the order they came.
+    let progress = progress.with_task_status(asks.notices.clone(), asks.server.clone());
     // Last time the server spoke only 2026-07-28: `server/discover` first.
     let first = match &cfg.transport {
         TransportConfig::Stdio(stdio) if era.modern() => Some(
@@ -212,8 +214,6 @@ async fn connect_either(
     asks: AskContext,
     whitelist: &SsrfWhitelist,
 ) -> Result<Session, ConnectError> {
-    // Task status notifications are passed on below rmcp too, in the order they came.
-    let progress = progress.with_task_status(asks.notices.clone(), asks.server.clone());
     match &cfg.transport {
         TransportConfig::Stdio(stdio) => {
             // `initialize` first; a server that speaks only 2026-07-28 is started again and
@@ -277,11 +277,13 @@ pub async fn connect_stream(
     timeout: Duration,
 ) -> Result<Session, ConnectError> {
     let (events_tx, events) = mpsc::unbounded_channel();
+    let logs = asks.logs();
     let handler = UpstreamHandler::new(events_tx, asks);
     let (rd, wr) = tokio::io::split(stream);
-    let opened = Opened::Stream(
-        progress.tap(AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES)),
-    );
+    let opened = Opened::Stream(progress.tap(
+        AsyncRwTransport::new(rd, wr).with_max_line_length(MAX_MESSAGE_BYTES),
+        logs,
+    ));
     let (service, listing) = tokio::time::timeout(timeout, handshake(handler, opened))
         .await
         .map_err(|_| ConnectError::Timeout {
@@ -366,6 +368,7 @@ async fn connect_remote(
     })?;
     net::remember_secrets(&http.url, http.headers.values());
     let (events_tx, events) = mpsc::unbounded_channel();
+    let logs = asks.logs();
     let handler = UpstreamHandler::new(events_tx.clone(), asks);
     let gone = http::SessionGone::default();
     let mut http_lane: Option<HttpLane> = None;
@@ -410,7 +413,7 @@ async fn connect_remote(
                                 &net::connect_url(&url, &http.headers, true),
                                 gone.clone(),
                             );
-                            (Opened::SignedIn(progress.tap(t)), lane)
+                            (Opened::SignedIn(progress.tap(t, logs.clone())), lane)
                         }
                         None => {
                             let (t, lane) = super::http_lane::transport(
@@ -418,7 +421,7 @@ async fn connect_remote(
                                 &net::connect_url(&url, &http.headers, false),
                                 gone.clone(),
                             );
-                            (Opened::StreamableHttp(progress.tap(t)), lane)
+                            (Opened::StreamableHttp(progress.tap(t, logs.clone())), lane)
                         }
                     };
                 // The lane writes `initialize`-era frames.
@@ -430,7 +433,7 @@ async fn connect_remote(
                 let sse = LegacySseTransport::connect(client, &url)
                     .await
                     .map_err(ConnectError::from)?;
-                let opened = Opened::Sse(progress.tap(sse));
+                let opened = Opened::Sse(progress.tap(sse, logs));
                 (opened, false)
             }
         };

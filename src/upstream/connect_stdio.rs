@@ -54,13 +54,14 @@ pub(super) async fn connect_stdio(
     let drain = stderr::spawn_drain(pipes.stderr, log.clone(), tracing::Span::current());
 
     let (events_tx, events) = mpsc::unbounded_channel();
+    let logs = asks.logs();
     let handler = UpstreamHandler::new(events_tx, asks);
     // Every stdio session reads through the lane's transport (its rules for lines we cannot
     // read are ours: module doc of `lane::transport`); agents' calls use the lane only when
     // the fast path is on.
     let lane = FastLane::new(pipes.stdin);
     let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
-    let opened = Opened::StdioLane(progress.tap(transport));
+    let opened = Opened::StdioLane(progress.tap(transport, logs));
     let lane = super::lane::enabled().then_some(lane);
     let failure = match tokio::time::timeout(
         cfg.connect_timeout,

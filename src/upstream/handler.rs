@@ -31,8 +31,7 @@ use rmcp::model::{
     Implementation, ListRootsResult, ProtocolVersion, UrlElicitationCapability,
 };
 use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
-    ServerNotification,
+    LoggingMessageNotificationParam, ResourceUpdatedNotificationParam, ServerNotification,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -155,27 +154,14 @@ impl ClientHandler for UpstreamHandler {
     }
 
     /// A server's log message, logged and passed to the agents with every known secret masked
-    /// in its `data` (SECURITY.md: a server that echoes a credential it was given).
+    /// in its `data` ([`super::notice::ServerLogs::log`]).
     async fn on_logging_message(
         &self,
-        mut params: LoggingMessageNotificationParam,
+        params: LoggingMessageNotificationParam,
         _cx: NotificationContext<RoleClient>,
     ) {
-        crate::net::scrub_known_value(&mut params.data);
-        let logger = params.logger.as_deref().unwrap_or("");
-        let data = &params.data;
-        match params.level {
-            LoggingLevel::Debug => tracing::debug!(logger, %data, "server log"),
-            LoggingLevel::Info | LoggingLevel::Notice => {
-                tracing::info!(logger, %data, "server log")
-            }
-            LoggingLevel::Warning => tracing::warn!(logger, %data, "server log"),
-            _ => tracing::error!(logger, %data, "server log"),
-        }
-        self.asks.notices.send(Notice::Log {
-            server: self.asks.server.clone(),
-            params,
-        });
+        // The tap takes them before rmcp ([`super::progress`]); this is for a transport without one.
+        self.asks.logs().log(params);
     }
 
     async fn on_resource_updated(

@@ -17,15 +17,19 @@
 //! 2. When a progress notification arrives, the tap pushes it into the mapped sink right away,
 //!    in receive order, and does not pass it on to rmcp. The response to the same request can
 //!    only be received after that.
-//! 3. The call task ([`ProgressFeed`]) forwards the sink's notifications to the agent one at a
+//! 3. Log messages (`notifications/message`) are taken here too, in the same order, and
+//!    queued for the agents ([`super::notice`]) before the next message is read.
+//! 4. The call task ([`ProgressFeed`]) forwards the sink's notifications to the agent one at a
 //!    time, waiting until each is written (never inside a `select!` branch future, where the
 //!    arriving response would cancel a forward half-way); once the response is in, it forwards
 //!    whatever is still queued, and only then returns the response.
 //!
 //! So everything the server reported before its response reaches the agent's socket before the
-//! response does. A sink holds at most [`SINK_CAPACITY`] notifications; beyond that (a server
-//! flooding progress to an agent that is not reading) further ones are dropped, which only thins
-//! progress. Progress for a token nobody mapped (e.g. during `tools/list`) is dropped.
+//! response does. A burst the agent reads arrives whole: the sink is bounded by bytes, not by
+//! a count, and holds [`SINK_BYTES`] of notifications not yet written to the agent (thousands of
+//! them). Beyond that (a server flooding progress to an agent that is not reading) further ones
+//! are dropped, counted, and logged once per call, which only thins progress. Progress for a
+//! token nobody mapped (e.g. during `tools/list`) is dropped.
 //!
 //! The tap also takes `notifications/tasks/status` (MCP 2025-11-25 utilities/tasks) off the
 //! wire and passes it to the agents' notices in receive order
@@ -33,6 +37,7 @@
 //! overtake each other either.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -44,10 +49,41 @@ use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient, RoleServer};
 use tokio::sync::mpsc;
 
-/// Progress notifications one call may have queued before further ones are dropped.
-pub const SINK_CAPACITY: usize = 64;
+use super::notice::ServerLogs;
 
-type Routes = HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>;
+/// Bytes of progress notifications (their JSON size, about 100 bytes each) one call may have
+/// waiting to be written to its agent (1 MiB) before further ones are dropped.
+pub const SINK_BYTES: usize = 1024 * 1024;
+
+/// One queued notification and the bytes it counts for.
+type Queued = (ProgressNotificationParam, usize);
+
+/// The sending end of one call's queue.
+#[derive(Clone, Debug)]
+struct SinkTx {
+    tx: mpsc::UnboundedSender<Queued>,
+    /// Bytes queued and not yet taken by the feed; shared with it.
+    held: Arc<AtomicUsize>,
+    /// Notifications dropped because the queue was full.
+    dropped: Arc<AtomicUsize>,
+}
+
+impl SinkTx {
+    fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// What `progress` counts for in a queue: its JSON size, estimated without encoding it.
+fn weight(progress: &ProgressNotificationParam) -> usize {
+    let token = match &progress.progress_token.0 {
+        rmcp::model::NumberOrString::String(s) => s.len(),
+        rmcp::model::NumberOrString::Number(_) => 20,
+    };
+    96 + token + progress.message.as_ref().map_or(0, String::len)
+}
+
+type Routes = HashMap<ProgressToken, SinkTx>;
 
 /// The progress routes of one upstream session: upstream `progressToken` → the call that asked.
 ///
@@ -83,11 +119,13 @@ impl ProgressRoutes {
         }
     }
 
-    /// Wraps an upstream transport so that progress flows through these routes.
-    pub fn tap<T>(&self, inner: T) -> ProgressTap<T> {
+    /// Wraps an upstream transport so that progress flows through these routes and log
+    /// messages to `logs`, both in the order the server sent them.
+    pub fn tap<T>(&self, inner: T, logs: ServerLogs) -> ProgressTap<T> {
         ProgressTap {
             inner,
             routes: self.clone(),
+            logs,
         }
     }
 
@@ -98,7 +136,7 @@ impl ProgressRoutes {
     }
 
     /// Maps `token` to `sink`; forgets routes whose call has ended.
-    fn insert(&self, token: ProgressToken, sink: mpsc::Sender<ProgressNotificationParam>) {
+    fn insert(&self, token: ProgressToken, sink: SinkTx) {
         let mut routes = self.lock();
         routes.retain(|_, s| !s.is_closed());
         routes.insert(token, sink);
@@ -111,14 +149,20 @@ impl ProgressRoutes {
             tracing::trace!(token = %progress.progress_token.0, "progress for no waiting call dropped");
             return;
         };
-        match sink.try_send(progress) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(p)) => {
-                tracing::debug!(token = %p.progress_token.0, "progress queue full; notification dropped");
+        let bytes = weight(&progress);
+        if sink.held.load(Ordering::Acquire) + bytes > SINK_BYTES {
+            if sink.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+                tracing::warn!(
+                    token = %progress.progress_token.0,
+                    "the agent is not reading this call's progress; dropping further progress notifications of the call ({} KiB waiting)",
+                    SINK_BYTES / 1024
+                );
             }
-            Err(mpsc::error::TrySendError::Closed(p)) => {
-                routes.remove(&p.progress_token);
-            }
+            return;
+        }
+        sink.held.fetch_add(bytes, Ordering::AcqRel);
+        if let Err(mpsc::error::SendError((p, _))) = sink.tx.send((progress, bytes)) {
+            routes.remove(&p.progress_token);
         }
     }
 
@@ -132,14 +176,48 @@ impl ProgressRoutes {
 /// The marker a call attaches to its upstream request (as an rmcp extension) to receive that
 /// request's progress notifications.
 #[derive(Clone, Debug)]
-pub struct ProgressSink(mpsc::Sender<ProgressNotificationParam>);
+pub struct ProgressSink(SinkTx);
 
 /// The receiving end of a [`ProgressSink`]: forwards one call's progress to its agent.
 #[derive(Debug)]
 pub struct ProgressFeed {
-    queue: mpsc::Receiver<ProgressNotificationParam>,
+    queue: SinkRx,
     agent: Peer<RoleServer>,
     token: ProgressToken,
+}
+
+/// The receiving end of one call's queue.
+#[derive(Debug)]
+struct SinkRx {
+    rx: mpsc::UnboundedReceiver<Queued>,
+    held: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl SinkRx {
+    async fn recv(&mut self) -> Option<ProgressNotificationParam> {
+        let (progress, bytes) = self.rx.recv().await?;
+        self.held.fetch_sub(bytes, Ordering::AcqRel);
+        Some(progress)
+    }
+
+    fn try_recv(&mut self) -> Option<ProgressNotificationParam> {
+        let (progress, bytes) = self.rx.try_recv().ok()?;
+        self.held.fetch_sub(bytes, Ordering::AcqRel);
+        Some(progress)
+    }
+}
+
+impl Drop for SinkRx {
+    fn drop(&mut self) {
+        let dropped = self.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::info!(
+                dropped,
+                "progress notifications of a call were dropped: its agent did not read them"
+            );
+        }
+    }
 }
 
 /// A sink to attach to an upstream request and the feed that forwards what arrives in it to
@@ -156,9 +234,18 @@ pub fn channel(agent: Peer<RoleServer>, token: ProgressToken) -> (ProgressSink, 
     )
 }
 
-fn sink_pair() -> (ProgressSink, mpsc::Receiver<ProgressNotificationParam>) {
-    let (tx, queue) = mpsc::channel(SINK_CAPACITY);
-    (ProgressSink(tx), queue)
+fn sink_pair() -> (ProgressSink, SinkRx) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let held = Arc::new(AtomicUsize::new(0));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    (
+        ProgressSink(SinkTx {
+            tx,
+            held: held.clone(),
+            dropped: dropped.clone(),
+        }),
+        SinkRx { rx, held, dropped },
+    )
 }
 
 impl ProgressFeed {
@@ -175,7 +262,7 @@ impl ProgressFeed {
     /// Forwards every notification already queued, in order. Call it after the response
     /// arrived and before answering the agent.
     pub async fn flush(&mut self) {
-        while let Ok(progress) = self.queue.try_recv() {
+        while let Some(progress) = self.queue.try_recv() {
             self.forward(progress).await;
         }
     }
@@ -196,6 +283,7 @@ impl ProgressFeed {
 pub struct ProgressTap<T> {
     inner: T,
     routes: ProgressRoutes,
+    logs: ServerLogs,
 }
 
 impl<T> Transport<RoleClient> for ProgressTap<T>
@@ -235,6 +323,12 @@ where
                 }) if note.method == super::handler::TASK_STATUS => {
                     self.routes.task_status(note.params);
                 }
+                // Here rather than in rmcp's handler, which gets each notification on a task
+                // of its own: queued for the agents before the next message is read.
+                JsonRpcMessage::Notification(JsonRpcNotification {
+                    notification: ServerNotification::LoggingMessageNotification(log),
+                    ..
+                }) => self.logs.log(log.params),
                 other => return Some(other),
             }
         }
@@ -277,6 +371,13 @@ mod tests {
         }
     }
 
+    fn logs() -> ServerLogs {
+        ServerLogs {
+            server: "s".into(),
+            notices: crate::upstream::notice::Notices::default(),
+        }
+    }
+
     fn token(n: i64) -> ProgressToken {
         ProgressToken(NumberOrString::Number(n))
     }
@@ -307,8 +408,8 @@ mod tests {
         ClientJsonRpcMessage::request(request, RequestId::Number(id))
     }
 
-    fn values(queue: &mut mpsc::Receiver<ProgressNotificationParam>) -> Vec<f64> {
-        std::iter::from_fn(|| queue.try_recv().ok())
+    fn values(queue: &mut SinkRx) -> Vec<f64> {
+        std::iter::from_fn(|| queue.try_recv())
             .map(|p| p.progress)
             .collect()
     }
@@ -316,15 +417,18 @@ mod tests {
     #[tokio::test]
     async fn progress_is_queued_for_its_call_before_the_response_is_received() {
         let routes = ProgressRoutes::default();
-        let mut tap = routes.tap(Fake {
-            incoming: [
-                progress(7, 0.25),
-                progress(99, 1.0),
-                progress(7, 0.5),
-                response(1),
-            ]
-            .into(),
-        });
+        let mut tap = routes.tap(
+            Fake {
+                incoming: [
+                    progress(7, 0.25),
+                    progress(99, 1.0),
+                    progress(7, 0.5),
+                    response(1),
+                ]
+                .into(),
+            },
+            logs(),
+        );
         let (sink, mut queue) = sink_pair();
         tap.send(request(1, 7, Some(sink))).await.expect("send");
 
@@ -339,9 +443,12 @@ mod tests {
     #[tokio::test]
     async fn a_request_without_a_sink_gets_no_route() {
         let routes = ProgressRoutes::default();
-        let mut tap = routes.tap(Fake {
-            incoming: [progress(3, 1.0)].into(),
-        });
+        let mut tap = routes.tap(
+            Fake {
+                incoming: [progress(3, 1.0)].into(),
+            },
+            logs(),
+        );
         tap.send(request(1, 3, None)).await.expect("send");
         assert_eq!(routes.len(), 0);
         assert!(tap.receive().await.is_none(), "progress is never passed on");
@@ -350,9 +457,12 @@ mod tests {
     #[tokio::test]
     async fn routes_of_finished_calls_are_forgotten() {
         let routes = ProgressRoutes::default();
-        let mut tap = routes.tap(Fake {
-            incoming: [progress(1, 1.0)].into(),
-        });
+        let mut tap = routes.tap(
+            Fake {
+                incoming: [progress(1, 1.0)].into(),
+            },
+            logs(),
+        );
         let (sink, queue) = sink_pair();
         tap.send(request(1, 1, Some(sink))).await.expect("send");
         drop(queue);
@@ -371,15 +481,21 @@ mod tests {
     #[tokio::test]
     async fn a_flooding_server_fills_one_bounded_queue_and_the_rest_is_dropped() {
         let routes = ProgressRoutes::default();
-        let flood = (0..SINK_CAPACITY as i64 + 10).map(|i| progress(5, i as f64));
-        let mut tap = routes.tap(Fake {
-            incoming: flood.chain([response(1)]).collect(),
-        });
+        let each = weight(&ProgressNotificationParam::new(token(5), 0.0));
+        let fits = SINK_BYTES / each;
+        let flood = (0..fits as i64 + 10).map(|i| progress(5, i as f64));
+        let mut tap = routes.tap(
+            Fake {
+                incoming: flood.chain([response(1)]).collect(),
+            },
+            logs(),
+        );
         let (sink, mut queue) = sink_pair();
         tap.send(request(1, 5, Some(sink))).await.expect("send");
         assert!(tap.receive().await.is_some());
         let kept = values(&mut queue);
-        assert_eq!(kept.len(), SINK_CAPACITY);
+        assert_eq!(kept.len(), fits);
+        assert!(fits >= 5000, "a burst of thousands fits: {fits}");
         assert_eq!(kept.first(), Some(&0.0), "the earliest are kept, in order");
     }
 }

@@ -17,6 +17,7 @@ mod autostart;
 mod bounds;
 mod bridge;
 mod bundle;
+mod bursts;
 mod caps;
 mod client_names;
 mod common;

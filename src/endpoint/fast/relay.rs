@@ -25,6 +25,7 @@ use super::{InFlight, lock};
 use crate::endpoint::limits::Budget;
 use crate::endpoint::line::{SharedWrite, Tap};
 use crate::hub::Hub;
+use crate::upstream::notice::Delivery;
 
 /// The fast path of one agent connection. Dropping it (the connection ended) cancels every
 /// call it forwarded.
@@ -46,6 +47,8 @@ pub struct Relay<W> {
     fast: bool,
     /// The tasks this session created ([`crate::hub::Tasks`]).
     tasks: crate::hub::Tasks,
+    /// The session's notice delivery: an answer is written after the notices queued before it.
+    delivery: Arc<Delivery>,
     _cancel_on_drop: DropGuard,
 }
 
@@ -67,8 +70,9 @@ where
 {
     /// A relay for one connection to `hub`, answering on `write`, counting its calls in
     /// `budget` and ending them when `gone` fires; calls cut short by `shutdown` say so.
-    /// `first_list` is the session's ([`crate::endpoint::Endpoint::first_list`]); `tasks` is
-    /// the session's task table. With the fast path off ([`crate::upstream::lane::enabled`])
+    /// `endpoint` is the session's handler, whose first-listing latch
+    /// ([`crate::endpoint::Endpoint::first_list`]) and notice count the relay shares; `tasks`
+    /// is the session's task table. With the fast path off ([`crate::upstream::lane::enabled`])
     /// only the Tasks lines are taken.
     pub fn new(
         hub: Hub,
@@ -76,9 +80,11 @@ where
         write: SharedWrite<W>,
         budget: Arc<Budget>,
         gone: CancellationToken,
-        first_list: Arc<tokio::sync::OnceCell<()>>,
+        endpoint: &crate::endpoint::Endpoint,
         tasks: crate::hub::Tasks,
     ) -> (Relay<W>, AgentCell) {
+        let first_list = endpoint.first_list();
+        let delivery = endpoint.delivery();
         let cell = AgentCell::default();
         let session = gone.child_token();
         let relay = Relay {
@@ -93,6 +99,7 @@ where
             first_list,
             fast: crate::upstream::lane::enabled(),
             tasks,
+            delivery,
             _cancel_on_drop: session.clone().drop_guard(),
             session,
         };
@@ -187,8 +194,14 @@ where
         let write = self.write.clone();
         let budget = self.budget.clone();
         let gone = self.gone.clone();
+        let delivery = self.delivery.clone();
         tokio::spawn(async move {
             if let Some(reply) = reply.await {
+                // The server's log messages sent before its answer are written first.
+                tokio::select! {
+                    () = delivery.settle() => {}
+                    () = gone.cancelled() => return,
+                }
                 write_reply(&reply, id, &write, &budget, &gone).await;
             }
             after();
