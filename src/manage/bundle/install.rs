@@ -426,14 +426,22 @@ pub fn remove_dir(entry: &Value, root: &Path, remaining: &Value) -> Option<DirOu
     })
 }
 
-/// The first server of config document `doc` whose entry mentions `dir` anywhere (its
-/// `source`, `command`, `args`, `cwd`…): an entry copied by hand shares its bundle's files.
+/// The first server of config document `doc` whose entry names `dir` or a path inside it in
+/// any string (its `source`, `command`, `args`, `cwd`…): an entry copied by hand shares its
+/// bundle's files. Paths compare by component, so a sibling `…-2` does not count.
 fn entry_naming(doc: &Value, dir: &Path) -> Option<String> {
-    let needle = dir.to_string_lossy();
+    fn names(v: &Value, dir: &Path) -> bool {
+        match v {
+            Value::String(s) => Path::new(s).starts_with(dir),
+            Value::Array(a) => a.iter().any(|v| names(v, dir)),
+            Value::Object(o) => o.values().any(|v| names(v, dir)),
+            _ => false,
+        }
+    }
     doc.get("mcpServers")?
         .as_object()?
         .iter()
-        .find(|(_, e)| e.to_string().contains(needle.as_ref()))
+        .find(|(_, e)| names(e, dir))
         .map(|(name, _)| name.clone())
 }
 
