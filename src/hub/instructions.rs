@@ -18,7 +18,7 @@ pub const SERVER_INSTRUCTIONS_MAX: usize = 4 * 1024;
 pub const ALL_INSTRUCTIONS_MAX: usize = 32 * 1024;
 
 impl Hub {
-    /// The instructions for an agent of this hub's session: [`COMPANION_INSTRUCTIONS`], then,
+    /// The instructions for an agent of this hub's session: the companion's own line, then,
     /// for each running server that offers the session a tool, in config order,
     /// `Server "<name>":` and its instructions (bounded as above).
     pub fn instructions(&self) -> String {

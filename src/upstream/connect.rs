@@ -35,7 +35,7 @@ use crate::net::{self, Guard, SsrfError};
 
 /// A connection opened by one transport, ready for the MCP handshake.
 pub enum Opened {
-    /// A child process's stdio, read through [`LaneTransport`], with a [`FastLane`] beside
+    /// A child process's stdio, read through [`LaneTransport`], with a [`super::lane::FastLane`] beside
     /// rmcp ([`super::lane`]).
     StdioLane(ProgressTap<LaneTransport<ChildStdout>>),
     /// Streamable HTTP (MCP 2025-03-26 and later), see [`http`].

@@ -7,7 +7,7 @@
 //!   server some agent subscribed to ([`Listener::add`], [`Listener::remove`]; the hub does
 //!   this in place of `resources/subscribe`, which the era has not).
 //! - **Where what arrives goes**: the same paths a server of the `initialize` era's
-//!   notifications take ([`UpstreamHandler::heard`]): a list change re-lists the server, a
+//!   notifications take (`UpstreamHandler::heard`): a list change re-lists the server, a
 //!   resource update reaches the agents that subscribed.
 //! - **When it is opened again**: when the URIs change (the new stream is open before the old
 //!   one is cancelled, so nothing is missed between them), and when the server ends it or it
