@@ -110,11 +110,18 @@ impl Delivery {
     /// Returns once the first `mark` notices queued for the session have been handled, or
     /// its forwarder is gone. Cancel-safe.
     pub async fn reached(&self, mark: u64) {
+        let done =
+            || self.closed.load(Ordering::Acquire) || self.handled.load(Ordering::Acquire) >= mark;
+        // Most answers find nothing queued before them: no waiter is registered then (that
+        // takes the `Notify`'s lock, which every answer in flight would contend for).
+        if done() {
+            return;
+        }
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if self.closed.load(Ordering::Acquire) || self.handled.load(Ordering::Acquire) >= mark {
+            if done() {
                 return;
             }
             changed.await;
