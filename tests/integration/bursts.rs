@@ -21,9 +21,12 @@ const PROGRESS_BURST: u64 = 500;
 /// Log messages in one flood (about 5 MB of JSON).
 const LOG_FLOOD: u64 = 20_000;
 
+/// The flood calls run long on a loaded machine (every message is also written to the
+/// companion's log): the default 30 s `toolTimeout` would end them as timed out.
 fn start(path: CallPath) -> Companion {
     Companion::start_on(
-        json!({ "mcpServers": { "burst": { "command": "python3", "args": [BURST_SERVER] } } }),
+        json!({ "mcpServers": { "burst": {
+            "command": "python3", "args": [BURST_SERVER], "toolTimeout": 600 } } }),
         path,
     )
 }
