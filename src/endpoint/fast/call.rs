@@ -89,6 +89,32 @@ enum Waited {
 }
 
 impl FastCall {
+    /// The call's activity record (routed, sent once) and the upstream `tools/call` line
+    /// under request id `id_json`, for either lane.
+    fn started(&self, id_json: &str) -> (CallRecord, Vec<u8>) {
+        let mut record = CallRecord::start(
+            &self.hub,
+            "fast",
+            || Agent::of(&self.agent),
+            &self.wrapped,
+            || record::raw_arguments(self.arguments.as_deref()),
+        );
+        record.routed(&self.target.server);
+        if let Some(base) = &self.target.wrapped_as {
+            record.wrapped_as(base);
+        }
+        record.attempted(1);
+        let frame = envelope::request_frame(
+            id_json,
+            &self.target.raw_name,
+            self.target
+                .forward
+                .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
+            self.meta.as_deref().map(RawValue::get),
+        );
+        (record, frame)
+    }
+
     /// Forwards the call and returns its one answer, or `None` when the agent cancelled it
     /// or left (see the module doc).
     pub async fn run(self) -> Option<Reply> {
@@ -103,27 +129,8 @@ impl FastCall {
             // Nothing was sent: the slow path takes the call whole, and records it.
             return Box::pin(self.slow(None, CallRecord::default())).await;
         };
-        let mut record = CallRecord::start(
-            &self.hub,
-            "fast",
-            || Agent::of(&self.agent),
-            &self.wrapped,
-            || record::raw_arguments(self.arguments.as_deref()),
-        );
-        record.routed(&self.target.server);
-        if let Some(base) = &self.target.wrapped_as {
-            record.wrapped_as(base);
-        }
-        let frame = envelope::request_frame(
-            &ticket.id_json(),
-            &self.target.raw_name,
-            self.target
-                .forward
-                .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
-            self.meta.as_deref().map(RawValue::get),
-        );
+        let (record, frame) = self.started(&ticket.id_json());
         let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
-        record.attempted(1);
         if let Err(e) = ticket.send(&frame).await {
             drop(ticket);
             let e = CallError::NotDelivered {

@@ -2,13 +2,11 @@
 //! ([`crate::upstream::http_lane`]): one POST from this task, its answer read here, then the
 //! same answer, judgement and retry as on a stdio lane (the parent module's diagram).
 
-use super::{CANCELLED_BY_CLIENT, FastCall, SHUTTING_DOWN, TIMEOUT_REASON, enter_askers, record};
-use crate::activity::Agent;
-use crate::endpoint::fast::envelope::{self, Reply};
+use super::{CANCELLED_BY_CLIENT, FastCall, SHUTTING_DOWN, TIMEOUT_REASON, enter_askers};
+use crate::endpoint::fast::envelope::Reply;
 use crate::hub::record::CallRecord;
 use crate::upstream::call::CallError;
 use crate::upstream::http_lane::HttpLane;
-use serde_json::value::RawValue;
 
 impl FastCall {
     /// [`FastCall::run`] on `lane`.
@@ -17,27 +15,8 @@ impl FastCall {
             // Nothing was sent: the slow path takes the call whole, and records it.
             return Box::pin(self.slow(None, CallRecord::default())).await;
         };
-        let mut record = CallRecord::start(
-            &self.hub,
-            "fast",
-            || Agent::of(&self.agent),
-            &self.wrapped,
-            || record::raw_arguments(self.arguments.as_deref()),
-        );
-        record.routed(&self.target.server);
-        if let Some(base) = &self.target.wrapped_as {
-            record.wrapped_as(base);
-        }
-        let frame = envelope::request_frame(
-            &ticket.id_json(),
-            &self.target.raw_name,
-            self.target
-                .forward
-                .raw_arguments(self.arguments.as_deref().map(RawValue::get)),
-            self.meta.as_deref().map(RawValue::get),
-        );
+        let (record, frame) = self.started(&ticket.id_json());
         let asking = enter_askers(&self.agent, &self.cancel, &self.target);
-        record.attempted(1);
         // The server's requests on this call's answer stream name it ([`crate::upstream::askers`]).
         asking.set_request_id(ticket.id());
         let timeout = self.target.forward.timeout();
