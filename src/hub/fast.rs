@@ -59,9 +59,6 @@ impl Hub {
         let Target::Tool { name: raw_name } = &route.target else {
             return None;
         };
-        if catalog.native().rewrites(&route.server) {
-            return None;
-        }
         let server = self.server(&route.server)?;
         // Only plainly allowed calls: `approve.rs` decides the rest, on the rmcp path.
         if super::approve::policy_of(route, &server).0 != crate::config::Policy::Allow {

@@ -2,14 +2,16 @@
 //! sanitise alike (`x.y`, `x_y`) get distinct rewritten URIs and each read reaches its own
 //! server; a rewritten URI never takes another server's native URI; and the links and embedded
 //! resources of a server whose templates are rewritten (server-everything twice) come rewritten
-//! in tool results and prompt messages, and read.
+//! in tool results and prompt messages, and read, also on the fast path.
 
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 
+use crate::common::activity::{default_db, wait_for_calls};
 use crate::common::{Companion, call, everything_js, peers_dir, python_sdk2};
+use crate::raw::RawAgent;
 
 /// The MCP Apps fixture (`tests/peers/app_server.py`): its UI reads `<p>label</p>`.
 fn app_server(peers: &std::path::Path, label: &str, ui: Option<&str>) -> Value {
@@ -246,4 +248,36 @@ async fn links_and_embedded_resources_of_a_rewritten_template_are_rewritten_and_
         "{messages}"
     );
     assert_eq!(read(&client, blob3).await.1, blob3);
+
+    // An agent that asks for no progress takes the fast path, also to a server whose URIs
+    // are rewritten: results that may name a URI are decoded and rewritten there.
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let echo = agent
+        .call_tool(1, "mcp_ev1_echo", json!({ "message": "hi" }))
+        .await;
+    assert_eq!(echo["result"]["content"][0]["text"], "Echo: hi", "{echo}");
+    let links = agent
+        .call_tool(2, "mcp_ev2_get-resource-links", json!({ "count": 3 }))
+        .await;
+    let uris: Vec<&str> = links["result"]["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .filter(|c| c["type"] == "resource_link")
+        .filter_map(|c| c["uri"].as_str())
+        .collect();
+    assert!(!uris.is_empty(), "{links}");
+    assert!(
+        uris.iter().all(|u| u.starts_with("mcp-companion://ev2/")),
+        "{links}"
+    );
+    let db = default_db(&c);
+    let recorded = wait_for_calls(&db, 4).await;
+    for tool in ["mcp_ev1_echo", "mcp_ev2_get-resource-links"] {
+        let entry = recorded
+            .iter()
+            .find(|r| r.tool.as_deref() == Some(tool) && r.agent.as_deref() == Some("raw-agent"))
+            .unwrap_or_else(|| panic!("{tool} not recorded: {recorded:#?}"));
+        assert_eq!(entry.path.as_deref(), Some("fast"), "{entry:?}");
+    }
 }

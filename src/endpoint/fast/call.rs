@@ -8,7 +8,8 @@
 //! write the request ──write failed──▶ judged: not delivered, so resent on a new session
 //!      ▼
 //! wait ─┬─ answer: result ──plain──▶ spliced through untouched
-//!       │                 └─other──▶ decoded and judged as the slow path does
+//!       │                 └─other──▶ decoded (URIs another server shares rewritten,
+//!       │                            `crate::hub::to_agent`) and judged as the slow path does
 //!       │          error ─────────▶ judged: isError "server "x" returned an error: … (JSON-RPC error n)"
 //!       ├─ toolTimeout ───────────▶ notifications/cancelled upstream; judged: isError "… timed out after n s"
 //!       ├─ agent cancelled / left ▶ notifications/cancelled upstream; no answer (as rmcp does)
@@ -218,13 +219,22 @@ impl FastCall {
                 result: Some(result),
                 ..
             }) => {
-                if envelope::is_plain_result(result)
+                let native = self.hub.catalog();
+                let native = native.native();
+                let rewritten =
+                    native.rewrites(&self.target.server) && envelope::may_name_a_uri(result.get());
+                if !rewritten
+                    && envelope::is_plain_result(result)
                     && let Some(range) = envelope::range_in(&line, result)
                 {
                     return Ok(Reply::spliced(&self.agent_id, line, range));
                 }
                 match upstream_call::tool_result_from_json(result.get()) {
-                    Ok(result) => return Ok(self.reply(&crate::hub::forward::masked(result))),
+                    Ok(result) => {
+                        let result = crate::hub::forward::masked(result);
+                        let result = crate::hub::to_agent(native, &self.target.server, result);
+                        return Ok(self.reply(&result));
+                    }
                     Err(e) => e,
                 }
             }

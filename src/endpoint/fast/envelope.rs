@@ -196,6 +196,14 @@ pub fn is_plain_result(result: &RawValue) -> bool {
     })
 }
 
+/// Whether the JSON text `result` may hold a `uri` or `resourceUri` member, the ones
+/// [`crate::hub::to_agent`] rewrites: false only when neither key appears literally and no
+/// `\u` escape could spell one. A result of a server whose URIs are rewritten is spliced
+/// through untouched only when this is false.
+pub fn may_name_a_uri(result: &str) -> bool {
+    result.contains("\"uri\"") || result.contains("\"resourceUri\"") || result.contains("\\u")
+}
+
 /// Bodies up to this size are copied into one buffer and written with one call.
 const ONE_WRITE: usize = 16 * 1024;
 
@@ -354,6 +362,25 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("json")
+    }
+
+    #[test]
+    fn a_result_that_may_name_a_uri_is_told_from_one_that_cannot() {
+        for may in [
+            r#"{"content":[{"type":"resource_link","uri":"demo://a","name":"a"}]}"#,
+            r#"{"content":[],"_meta":{"ui":{"resourceUri":"ui://app"}}}"#,
+            r#"{"content":[],"structuredContent":{"uri":"file:///x"}}"#,
+            // The key spelt with an escape.
+            r#"{"content":[],"structuredContent":{"\u0075ri":"file:///x"}}"#,
+        ] {
+            assert!(may_name_a_uri(may), "{may}");
+        }
+        for cannot in [
+            r#"{"content":[{"type":"text","text":"the uri is demo://a"}]}"#,
+            r#"{"content":[{"type":"text","text":"Echo: \"hello\""}]}"#,
+        ] {
+            assert!(!may_name_a_uri(cannot), "{cannot}");
+        }
     }
 
     #[test]
