@@ -2,7 +2,7 @@
 """Instructions per request of one companion build under callgrind (load-independent).
 
   python3 benches/callgrind.py --bin BIN [--demo DEMO_BIN] [--fast 1|0] [--calls K] [--lists L]
-      [--reps R] [--extra-tools T] [--measure companion|bridge|companion-via-bridge] [--keep DIR]
+      [--reps R] [--extra-tools T] [--activity on|off] [--measure companion|bridge|companion-via-bridge] [--keep DIR]
       [--url URL]
 
 One session: a temp config with the test server (`DEMO_BIN demo-server --test-tools`; DEMO_BIN
@@ -174,6 +174,8 @@ def main():
                     choices=["companion", "bridge", "companion-via-bridge"])
     ap.add_argument("--extra-tools", type=int, default=0,
                     help="the test server lists this many more tools (a bigger tools/list)")
+    ap.add_argument("--activity", default="on", choices=["on", "off"],
+                    help="off: the companion runs with the activity log off, to count its cost")
     ap.add_argument("--keep", help="keep the callgrind files in this directory")
     ap.add_argument("--url", help="serve this remote MCP server (on loopback) as `demo` instead of "
                     "the test server, e.g. server-everything's streamable HTTP endpoint")
@@ -184,15 +186,17 @@ def main():
         os.makedirs(a.keep, exist_ok=True)
     cfg = os.path.join(d, "config.json")
     sock = os.path.join(d, "mcp.sock")
+    if a.url:
+        config = {"ssrfWhitelist": ["127.0.0.1/32"], "mcpServers": {"demo": {"url": a.url}}}
+    else:
+        config = {"mcpServers": {"demo": {"command": a.demo or a.bin,
+                                          "args": ["demo-server", "--test-tools"]
+                                          + (["--extra-tools", str(a.extra_tools)]
+                                             if a.extra_tools else [])}}}
+    if a.activity == "off":
+        config["activity"] = {"enabled": False}
     with open(cfg, "w") as f:
-        if a.url:
-            json.dump({"ssrfWhitelist": ["127.0.0.1/32"],
-                       "mcpServers": {"demo": {"url": a.url}}}, f)
-        else:
-            json.dump({"mcpServers": {"demo": {"command": a.demo or a.bin,
-                                               "args": ["demo-server", "--test-tools"]
-                                               + (["--extra-tools", str(a.extra_tools)]
-                                                  if a.extra_tools else [])}}}, f)
+        json.dump(config, f)
     env = dict(os.environ, HOME=d, XDG_DATA_HOME=d + "/data", XDG_CONFIG_HOME=d + "/config",
                XDG_STATE_HOME=d + "/state", XDG_RUNTIME_DIR=d, MCP_COMPANION_FAST_PATH=a.fast)
     vg = ["valgrind", "--tool=callgrind", "--trace-children=no", f"--callgrind-out-file={out}"]

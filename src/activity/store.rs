@@ -125,6 +125,9 @@ impl Store {
 
     fn setup(&self) -> rusqlite::Result<()> {
         self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        // One cached statement per row count, 1 to ROWS_PER_STATEMENT, and room for others.
+        self.conn
+            .set_prepared_statement_cache_capacity(ROWS_PER_STATEMENT + 8);
         // Must precede the first table to take effect on a new file.
         self.conn
             .pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
@@ -150,8 +153,8 @@ impl Store {
     }
 
     /// Inserts `rows` in one transaction, in order: 16 to a statement (`ROWS_PER_STATEMENT`)
-    /// while that many are left, so a statement's own cost (and the `AUTOINCREMENT` counter's
-    /// update) is paid once for that many rows.
+    /// while that many are left, then the rest in one statement, so a statement's own cost
+    /// (and the `AUTOINCREMENT` counter's update) is paid once for up to 16 rows.
     ///
     /// # Errors
     /// SQLite's error (the database is locked beyond `BUSY_TIMEOUT`, the disk is full).
@@ -170,11 +173,11 @@ impl Store {
             }
             let rest = chunks.remainder();
             if !rest.is_empty() {
-                let mut stmt = tx.prepare_cached(&insert_sql(1))?;
-                for row in rest {
-                    bind(&mut stmt, 0, row)?;
-                    stmt.raw_execute()?;
+                let mut stmt = tx.prepare_cached(&insert_sql(rest.len()))?;
+                for (i, row) in rest.iter().enumerate() {
+                    bind(&mut stmt, i * COLUMNS, row)?;
                 }
+                stmt.raw_execute()?;
             }
         }
         tx.commit()

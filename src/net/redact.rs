@@ -378,6 +378,10 @@ pub fn scrub(text: &str) -> String {
 /// (from encoders that keep to ASCII) a non-ASCII character appears escaped, or escaped twice
 /// (JSON text inside a JSON string): each of those written forms is masked too.
 pub fn scrub_known(text: &str) -> String {
+    // Every written form of a remembered secret is at least as long as the secret.
+    if text.len() < MIN_SECRET_LEN {
+        return text.to_owned();
+    }
     let r = SECRETS.read().unwrap_or_else(|p| p.into_inner());
     let mut hits: Vec<String> = r
         .set
