@@ -121,14 +121,7 @@ async fn a_401_waits_for_login_which_signs_in_from_another_terminal() {
     fixture.shared.revoke_next.store(true, Ordering::SeqCst);
     let result = call(&client, "mcp_secure_echo", json!({"message": "again"})).await;
     assert_eq!(text(&result), "again");
-    let grants: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("grant_type").cloned())
-        .collect();
+    let grants = fixture.shared.token_field("grant_type");
     assert_eq!(grants, ["authorization_code", "refresh_token"]);
     let _ = client.cancel().await;
 
@@ -304,14 +297,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_used() {
     let result = call(&client, "mcp_secure_echo", json!({"message": "fresh"})).await;
     assert_eq!(text(&result), "fresh");
     let _ = client.cancel().await;
-    let grants: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("grant_type").cloned())
-        .collect();
+    let grants = fixture.shared.token_field("grant_type");
     // A slow machine may also refresh once at connect time; every grant after the first is a
     // refresh, and there is at least one.
     assert_eq!(grants[0], "authorization_code", "{grants:?}");
@@ -366,14 +352,7 @@ async fn credentials_a_server_quotes_back_are_masked_in_results_logs_and_login_o
         output.contains("invalid_grant"),
         "the refusal is quoted: {output}"
     );
-    let verifiers: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("code_verifier").cloned())
-        .collect();
+    let verifiers = fixture.shared.token_field("code_verifier");
     assert!(verifiers.len() >= 2, "{verifiers:?}");
     let status = String::from_utf8_lossy(&c.cli(&["status", "--json"]).stdout).to_string();
     let log = c.log();

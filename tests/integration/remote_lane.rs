@@ -144,13 +144,7 @@ async fn start_fixture() -> (Arc<Fixture>, u16) {
                 .delete(|| async { StatusCode::OK }),
         )
         .with_state(fixture.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let (port, _serving) = crate::remote_fixture::listen(app).await;
     (fixture, port)
 }
 
@@ -165,12 +159,7 @@ async fn companion(port: u16, path: CallPath) -> Companion {
         }),
         path,
     );
-    let servers = c.settled().await;
-    assert!(
-        servers.iter().all(|s| s.state.as_str() == "running"),
-        "{servers:?}\n{}",
-        c.log()
-    );
+    c.running().await;
     c
 }
 
