@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::common::{Companion, call, text};
 use crate::keychain::keychain;
-use crate::oauth::wait_state;
+use crate::oauth::{signed_in, wait_state};
 use crate::oauth_fixture::{self, PLANTED_ACCESS};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -31,14 +31,7 @@ async fn a_sign_in_survives_a_restart_and_logout_removes_it() {
         ("MCP_COMPANION_TOKEN_VAULT", None),
     ];
     let mut c = Companion::start_with_env(config.clone(), &env);
-    wait_state(&c, ServerState::NeedsSignIn).await;
-    let login = c.cli(&["login", "secure"]);
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
-    wait_state(&c, ServerState::Running).await;
+    signed_in(&c).await;
 
     // The tokens are in the keychain, under the OAuth service, per server and resource.
     let vault = Keychain::new(format!("{service}-oauth"));

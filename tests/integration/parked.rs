@@ -37,10 +37,7 @@ async fn call(agent: &mut RawAgent, id: u64, name: &str, extra: Value) -> Value 
     if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
         params.extend(extra);
     }
-    agent
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.request(id, "tools/call", params).await.0
 }
 
 /// The only key of an `InputRequiredResult`'s `inputRequests`, and its `requestState`.

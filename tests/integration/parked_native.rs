@@ -95,10 +95,7 @@ async fn request(agent: &mut RawAgent, id: u64, method: &str, mut params: Value)
         "io.modelcontextprotocol/clientInfo": { "name": "raw-2026", "version": "0" },
         "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} }
     });
-    agent
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.request(id, method, params).await.0
 }
 
 /// The only key of an `InputRequiredResult`'s `inputRequests`, and its `requestState`.

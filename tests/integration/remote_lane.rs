@@ -164,11 +164,7 @@ async fn companion(port: u16, path: CallPath) -> Companion {
 }
 
 async fn call(agent: &mut RawAgent, id: u64, tool: &str, message: &str) -> Value {
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"message": message}}}))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.call_tool(id, tool, json!({"message": message})).await
 }
 
 /// The forwarding path (`fast` or `rmcp`) of each recorded call of `tool`, oldest first.

@@ -18,11 +18,7 @@ fn everything(js: &str) -> Value {
 }
 
 async fn request(agent: &mut RawAgent, id: u64, method: &str, params: Value) -> Value {
-    let id = json!(id);
-    (agent)
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&id).await.0
+    agent.request(id, method, params).await.0
 }
 
 async fn create(agent: &mut RawAgent, id: u64, topic: &str) -> String {
