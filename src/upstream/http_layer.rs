@@ -87,7 +87,7 @@ impl<C, L: HttpLayer> Layered<C, L> {
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        custom_headers: Headers,
         send: F,
     ) -> PostAnswer
     where
