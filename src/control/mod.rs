@@ -36,7 +36,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `protocol.rs` | [`ControlRequest`], [`ControlResponse`], [`ErrorKind`]: the shared message types |
+//! | `protocol/` | [`ControlRequest`], [`ControlResponse`], [`ErrorKind`]: the shared message types |
 //! | `server.rs` | [`serve`]: sessions, the verb handlers, `logs --follow` |
 //! | `client.rs` | [`ControlClient`], [`request`], [`status`] |
 //! | `approvals.rs` | `approvals --watch` (an attached approver) and `approve`: the person's answers to calls that `ask` |

@@ -34,7 +34,7 @@
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
 //! | `pins.rs` | pinned tool definitions: what waits for the person's approval, [`Hub::trust`], `pins.json` |
-//! | `profiles.rs` | each profile's catalog, [`Hub::for_profile`]: the one view of the hub every session of a profile reads |
+//! | `profiles/` | each profile's catalog, [`Hub::for_profile`]: the one view of the hub every session of a profile reads |
 //! | `search.rs` | the search tools of a view with `toolSearch` on: `search_tools` answered from the session's catalog, `call_tool` as the call it names |
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
@@ -139,9 +139,9 @@ pub struct Hub {
     interest: native::Interest,
     /// Where calls, listings and server events are recorded (`record.rs`); off by default.
     activity: crate::activity::Activity,
-    /// The profile this handle's session reads through (`profiles.rs`).
+    /// The profile this handle's session reads through (`profiles/`).
     profile: profiles::Chosen,
-    /// Why profile sockets could not be opened, shared by every handle (`profiles.rs`).
+    /// Why profile sockets could not be opened, shared by every handle (`profiles/`).
     profile_sockets: profiles::SocketErrors,
     /// The calls waiting for the person's approval, and who can answer them (`approvals.rs`).
     approvals: Approvals,
@@ -187,7 +187,7 @@ pub(crate) struct View {
     tools_epoch: u64,
     /// Counts rebuilds that followed a server report, and server-set changes.
     servers_epoch: u64,
-    /// Each profile of the config in effect, by name (`profiles.rs`).
+    /// Each profile of the config in effect, by name (`profiles/`).
     profiles: Arc<HashMap<Arc<str>, profiles::ProfileView>>,
     /// The profiles' names in config order.
     profile_order: Arc<[Arc<str>]>,
@@ -337,7 +337,7 @@ impl Hub {
     }
 
     /// The catalog this handle's session sees as of now: the merged one, or its profile's
-    /// (`profiles.rs`). Cheap: an `Arc` clone.
+    /// (`profiles/`). Cheap: an `Arc` clone.
     pub fn catalog(&self) -> Arc<Catalog> {
         self.view().catalog_for(self.profile.get().as_deref())
     }

@@ -118,7 +118,7 @@ pub(super) struct Owner {
     pub(super) wrap_resources: bool,
     /// The config's `toolSearch` and `alwaysList` for the default view.
     pub(super) tool_search: crate::config::ToolSearchConfig,
-    /// The config's profiles and their catalogs (`profiles.rs`).
+    /// The config's profiles and their catalogs (`profiles/`).
     pub(super) profiles: super::profiles::Profiles,
     /// Pinned tool definitions and what waits for approval (`pins.rs`).
     pub(super) pins: super::pins::Pins,

@@ -64,7 +64,7 @@ where
     };
     let stamped = Stamped {
         inner: guarded.clone(),
-        stamp: stamp.clone(),
+        layer: stamp.clone(),
     };
     let (transport, inject) = Injected::new(super::http::transport_on(stamped, url));
     let lane = HttpLane::new(guarded, url, stamp, inject, gone);

@@ -1,9 +1,11 @@
 //! A layer around rmcp's streamable HTTP client ([`StreamableHttpClient`]): one place that
 //! forwards every request kind, so each layer writes only what it adds around a POST or a GET.
 //!
-//! Two layers use it: [`super::http::SessionCheck`] (answers meaning "this session is gone") and
-//! [`super::signed_in::SignInWatch`] (refusals of a signed-in server). A signed-in server
-//! stacks both: `Layered<Layered<AuthClient<reqwest::Client>, SignInWatch>, SessionCheck>`.
+//! Three layers use it: [`super::http::SessionCheck`] (answers meaning "this session is gone"),
+//! [`super::signed_in::SignInWatch`] (refusals of a signed-in server) and
+//! [`super::http_lane::stamp::Stamp`] (what rmcp attaches to a POST, for the fast lane). A
+//! signed-in server stacks all three:
+//! `Layered<Layered<Layered<AuthClient<GuardedHttp>, SignInWatch>, SessionCheck>, Stamp>`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,10 +25,14 @@ pub type PostAnswer = Result<StreamableHttpPostResponse, HttpError>;
 pub type SseStream =
     futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
 
+/// The custom headers rmcp adds to a request (`MCP-Protocol-Version` and any other).
+type Headers = HashMap<HeaderName, HeaderValue>;
+
 /// What one layer does around the POSTs and GETs of the client below it.
 pub trait HttpLayer: Clone + Send + Sync + 'static {
     /// Sends `message` by awaiting `send()` — once, or again to send the same request anew — and
     /// returns the answer rmcp gets. `attached`: the request carries an `Mcp-Session-Id`.
+    /// Sent once and answered as the client below answered, unless the layer says otherwise.
     fn post<F, Fut>(
         &self,
         message: &ClientJsonRpcMessage,
@@ -35,7 +41,22 @@ pub trait HttpLayer: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = PostAnswer> + Send
     where
         F: Fn() -> Fut + Send + Sync,
-        Fut: Future<Output = PostAnswer> + Send;
+        Fut: Future<Output = PostAnswer> + Send,
+    {
+        let _ = (message, attached);
+        send()
+    }
+
+    /// Sees what rmcp attached to a POST (its session, its own auth header and its custom
+    /// headers) before [`HttpLayer::post`] sends it; nothing unless the layer says otherwise.
+    fn attach(
+        &self,
+        session_id: Option<&Arc<str>>,
+        auth_header: &Option<String>,
+        custom_headers: &HashMap<HeaderName, HeaderValue>,
+    ) {
+        let _ = (session_id, auth_header, custom_headers);
+    }
 
     /// The answer rmcp gets for a GET event stream that was answered `answer`; unchanged unless
     /// the layer says otherwise.
@@ -58,6 +79,36 @@ pub struct Layered<C, L> {
     pub layer: L,
 }
 
+impl<C, L: HttpLayer> Layered<C, L> {
+    /// A POST of `message` with what rmcp attached to it, through the layer: `send` makes one
+    /// request of the client below from a copy of these parts, as often as the layer sends it.
+    async fn post<F, Fut>(
+        &self,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        send: F,
+    ) -> PostAnswer
+    where
+        F: Fn(ClientJsonRpcMessage, Option<Arc<str>>, Option<String>, Headers) -> Fut + Send + Sync,
+        Fut: Future<Output = PostAnswer> + Send,
+    {
+        self.layer
+            .attach(session_id.as_ref(), &auth_header, &custom_headers);
+        self.layer
+            .post(&message, session_id.is_some(), || {
+                send(
+                    message.clone(),
+                    session_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                )
+            })
+            .await
+    }
+}
+
 impl<C, L> StreamableHttpClient for Layered<C, L>
 where
     C: StreamableHttpClient<Error = reqwest::Error> + Sync,
@@ -73,18 +124,14 @@ where
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> PostAnswer {
-        let attached = session_id.is_some();
-        self.layer
-            .post(&message, attached, || {
-                self.inner.post_message(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
-                )
-            })
-            .await
+        self.post(
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            |m, s, a, h| self.inner.post_message(uri.clone(), m, s, a, h),
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -96,19 +143,23 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> PostAnswer {
-        let attached = session_id.is_some();
-        self.layer
-            .post(&message, attached, || {
+        self.post(
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            |m, s, a, h| {
                 self.inner.post_message_with_max_sse_event_size(
                     uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
+                    m,
+                    s,
+                    a,
+                    h,
                     max_sse_event_size,
                 )
-            })
-            .await
+            },
+        )
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -120,19 +171,17 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> PostAnswer {
-        let attached = session_id.is_some();
-        self.layer
-            .post(&message, attached, || {
-                self.inner.post_message_with_response_limits(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth_header.clone(),
-                    custom_headers.clone(),
-                    limits,
-                )
-            })
-            .await
+        self.post(
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            |m, s, a, h| {
+                self.inner
+                    .post_message_with_response_limits(uri.clone(), m, s, a, h, limits)
+            },
+        )
+        .await
     }
 
     async fn delete_session(

@@ -23,9 +23,9 @@ use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::common::asking::{asked_each, asking_agent};
 use crate::common::{
-    BIN, Companion, agent_call, eventually, everything_js, peers_dir, python_sdk1, python_sdk2,
-    run_script,
+    Companion, agent_call, eventually, everything_js, peers_dir, python_sdk1, python_sdk2,
 };
 use crate::remote_fixture::{free_port, python_server};
 
@@ -53,32 +53,11 @@ async fn all_running(c: &Companion) -> Vec<mcp_companion::supervisor::ServerStat
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
-const ASKING_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asking_agent.py");
 const ASKING_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asking_server.py");
 
-/// Runs asking_agent.py with `python` against `<BIN> --socket S bridge`, off the runtime.
+/// Runs asking_agent.py with `python` against the companion, off the runtime.
 async fn agent(python: &Path, c: &Companion, args: &[&str]) -> Value {
-    let (python, home) = (python.to_owned(), c.home.clone());
-    let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    args.extend([
-        "--".into(),
-        BIN.into(),
-        "--socket".into(),
-        c.socket.display().to_string(),
-        "bridge".into(),
-    ]);
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        run_script(
-            &python,
-            Path::new(ASKING_AGENT),
-            &args,
-            &home,
-            AGENT_TIMEOUT,
-        )
-    })
-    .await
-    .expect("join agent")
+    asking_agent(python, c, args, AGENT_TIMEOUT).await
 }
 
 /// The text of a recorded `tools/call` result.
@@ -223,12 +202,7 @@ async fn server_requests_reach_a_capable_agent_and_get_fallbacks_otherwise() {
             json!(["file:///agent/one/", "file:///agent/two/"]),
             "{label}: the calling agent's roots, not the entry's"
         );
-        let asked: Vec<&str> = run["asked"]
-            .as_array()
-            .expect("asked")
-            .iter()
-            .filter_map(|a| a["method"].as_str())
-            .collect();
+        let asked = asked_each(&run, "method");
         assert_eq!(
             asked.iter().filter(|m| **m == "elicitation/create").count(),
             3,
@@ -354,12 +328,7 @@ async fn two_agents_calling_one_server_each_get_only_their_own_elicitations() {
             json!(format!("agent {me}")),
             "{me}: {run:#}"
         );
-        let messages: Vec<&str> = run["asked"]
-            .as_array()
-            .expect("asked")
-            .iter()
-            .filter_map(|a| a["message"].as_str())
-            .collect();
+        let messages = asked_each(run, "message");
         assert_eq!(
             messages,
             vec![format!("{me}: what is your name?")],

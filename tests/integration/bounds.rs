@@ -44,17 +44,6 @@ fn count(calls: &Path, line: &str) -> usize {
         .count()
 }
 
-/// The companion's resident set size in KiB (`VmRSS` of /proc/<pid>/status).
-fn rss_kib(c: &Companion) -> u64 {
-    let pid = c.child.as_ref().expect("running").id();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// Waits until `calls` has had no new line for `quiet`, at most `limit`; returns the count of
 /// `line`.
 async fn settle_count(calls: &Path, line: &str, quiet: Duration, limit: Duration) -> usize {
@@ -165,7 +154,7 @@ async fn an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_se
     for i in 0..50 {
         alone = alone.max(echo(i).await);
     }
-    let before = rss_kib(&c);
+    let before = c.rss_kib();
     let big_before = count(&calls, "big");
 
     let (hostile_rd, hostile_wr) = raw_agent(&c).await;
@@ -193,7 +182,7 @@ async fn an_agent_that_never_reads_is_paused_at_a_bounded_cost_and_others_are_se
     for i in 0..50 {
         paused = paused.max(echo(i).await);
     }
-    let after = rss_kib(&c);
+    let after = c.rss_kib();
     let log = c.log();
     eprintln!(
         "hostile agent: {reached} of {CALLS} calls reached the server; RSS {before} -> {after} KiB; \

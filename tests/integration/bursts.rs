@@ -154,17 +154,6 @@ async fn log_flood_of_20000_arrives_whole_in_order_before_the_result_slow_path()
     a_log_flood_arrives_whole_in_order_before_the_result(CallPath::Slow).await;
 }
 
-/// The companion's resident set size in KiB (`VmRSS` of /proc/<pid>/status).
-fn rss_kib(c: &Companion) -> u64 {
-    let pid = c.child.as_ref().expect("running").id();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// Log messages per flood round while agents do not read.
 const SILENT_FLOOD: u64 = 50_000;
 
@@ -187,7 +176,7 @@ async fn bounds_silent_agents_during_a_log_flood_hold_memory_and_others_are_serv
             "params": { "name": "mcp_burst_flood", "arguments": { "n": LOG_FLOOD } } }))
         .await;
     reader.until_response(&json!(1)).await;
-    let baseline = rss_kib(&c);
+    let baseline = c.rss_kib();
     let mut silent = Vec::new();
     for _ in 0..3 {
         silent.push(RawAgent::connect(&c.socket).await);
@@ -206,10 +195,10 @@ async fn bounds_silent_agents_during_a_log_flood_hold_memory_and_others_are_serv
         );
         // The reading agent is not thinned by the others.
         assert_whole_flood(&log_lines(&before), SILENT_FLOOD);
-        peak = peak.max(rss_kib(&c));
+        peak = peak.max(c.rss_kib());
         eprintln!(
             "round {round}: rss {} KiB (baseline {baseline} KiB)",
-            rss_kib(&c)
+            c.rss_kib()
         );
     }
     // Another agent is answered while the silent ones still hold their queues.

@@ -16,6 +16,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 pub mod activity;
+pub mod asking;
 
 /// The CLI binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-companion");
@@ -255,6 +256,54 @@ impl Companion {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// [`Companion::settled`], asserting that every server ended `running` (the statuses and
+    /// the log in the message when one did not).
+    pub async fn running(&self) -> Vec<ServerStatus> {
+        let servers = self.settled().await;
+        assert!(
+            servers.iter().all(|s| s.state == ServerState::Running),
+            "{servers:?}\n{}",
+            self.log()
+        );
+        servers
+    }
+
+    /// `mcp-companion restart name`, then waits (30 s at most) until `name` runs again in a new
+    /// process.
+    pub async fn restart_process(&self, name: &str) {
+        let before = self.server(name).await;
+        let out = self.cli(&["restart", name]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = self.server(name).await;
+            if now.state == ServerState::Running && now.pid != before.pid {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name} did not restart: {now:?}\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The serve process's resident set size in KiB (`VmRSS` of /proc/<pid>/status).
+    pub fn rss_kib(&self) -> u64 {
+        let pid = self.child.as_ref().expect("running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
     }
 
     /// The status of `name` (panics if absent).

@@ -17,10 +17,7 @@ fn modern_meta(version: &str) -> Value {
 
 async fn request(agent: &mut RawAgent, id: u64, method: &str, mut params: Value) -> Value {
     params["_meta"] = modern_meta("2026-07-28");
-    agent
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.request(id, method, params).await.0
 }
 
 #[tokio::test]

@@ -20,8 +20,7 @@ async fn companion(path: CallPath) -> Companion {
             "env": { "MY_API_TOKEN": "sekrit-fidelity-TOKEN-999" } } } }),
         path,
     );
-    let servers = c.settled().await;
-    assert_eq!(servers[0].state.as_str(), "running", "{}", c.log());
+    c.running().await;
     c
 }
 
@@ -50,10 +49,7 @@ async fn call(agent: &mut RawAgent, id: u64, tool: &str, extra: Value) -> (Value
     if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
         p.extend(extra);
     }
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
-        .await;
-    agent.until_response(&json!(id)).await
+    agent.request(id, "tools/call", params).await
 }
 
 /// -32042 (URL Elicitation Required) reaches the agent as that JSON-RPC error with its

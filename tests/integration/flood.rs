@@ -12,17 +12,6 @@ use crate::common::{BIN, Companion, eventually};
 /// How much the server writes without a newline, in bytes.
 const FLOOD_BYTES: u64 = 200_000_000;
 
-/// The companion's resident set size in KiB (`VmRSS` of /proc/<pid>/status).
-fn rss_kib(c: &Companion) -> u64 {
-    let pid = c.child.as_ref().expect("running").id();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 async fn wait_for(file: &Path, c: &Companion) {
     assert!(
         eventually(Duration::from_secs(60), || file.exists()).await,
@@ -65,12 +54,12 @@ async fn a_stderr_flood_without_newlines_holds_the_companions_memory_flat() {
         "the server never started\n{}",
         c.log()
     );
-    let before = rss_kib(&c);
+    let before = c.rss_kib();
     std::fs::write(&go, "").expect("go");
     wait_for(&flooded, &c).await;
     // `head` is done once its last bytes are in the pipe; give the companion time to read them.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = rss_kib(&c);
+    let after = c.rss_kib();
     let growth = after.saturating_sub(before);
     assert!(
         growth < 32 * 1024,

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::common::{BIN, Companion, call, demo, text};
 
 /// A fresh keychain service for one test, or `None` (test skipped) when no keychain answers.
-fn keychain(test: &str) -> Option<Keychain> {
+pub(crate) fn keychain(test: &str) -> Option<Keychain> {
     static N: AtomicU32 = AtomicU32::new(0);
     let service = format!(
         "mcp-companion-test-{}-{}-{test}",

@@ -21,10 +21,7 @@ fn modern() -> Companion {
 
 /// A request from an `initialize`-era agent; the response and what came before it.
 async fn ask(agent: &mut RawAgent, id: u64, method: &str, params: Value) -> (Value, Vec<Value>) {
-    agent
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&json!(id)).await
+    agent.request(id, method, params).await
 }
 
 async fn tool_names(agent: &mut RawAgent, id: u64) -> Vec<String> {

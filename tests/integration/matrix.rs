@@ -99,9 +99,7 @@ pub(crate) async fn compare(
         "ssrfWhitelist": ["127.0.0.1/32"],
         "mcpServers": { server: entry },
     }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     through_args.extend([
         "--tool-prefix".into(),
         format!("mcp_{server}_"),

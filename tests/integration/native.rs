@@ -83,6 +83,27 @@ async fn heard(
     .flatten()
 }
 
+/// Has server-everything send updates of the resources its agents subscribed to.
+async fn toggle_updates<H: ClientHandler>(client: &RunningService<RoleClient, H>) {
+    call(
+        client,
+        "mcp_everything_toggle-subscriber-updates",
+        json!({}),
+    )
+    .await;
+}
+
+/// Asserts that the next update heard (within 30 s) is of `uri`.
+async fn hears_update(c: &Companion, rx: &mut mpsc::UnboundedReceiver<String>, uri: &str) {
+    let update = heard(rx, "updated ", Duration::from_secs(30)).await;
+    assert_eq!(
+        update.as_deref(),
+        Some(&*format!("updated {uri}")),
+        "{}",
+        c.log()
+    );
+}
+
 fn contents_text(contents: &[ResourceContents]) -> String {
     contents
         .iter()
@@ -119,9 +140,7 @@ async fn everything_and_demo_prompts_resources_completions_updates_and_logs_pass
         "everything": { "command": "node", "args": [everything_js(&peers), "stdio"] },
         "demo": demo(&[]),
     } }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let client = c.client_with(Recorder(tx)).await;
     let caps = client
@@ -250,19 +269,8 @@ async fn everything_and_demo_prompts_resources_completions_updates_and_logs_pass
         .subscribe(SubscribeRequestParams::new(subscribed))
         .await
         .expect("resources/subscribe");
-    call(
-        &client,
-        "mcp_everything_toggle-subscriber-updates",
-        json!({}),
-    )
-    .await;
-    let update = heard(&mut rx, "updated ", Duration::from_secs(30)).await;
-    assert_eq!(
-        update.as_deref(),
-        Some(&*format!("updated {subscribed}")),
-        "{}",
-        c.log()
-    );
+    toggle_updates(&client).await;
+    hears_update(&c, &mut rx, subscribed).await;
 
     // Log messages, at the level the agent set.
     client
@@ -298,9 +306,7 @@ async fn shared_uris_are_rewritten_per_server_and_wrap_resources_false_drops_the
         "wrapResources": false,
         "mcpServers": { "a": demo(&[]), "b": demo(&[]) },
     }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = c.client_with(Recorder(tx)).await;
     let tools = tool_names(&client).await;
@@ -460,9 +466,7 @@ async fn an_app_ui_uri_stays_when_unique_and_is_rewritten_everywhere_when_two_se
 #[tokio::test]
 async fn a_server_leaving_announces_prompt_and_resource_list_changes() {
     let c = Companion::start(json!({ "mcpServers": { "a": demo(&[]), "b": demo(&[]) } }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let client = c.client_with(Recorder(tx)).await;
     let stop = c.cli(&["stop", "b"]);
@@ -520,19 +524,8 @@ async fn subscribing_again_after_a_server_restart_resumes_its_updates() {
         .subscribe(SubscribeRequestParams::new(uri))
         .await
         .expect("resources/subscribe again");
-    call(
-        &client,
-        "mcp_everything_toggle-subscriber-updates",
-        json!({}),
-    )
-    .await;
-    let update = heard(&mut rx, "updated ", Duration::from_secs(30)).await;
-    assert_eq!(
-        update.as_deref(),
-        Some(&*format!("updated {uri}")),
-        "{}",
-        c.log()
-    );
+    toggle_updates(&client).await;
+    hears_update(&c, &mut rx, uri).await;
 }
 
 /// `enabledTools` that leaves a server's resources out is not read around: an unlisted URI
@@ -545,9 +538,7 @@ async fn a_resource_left_out_by_enabled_tools_is_neither_read_nor_subscribed() {
             Value::Object(e)
         }).expect("entry"),
     } }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = c.client_with(Recorder(tx)).await;
     let listed = client.list_all_resources().await.expect("resources/list");
@@ -614,12 +605,7 @@ async fn a_profile_that_loses_a_resource_stops_hearing_its_updates() {
         .subscribe(SubscribeRequestParams::new(uri))
         .await
         .expect("resources/subscribe on the main socket");
-    call(
-        &watcher,
-        "mcp_everything_toggle-subscriber-updates",
-        json!({}),
-    )
-    .await;
+    toggle_updates(&watcher).await;
     let wait = Duration::from_secs(30);
     assert!(
         heard(&mut in_profile, "updated ", wait).await.is_some(),

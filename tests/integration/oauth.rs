@@ -48,6 +48,30 @@ pub(crate) async fn wait_state(c: &Companion, want: ServerState) {
     }
 }
 
+/// Signs `secure` in through `login` and waits until it runs.
+pub(crate) async fn signed_in(c: &Companion) {
+    wait_state(c, ServerState::NeedsSignIn).await;
+    let login = c.cli(&["login", "secure"]);
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    wait_state(c, ServerState::Running).await;
+}
+
+/// `login secure` started against `c`, its output piped.
+pub(crate) fn spawn_login(c: &Companion) -> std::process::Child {
+    std::process::Command::new(crate::common::BIN)
+        .args(["login", "secure", "--socket"])
+        .arg(&c.socket)
+        .env("HOME", &c.home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn login")
+}
+
 pub(crate) fn assert_no_token(what: &str, haystack: &str) {
     for planted in [PLANTED_ACCESS, PLANTED_REFRESH, "the-code"] {
         assert!(
@@ -121,14 +145,7 @@ async fn a_401_waits_for_login_which_signs_in_from_another_terminal() {
     fixture.shared.revoke_next.store(true, Ordering::SeqCst);
     let result = call(&client, "mcp_secure_echo", json!({"message": "again"})).await;
     assert_eq!(text(&result), "again");
-    let grants: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("grant_type").cloned())
-        .collect();
+    let grants = fixture.shared.token_field("grant_type");
     assert_eq!(grants, ["authorization_code", "refresh_token"]);
     let _ = client.cancel().await;
 
@@ -238,14 +255,7 @@ async fn headless_status_shows_the_url_and_the_sign_in_completes_from_elsewhere(
         ],
     );
     wait_state(&c, ServerState::NeedsSignIn).await;
-    let login = std::process::Command::new(crate::common::BIN)
-        .args(["login", "secure", "--socket"])
-        .arg(&c.socket)
-        .env("HOME", &c.home)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn login");
+    let login = spawn_login(&c);
 
     // `status` shows the authorization URL while the sign-in waits.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -287,14 +297,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_used() {
     let fixture = oauth_fixture::start().await;
     fixture.shared.expires_in.store(2, Ordering::SeqCst);
     let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
-    wait_state(&c, ServerState::NeedsSignIn).await;
-    let login = c.cli(&["login", "secure"]);
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
-    wait_state(&c, ServerState::Running).await;
+    signed_in(&c).await;
     let refused_before = fixture.shared.refusals.load(Ordering::SeqCst);
 
     // Token lifetimes count in whole seconds: after 2.5 s at least 2 have passed, so the
@@ -304,14 +307,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_used() {
     let result = call(&client, "mcp_secure_echo", json!({"message": "fresh"})).await;
     assert_eq!(text(&result), "fresh");
     let _ = client.cancel().await;
-    let grants: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("grant_type").cloned())
-        .collect();
+    let grants = fixture.shared.token_field("grant_type");
     // A slow machine may also refresh once at connect time; every grant after the first is a
     // refresh, and there is at least one.
     assert_eq!(grants[0], "authorization_code", "{grants:?}");
@@ -330,14 +326,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_used() {
 async fn credentials_a_server_quotes_back_are_masked_in_results_logs_and_login_output() {
     let fixture = oauth_fixture::start().await;
     let c = start(config(&fixture.url(), &["127.0.0.1/32"]));
-    wait_state(&c, ServerState::NeedsSignIn).await;
-    let login = c.cli(&["login", "secure"]);
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
-    wait_state(&c, ServerState::Running).await;
+    signed_in(&c).await;
 
     // From now on every refusal quotes what it refused: the 401 names the access token, the
     // refresh that follows is refused naming the refresh token.
@@ -366,14 +355,7 @@ async fn credentials_a_server_quotes_back_are_masked_in_results_logs_and_login_o
         output.contains("invalid_grant"),
         "the refusal is quoted: {output}"
     );
-    let verifiers: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("code_verifier").cloned())
-        .collect();
+    let verifiers = fixture.shared.token_field("code_verifier");
     assert!(verifiers.len() >= 2, "{verifiers:?}");
     let status = String::from_utf8_lossy(&c.cli(&["status", "--json"]).stdout).to_string();
     let log = c.log();

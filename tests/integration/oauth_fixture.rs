@@ -67,6 +67,19 @@ pub struct OAuthShared {
     challenge: Mutex<Option<String>>,
 }
 
+impl OAuthShared {
+    /// The form field `field` (`grant_type`, `code_verifier`) of every token request that had
+    /// it, in order.
+    pub fn token_field(&self, field: &str) -> Vec<String> {
+        self.token
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t.get(field).cloned())
+            .collect()
+    }
+}
+
 /// What the fixture says when it refuses a refresh token.
 pub const REFRESH_REFUSAL: &str = "The refresh token has been revoked";
 

@@ -3,53 +3,22 @@
 //! `logout` removes the entry. Skipped without a keychain unless `MCP_REQUIRE_KEYCHAIN=1`.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp_companion::auth::store::entry_name;
-use mcp_companion::secret::{Keychain, SERVICE_ENV, SecretError, SecretStore};
+use mcp_companion::secret::{Keychain, SERVICE_ENV, SecretStore};
 use mcp_companion::supervisor::ServerState;
 use serde_json::json;
 
 use crate::common::{Companion, call, text};
+use crate::keychain::keychain;
+use crate::oauth::{signed_in, wait_state};
 use crate::oauth_fixture::{self, PLANTED_ACCESS};
-
-fn service(test: &str) -> Option<String> {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let service = format!(
-        "mcp-companion-test-{}-{}-{test}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    match Keychain::new(service.clone()).get("probe") {
-        Ok(_) => Some(service),
-        Err(e @ SecretError::Unavailable { .. }) => {
-            if std::env::var("MCP_REQUIRE_KEYCHAIN").as_deref() == Ok("1") {
-                panic!("MCP_REQUIRE_KEYCHAIN=1 but no keychain answers: {e}");
-            }
-            eprintln!("SKIPPED {test}: no OS keychain here (run tests/keychain.sh): {e}");
-            None
-        }
-        Err(e) => panic!("keychain probe failed: {e}"),
-    }
-}
-
-async fn wait_state(c: &Companion, want: ServerState) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while c.server("secure").await.state != want {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never {want:?}: {:?}\n{}",
-            c.server("secure").await,
-            c.log()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sign_in_survives_a_restart_and_logout_removes_it() {
-    let Some(service) = service("oauth") else {
+    let Some(service) = keychain("oauth").map(|k| k.service().to_owned()) else {
         return;
     };
     let fixture = oauth_fixture::start().await;
@@ -62,14 +31,7 @@ async fn a_sign_in_survives_a_restart_and_logout_removes_it() {
         ("MCP_COMPANION_TOKEN_VAULT", None),
     ];
     let mut c = Companion::start_with_env(config.clone(), &env);
-    wait_state(&c, ServerState::NeedsSignIn).await;
-    let login = c.cli(&["login", "secure"]);
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
-    wait_state(&c, ServerState::Running).await;
+    signed_in(&c).await;
 
     // The tokens are in the keychain, under the OAuth service, per server and resource.
     let vault = Keychain::new(format!("{service}-oauth"));

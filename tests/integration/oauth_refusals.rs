@@ -9,7 +9,7 @@ use mcp_companion::supervisor::ServerState;
 use serde_json::{Value, json};
 
 use crate::common::{Companion, call, text};
-use crate::oauth::{assert_no_token, config, start, wait_state};
+use crate::oauth::{assert_no_token, config, signed_in, spawn_login, start, wait_state};
 use crate::oauth_fixture::{self, REFRESH_REFUSAL};
 use crate::remote_fixture::accept_counter;
 
@@ -54,24 +54,9 @@ async fn metadata_without_pkce_s256_is_refused_before_the_browser_opens() {
     wait_state(&c, ServerState::Running).await;
 }
 
-/// Signs `secure` in through `login` and waits until it runs.
-async fn signed_in(c: &Companion) {
-    wait_state(c, ServerState::NeedsSignIn).await;
-    let login = c.cli(&["login", "secure"]);
-    assert!(login.status.success(), "{}", output(&login));
-    wait_state(c, ServerState::Running).await;
-}
-
 /// `login secure`, killed after two minutes (a hang fails the test instead of stalling it).
 async fn bounded_login(c: &Companion) -> (bool, String) {
-    let mut child = std::process::Command::new(crate::common::BIN)
-        .args(["login", "secure", "--socket"])
-        .arg(&c.socket)
-        .env("HOME", &c.home)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn login");
+    let mut child = spawn_login(c);
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while child.try_wait().expect("wait").is_none() {
         if std::time::Instant::now() > deadline {

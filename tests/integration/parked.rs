@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Companion, agent_call, everything_js, peers_dir, python_sdk2, run_script};
+use crate::common::asking::{asked_each, asking_agent};
+use crate::common::{Companion, agent_call, everything_js, peers_dir, python_sdk2};
 use crate::raw::RawAgent;
 
-const ASKING_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asking_agent.py");
 const ELICIT: &str = "mcp_everything_trigger-elicitation-request";
 
 fn everything(peers: &Path, tool_timeout: u64) -> Value {
@@ -37,10 +37,7 @@ async fn call(agent: &mut RawAgent, id: u64, name: &str, extra: Value) -> Value 
     if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
         params.extend(extra);
     }
-    agent
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.request(id, "tools/call", params).await.0
 }
 
 /// The only key of an `InputRequiredResult`'s `inputRequests`, and its `requestState`.
@@ -86,37 +83,13 @@ async fn a_2026_sdk_agent_answers_a_2025_servers_elicitation_and_sampling_in_rou
         "--call",
         "mcp_everything_trigger-sampling-request",
         r#"{"prompt":"ping","maxTokens":20}"#,
-        "--",
-        crate::common::BIN,
-        "--socket",
-        &c.socket.display().to_string(),
-        "bridge",
     ];
     let python = python_sdk2(&peers);
-    let home = c.home.clone();
-    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    let run = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        run_script(
-            &python,
-            Path::new(ASKING_AGENT),
-            &args,
-            &home,
-            Duration::from_secs(90),
-        )
-    })
-    .await
-    .expect("join agent");
+    let run = asking_agent(&python, &c, &args, Duration::from_secs(90)).await;
     assert_eq!(run["exit"], json!(0), "{run:#}");
     assert_eq!(run["protocolVersion"], json!("2026-07-28"), "{run:#}");
-    let methods: Vec<&str> = run["asked"]
-        .as_array()
-        .expect("asked")
-        .iter()
-        .filter_map(|a| a["method"].as_str())
-        .collect();
     assert_eq!(
-        methods,
+        asked_each(&run, "method"),
         ["elicitation/create", "sampling/createMessage"],
         "{run:#}"
     );

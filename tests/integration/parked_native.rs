@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Companion, agent_call, peers_dir, python_sdk2, run_script};
+use crate::common::asking::{asked_each, asking_agent};
+use crate::common::{Companion, agent_call, peers_dir, python_sdk2};
 use crate::raw::RawAgent;
 
-const ASKING_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asking_agent.py");
 const PROMPT: &str = "demo_ask_name";
 const URI: &str = "demo://asking/name";
 
@@ -28,8 +28,7 @@ fn companion(stateless: bool) -> Companion {
 /// The Python SDK agent in `mode` through the bridge: gets the prompt and reads the resource,
 /// answering elicitation with the name Ada.
 async fn sdk_agent(c: &Companion, peers: &Path, mode: &str) -> Value {
-    let socket = c.socket.display().to_string();
-    let args: Vec<String> = [
+    let args = [
         "--mode",
         mode,
         "--elicit",
@@ -39,41 +38,18 @@ async fn sdk_agent(c: &Companion, peers: &Path, mode: &str) -> Value {
         r#"{"greeting":"Hi"}"#,
         "--read",
         URI,
-        "--",
-        crate::common::BIN,
-        "--socket",
-        &socket,
-        "bridge",
-    ]
-    .iter()
-    .map(|a| (*a).to_owned())
-    .collect();
-    let python = python_sdk2(peers);
-    let home = c.home.clone();
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        run_script(
-            &python,
-            Path::new(ASKING_AGENT),
-            &args,
-            &home,
-            Duration::from_secs(90),
-        )
-    })
-    .await
-    .expect("join agent")
+    ];
+    asking_agent(&python_sdk2(peers), c, &args, Duration::from_secs(90)).await
 }
 
 /// Asserts the agent was asked twice and both answers carry its name (and `note`).
 fn both_answered(run: &Value, note: &str) {
     assert_eq!(run["exit"], json!(0), "{run:#}");
-    let asked: Vec<&str> = run["asked"]
-        .as_array()
-        .expect("asked")
-        .iter()
-        .filter_map(|a| a["method"].as_str())
-        .collect();
-    assert_eq!(asked, ["elicitation/create"; 2], "{run:#}");
+    assert_eq!(
+        asked_each(run, "method"),
+        ["elicitation/create"; 2],
+        "{run:#}"
+    );
     let prompt = agent_call(run, &format!("prompt:{PROMPT}"));
     assert_eq!(
         prompt["messages"][0]["content"]["text"],
@@ -119,10 +95,7 @@ async fn request(agent: &mut RawAgent, id: u64, method: &str, mut params: Value)
         "io.modelcontextprotocol/clientInfo": { "name": "raw-2026", "version": "0" },
         "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} }
     });
-    agent
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.request(id, method, params).await.0
 }
 
 /// The only key of an `InputRequiredResult`'s `inputRequests`, and its `requestState`.

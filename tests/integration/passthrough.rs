@@ -12,13 +12,7 @@ use crate::raw::RawAgent;
 
 async fn demo_server_capabilities_are_served_and_results_pass_through(path: CallPath) {
     let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
-    let servers = c.settled().await;
-    assert_eq!(
-        servers[0].state.as_str(),
-        "running",
-        "{servers:?}\n{}",
-        c.log()
-    );
+    c.running().await;
     let client = c.client().await;
     let names = tool_names(&client).await;
     for expected in [
@@ -255,11 +249,7 @@ async fn upstream_pagination_is_followed_to_the_end() {
         "paged": demo(&["--page-size", "2", "--extra-tools", "7"]),
         "flat": demo(&["--extra-tools", "7"]),
     } }));
-    let servers = c.settled().await;
-    assert!(
-        servers.iter().all(|s| s.state.as_str() == "running"),
-        "{servers:?}"
-    );
+    let servers = c.running().await;
     assert!(servers[0].tools > 20, "{servers:?}");
     assert_eq!(
         servers[0].tools, servers[1].tools,

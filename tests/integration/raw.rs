@@ -111,12 +111,18 @@ impl RawAgent {
         }
     }
 
+    /// Request `method` with `params` as request `id`; its response and the messages that came
+    /// before it.
+    pub async fn request(&mut self, id: u64, method: &str, params: Value) -> (Value, Vec<Value>) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.until_response(&json!(id)).await
+    }
+
     /// `tools/call` of `tool` with `arguments` as request `id`; its response.
     pub async fn call_tool(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}))
-            .await;
-        self.until_response(&json!(id)).await.0
+        let params = json!({"name": tool, "arguments": arguments});
+        self.request(id, "tools/call", params).await.0
     }
 
     /// `tools/call` of `name` with `arguments`, asking for progress as `token`.

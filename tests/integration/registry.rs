@@ -35,6 +35,15 @@ pub fn config(dir: &Path, fx: &Fixture) -> PathBuf {
     path
 }
 
+/// A registry fixture, and a temp dir holding a config that names it (as [`config`] writes
+/// it): the fixture, the dir (removed when dropped) and the config's path.
+pub async fn fixture_config() -> (Fixture, tempfile::TempDir, PathBuf) {
+    let fx = registry_fixture::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &fx);
+    (fx, dir, cfg)
+}
+
 /// PATH with the peers' venv (uvx) first.
 pub fn path_with_uv(peers: Option<&Path>) -> String {
     let system = std::env::var("PATH").unwrap_or_default();
@@ -208,9 +217,7 @@ async fn a_private_registry_gets_its_bearer_token_from_a_reference() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn installed_npm_and_pypi_entries_run_and_list_their_tools() {
     let Some(peers) = peers_dir() else { return };
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, _dir, cfg) = fixture_config().await;
     let path = path_with_uv(Some(&peers));
     for args in [
         &[

@@ -5,13 +5,10 @@
 use serde_json::{Value, json};
 
 use crate::common::{BIN, peers_dir};
-use crate::registry::{cli, config, entry, out, path_with_uv};
-use crate::registry_fixture;
+use crate::registry::{cli, entry, fixture_config, out, path_with_uv};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_search_add_and_doctor_against_the_fixture() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (fx, _dir, cfg) = fixture_config().await;
     let peers = peers_dir();
     let path = path_with_uv(peers.as_deref());
 
@@ -123,9 +120,7 @@ async fn cli_search_add_and_doctor_against_the_fixture() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_registry_entries_write_nothing() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, dir, cfg) = fixture_config().await;
     let path = path_with_uv(None);
     let original = std::fs::read(&cfg).unwrap();
     for (name, want) in [
@@ -168,9 +163,7 @@ async fn hostile_registry_entries_write_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oci_needs_docker_and_secrets_never_reach_the_file() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, dir, cfg) = fixture_config().await;
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let no_docker = bin.display().to_string();
@@ -307,9 +300,7 @@ async fn oci_needs_docker_and_secrets_never_reach_the_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn outdated_and_update_keep_inputs_and_hand_made_keys() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, _dir, cfg) = fixture_config().await;
     let path = path_with_uv(None);
     let o = cli(
         &cfg,
@@ -341,9 +332,7 @@ async fn outdated_and_update_keep_inputs_and_hand_made_keys() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_update_to_another_origin_is_shown_and_needs_an_explicit_yes() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, _dir, cfg) = fixture_config().await;
     let path = path_with_uv(None);
     let o = cli(
         &cfg,

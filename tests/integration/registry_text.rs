@@ -4,8 +4,7 @@
 
 use serde_json::json;
 
-use crate::registry::{cli, cli_asking, config, entry, out, path_with_uv};
-use crate::registry_fixture;
+use crate::registry::{cli, cli_asking, entry, fixture_config, out, path_with_uv};
 
 fn raw_controls(text: &str) -> bool {
     text.chars().any(|c| c.is_control() && c != '\n')
@@ -13,9 +12,7 @@ fn raw_controls(text: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registry_text_reaches_the_terminal_with_its_control_sequences_escaped() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, _dir, cfg) = fixture_config().await;
     let path = path_with_uv(None);
 
     let o = cli(
@@ -73,9 +70,7 @@ async fn registry_list_shows_no_password_or_key_of_a_registry_url() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_shows_the_launch_line_and_asks_before_flags_from_the_registry() {
-    let fx = registry_fixture::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), &fx);
+    let (_fx, _dir, cfg) = fixture_config().await;
     let path = path_with_uv(None);
     let original = std::fs::read(&cfg).unwrap();
     let line = "\"flags\" runs npx -y --node-options --require=/tmp/x.js flags-mcp@1.0.0";

@@ -36,10 +36,7 @@ async fn fastmcp_over_sse_and_streamable_http_is_listed_and_callable_when_whitel
         },
         "ssrfWhitelist": ["127.0.0.1/32"],
     }));
-    let servers = c.settled().await;
-    for s in &servers {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    let servers = c.running().await;
     assert_eq!(
         servers.iter().find(|s| s.name == "sse").unwrap().transport,
         "sse"
@@ -242,9 +239,7 @@ async fn server_everything_over_sse_and_streamable_http_works_when_whitelisted()
         },
         "ssrfWhitelist": ["127.0.0.1/32"],
     }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let client = c.client().await;
     for server in ["evsse", "evhttp"] {
         let echo = call(

@@ -131,14 +131,7 @@ async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
         )
         .route("/rpc-error", post(refuse_initialize))
         .route("/blob", post(hand_written));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (port, task)
+    crate::remote_fixture::listen(app).await
 }
 
 #[tokio::test]

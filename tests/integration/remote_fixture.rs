@@ -197,12 +197,23 @@ async fn serve(app: axum::Router, shared: Arc<Shared>) -> HttpFixture {
 }
 
 async fn serve_at(app: axum::Router, shared: Arc<Shared>, ip: &str) -> HttpFixture {
+    let (port, task) = listen_at(app, ip).await;
+    HttpFixture { port, shared, task }
+}
+
+/// `app` served on a free port of 127.0.0.1: the port, and the task serving it (which runs on
+/// when the handle is dropped).
+pub async fn listen(app: axum::Router) -> (u16, tokio::task::JoinHandle<()>) {
+    listen_at(app, "127.0.0.1").await
+}
+
+async fn listen_at(app: axum::Router, ip: &str) -> (u16, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind((ip, 0)).await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    HttpFixture { port, shared, task }
+    (port, task)
 }
 
 /// A listener on `addr` that accepts and counts connections, and never answers.

@@ -144,13 +144,7 @@ async fn start_fixture() -> (Arc<Fixture>, u16) {
                 .delete(|| async { StatusCode::OK }),
         )
         .with_state(fixture.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let (port, _serving) = crate::remote_fixture::listen(app).await;
     (fixture, port)
 }
 
@@ -165,21 +159,12 @@ async fn companion(port: u16, path: CallPath) -> Companion {
         }),
         path,
     );
-    let servers = c.settled().await;
-    assert!(
-        servers.iter().all(|s| s.state.as_str() == "running"),
-        "{servers:?}\n{}",
-        c.log()
-    );
+    c.running().await;
     c
 }
 
 async fn call(agent: &mut RawAgent, id: u64, tool: &str, message: &str) -> Value {
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"message": message}}}))
-        .await;
-    agent.until_response(&json!(id)).await.0
+    agent.call_tool(id, tool, json!({"message": message})).await
 }
 
 /// The forwarding path (`fast` or `rmcp`) of each recorded call of `tool`, oldest first.

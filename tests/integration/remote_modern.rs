@@ -400,14 +400,7 @@ async fn a_2026_only_server_behind_oauth_is_signed_in_and_refreshed_like_any_oth
         .store(true, std::sync::atomic::Ordering::SeqCst);
     let result = call(&client, "mcp_secure_echo", json!({"message": "again"})).await;
     assert_eq!(text(&result), "again", "{result:?}\n{}", c.log());
-    let grants: Vec<String> = fixture
-        .shared
-        .token
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.get("grant_type").cloned())
-        .collect();
+    let grants = fixture.shared.token_field("grant_type");
     assert_eq!(grants, ["authorization_code", "refresh_token"]);
     crate::oauth::assert_no_token("the log", &c.log());
 }

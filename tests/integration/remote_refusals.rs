@@ -122,14 +122,7 @@ async fn fixture() -> (u16, tokio::task::JoinHandle<()>) {
                 )
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (port, task)
+    crate::remote_fixture::listen(app).await
 }
 
 #[tokio::test]

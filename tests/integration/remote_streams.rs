@@ -88,13 +88,7 @@ async fn an_answer_on_a_held_stream_reaches_the_agent_before_the_stream_ends() {
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(server))
         .with_state(held.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let _server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let (port, _server) = crate::remote_fixture::listen(app).await;
     let c = Companion::start(json!({
         "mcpServers": { "held": { "url": format!("http://127.0.0.1:{port}/mcp") } },
         "ssrfWhitelist": ["127.0.0.1/32"],

@@ -76,9 +76,7 @@ async fn servers_whose_names_sanitise_alike_get_distinct_uris_and_each_read_reac
         "x.y": app_server(&peers, "DOT", None),
         "x_y": app_server(&peers, "UNDERSCORE", None),
     } }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let client = c.client().await;
     let uris = listed_uris(&client).await;
     assert_eq!(uris.len(), 2, "{uris:?}");
@@ -122,9 +120,7 @@ async fn a_rewritten_uri_never_takes_another_servers_own_uri() {
         "ui2": app_server(&peers, "TWO", None),
         "ui3": app_server(&peers, "THREE", Some("ui://ui1/widget/app.html")),
     } }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let client = c.client().await;
     let uris = listed_uris(&client).await;
     let mut distinct = uris.clone();
@@ -171,9 +167,7 @@ async fn links_and_embedded_resources_of_a_rewritten_template_are_rewritten_and_
         "ev1": everything.clone(),
         "ev2": everything,
     } }));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let client = c.client().await;
     let templates = client
         .list_all_resource_templates()

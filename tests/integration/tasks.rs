@@ -18,11 +18,7 @@ fn everything(js: &str) -> Value {
 }
 
 async fn request(agent: &mut RawAgent, id: u64, method: &str, params: Value) -> Value {
-    let id = json!(id);
-    (agent)
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&id).await.0
+    agent.request(id, method, params).await.0
 }
 
 async fn create(agent: &mut RawAgent, id: u64, topic: &str) -> String {
@@ -44,9 +40,7 @@ async fn a_task_whose_server_restarts_is_reported_failed_naming_the_server() {
     let Some(peers) = peers_dir() else { return };
     let js = everything_js(&peers).display().to_string();
     let c = Companion::start(everything(&js));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     // The `tasks` capability is declared, as server-everything declares it.
     let mut agent = RawAgent::connect_only(&c.socket).await;
     let init = request(
@@ -80,23 +74,7 @@ async fn a_task_whose_server_restarts_is_reported_failed_naming_the_server() {
     let foreign = request(&mut other, 1, "tasks/get", json!({ "taskId": task })).await;
     assert_eq!(foreign["error"]["code"], json!(-32602), "{foreign}");
 
-    let before = c.server("everything").await;
-    let out = c.cli(&["restart", "everything"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut restarted = false;
-    for _ in 0..300 {
-        let now = c.server("everything").await;
-        if now.state.as_str() == "running" && now.pid != before.pid {
-            restarted = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(restarted, "the server restarted\n{}", c.log());
+    c.restart_process("everything").await;
 
     let got = request(&mut agent, 3, "tasks/get", json!({ "taskId": task })).await;
     assert_eq!(got["result"]["status"], json!("failed"), "{got}");
@@ -131,9 +109,7 @@ async fn tasks_work_with_the_fast_path_off() {
     let Some(peers) = peers_dir() else { return };
     let js = everything_js(&peers).display().to_string();
     let c = Companion::start_with_env(everything(&js), &[(FAST_PATH_ENV, Some("0"))]);
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let mut agent = RawAgent::connect(&c.socket).await;
     let listed = request(&mut agent, 1, "tools/list", json!({})).await;
     let tools = listed["result"]["tools"]
@@ -202,9 +178,7 @@ async fn status_notifications_sent_before_the_task_is_created_reach_the_agent_in
     let c = Companion::start(
         json!({ "mcpServers": { "early": { "command": "python3", "args": [script] } } }),
     );
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let mut agent = RawAgent::connect_only(&c.socket).await;
     agent.handshake_on("2025-11-25").await;
     let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
@@ -249,9 +223,7 @@ async fn an_input_required_task_asks_the_agent_waiting_on_its_result() {
     let Some(peers) = peers_dir() else { return };
     let js = everything_js(&peers).display().to_string();
     let c = Companion::start(everything(&js));
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let mut agent = RawAgent::connect_only(&c.socket).await;
     let init = json!({ "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
         "clientInfo": { "name": "tasks-test", "version": "1" } });

@@ -44,11 +44,7 @@ async fn request_with(
     tasks: bool,
 ) -> Value {
     params["_meta"] = meta(tasks);
-    let id = json!(id);
-    (agent)
-        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-        .await;
-    agent.until_response(&id).await.0
+    agent.request(id, method, params).await.0
 }
 
 async fn create(agent: &mut RawAgent, id: u64, topic: &str) -> String {
@@ -75,9 +71,7 @@ async fn a_2026_agent_gets_the_tasks_extension_of_a_2025_server() {
     let c = Companion::start(
         json!({ "mcpServers": { "everything": { "command": "node", "args": [js, "stdio"] } } }),
     );
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     // Each era is told of its own Tasks.
     let mut agent = RawAgent::connect_only(&c.socket).await;
     let discovered = request(&mut agent, 1, "server/discover", json!({})).await;
@@ -144,23 +138,7 @@ async fn a_2026_agent_gets_the_tasks_extension_of_a_2025_server() {
 
     // A task dies with its server's process, and the agent is told.
     let third = create(&mut agent, 600, "restart").await;
-    let before = c.server("everything").await;
-    let out = c.cli(&["restart", "everything"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut restarted = false;
-    for _ in 0..300 {
-        let now = c.server("everything").await;
-        if now.state.as_str() == "running" && now.pid != before.pid {
-            restarted = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(restarted, "the server restarted\n{}", c.log());
+    c.restart_process("everything").await;
     let got = request(&mut agent, 601, "tasks/get", json!({ "taskId": third })).await;
     assert_eq!(got["result"]["status"], json!("failed"), "{got}");
     assert_eq!(got["result"]["error"]["code"], json!(-32603), "{got}");
@@ -186,9 +164,7 @@ async fn a_2026_agent_answers_an_input_required_task_with_tasks_update() {
     let c = Companion::start(
         json!({ "mcpServers": { "everything": { "command": "node", "args": [js, "stdio"] } } }),
     );
-    for s in c.settled().await {
-        assert_eq!(s.state.as_str(), "running", "{s:?}\n{}", c.log());
-    }
+    c.running().await;
     let mut agent = RawAgent::connect_only(&c.socket).await;
     let params = json!({ "name": RESEARCH, "arguments": { "topic": "python", "ambiguous": true } });
     let created = request(&mut agent, 1, "tools/call", params).await;

@@ -72,13 +72,7 @@ async fn receiver(refuse: bool) -> (u16, Arc<Mutex<Received>>) {
     let app = axum::Router::new()
         .route("/v1/traces", axum::routing::post(handler("traces")))
         .route("/v1/metrics", axum::routing::post(handler("metrics")));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let (port, _serving) = crate::remote_fixture::listen(app).await;
     (port, got)
 }
 

@@ -4,17 +4,89 @@
 //! its method and what it names ([`seal::request_digest`]): the tool and its arguments, the
 //! prompt and its arguments, the URI.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, ReadResourceRequestParams, ReadResourceResponse, ServerResult,
+    GetPromptResponse, InputRequiredResult, InputResponses, ReadResourceRequestParams,
+    ReadResourceResponse, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use super::{Agent, Outcome, Parks, seal};
+use super::{Agent, Done, Outcome, Parks, seal};
 use crate::endpoint::era;
+use crate::hub::Hub;
+use crate::upstream::call::Downstream;
+
+/// The agent's answer to one kind of request a call can be parked in.
+trait Parkable: Sized {
+    /// The answer carrying `result`, or `None` when `result` is another kind's.
+    fn complete(result: ServerResult) -> Option<Self>;
+    /// The answer asking the agent `asked`.
+    fn input_required(asked: InputRequiredResult) -> Self;
+    /// Why the request failed when it ended with another kind's result.
+    fn mismatch() -> String;
+    /// What the agent gets when the companion ended the request, saying `why`: -32603 unless
+    /// the kind has a result for it.
+    fn failed(why: String) -> Result<Self, McpError> {
+        Err(McpError::internal_error(why, None))
+    }
+}
+
+impl Parkable for CallToolResponse {
+    fn complete(result: ServerResult) -> Option<Self> {
+        match result {
+            ServerResult::CallToolResult(result) => {
+                Some(CallToolResponse::Complete(era::complete(result)))
+            }
+            _ => None,
+        }
+    }
+    fn input_required(asked: InputRequiredResult) -> Self {
+        CallToolResponse::InputRequired(asked)
+    }
+    fn mismatch() -> String {
+        "the call ended without a tools/call result".to_owned()
+    }
+    /// An `isError` result, as every failed call.
+    fn failed(why: String) -> Result<Self, McpError> {
+        Ok(tool_failed(&why))
+    }
+}
+
+impl Parkable for GetPromptResponse {
+    fn complete(result: ServerResult) -> Option<Self> {
+        match result {
+            ServerResult::GetPromptResult(result) => Some(GetPromptResponse::Complete(result)),
+            _ => None,
+        }
+    }
+    fn input_required(asked: InputRequiredResult) -> Self {
+        GetPromptResponse::InputRequired(asked)
+    }
+    fn mismatch() -> String {
+        ended("prompts/get", "messages")
+    }
+}
+
+impl Parkable for ReadResourceResponse {
+    fn complete(result: ServerResult) -> Option<Self> {
+        match result {
+            ServerResult::ReadResourceResult(result) => {
+                Some(ReadResourceResponse::Complete(result))
+            }
+            _ => None,
+        }
+    }
+    fn input_required(asked: InputRequiredResult) -> Self {
+        ReadResourceResponse::InputRequired(asked)
+    }
+    fn mismatch() -> String {
+        ended("resources/read", "contents")
+    }
+}
 
 impl Parks {
     /// `tools/call` of the wrapped tool `name` from an agent of the 2026-07-28 era
@@ -26,38 +98,23 @@ impl Parks {
         self: &Arc<Self>,
         agent: Agent<'_>,
         name: String,
-        params: CallToolRequestParams,
+        mut params: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let digest = seal::request_digest("tools/call", &name, params.arguments.as_ref());
-        let retry = params
-            .request_state
-            .as_deref()
-            .map(|state| (state, params.input_responses.clone().unwrap_or_default()));
+        let retry = (params.request_state.take(), params.input_responses.take());
         let arguments = params.arguments;
-        let outcome = self
-            .start(
-                agent,
-                digest,
-                retry,
-                cx,
-                move |hub, downstream| async move {
-                    let result = hub.call(&name, arguments, Some(&downstream)).await;
-                    Ok(ServerResult::CallToolResult(result))
-                },
-            )
-            .await?;
-        Ok(match outcome {
-            Outcome::Done(done) => match *done {
-                Ok(ServerResult::CallToolResult(result)) => {
-                    CallToolResponse::Complete(era::complete(result))
-                }
-                Ok(_) => tool_failed("the call ended without a tools/call result"),
-                Err(e) => return Err(e),
+        self.park(
+            agent,
+            digest,
+            retry,
+            cx,
+            move |hub, downstream| async move {
+                let result = hub.call(&name, arguments, Some(&downstream)).await;
+                Ok(ServerResult::CallToolResult(result))
             },
-            Outcome::InputRequired(asked) => CallToolResponse::InputRequired(asked),
-            Outcome::Failed(why) => tool_failed(&why),
-        })
+        )
+        .await
     }
 
     /// `prompts/get` of the served prompt `params.name` from an agent of the 2026-07-28 era
@@ -72,32 +129,19 @@ impl Parks {
         cx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let digest = seal::request_digest("prompts/get", &params.name, params.arguments.as_ref());
-        let state = params.request_state.take();
-        let responses = params.input_responses.take().unwrap_or_default();
-        let retry = state.as_deref().map(|state| (state, responses));
-        let outcome = self
-            .start(
-                agent,
-                digest,
-                retry,
-                cx,
-                move |hub, downstream| async move {
-                    let result = hub.get_prompt(params, Some(&downstream)).await?;
-                    Ok(ServerResult::GetPromptResult(result))
-                },
-            )
-            .await?;
-        match outcome {
-            Outcome::Done(done) => match *done {
-                Ok(ServerResult::GetPromptResult(result)) => {
-                    Ok(GetPromptResponse::Complete(result))
-                }
-                Ok(_) => Err(ended("prompts/get", "messages")),
-                Err(e) => Err(e),
+        let retry = (params.request_state.take(), params.input_responses.take());
+        self.park(
+            agent,
+            digest,
+            retry,
+            cx,
+            move |hub, downstream| async move {
+                Ok(ServerResult::GetPromptResult(
+                    hub.get_prompt(params, Some(&downstream)).await?,
+                ))
             },
-            Outcome::InputRequired(asked) => Ok(GetPromptResponse::InputRequired(asked)),
-            Outcome::Failed(why) => Err(McpError::internal_error(why, None)),
-        }
+        )
+        .await
     }
 
     /// `resources/read` of `params.uri` from an agent of the 2026-07-28 era
@@ -112,31 +156,51 @@ impl Parks {
         cx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let digest = seal::request_digest("resources/read", &params.uri, None);
-        let state = params.request_state.take();
-        let responses = params.input_responses.take().unwrap_or_default();
-        let retry = state.as_deref().map(|state| (state, responses));
-        let outcome = self
-            .start(
-                agent,
-                digest,
-                retry,
-                cx,
-                move |hub, downstream| async move {
-                    let result = hub.read_resource(params, Some(&downstream)).await?;
-                    Ok(ServerResult::ReadResourceResult(result))
-                },
-            )
-            .await?;
-        match outcome {
-            Outcome::Done(done) => match *done {
-                Ok(ServerResult::ReadResourceResult(result)) => {
-                    Ok(ReadResourceResponse::Complete(result))
-                }
-                Ok(_) => Err(ended("resources/read", "contents")),
-                Err(e) => Err(e),
+        let retry = (params.request_state.take(), params.input_responses.take());
+        self.park(
+            agent,
+            digest,
+            retry,
+            cx,
+            move |hub, downstream| async move {
+                Ok(ServerResult::ReadResourceResult(
+                    hub.read_resource(params, Some(&downstream)).await?,
+                ))
             },
-            Outcome::InputRequired(asked) => Ok(ReadResourceResponse::InputRequired(asked)),
-            Outcome::Failed(why) => Err(McpError::internal_error(why, None)),
+        )
+        .await
+    }
+
+    /// The request of digest `digest` run by [`Parks::start`], or resumed when the agent sent
+    /// a `requestState` (`retry`: that state and its `inputResponses`, none meaning none
+    /// answered); the agent's answer of kind `R`.
+    ///
+    /// # Errors
+    /// As [`Parks::start`]; the error the request ended with; what [`Parkable::failed`] gives.
+    async fn park<R, F, Fut>(
+        self: &Arc<Self>,
+        agent: Agent<'_>,
+        digest: [u8; 32],
+        retry: (Option<String>, Option<InputResponses>),
+        cx: RequestContext<RoleServer>,
+        run: F,
+    ) -> Result<R, McpError>
+    where
+        R: Parkable,
+        F: FnOnce(Hub, Downstream) -> Fut,
+        Fut: Future<Output = Done> + Send + 'static,
+    {
+        let (state, responses) = retry;
+        let retry = state
+            .as_deref()
+            .map(|state| (state, responses.unwrap_or_default()));
+        match self.start(agent, digest, retry, cx, run).await? {
+            Outcome::Done(done) => match R::complete((*done)?) {
+                Some(answer) => Ok(answer),
+                None => R::failed(R::mismatch()),
+            },
+            Outcome::InputRequired(asked) => Ok(R::input_required(asked)),
+            Outcome::Failed(why) => R::failed(why),
         }
     }
 }
@@ -147,9 +211,6 @@ fn tool_failed(why: &str) -> CallToolResponse {
     ])))
 }
 
-fn ended(method: &str, expected: &str) -> McpError {
-    McpError::internal_error(
-        format!("the {method} request ended without its {expected}"),
-        None,
-    )
+fn ended(method: &str, expected: &str) -> String {
+    format!("the {method} request ended without its {expected}")
 }

@@ -15,10 +15,9 @@ use http::{HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpResponseLimits};
 use tokio::sync::mpsc;
 
-use crate::upstream::http_layer::{HttpError, PostAnswer, SseStream};
+use crate::upstream::http_layer::{HttpLayer, Layered};
 
 /// The session rmcp attached its last request to: its id, the `Authorization` rmcp set (none
 /// unless configured in rmcp) and rmcp's custom headers.
@@ -37,7 +36,19 @@ pub struct Attached {
 pub struct Stamp(Arc<Mutex<Option<Attached>>>);
 
 impl Stamp {
-    fn record(
+    /// The session rmcp last attached a request to, if any.
+    pub fn get(&self) -> Option<Attached> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// The client `inner` recording into its [`Stamp`] what rmcp attaches to each POST; its GETs
+/// and DELETEs pass straight through.
+pub type Stamped<C> = Layered<C, Stamp>;
+
+impl HttpLayer for Stamp {
+    /// Keeps what rmcp attached to a POST that carries a session id.
+    fn attach(
         &self,
         session: Option<&Arc<str>>,
         auth: &Option<String>,
@@ -57,134 +68,6 @@ impl Stamp {
             auth: auth.clone(),
             headers: headers.clone(),
         });
-    }
-
-    /// The session rmcp last attached a request to, if any.
-    pub fn get(&self) -> Option<Attached> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
-/// The client `inner` recording into `stamp` what rmcp attaches to each request.
-#[derive(Clone)]
-pub struct Stamped<C> {
-    /// The client stack below ([`super::super::http::SessionGuard`]).
-    pub inner: C,
-    /// Where the session is recorded.
-    pub stamp: Stamp,
-}
-
-impl<C> StreamableHttpClient for Stamped<C>
-where
-    C: StreamableHttpClient<Error = reqwest::Error> + Sync,
-{
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> PostAnswer {
-        self.stamp
-            .record(session_id.as_ref(), &auth_header, &custom_headers);
-        self.inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> PostAnswer {
-        self.stamp
-            .record(session_id.as_ref(), &auth_header, &custom_headers);
-        self.inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> PostAnswer {
-        self.stamp
-            .record(session_id.as_ref(), &auth_header, &custom_headers);
-        self.inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<SseStream, HttpError> {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<SseStream, HttpError> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
     }
 }
 

@@ -9,13 +9,22 @@
 //!         | invalidConfig | noWindow | signIn | busy | notWaiting | policyNotSaved
 //!         | unknownAgent | unknownProfile | internal
 //! ```
-
-use std::path::PathBuf;
+//!
+//! This file owns the requests, the successful answer and the reply line; `reports.rs` the
+//! answer types, `refusal.rs` the refusal and its kinds.
 
 use serde::{Deserialize, Serialize};
 
-use crate::hub::{HubError, ReloadReport};
-use crate::supervisor::ServerStatus;
+use crate::hub::ReloadReport;
+
+mod refusal;
+mod reports;
+
+pub use self::refusal::{ErrorKind, Refusal};
+pub use self::reports::{
+    ActivityStatus, AgentsReport, ApprovalsReport, ApproveReport, Done, LogLines, LoggedOut,
+    SignInStarted, SignedIn, StatusReport, TelemetryStatus, TrustReport, TrustServer,
+};
 
 /// The `environment` answer (computed by `launch`, which owns what a child inherits).
 pub use crate::launch::inherited::ChildEnvironment;
@@ -122,137 +131,9 @@ pub enum ControlRequest {
     },
 }
 
-/// The `approvals` answer: the calls waiting for the person, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalsReport {
-    /// The open asks.
-    pub open: Vec<crate::hub::Ask>,
-}
-
-/// The `approve` answer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApproveReport {
-    /// The ask that was answered, as it was shown.
-    pub approved: crate::hub::Ask,
-    /// Whether `allow` was written into the config for the tool (`always`).
-    pub policy_written: bool,
-}
-
-/// The `agents` answer.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentsReport {
-    /// Every connected agent session, oldest first.
-    pub agents: Vec<crate::hub::AgentStatus>,
-}
-
-/// The `trust` answer: per server with something waiting (or just approved), the tools.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TrustReport {
-    /// Whether the listed tools were approved (else they still wait).
-    pub approved: bool,
-    /// Per server, in name order.
-    pub servers: Vec<TrustServer>,
-}
-
-/// One server in a [`TrustReport`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrustServer {
-    /// The server name.
-    pub server: String,
-    /// Its withheld tools, with the approved and the listed definition.
-    pub tools: Vec<crate::catalog::pin::Waiting>,
-}
-
-/// The first `login` answer: where the browser was sent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SignInStarted {
-    /// The authorization URL (no secret in it).
-    pub url: String,
-    /// Whether a browser was started on it; if not, the user opens the URL.
-    pub browser_opened: bool,
-}
-
-/// The second `login` answer: the tokens are stored and the server restarts with them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SignedIn {
-    /// Always `true`.
-    pub signed_in: bool,
-}
-
-/// The `logout` answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoggedOut {
-    /// Whether there was a stored sign-in to forget.
-    pub forgotten: bool,
-}
-
 fn default_lines() -> usize {
     100
 }
-
-/// The `status` answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StatusReport {
-    /// Process id of the companion.
-    pub pid: u32,
-    /// Companion version.
-    pub version: String,
-    /// The MCP socket agents connect to.
-    pub socket: PathBuf,
-    /// The config file in use, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config: Option<PathBuf>,
-    /// Every server, in config order.
-    pub servers: Vec<ServerStatus>,
-    /// The warnings of the config in effect (unknown keys, [`crate::hub::Hub::config_warnings`]);
-    /// absent from the JSON when there are none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// The activity log, when it records; absent when it is off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activity: Option<ActivityStatus>,
-    /// The config's profiles, in config order; absent from the JSON when there are none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profiles: Vec<crate::hub::ProfileStatus>,
-    /// The OpenTelemetry export, when the config names an endpoint; absent when it names none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<TelemetryStatus>,
-}
-
-/// The OpenTelemetry export in a [`StatusReport`], as the companion set it up at its start.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TelemetryStatus {
-    /// The collector's base URL, redacted (scheme, host and port).
-    pub endpoint: String,
-    /// Why export is off although the config asks for it (its settings could not be expanded,
-    /// the exporter refused them, the SSRF guard refused the endpoint), known secrets masked;
-    /// absent while it exports. Export failures after the start are in the log only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// The activity log in a [`StatusReport`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActivityStatus {
-    /// The database file.
-    pub path: PathBuf,
-    /// Entries dropped since the start because the log's queue was full.
-    pub dropped: u64,
-}
-
-/// The `logs` answer: stderr lines, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogLines {
-    /// The lines, without their newline.
-    pub lines: Vec<String>,
-}
-
-/// The answer of a command that has nothing to report (`{}` on the wire).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Done {}
 
 /// A successful control answer, one variant per kind of request.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -352,93 +233,6 @@ impl ControlRequest {
     }
 }
 
-/// Why the companion refused a request: a stable, machine-readable kind (scripts match on it;
-/// it never changes for a given cause) next to the human message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ErrorKind {
-    /// The line was not a JSON request this companion knows.
-    BadRequest,
-    /// The line was longer than the request limit (64 KiB).
-    TooLong,
-    /// No server has that name.
-    UnknownServer,
-    /// The server's config entry is invalid, so it cannot run.
-    InvalidEntry,
-    /// The companion is shutting down.
-    ShuttingDown,
-    /// `reload` on a companion started without a config file.
-    NoConfigFile,
-    /// `reload`: the config file does not load; nothing was changed.
-    InvalidConfig,
-    /// `show` on a companion that has no window (`mcp-companion serve`).
-    NoWindow,
-    /// `login`/`logout`: the server does not sign in with OAuth (not streamable HTTP), or the
-    /// sign-in could not start or finish; the message quotes the authorization server.
-    SignIn,
-    /// `agentProfile`: no connected agent session has that id.
-    UnknownAgent,
-    /// `agentProfile`: no valid profile has that name.
-    UnknownProfile,
-    /// The companion already serves as many control connections as it allows
-    /// ([`super::MAX_CONTROL_CONNECTIONS`]); the connection is closed.
-    Busy,
-    /// `approve`: no waiting call has that id (answered, timed out, or withdrawn).
-    NotWaiting,
-    /// `approve` with `always`: the call was allowed once, but the config could not be
-    /// written; the message says why.
-    PolicyNotSaved,
-    /// Anything else (a bug): the message says what.
-    Internal,
-}
-
-/// A refused request, as it travels on the wire.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("{message}")]
-pub struct Refusal {
-    /// The stable kind.
-    pub kind: ErrorKind,
-    /// The human message, e.g. `no server named "tiem"`.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal of `kind` saying `message`.
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Refusal {
-        Refusal {
-            kind,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<crate::config::UnknownServer> for Refusal {
-    fn from(e: crate::config::UnknownServer) -> Refusal {
-        Refusal::new(ErrorKind::UnknownServer, e.to_string())
-    }
-}
-
-impl From<crate::hub::AgentError> for Refusal {
-    fn from(e: crate::hub::AgentError) -> Refusal {
-        let kind = match e {
-            crate::hub::AgentError::UnknownAgent(_) => ErrorKind::UnknownAgent,
-            crate::hub::AgentError::UnknownProfile(_) => ErrorKind::UnknownProfile,
-        };
-        Refusal::new(kind, e.to_string())
-    }
-}
-
-impl From<HubError> for Refusal {
-    fn from(e: HubError) -> Refusal {
-        let kind = match e {
-            HubError::UnknownServer { .. } => ErrorKind::UnknownServer,
-            HubError::InvalidEntry { .. } => ErrorKind::InvalidEntry,
-            HubError::ShuttingDown => ErrorKind::ShuttingDown,
-        };
-        Refusal::new(kind, e.to_string())
-    }
-}
-
 /// One answer line.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Reply {
@@ -489,6 +283,7 @@ impl Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hub::HubError;
 
     #[test]
     fn requests_and_refusals_keep_their_wire_shape() {

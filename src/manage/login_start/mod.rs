@@ -13,6 +13,10 @@
 //! `MCP_COMPANION_SOCKET`), quoted for the OS: the companion started at login is the one the
 //! person runs now, found by the same CLI commands and agents. Turning it on again rewrites the entry; turning it off
 //! removes everything this module wrote.
+//!
+//! This file owns the entry's command, its text for each OS and the refusal to touch an entry
+//! it did not write; `linux.rs`, `macos.rs` and `windows.rs` write, remove and read it on
+//! their OS.
 
 use std::path::{Path, PathBuf};
 
@@ -257,241 +261,16 @@ pub fn windows_command(exe: &Path, args: &[String]) -> String {
 }
 
 #[cfg(target_os = "linux")]
-mod platform {
-    use super::{ENTRY, LoginStart, LoginStartError, ours_or_absent, unit_text};
-    use crate::io::atomic::{Backup, Mode, write_atomic};
-    use std::path::PathBuf;
-
-    fn dir() -> Result<PathBuf, LoginStartError> {
-        dirs::config_dir()
-            .map(|d| d.join("systemd").join("user"))
-            .ok_or(LoginStartError::NoHome)
-    }
-
-    fn paths() -> Result<(PathBuf, PathBuf), LoginStartError> {
-        let dir = dir()?;
-        let unit = dir.join(format!("{ENTRY}.service"));
-        let link = dir
-            .join("default.target.wants")
-            .join(format!("{ENTRY}.service"));
-        Ok((unit, link))
-    }
-
-    /// Asks a running user manager to re-read its units; a note when none answered.
-    fn reload_manager() -> Option<String> {
-        let ran = std::process::Command::new("systemctl")
-            .args(["--user", "daemon-reload"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .output();
-        match ran {
-            Ok(out) if out.status.success() => None,
-            Ok(out) => Some(format!(
-                "systemd's user manager did not take it now ({}): it starts at your next login",
-                crate::io::text::log_line(String::from_utf8_lossy(&out.stderr).trim())
-            )),
-            Err(_) => Some("systemctl was not found: the unit starts at your next login where systemd manages the session".to_owned()),
-        }
-    }
-
-    pub(super) fn enable(
-        exe: &std::path::Path,
-        args: &[String],
-    ) -> Result<LoginStart, LoginStartError> {
-        let (unit, link) = paths()?;
-        ours_or_absent(&unit)?;
-        let text = unit_text(exe, args);
-        write_atomic(&unit, text.as_bytes(), Mode::Private, Backup::None)?;
-        let wants = link.parent().ok_or(LoginStartError::NoHome)?;
-        std::fs::create_dir_all(wants).map_err(|source| LoginStartError::File {
-            what: "create",
-            path: wants.to_owned(),
-            source,
-        })?;
-        match std::fs::remove_file(&link) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(LoginStartError::File {
-                    what: "replace",
-                    path: link,
-                    source: e,
-                });
-            }
-            _ => {}
-        }
-        std::os::unix::fs::symlink(format!("../{ENTRY}.service"), &link).map_err(|source| {
-            LoginStartError::File {
-                what: "link",
-                path: link.clone(),
-                source,
-            }
-        })?;
-        let mut on = state()?;
-        on.note = reload_manager();
-        Ok(on)
-    }
-
-    pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
-        let (unit, link) = paths()?;
-        ours_or_absent(&unit)?;
-        for path in [&link, &unit] {
-            match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(LoginStartError::File {
-                        what: "remove",
-                        path: path.clone(),
-                        source: e,
-                    });
-                }
-                _ => {}
-            }
-        }
-        // Best effort: a user manager that is not running has nothing loaded to forget.
-        let _ = reload_manager();
-        state()
-    }
-
-    pub(super) fn state() -> Result<LoginStart, LoginStartError> {
-        let (unit, link) = paths()?;
-        let text = ours_or_absent(&unit)
-            .ok()
-            .and_then(|()| std::fs::read_to_string(&unit).ok());
-        let command = text.as_deref().and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("ExecStart="))
-                .map(str::to_owned)
-        });
-        let linked = std::fs::symlink_metadata(&link).is_ok();
-        Ok(LoginStart {
-            enabled: command.is_some() && linked,
-            location: unit.display().to_string(),
-            command,
-            note: None,
-        })
-    }
-}
+#[path = "linux.rs"]
+mod platform;
 
 #[cfg(target_os = "macos")]
-mod platform {
-    use super::{ENTRY, LoginStart, LoginStartError, ours_or_absent, plist_text};
-    use crate::io::atomic::{Backup, Mode, write_atomic};
-    use std::path::PathBuf;
-
-    fn path() -> Result<PathBuf, LoginStartError> {
-        dirs::home_dir()
-            .map(|h| {
-                h.join("Library")
-                    .join("LaunchAgents")
-                    .join(format!("io.github.{ENTRY}.serve.plist"))
-            })
-            .ok_or(LoginStartError::NoHome)
-    }
-
-    pub(super) fn enable(
-        exe: &std::path::Path,
-        args: &[String],
-    ) -> Result<LoginStart, LoginStartError> {
-        let path = path()?;
-        ours_or_absent(&path)?;
-        write_atomic(
-            &path,
-            plist_text(exe, args).as_bytes(),
-            Mode::Private,
-            Backup::None,
-        )?;
-        let mut on = state()?;
-        on.note = Some("launchd starts it at your next login".to_owned());
-        Ok(on)
-    }
-
-    pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
-        let path = path()?;
-        ours_or_absent(&path)?;
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(LoginStartError::File {
-                what: "remove",
-                path,
-                source: e,
-            }),
-            _ => state(),
-        }
-    }
-
-    pub(super) fn state() -> Result<LoginStart, LoginStartError> {
-        let path = path()?;
-        let enabled = path.exists() && ours_or_absent(&path).is_ok();
-        Ok(LoginStart {
-            enabled,
-            location: path.display().to_string(),
-            command: None,
-            note: None,
-        })
-    }
-}
+#[path = "macos.rs"]
+mod platform;
 
 #[cfg(windows)]
-mod platform {
-    use super::{LoginStart, LoginStartError, windows_command};
-
-    const KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
-    const VALUE: &str = "MCP Companion";
-
-    fn reg(action: &'static str, args: &[&str]) -> Result<String, LoginStartError> {
-        let out = std::process::Command::new("reg.exe")
-            .arg(action)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| LoginStartError::Registry {
-                action,
-                said: e.to_string(),
-            })?;
-        let said = String::from_utf8_lossy(&out.stdout).into_owned();
-        if out.status.success() {
-            Ok(said)
-        } else {
-            Err(LoginStartError::Registry {
-                action,
-                said: crate::io::text::log_line(
-                    format!("{said}{}", String::from_utf8_lossy(&out.stderr)).trim(),
-                )
-                .into_owned(),
-            })
-        }
-    }
-
-    pub(super) fn enable(
-        exe: &std::path::Path,
-        args: &[String],
-    ) -> Result<LoginStart, LoginStartError> {
-        let line = windows_command(exe, args);
-        reg(
-            "add",
-            &[KEY, "/v", VALUE, "/t", "REG_SZ", "/d", &line, "/f"],
-        )?;
-        state()
-    }
-
-    pub(super) fn disable() -> Result<LoginStart, LoginStartError> {
-        if state()?.enabled {
-            reg("delete", &[KEY, "/v", VALUE, "/f"])?;
-        }
-        state()
-    }
-
-    pub(super) fn state() -> Result<LoginStart, LoginStartError> {
-        let command = reg("query", &[KEY, "/v", VALUE]).ok().and_then(|out| {
-            out.lines()
-                .find_map(|l| l.split_once("REG_SZ").map(|(_, v)| v.trim().to_owned()))
-        });
-        Ok(LoginStart {
-            enabled: command.is_some(),
-            location: format!(r"{KEY}\{VALUE}"),
-            command,
-            note: None,
-        })
-    }
-}
+#[path = "windows.rs"]
+mod platform;
 
 #[cfg(test)]
 mod tests {
