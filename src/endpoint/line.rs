@@ -232,11 +232,16 @@ where
 
 /// `message` as one line: its JSON and a newline (a `tools/list` answer with each tool's
 /// `execution` back in place, an `initialize` answer with its `tasks` capability,
-/// [`crate::catalog::execution`]).
+/// [`crate::catalog::execution`]; a request with the `progressToken` its server gave it, or
+/// none, [`crate::upstream::sent_token`]: the companion follows no agent's progress).
 ///
 /// # Errors
 /// When it does not serialise (a bug: every model type does).
-pub fn encode_line(message: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+pub fn encode_line(mut message: ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+    if let rmcp::model::JsonRpcMessage::Request(request) = &mut message {
+        crate::upstream::sent_token::as_sent(&mut request.request);
+    }
+    let message = &message;
     let mut bytes = match message {
         // A tool's `execution` travels in its `_meta` inside the companion (`catalog::execution`).
         rmcp::model::JsonRpcMessage::Response(rmcp::model::JsonRpcResponse {
@@ -287,7 +292,7 @@ where
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = encode_line(&item).map(|bytes| self.write_line(bytes));
+        let write = encode_line(item).map(|bytes| self.write_line(bytes));
         async move { write?.await }
     }
 

@@ -41,6 +41,7 @@ pub mod progress;
 pub mod raw;
 pub mod relay;
 pub mod roots;
+pub mod sent_token;
 pub mod session;
 pub mod signed_in;
 pub mod sse;

@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 use crate::common::{CallPath, Companion, on_both_paths};
 use crate::raw::RawAgent;
 
-const SERVER: &str = concat!(
+pub(crate) const SERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/peers/fidelity_server.py"
 );
 
 /// A companion serving the fidelity server as `f`, settled.
-async fn companion(path: CallPath) -> Companion {
+pub(crate) async fn companion(path: CallPath) -> Companion {
     let c = Companion::start_on(
         json!({ "mcpServers": { "f": { "command": "python3", "args": [SERVER],
             "env": { "MY_API_TOKEN": "sekrit-fidelity-TOKEN-999" } } } }),
@@ -27,7 +27,7 @@ async fn companion(path: CallPath) -> Companion {
 
 /// A raw agent that declared elicitation (form and URL) and sampling; returns it with the
 /// `initialize` result.
-async fn agent(c: &Companion) -> (RawAgent, Value) {
+pub(crate) async fn agent(c: &Companion) -> (RawAgent, Value) {
     let mut agent = RawAgent::connect_only(&c.socket).await;
     agent
         .send(
@@ -45,7 +45,12 @@ async fn agent(c: &Companion) -> (RawAgent, Value) {
 }
 
 /// `tools/call` of `mcp_f_<tool>` with id `id` and `params` merged into the params.
-async fn call(agent: &mut RawAgent, id: u64, tool: &str, extra: Value) -> (Value, Vec<Value>) {
+pub(crate) async fn call(
+    agent: &mut RawAgent,
+    id: u64,
+    tool: &str,
+    extra: Value,
+) -> (Value, Vec<Value>) {
     let mut params = json!({"name": format!("mcp_f_{tool}"), "arguments": {}});
     if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
         p.extend(extra);
