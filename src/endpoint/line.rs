@@ -233,11 +233,16 @@ where
 /// `message` as one line: its JSON and a newline (a `tools/list` answer with each tool's
 /// `execution` back in place, an `initialize` answer with its `tasks` capability,
 /// [`crate::catalog::execution`]; a request with the `progressToken` its server gave it, or
-/// none, [`crate::upstream::sent_token`]: the companion follows no agent's progress).
+/// none, [`crate::upstream::sent_token`]: the companion follows no agent's progress; a
+/// server's request or tool result with the text the server sent, [`crate::upstream::exact`]).
 ///
 /// # Errors
 /// When it does not serialise (a bug: every model type does).
 pub fn encode_line(mut message: ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+    if let Some(mut bytes) = exact_line(&mut message).transpose()? {
+        bytes.push(b'\n');
+        return Ok(bytes);
+    }
     if let rmcp::model::JsonRpcMessage::Request(request) = &mut message {
         crate::upstream::sent_token::as_sent(&mut request.request);
     }
@@ -274,6 +279,32 @@ pub fn encode_line(mut message: ServerJsonRpcMessage) -> std::io::Result<Vec<u8>
     };
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+/// `message` as the server that it comes from wrote it, when its text was kept.
+fn exact_line(message: &mut ServerJsonRpcMessage) -> Option<serde_json::Result<Vec<u8>>> {
+    use crate::upstream::exact;
+    use rmcp::model::{GetExtensions, JsonRpcMessage, JsonRpcResponse, ServerResult};
+    match message {
+        JsonRpcMessage::Request(request) => {
+            let params = request
+                .request
+                .extensions()
+                .get::<exact::ExactParams>()?
+                .0
+                .clone();
+            exact::request_line(&request.id, &request.request, &params)
+        }
+        JsonRpcMessage::Response(JsonRpcResponse {
+            id,
+            result: ServerResult::CallToolResult(result),
+            ..
+        }) => {
+            let text = exact::take_result(result)?;
+            Some(exact::response_line(id, &text, result.result_type.as_ref()))
+        }
+        _ => None,
+    }
 }
 
 async fn write_all_flush<W: AsyncWrite + Unpin>(w: &mut W, bytes: &[u8]) -> std::io::Result<()> {

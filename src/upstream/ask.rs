@@ -258,6 +258,9 @@ async fn forward(
     let mut options = PeerRequestOptions::with_timeout(cx.timeout);
     options.meta = super::call::forwarded_meta(&rcx.meta).map(Into::into);
     let mut request = request;
+    if let Some(exact) = rcx.extensions.get::<super::exact::ExactParams>() {
+        request.extensions_mut().insert(exact.clone());
+    }
     if let Some(token) = rcx.meta.get_progress_token() {
         request
             .extensions_mut()

@@ -457,6 +457,12 @@ pub fn tool_result_from_json(raw: &str) -> Result<CallToolResult, CallError> {
 fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolResult, CallError> {
     match (target, answer) {
         (Target::Tool { .. }, ServerResult::CallToolResult(result)) => Ok(result),
+        // Content blocks of a type rmcp does not know, or members it does not expect.
+        (Target::Tool { .. }, ServerResult::CustomResult(custom))
+            if let Some(result) = super::exact::tool_result(custom.0.clone()) =>
+        {
+            Ok(result)
+        }
         (
             Target::Resource { .. } | Target::ResourceTemplate { .. },
             ServerResult::ReadResourceResult(r),

@@ -24,6 +24,7 @@ mod connect_stdio;
 pub mod elicitor;
 pub mod era;
 pub mod error_text;
+pub mod exact;
 pub mod handler;
 pub mod http;
 pub mod http_client;

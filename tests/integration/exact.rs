@@ -1,6 +1,6 @@
 //! What the companion passes on exactly as it was sent, on both call paths, against
 //! `tests/peers/fidelity_server.py` with a line-level agent: `_meta.progressToken` only where
-//! the sender set one.
+//! the sender set one; the number text of a server's requests and tool results.
 
 use serde_json::{Value, json};
 
@@ -17,15 +17,17 @@ fn text_json(answer: &Value) -> Value {
 }
 
 /// Calls `mcp_f_ask` as request `id`, answering the server's sampling and elicitation requests;
-/// returns those two requests as the agent got them and the call's answer.
-async fn ask(agent: &mut RawAgent, id: u64) -> (Vec<Value>, Value) {
+/// returns those two requests as the agent got them, their lines, and the call's answer.
+async fn ask(agent: &mut RawAgent, id: u64) -> (Vec<Value>, Vec<String>, Value) {
     agent
         .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "mcp_f_ask", "arguments": {}}}))
         .await;
     let mut asked = Vec::new();
+    let mut lines = Vec::new();
     loop {
-        let msg = agent.recv().await;
+        let line = agent.recv_line().await;
+        let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
         match msg["method"].as_str() {
             Some("sampling/createMessage") => {
                 agent
@@ -34,6 +36,7 @@ async fn ask(agent: &mut RawAgent, id: u64) -> (Vec<Value>, Value) {
                         "model": "m", "stopReason": "endTurn"}}))
                     .await;
                 asked.push(msg);
+                lines.push(line);
             }
             Some("elicitation/create") => {
                 agent
@@ -41,9 +44,10 @@ async fn ask(agent: &mut RawAgent, id: u64) -> (Vec<Value>, Value) {
                         "action": "accept", "content": {"n": 5}}}))
                     .await;
                 asked.push(msg);
+                lines.push(line);
             }
             Some(_) => {}
-            None if msg["id"] == id => return (asked, msg),
+            None if msg["id"] == id => return (asked, lines, msg),
             None => {}
         }
     }
@@ -61,7 +65,7 @@ async fn progress_tokens_only_where_the_sender_set_one(path: CallPath) {
     let (answer, _) = call(&mut agent, 2, "meta", json!({"_meta": {"k": 1}})).await;
     assert_eq!(text_json(&answer), json!({"k": 1}), "{path:?}: {answer}");
 
-    let (asked, answer) = ask(&mut agent, 3).await;
+    let (asked, _, answer) = ask(&mut agent, 3).await;
     assert_eq!(asked.len(), 2, "{path:?}: {asked:?} {answer}");
     let sampling = &asked[0]["params"]["_meta"];
     assert_eq!(sampling, &json!({"srv/key": "v"}), "{path:?}: {asked:?}");
@@ -91,3 +95,66 @@ on_both_paths!(
     progress_tokens,
     progress_tokens_only_where_the_sender_set_one
 );
+
+/// The numbers of a server's sampling and elicitation requests reach the agent as the server
+/// wrote them: no 32-bit float, no integer bound turned into a float.
+async fn request_numbers_pass_as_the_server_wrote_them(path: CallPath) {
+    let c = companion(path).await;
+    let (mut agent, _) = agent(&c).await;
+
+    let (_, lines, answer) = ask(&mut agent, 1).await;
+    assert_eq!(lines.len(), 2, "{path:?}: {lines:?} {answer}");
+    assert!(
+        lines[0].contains(r#""temperature": 0.7"#),
+        "{path:?}: {}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(r#""costPriority": 0.3"#),
+        "{path:?}: {}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(r#""maximum": 1000}"#),
+        "{path:?}: {}",
+        lines[1]
+    );
+}
+on_both_paths!(
+    request_numbers,
+    request_numbers_pass_as_the_server_wrote_them
+);
+
+/// The numbers and the members no revision has of a server's tool result reach the agent as the
+/// server wrote them: no integer beyond 64 bits turned into a float.
+async fn result_numbers_pass_as_the_server_wrote_them(path: CallPath) {
+    let c = companion(path).await;
+    let (mut agent, _) = agent(&c).await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "mcp_f_nums", "arguments": {}}}))
+        .await;
+    let line = loop {
+        let line = agent.recv_line().await;
+        let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        if msg["id"] == 2 && msg.get("method").is_none() {
+            break line;
+        }
+    };
+    for number in [
+        r#""big": 123456789012345678901234567890"#,
+        r#""f": 0.1"#,
+        r#""one": 1.0"#,
+        r#""neg0": -0.0"#,
+        r#""e": 1e-07"#,
+    ] {
+        assert!(line.contains(number), "{path:?}: {number} in {line}");
+    }
+    let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(
+        answer["result"]["extraTopLevel"]["kept"], true,
+        "{path:?}: {line}"
+    );
+    assert!(answer["result"].get("_meta").is_none(), "{path:?}: {line}");
+}
+on_both_paths!(result_numbers, result_numbers_pass_as_the_server_wrote_them);

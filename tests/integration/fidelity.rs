@@ -181,9 +181,8 @@ async fn server_instructions_reach_the_agent() {
 
 /// A content block of a type this build does not know and a top-level key it does not know
 /// reach the agent as the server sent them (forward compatibility).
-#[tokio::test]
-async fn unknown_content_and_keys_pass_through_on_the_fast_path() {
-    let c = companion(CallPath::Fast).await;
+async fn unknown_content_and_keys_pass_through(path: CallPath) {
+    let c = companion(path).await;
     let (mut agent, _) = agent(&c).await;
     let (answer, _) = call(&mut agent, 1, "future", json!({})).await;
     let result = &answer["result"];
@@ -193,6 +192,7 @@ async fn unknown_content_and_keys_pass_through_on_the_fast_path() {
     assert_eq!(result["content"][1]["text"], "known", "{answer}");
     assert_eq!(result["extraTopLevel"]["kept"], true, "{answer}");
 }
+on_both_paths!(unknown_content, unknown_content_and_keys_pass_through);
 
 /// A secret of the server's entry that the server quotes in an `isError` result or a log
 /// message reaches the agent masked.

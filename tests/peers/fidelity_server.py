@@ -13,6 +13,8 @@ Its tools:
   future     answers with a content block of a type no revision has ("future_kind") and a
              top-level key no revision has ("extraTopLevel")
   secret     logs a notifications/message quoting $MY_API_TOKEN, then answers isError quoting it
+  nums       answers with structuredContent holding numbers a typed relay changes: an integer
+             of 30 digits, 0.1, 1.0, -0.0, 1e-7; and a top-level key no revision has
   subscribed answers with the params of the last resources/subscribe as they arrived, as JSON
              text
 
@@ -27,7 +29,7 @@ import sys
 INSTRUCTIONS = "Fidelity server: call urlerror to see a URL elicitation."
 TOOLS = [
     {"name": n, "description": n, "inputSchema": {"type": "object"}}
-    for n in ("urlerror", "meta", "ask", "future", "secret", "subscribed")
+    for n in ("urlerror", "meta", "ask", "future", "secret", "subscribed", "nums")
 ]
 subscribed = [None]  # the params of the last resources/subscribe
 pending = []  # messages read while waiting for an answer to our own request
@@ -86,6 +88,11 @@ def call(name, params):
     if name == "future":
         return {"content": [{"type": "future_kind", "payload": {"x": 1}},
                             {"type": "text", "text": "known"}],
+                "extraTopLevel": {"kept": True}}, None
+    if name == "nums":
+        return {"content": [{"type": "text", "text": "n"}],
+                "structuredContent": {"big": 123456789012345678901234567890, "f": 0.1,
+                                      "one": 1.0, "neg0": -0.0, "e": 1e-7},
                 "extraTopLevel": {"kept": True}}, None
     if name == "subscribed":
         return {"content": [{"type": "text", "text": json.dumps(subscribed[0])}]}, None

@@ -80,7 +80,10 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
     let kept = crate::upstream::listing::keep_execution(line);
     let line = kept.as_deref().unwrap_or(line);
     let e = match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
-        Ok(message) => return Some(message),
+        Ok(mut message) => {
+            crate::upstream::exact::keep(line, &mut message);
+            return Some(message);
+        }
         Err(e) => e,
     };
     if let Some(message) = without_unreadable_items(line) {
