@@ -38,6 +38,10 @@ impl Endpoint {
         Downstream {
             progress_token: cx.meta.get_progress_token(),
             meta: crate::upstream::call::forwarded_meta(&cx.meta),
+            arguments: cx
+                .extensions
+                .get::<crate::upstream::exact::ExactArguments>()
+                .map(|a| a.0.clone()),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),

@@ -220,7 +220,11 @@ where
     /// Hands one complete line to [`judge`] and sends its answer, if any.
     fn classify(&mut self) -> Option<ClientJsonRpcMessage> {
         match judge(self.read.line()) {
-            Verdict::Deliver(message) => Some(*message),
+            Verdict::Deliver(mut message) => {
+                // A call's arguments go upstream as the agent wrote them.
+                crate::upstream::exact::keep_arguments(self.read.line(), &mut message);
+                Some(*message)
+            }
             Verdict::Answer { id, error } => {
                 self.answer(id, error);
                 None

@@ -14,6 +14,12 @@
 //! | a request (`elicitation/create`, `sampling/createMessage`, `roots/list`) | its `params`, as the request extension [`ExactParams`] (rmcp hands request extensions to the handler's context; [`super::ask`] puts them on the request to the agent) | the endpoint's line encoder: `params` as kept |
 //! | an answer whose `result` is a `tools/call` result, or one rmcp reads as no known result | the `result`, in the result's `_meta` under [`EXACT_KEY`] ([`tool_result`] reads one with content blocks of unknown types) | the endpoint's line encoder: `result` as kept ([`take_result`]) |
 //!
+//! The other way, an agent's `tools/call` `arguments` as the agent wrote them ride along as the
+//! request extension [`ExactArguments`]: the endpoint's line reader keeps them, the call puts
+//! them on its upstream request when the companion sends the same arguments
+//! ([`crate::upstream::call::Downstream::arguments`]), and the stdio transport writes them in
+//! place of the typed ones ([`call_line`]).
+//!
 //! The stdio transport keeps the text ([`keep`], called by `lane::transport`); a result that
 //! came over HTTP is kept as rmcp read it (unknown blocks and members, not number text). The
 //! companion's own changes drop or redo the kept text: a rewritten URI drops it (the typed
@@ -35,6 +41,79 @@ pub const EXACT_KEY: &str = "mcp-companion/exact";
 /// A request extension (never serialised): the `params` of a server's request as it arrived.
 #[derive(Clone, Debug)]
 pub struct ExactParams(pub Arc<RawValue>);
+
+/// A request extension (never serialised): an agent's `tools/call` `arguments` as it wrote them.
+#[derive(Clone, Debug)]
+pub struct ExactArguments(pub Arc<RawValue>);
+
+/// The `params` of an agent's `tools/call`, with its `arguments` raw.
+#[derive(serde::Deserialize)]
+struct CallMembers<'a> {
+    #[serde(borrow, default)]
+    params: Option<CallParams<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// Keeps the `arguments` of `message`, an agent's `tools/call` decoded from `line`, as
+/// [`ExactArguments`].
+pub fn keep_arguments(line: &[u8], message: &mut rmcp::model::ClientJsonRpcMessage) {
+    let JsonRpcMessage::Request(request) = message else {
+        return;
+    };
+    let rmcp::model::ClientRequest::CallToolRequest(call) = &mut request.request else {
+        return;
+    };
+    if let Ok(CallMembers {
+        params: Some(CallParams {
+            arguments: Some(arguments),
+        }),
+    }) = serde_json::from_slice::<CallMembers>(line)
+    {
+        let arguments: Box<RawValue> = arguments.to_owned();
+        call.extensions.insert(ExactArguments(Arc::from(arguments)));
+    }
+}
+
+/// `arguments` as the agent wrote them, when they are the arguments `typed` the companion is
+/// about to send (read the same way).
+pub fn same_arguments(
+    arguments: &Arc<RawValue>,
+    typed: Option<&rmcp::model::JsonObject>,
+) -> Option<ExactArguments> {
+    let read = serde_json::from_str::<serde_json::Map<String, Value>>(arguments.get()).ok()?;
+    (Some(&read) == typed).then(|| ExactArguments(arguments.clone()))
+}
+
+/// The line of `message` when it is a `tools/call` carrying [`ExactArguments`]: its JSON with
+/// those in place of the typed arguments; `None` otherwise (written as typed).
+pub fn call_line(message: &rmcp::model::ClientJsonRpcMessage) -> Option<Vec<u8>> {
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let rmcp::model::ClientRequest::CallToolRequest(call) = &request.request else {
+        return None;
+    };
+    let ExactArguments(arguments) = call.extensions.get::<ExactArguments>()?;
+    let mut value = serde_json::to_value(message).ok()?;
+    let params = value.get_mut("params")?.as_object_mut()?;
+    params.remove("arguments")?;
+    let params = serde_json::to_string(params).ok()?;
+    let rest = params.strip_prefix('{')?;
+    let sep = if rest.starts_with('}') { "" } else { "," };
+    let id = serde_json::to_string(&request.id).ok()?;
+    Some(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"arguments\":{}{sep}{rest}}}",
+            arguments.get()
+        )
+        .into_bytes(),
+    )
+}
 
 /// The members of a message this module reads raw.
 #[derive(serde::Deserialize)]
@@ -246,50 +325,4 @@ fn has_member(text: &str, name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::{NumberOrString, RequestId, ResultType};
-    use serde_json::json;
-
-    fn id() -> RequestId {
-        NumberOrString::Number(7)
-    }
-
-    #[test]
-    fn a_response_line_carries_the_text_and_a_result_type_only_when_missing() {
-        let text = r#"{"content":[],"n":123456789012345678901234567890}"#;
-        let line = response_line(&id(), text, None).unwrap_or_default();
-        assert_eq!(
-            String::from_utf8_lossy(&line),
-            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{text}}}"#)
-        );
-        let line = response_line(&id(), text, Some(&ResultType::COMPLETE)).unwrap_or_default();
-        let line = String::from_utf8_lossy(&line);
-        assert!(
-            line.contains(r#""result":{"resultType":"complete","content":[]"#),
-            "{line}"
-        );
-        let empty = response_line(&id(), "{}", Some(&ResultType::COMPLETE)).unwrap_or_default();
-        let empty: Value = serde_json::from_slice(&empty).unwrap_or_default();
-        assert_eq!(empty["result"], json!({"resultType": "complete"}));
-    }
-
-    #[test]
-    fn a_result_with_unknown_blocks_is_typed_with_the_known_ones_and_keeps_all() {
-        let value = json!({"content": [{"type": "future_kind", "x": 1}, {"type": "text", "text": "t"}],
-            "extra": true});
-        let Some(mut result) = tool_result(value.clone()) else {
-            panic!("no result");
-        };
-        assert_eq!(result.content.len(), 1);
-        let text = take_result(&mut result).unwrap_or_default();
-        assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
-        assert!(result.meta.is_none());
-    }
-
-    #[test]
-    fn a_malformed_known_block_or_no_content_is_no_tool_result() {
-        assert!(tool_result(json!({"content": [{"type": "image"}]})).is_none());
-        assert!(tool_result(json!({"contents": []})).is_none());
-    }
-}
+mod tests;

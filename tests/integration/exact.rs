@@ -1,6 +1,7 @@
 //! What the companion passes on exactly as it was sent, on both call paths, against
 //! `tests/peers/fidelity_server.py` with a line-level agent: `_meta.progressToken` only where
-//! the sender set one; the number text of a server's requests and tool results.
+//! the sender set one; the number text of a server's requests and tool results, and of an
+//! agent's tool arguments.
 
 use serde_json::{Value, json};
 
@@ -158,3 +159,27 @@ async fn result_numbers_pass_as_the_server_wrote_them(path: CallPath) {
     assert!(answer["result"].get("_meta").is_none(), "{path:?}: {line}");
 }
 on_both_paths!(result_numbers, result_numbers_pass_as_the_server_wrote_them);
+
+/// The numbers of an agent's `tools/call` arguments reach the server as the agent wrote them.
+async fn argument_numbers_pass_as_the_agent_wrote_them(path: CallPath) {
+    let c = companion(path).await;
+    let (mut agent, _) = agent(&c).await;
+    let arguments = r#"{"big":123456789012345678901234567890,"f":0.1,"one":1.0,"neg0":-0.0}"#;
+    agent
+        .send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"mcp_f_args","arguments":{arguments}}}}}"#
+        ))
+        .await;
+    let (answer, _) = agent.until_response(&json!(1)).await;
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert_eq!(
+        text, r#"{"big": 123456789012345678901234567890, "f": 0.1, "one": 1.0, "neg0": -0.0}"#,
+        "{path:?}: {answer}"
+    );
+}
+on_both_paths!(
+    argument_numbers,
+    argument_numbers_pass_as_the_agent_wrote_them
+);

@@ -15,6 +15,7 @@ Its tools:
   secret     logs a notifications/message quoting $MY_API_TOKEN, then answers isError quoting it
   nums       answers with structuredContent holding numbers a typed relay changes: an integer
              of 30 digits, 0.1, 1.0, -0.0, 1e-7; and a top-level key no revision has
+  args       answers with the call's `arguments` as they arrived, as JSON text
   subscribed answers with the params of the last resources/subscribe as they arrived, as JSON
              text
 
@@ -29,7 +30,7 @@ import sys
 INSTRUCTIONS = "Fidelity server: call urlerror to see a URL elicitation."
 TOOLS = [
     {"name": n, "description": n, "inputSchema": {"type": "object"}}
-    for n in ("urlerror", "meta", "ask", "future", "secret", "subscribed", "nums")
+    for n in ("urlerror", "meta", "ask", "future", "secret", "subscribed", "nums", "args")
 ]
 subscribed = [None]  # the params of the last resources/subscribe
 pending = []  # messages read while waiting for an answer to our own request
@@ -89,6 +90,8 @@ def call(name, params):
         return {"content": [{"type": "future_kind", "payload": {"x": 1}},
                             {"type": "text", "text": "known"}],
                 "extraTopLevel": {"kept": True}}, None
+    if name == "args":
+        return {"content": [{"type": "text", "text": json.dumps(params.get("arguments"))}]}, None
     if name == "nums":
         return {"content": [{"type": "text", "text": "n"}],
                 "structuredContent": {"big": 123456789012345678901234567890, "f": 0.1,

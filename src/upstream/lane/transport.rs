@@ -254,8 +254,12 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleClient> for LaneTransport<R> {
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let lane = self.lane.clone();
+        let exact = crate::upstream::exact::call_line(&item);
         async move {
-            let mut frame = serde_json::to_vec(&item)?;
+            let mut frame = match exact {
+                Some(frame) => frame,
+                None => serde_json::to_vec(&item)?,
+            };
             frame.push(b'\n');
             lane.write_frame(&frame).await
         }
