@@ -307,6 +307,12 @@ fn exact_line(message: &mut ServerJsonRpcMessage) -> Option<serde_json::Result<V
             let text = exact::take_result(result)?;
             Some(exact::response_line(id, &text, result.result_type.as_ref()))
         }
+        JsonRpcMessage::Notification(note) => match &note.notification {
+            rmcp::model::ServerNotification::ProgressNotification(progress) => {
+                exact::progress_line(&progress.params).map(Ok)
+            }
+            _ => None,
+        },
         _ => None,
     }
 }

@@ -12,6 +12,7 @@
 //! | message from the server | where its text is kept | written to the agent by |
 //! |---|---|---|
 //! | a request (`elicitation/create`, `sampling/createMessage`, `roots/list`) | its `params`, as the request extension [`ExactParams`] (rmcp hands request extensions to the handler's context; [`super::ask`] puts them on the request to the agent) | the endpoint's line encoder: `params` as kept |
+//! | `notifications/progress` | its `params`, in their `_meta` under [`EXACT_KEY`] (`progress` 1 stays 1, not 1.0) | the endpoint's line encoder: `params` as kept, with the agent's `progressToken` ([`progress_line`]) |
 //! | an answer whose `result` is a `tools/call` result, or one rmcp reads as no known result | the `result`, in the result's `_meta` under [`EXACT_KEY`] ([`tool_result`] reads one with content blocks of unknown types) | the endpoint's line encoder: `result` as kept ([`take_result`]) |
 //!
 //! The other way, an agent's `tools/call` `arguments` as the agent wrote them ride along as the
@@ -137,6 +138,21 @@ pub fn keep(line: &[u8], message: &mut ServerJsonRpcMessage) {
                 let params: Box<RawValue> = params.to_owned();
                 rmcp::model::GetExtensions::extensions_mut(&mut request.request)
                     .insert(ExactParams(Arc::from(params)));
+            }
+        }
+        JsonRpcMessage::Notification(note) => {
+            if let rmcp::model::ServerNotification::ProgressNotification(progress) =
+                &mut note.notification
+                && let Ok(Members {
+                    params: Some(params),
+                    ..
+                }) = serde_json::from_slice::<Members>(line)
+            {
+                progress
+                    .params
+                    .meta
+                    .get_or_insert_with(Default::default)
+                    .insert(EXACT_KEY.to_owned(), Value::String(params.get().to_owned()));
             }
         }
         JsonRpcMessage::Response(JsonRpcResponse { result, .. }) => {
@@ -316,6 +332,24 @@ pub fn request_line(
         )
         .into_bytes()
     }))
+}
+
+/// The line of a `notifications/progress` whose `params` carry their kept text: that text
+/// with `params.progressToken` (the agent's) in place of the server's; `None` when nothing was
+/// kept.
+pub fn progress_line(params: &rmcp::model::ProgressNotificationParam) -> Option<Vec<u8>> {
+    let text = params.meta.as_ref()?.get(EXACT_KEY)?.as_str()?;
+    let mut members =
+        serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(text).ok()?;
+    let token = serde_json::value::to_raw_value(&params.progress_token).ok()?;
+    members.insert("progressToken".to_owned(), token);
+    let params = serde_json::to_string(&members).ok()?;
+    Some(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{params}}}"
+        )
+        .into_bytes(),
+    )
 }
 
 /// Whether the JSON object `text` has a top-level member `name`.

@@ -81,7 +81,14 @@ fn weight(progress: &ProgressNotificationParam) -> usize {
         rmcp::model::NumberOrString::String(s) => s.len(),
         rmcp::model::NumberOrString::Number(_) => 20,
     };
-    96 + token + progress.message.as_ref().map_or(0, String::len)
+    // The server's text of the notification, when kept (`super::exact`), counts too.
+    let kept = progress
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(super::exact::EXACT_KEY))
+        .and_then(serde_json::Value::as_str)
+        .map_or(0, str::len);
+    96 + token + progress.message.as_ref().map_or(0, String::len) + kept
 }
 
 type Routes = HashMap<ProgressToken, SinkTx>;

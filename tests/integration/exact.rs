@@ -1,7 +1,7 @@
 //! What the companion passes on exactly as it was sent, on both call paths, against
 //! `tests/peers/fidelity_server.py` with a line-level agent: `_meta.progressToken` only where
 //! the sender set one; the number text of a server's requests and tool results, and of an
-//! agent's tool arguments.
+//! agent's tool arguments, and of a server's progress.
 
 use serde_json::{Value, json};
 
@@ -182,4 +182,40 @@ async fn argument_numbers_pass_as_the_agent_wrote_them(path: CallPath) {
 on_both_paths!(
     argument_numbers,
     argument_numbers_pass_as_the_agent_wrote_them
+);
+
+/// A server's progress reaches the agent with its numbers as the server wrote them (an integer
+/// stays one), under the agent's token.
+async fn progress_numbers_pass_as_the_server_wrote_them(path: CallPath) {
+    let c = companion(path).await;
+    let (mut agent, _) = agent(&c).await;
+    agent
+        .call_with_progress(1, "mcp_f_prog", json!({}), "agent-tok")
+        .await;
+    let (answer, before) = agent.until_response(&json!(1)).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+    let progress: Vec<&Value> = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| &m["params"])
+        .collect();
+    assert_eq!(progress.len(), 2, "{before:?}");
+    assert!(progress[0]["progress"].is_u64(), "{:?}", progress[0]);
+    assert!(progress[0]["total"].is_u64(), "{:?}", progress[0]);
+    assert_eq!(
+        progress[1]["progress"].as_f64(),
+        Some(1.5),
+        "{:?}",
+        progress[1]
+    );
+    assert!(progress[1]["total"].is_f64(), "{:?}", progress[1]);
+    for p in &progress {
+        assert_eq!(p["progressToken"], "agent-tok", "{p}");
+        assert!(p.get("_meta").is_none(), "{p}");
+    }
+}
+
+on_both_paths!(
+    progress_numbers,
+    progress_numbers_pass_as_the_server_wrote_them
 );

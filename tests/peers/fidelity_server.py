@@ -15,6 +15,8 @@ Its tools:
   secret     logs a notifications/message quoting $MY_API_TOKEN, then answers isError quoting it
   nums       answers with structuredContent holding numbers a typed relay changes: an integer
              of 30 digits, 0.1, 1.0, -0.0, 1e-7; and a top-level key no revision has
+  prog       sends notifications/progress {progress 1, total 2} and {progress 1.5, total 2.0}
+             for the call's progressToken, then answers
   args       answers with the call's `arguments` as they arrived, as JSON text
   subscribed answers with the params of the last resources/subscribe as they arrived, as JSON
              text
@@ -30,7 +32,7 @@ import sys
 INSTRUCTIONS = "Fidelity server: call urlerror to see a URL elicitation."
 TOOLS = [
     {"name": n, "description": n, "inputSchema": {"type": "object"}}
-    for n in ("urlerror", "meta", "ask", "future", "secret", "subscribed", "nums", "args")
+    for n in ("urlerror", "meta", "ask", "future", "secret", "subscribed", "nums", "args", "prog")
 ]
 subscribed = [None]  # the params of the last resources/subscribe
 pending = []  # messages read while waiting for an answer to our own request
@@ -90,6 +92,12 @@ def call(name, params):
         return {"content": [{"type": "future_kind", "payload": {"x": 1}},
                             {"type": "text", "text": "known"}],
                 "extraTopLevel": {"kept": True}}, None
+    if name == "prog":
+        token = (params.get("_meta") or {}).get("progressToken")
+        for progress, total in ((1, 2), (1.5, 2.0)):
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": progress, "total": total}})
+        return {"content": [{"type": "text", "text": "done"}]}, None
     if name == "args":
         return {"content": [{"type": "text", "text": json.dumps(params.get("arguments"))}]}, None
     if name == "nums":
