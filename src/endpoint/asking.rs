@@ -38,6 +38,10 @@ impl Endpoint {
         Downstream {
             progress_token: cx.meta.get_progress_token(),
             meta: crate::upstream::call::forwarded_meta(&cx.meta),
+            arguments: cx
+                .extensions
+                .get::<crate::upstream::exact::ExactArguments>()
+                .map(|a| a.0.clone()),
             peer: cx.peer,
             cancelled: cx.ct,
             shutdown: self.shutdown.clone(),
@@ -115,7 +119,12 @@ impl Endpoint {
             return Box::pin(self.parks.get_prompt(agent, params, cx)).await;
         }
         let downstream = self.downstream(cx);
-        let get = Box::pin(self.hub.get_prompt(params, Some(&downstream)));
+        // The server's log messages sent before its answer are written before it.
+        let get = Box::pin(async {
+            let answer = self.hub.get_prompt(params, Some(&downstream)).await;
+            self.delivery.settle().await;
+            answer
+        });
         Ok(GetPromptResponse::Complete(self.unless_gone(get).await??))
     }
 
@@ -129,7 +138,12 @@ impl Endpoint {
             return Box::pin(self.parks.read_resource(agent, params, cx)).await;
         }
         let downstream = self.downstream(cx);
-        let read = Box::pin(self.hub.read_resource(params, Some(&downstream)));
+        // The server's log messages sent before its answer are written before it.
+        let read = Box::pin(async {
+            let answer = self.hub.read_resource(params, Some(&downstream)).await;
+            self.delivery.settle().await;
+            answer
+        });
         Ok(ReadResourceResponse::Complete(
             self.unless_gone(read).await??,
         ))

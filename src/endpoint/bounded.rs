@@ -238,8 +238,7 @@ where
             JsonRpcMessage::Error(e) => e.id.clone(),
             _ => None,
         };
-        let encoded = encode_line(&item);
-        drop(item);
+        let encoded = encode_line(item);
         let ticket = self
             .budget
             .queue(answers, encoded.as_ref().map_or(0, Vec::len));

@@ -220,7 +220,11 @@ where
     /// Hands one complete line to [`judge`] and sends its answer, if any.
     fn classify(&mut self) -> Option<ClientJsonRpcMessage> {
         match judge(self.read.line()) {
-            Verdict::Deliver(message) => Some(*message),
+            Verdict::Deliver(mut message) => {
+                // A call's arguments go upstream as the agent wrote them.
+                crate::upstream::exact::keep_arguments(self.read.line(), &mut message);
+                Some(*message)
+            }
             Verdict::Answer { id, error } => {
                 self.answer(id, error);
                 None
@@ -232,11 +236,21 @@ where
 
 /// `message` as one line: its JSON and a newline (a `tools/list` answer with each tool's
 /// `execution` back in place, an `initialize` answer with its `tasks` capability,
-/// [`crate::catalog::execution`]).
+/// [`crate::catalog::execution`]; a request with the `progressToken` its server gave it, or
+/// none, [`crate::upstream::sent_token`]: the companion follows no agent's progress; a
+/// server's request or tool result with the text the server sent, [`crate::upstream::exact`]).
 ///
 /// # Errors
 /// When it does not serialise (a bug: every model type does).
-pub fn encode_line(message: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+pub fn encode_line(mut message: ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
+    if let Some(mut bytes) = exact_line(&mut message).transpose()? {
+        bytes.push(b'\n');
+        return Ok(bytes);
+    }
+    if let rmcp::model::JsonRpcMessage::Request(request) = &mut message {
+        crate::upstream::sent_token::as_sent(&mut request.request);
+    }
+    let message = &message;
     let mut bytes = match message {
         // A tool's `execution` travels in its `_meta` inside the companion (`catalog::execution`).
         rmcp::model::JsonRpcMessage::Response(rmcp::model::JsonRpcResponse {
@@ -271,6 +285,38 @@ pub fn encode_line(message: &ServerJsonRpcMessage) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// `message` as the server that it comes from wrote it, when its text was kept.
+fn exact_line(message: &mut ServerJsonRpcMessage) -> Option<serde_json::Result<Vec<u8>>> {
+    use crate::upstream::exact;
+    use rmcp::model::{GetExtensions, JsonRpcMessage, JsonRpcResponse, ServerResult};
+    match message {
+        JsonRpcMessage::Request(request) => {
+            let params = request
+                .request
+                .extensions()
+                .get::<exact::ExactParams>()?
+                .0
+                .clone();
+            exact::request_line(&request.id, &request.request, &params)
+        }
+        JsonRpcMessage::Response(JsonRpcResponse {
+            id,
+            result: ServerResult::CallToolResult(result),
+            ..
+        }) => {
+            let text = exact::take_result(result)?;
+            Some(exact::response_line(id, &text, result.result_type.as_ref()))
+        }
+        JsonRpcMessage::Notification(note) => match &note.notification {
+            rmcp::model::ServerNotification::ProgressNotification(progress) => {
+                exact::progress_line(&progress.params).map(Ok)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 async fn write_all_flush<W: AsyncWrite + Unpin>(w: &mut W, bytes: &[u8]) -> std::io::Result<()> {
     w.write_all(bytes).await?;
     w.flush().await
@@ -287,7 +333,7 @@ where
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = encode_line(&item).map(|bytes| self.write_line(bytes));
+        let write = encode_line(item).map(|bytes| self.write_line(bytes));
         async move { write?.await }
     }
 

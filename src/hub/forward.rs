@@ -230,6 +230,7 @@ pub fn masked(mut result: CallToolResult) -> CallToolResult {
     if result.is_error != Some(true) {
         return result;
     }
+    crate::upstream::exact::masked(&mut result);
     for block in &mut result.content {
         if let ContentBlock::Text(text) = block {
             let masked = crate::net::scrub_known(&text.text);

@@ -368,6 +368,15 @@ pub(super) fn rewritten<T: Serialize + DeserializeOwned>(
     let Ok(mut value) = serde_json::to_value(&result) else {
         return result;
     };
+    // The server's text is the result before rewriting: the typed result is written instead.
+    if let Some(meta) = value.get_mut("_meta").and_then(Value::as_object_mut) {
+        meta.remove(crate::upstream::exact::EXACT_KEY);
+        if meta.is_empty()
+            && let Some(object) = value.as_object_mut()
+        {
+            object.remove("_meta");
+        }
+    }
     rewrite(&mut value, to_agent);
     serde_json::from_value(value).unwrap_or(result)
 }

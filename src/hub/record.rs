@@ -138,9 +138,11 @@ impl CallRecord {
     /// The call was answered with `result`, which ended it with `failure` when the companion
     /// made it (an `isError` for a failed attempt), else came from the server.
     pub fn answered(self, result: &CallToolResult, failure: Option<&CallError>) {
-        match failure {
-            Some(e) => self.failed(e, result),
-            None => self.end(|| Ended::Result(result.clone())),
+        match (failure, crate::upstream::exact::kept(result)) {
+            (Some(e), _) => self.failed(e, result),
+            // What the agent gets: the server's text.
+            (None, Some(text)) => self.end(|| Ended::Raw(Bytes::from(text.to_owned()))),
+            (None, None) => self.end(|| Ended::Result(result.clone())),
         }
     }
 

@@ -34,7 +34,8 @@ use rmcp::RoleClient;
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientResult, CreateMessageRequest,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ListRootsRequest, ListRootsResult, ServerRequest,
+    ElicitResult, ElicitationAction, GetExtensions, ListRootsRequest, ListRootsResult,
+    ServerRequest,
 };
 use rmcp::service::{InboundStreamOrigin, PeerRequestOptions, RequestContext, ServiceError};
 
@@ -245,8 +246,8 @@ fn pick(cx: &AskContext, rcx: &RequestContext<RoleClient>) -> Option<Asker> {
 /// Sends `request` to `asker` and waits for its answer, the timeout, the end of the agent's
 /// call, or the server cancelling its request (`rcx`, the server's request), whichever comes
 /// first. Any way but an answer, the agent's request is cancelled with
-/// `notifications/cancelled`. The server's `_meta` goes with the request, all but its
-/// `progressToken` (rmcp puts a token of its own on every request it sends).
+/// `notifications/cancelled`. The server's `_meta` goes with the request, its `progressToken`
+/// as the server gave it ([`super::sent_token`]).
 async fn forward(
     cx: &AskContext,
     asker: &Asker,
@@ -256,6 +257,15 @@ async fn forward(
     let server_cancelled = &rcx.ct;
     let mut options = PeerRequestOptions::with_timeout(cx.timeout);
     options.meta = super::call::forwarded_meta(&rcx.meta).map(Into::into);
+    let mut request = request;
+    if let Some(exact) = rcx.extensions.get::<super::exact::ExactParams>() {
+        request.extensions_mut().insert(exact.clone());
+    }
+    if let Some(token) = rcx.meta.get_progress_token() {
+        request
+            .extensions_mut()
+            .insert(super::sent_token::SenderToken(token));
+    }
     if let Some(relay) = &asker.relay {
         // A 2026-07-28 agent: the endpoint puts the request to it in an `InputRequiredResult`.
         let due = tokio::time::Instant::now() + cx.timeout;

@@ -54,6 +54,9 @@ pub struct Downstream {
     pub progress_token: Option<ProgressToken>,
     /// The rest of the agent's request `_meta` the server is sent ([`forwarded_meta`]).
     pub meta: Option<JsonObject>,
+    /// The agent's `tools/call` `arguments` as it wrote them; sent in place of the typed ones
+    /// when the call sends the same arguments ([`super::exact`]).
+    pub arguments: Option<std::sync::Arc<serde_json::value::RawValue>>,
     /// Cancelled when the agent cancels the request (and when its session ends).
     pub cancelled: CancellationToken,
     /// Cancelled when the companion shuts down; tells a shutdown from an agent's cancel.
@@ -277,6 +280,12 @@ async fn send(
     let mut last_progress = started;
 
     let mut request = request;
+    if let (Some(arguments), ClientRequest::CallToolRequest(call)) =
+        (downstream.and_then(|d| d.arguments.as_ref()), &mut request)
+        && let Some(exact) = super::exact::same_arguments(arguments, call.params.arguments.as_ref())
+    {
+        call.extensions.insert(exact);
+    }
     let mut feed = downstream.and_then(|d| {
         let token = d.progress_token.clone()?;
         let (sink, feed) = progress::channel(d.peer.clone(), token);
@@ -457,6 +466,12 @@ pub fn tool_result_from_json(raw: &str) -> Result<CallToolResult, CallError> {
 fn into_tool_result(target: &Target, answer: ServerResult) -> Result<CallToolResult, CallError> {
     match (target, answer) {
         (Target::Tool { .. }, ServerResult::CallToolResult(result)) => Ok(result),
+        // Content blocks of a type rmcp does not know, or members it does not expect.
+        (Target::Tool { .. }, ServerResult::CustomResult(custom))
+            if let Some(result) = super::exact::tool_result(custom.0.clone()) =>
+        {
+            Ok(result)
+        }
         (
             Target::Resource { .. } | Target::ResourceTemplate { .. },
             ServerResult::ReadResourceResult(r),

@@ -13,7 +13,8 @@
 //! 1. A call that wants progress attaches a [`ProgressSink`] to its request as an rmcp
 //!    extension (never serialised). When rmcp hands that request to the transport, the tap maps
 //!    the request's `progressToken` (chosen by rmcp) to the sink — before the request is
-//!    written, so no progress for it can arrive unmapped.
+//!    written, so no progress for it can arrive unmapped. Every other request goes out
+//!    without rmcp's token ([`super::sent_token`]).
 //! 2. When a progress notification arrives, the tap pushes it into the mapped sink right away,
 //!    in receive order, and does not pass it on to rmcp. The response to the same request can
 //!    only be received after that.
@@ -80,7 +81,14 @@ fn weight(progress: &ProgressNotificationParam) -> usize {
         rmcp::model::NumberOrString::String(s) => s.len(),
         rmcp::model::NumberOrString::Number(_) => 20,
     };
-    96 + token + progress.message.as_ref().map_or(0, String::len)
+    // The server's text of the notification, when kept (`super::exact`), counts too.
+    let kept = progress
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(super::exact::EXACT_KEY))
+        .and_then(serde_json::Value::as_str)
+        .map_or(0, str::len);
+    96 + token + progress.message.as_ref().map_or(0, String::len) + kept
 }
 
 type Routes = HashMap<ProgressToken, SinkTx>;
@@ -298,13 +306,18 @@ where
 
     fn send(
         &mut self,
-        item: ClientJsonRpcMessage,
+        mut item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(JsonRpcRequest { request, .. }) = &item
-            && let Some(ProgressSink(sink)) = request.extensions().get::<ProgressSink>()
-            && let Some(token) = request.get_meta().get_progress_token()
-        {
-            self.routes.insert(token, sink.clone());
+        if let JsonRpcMessage::Request(JsonRpcRequest { request, .. }) = &mut item {
+            match request.extensions().get::<ProgressSink>() {
+                Some(ProgressSink(sink)) => {
+                    if let Some(token) = request.get_meta().get_progress_token() {
+                        self.routes.insert(token, sink.clone());
+                    }
+                }
+                // Nobody waits for progress: the server gets the request as its sender sent it.
+                None => super::sent_token::as_sent(request),
+            }
         }
         self.inner.send(item)
     }

@@ -4,6 +4,7 @@
 //! neither grows the companion's memory without bound nor holds up another agent.
 //!
 //! Each test's name says which integration filter runs it (`progress`, `log`, `bounds`).
+//! `prompts/get` and `resources/read` answers wait for the log messages before them too.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -152,6 +153,43 @@ async fn log_flood_of_20000_arrives_whole_in_order_before_the_result_fast_path()
 #[tokio::test]
 async fn log_flood_of_20000_arrives_whole_in_order_before_the_result_slow_path() {
     a_log_flood_arrives_whole_in_order_before_the_result(CallPath::Slow).await;
+}
+
+/// Log messages a server sends before its `prompts/get` or `resources/read` answer.
+const READ_FLOOD: u64 = 2000;
+
+/// A log flood a server sends while answering `prompts/get` and `resources/read` reaches the
+/// agent whole, in order, before the answer, as for `tools/call`.
+#[tokio::test]
+async fn log_flood_arrives_whole_in_order_before_prompt_and_resource_answers() {
+    let c = start(CallPath::Fast);
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    for id in [1, 3] {
+        agent
+            .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "prompts/get",
+                "params": { "name": "burst_flood", "arguments": { "n": READ_FLOOD.to_string() } } }))
+            .await;
+        let (answer, before) = agent.until_response(&json!(id)).await;
+        assert_eq!(
+            answer["result"]["messages"][0]["content"]["text"], "flood: 2000",
+            "{answer}"
+        );
+        assert_whole_flood(&log_lines(&before), READ_FLOOD);
+
+        agent
+            .send(
+                &json!({ "jsonrpc": "2.0", "id": id + 1, "method": "resources/read",
+                "params": { "uri": "burst://flood" } }),
+            )
+            .await;
+        let (answer, before) = agent.until_response(&json!(id + 1)).await;
+        assert_eq!(
+            answer["result"]["contents"][0]["text"], "flood: 2000",
+            "{answer}"
+        );
+        assert_whole_flood(&log_lines(&before), READ_FLOOD);
+    }
 }
 
 /// Log messages per flood round while agents do not read.

@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 use crate::common::{CallPath, Companion, on_both_paths};
 use crate::raw::RawAgent;
 
-const SERVER: &str = concat!(
+pub(crate) const SERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/peers/fidelity_server.py"
 );
 
 /// A companion serving the fidelity server as `f`, settled.
-async fn companion(path: CallPath) -> Companion {
+pub(crate) async fn companion(path: CallPath) -> Companion {
     let c = Companion::start_on(
         json!({ "mcpServers": { "f": { "command": "python3", "args": [SERVER],
             "env": { "MY_API_TOKEN": "sekrit-fidelity-TOKEN-999" } } } }),
@@ -26,7 +26,7 @@ async fn companion(path: CallPath) -> Companion {
 
 /// A raw agent that declared elicitation (form and URL) and sampling; returns it with the
 /// `initialize` result.
-async fn agent(c: &Companion) -> (RawAgent, Value) {
+pub(crate) async fn agent(c: &Companion) -> (RawAgent, Value) {
     let mut agent = RawAgent::connect_only(&c.socket).await;
     agent
         .send(
@@ -44,7 +44,12 @@ async fn agent(c: &Companion) -> (RawAgent, Value) {
 }
 
 /// `tools/call` of `mcp_f_<tool>` with id `id` and `params` merged into the params.
-async fn call(agent: &mut RawAgent, id: u64, tool: &str, extra: Value) -> (Value, Vec<Value>) {
+pub(crate) async fn call(
+    agent: &mut RawAgent,
+    id: u64,
+    tool: &str,
+    extra: Value,
+) -> (Value, Vec<Value>) {
     let mut params = json!({"name": format!("mcp_f_{tool}"), "arguments": {}});
     if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
         p.extend(extra);
@@ -172,9 +177,8 @@ async fn server_instructions_reach_the_agent() {
 
 /// A content block of a type this build does not know and a top-level key it does not know
 /// reach the agent as the server sent them (forward compatibility).
-#[tokio::test]
-async fn unknown_content_and_keys_pass_through_on_the_fast_path() {
-    let c = companion(CallPath::Fast).await;
+async fn unknown_content_and_keys_pass_through(path: CallPath) {
+    let c = companion(path).await;
     let (mut agent, _) = agent(&c).await;
     let (answer, _) = call(&mut agent, 1, "future", json!({})).await;
     let result = &answer["result"];
@@ -184,6 +188,7 @@ async fn unknown_content_and_keys_pass_through_on_the_fast_path() {
     assert_eq!(result["content"][1]["text"], "known", "{answer}");
     assert_eq!(result["extraTopLevel"]["kept"], true, "{answer}");
 }
+on_both_paths!(unknown_content, unknown_content_and_keys_pass_through);
 
 /// A secret of the server's entry that the server quotes in an `isError` result or a log
 /// message reaches the agent masked.

@@ -27,6 +27,7 @@ mod elicitor;
 mod endpoint;
 mod era_memory;
 mod eras;
+mod exact;
 mod failures;
 mod fast_path;
 mod fidelity;

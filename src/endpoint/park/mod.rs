@@ -175,6 +175,7 @@ impl Parks {
         let downstream = Downstream {
             progress_token: cx.meta.get_progress_token(),
             meta: crate::upstream::call::forwarded_meta(&cx.meta),
+            arguments: None,
             peer: cx.peer,
             cancelled: cancel.clone(),
             shutdown: agent.shutdown.clone(),

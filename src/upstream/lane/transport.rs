@@ -80,7 +80,10 @@ fn decode(line: &[u8], lane: &FastLane) -> Option<ServerJsonRpcMessage> {
     let kept = crate::upstream::listing::keep_execution(line);
     let line = kept.as_deref().unwrap_or(line);
     let e = match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
-        Ok(message) => return Some(message),
+        Ok(mut message) => {
+            crate::upstream::exact::keep(line, &mut message);
+            return Some(message);
+        }
         Err(e) => e,
     };
     if let Some(message) = without_unreadable_items(line) {
@@ -251,8 +254,12 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleClient> for LaneTransport<R> {
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let lane = self.lane.clone();
+        let exact = crate::upstream::exact::call_line(&item);
         async move {
-            let mut frame = serde_json::to_vec(&item)?;
+            let mut frame = match exact {
+                Some(frame) => frame,
+                None => serde_json::to_vec(&item)?,
+            };
             frame.push(b'\n');
             lane.write_frame(&frame).await
         }
