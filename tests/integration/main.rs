@@ -82,6 +82,7 @@ mod stopped;
 mod strays;
 mod supervision;
 mod tasks;
+mod tasks_from_modern;
 mod tasks_modern;
 mod telemetry;
 mod third_party;

@@ -42,8 +42,13 @@ impl Hub {
                 None,
             ));
         };
-        params["name"] = Value::from(raw.as_str());
         let live = self.live_for(&route.server)?;
+        if crate::upstream::tasks::offered(&live.peer) {
+            let arguments = (params.get_mut("arguments").map(Value::take))
+                .and_then(|a| serde_json::from_value(a).ok());
+            return (self.legacy_call_on_modern(tasks, &route.server, &live, raw, arguments)).await;
+        }
+        params["name"] = Value::from(raw.as_str());
         // Until the answer is in the table, the server's status notifications wait for it.
         let _pending = tasks.pending(&route.server, live.generation);
         let mut result = self.raw(&route.server, &live, "tools/call", params).await?;
@@ -96,6 +101,10 @@ impl Hub {
                 )),
             };
         };
+        if entry.modern {
+            return (self.legacy_request_on_modern(tasks, method, &served, &entry, &live, asker))
+                .await;
+        }
         params["taskId"] = Value::from(entry.upstream.as_str());
         let _asking = (asker.filter(|_| method == "tasks/result")).map(|a| live.askers.enter(a));
         let mut result = self.raw(&entry.server, &live, method, params).await?;
@@ -107,6 +116,8 @@ impl Hub {
             {
                 related["taskId"] = Value::from(served.as_str());
             }
+            // Its URIs as the agent knows them, as in a call's result.
+            result = crate::hub::to_agent(self.catalog().native(), &entry.server, result);
         } else if result.get("taskId").and_then(Value::as_str) == Some(&entry.upstream) {
             result["taskId"] = Value::from(served.as_str());
             tasks.remember(&served, &result);
@@ -125,7 +136,8 @@ impl Hub {
         let mut asked: Vec<Arc<str>> = Vec::new();
         let all = tasks.all();
         for (_, entry) in &all {
-            if asked.contains(&entry.server) {
+            // The extension has no `tasks/list`: each such task is read on its own (below).
+            if entry.modern || asked.contains(&entry.server) {
                 continue;
             }
             asked.push(entry.server.clone());
@@ -159,8 +171,14 @@ impl Hub {
         }
         let mut out = Vec::with_capacity(all.len());
         for (served, entry) in &all {
-            let live = self.live_of(entry).is_some();
-            let task = if live {
+            let live = self.live_of(entry);
+            let task = if let Some(session) = live.as_ref().filter(|_| entry.modern) {
+                match self.get_on_modern(tasks, served, entry, session).await {
+                    Ok(got) => super::from_modern::legacy_task(&got.task.task),
+                    Err(_) if entry.last.is_object() => entry.last.clone(),
+                    Err(_) => continue,
+                }
+            } else if live.is_some() {
                 match listed.remove(&(entry.server.clone(), entry.upstream.clone())) {
                     Some(mut task) => {
                         task["taskId"] = Value::from(served.as_str());

@@ -22,6 +22,7 @@
 //! saying so.
 
 mod asking;
+mod from_modern;
 mod held;
 mod legacy;
 mod modern;
@@ -71,8 +72,12 @@ struct Entry {
     generation: u64,
     /// The id the server gave it.
     upstream: String,
-    /// The task as last reported to the agent (agent's id), for a report once it is lost.
+    /// The task as last reported to the agent (agent's id, 2025-11-25 shape), for a report
+    /// once it is lost.
     last: Value,
+    /// The server speaks the Tasks extension of 2026-07-28 ([`from_modern`]), not the
+    /// `initialize` era's Tasks utility.
+    modern: bool,
 }
 
 impl Tasks {
@@ -84,6 +89,21 @@ impl Tasks {
     /// Records the task `upstream` that `server`'s session `generation` created; returns the
     /// id the agent gets: `<server>:<upstream>`, with `~<n>` added when that is taken.
     fn insert(&self, server: &Arc<str>, generation: u64, upstream: &str) -> String {
+        self.insert_as(server, generation, upstream, false)
+    }
+
+    /// [`Tasks::insert`] of a task of a 2026-07-28 server (the Tasks extension).
+    fn insert_modern(&self, server: &Arc<str>, generation: u64, upstream: &str) -> String {
+        self.insert_as(server, generation, upstream, true)
+    }
+
+    fn insert_as(
+        &self,
+        server: &Arc<str>,
+        generation: u64,
+        upstream: &str,
+        modern: bool,
+    ) -> String {
         let mut table = self.lock();
         let base = format!("{server}:{upstream}");
         let mut served = base.clone();
@@ -99,6 +119,7 @@ impl Tasks {
                 generation,
                 upstream: upstream.to_owned(),
                 last: Value::Null,
+                modern,
             },
         );
         table.order.push(served.clone());
@@ -154,6 +175,13 @@ impl Hub {
         (live.generation == entry.generation).then_some(live)
     }
 
+    /// `server`'s `toolTimeout`.
+    fn tool_timeout(&self, server: &str) -> std::time::Duration {
+        self.server(server)
+            .and_then(|s| s.config().map(|c| c.tool_timeout))
+            .unwrap_or(crate::config::DEFAULT_TOOL_TIMEOUT)
+    }
+
     /// `method` with `params` to `server`'s session `live`, at most its `toolTimeout`.
     async fn raw(
         &self,
@@ -162,10 +190,7 @@ impl Hub {
         method: &str,
         params: Value,
     ) -> Result<Value, McpError> {
-        let timeout = self
-            .server(server)
-            .and_then(|s| s.config().map(|c| c.tool_timeout))
-            .unwrap_or(crate::config::DEFAULT_TOOL_TIMEOUT);
+        let timeout = self.tool_timeout(server);
         let request =
             crate::upstream::raw::request(&live.peer, live.lane.as_ref(), method, params, timeout);
         self.bounded(server, method, request).await
@@ -233,6 +258,7 @@ mod tests {
             server: "s".into(),
             generation: 1,
             upstream: "t".into(),
+            modern: false,
             last: json!({ "taskId": "s:t", "status": "working", "createdAt": "2026-12-04T00:00:00Z" }),
         };
         let task = lost_task("s:t", &entry);
