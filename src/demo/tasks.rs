@@ -5,6 +5,7 @@
 //! | the client's `tools/call` of `slow_task` | answer |
 //! |---|---|
 //! | declares the extension in its request `_meta` capabilities | `CreateTaskResult` (`resultType: "task"`, `pollIntervalMs` 50); the task waits `ms` milliseconds, then completes with `text` and a `resource_link` to `demo://static/hello` |
+//! | the same with `ask: true` | as above, but the task first goes `input_required`, asking an `elicitation/create` form under the key `name`; `text` then ends with ` <name>` (or ` declined`) |
 //! | does not | -32021 Missing Required Client Capability naming the extension, as the extension says a server that cannot answer otherwise must |
 //!
 //! `tasks/cancel` ends a waiting task `cancelled`.
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock,
-    CreateTaskResult, Tool,
+    CreateTaskResult, ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
@@ -33,6 +34,9 @@ struct SlowTaskArgs {
     ms: u64,
     /// The text of the result.
     text: String,
+    /// Ask the client for a name first (`input_required`), and end the text with it.
+    #[serde(default)]
+    ask: bool,
 }
 
 /// The demo server's tasks (one store per process; rmcp's manager is shared by its clones).
@@ -52,6 +56,19 @@ pub fn tool() -> Tool {
         "Work for `ms` milliseconds as a task (Tasks extension), then answer `text`",
         rmcp::handler::server::common::schema_for_type::<SlowTaskArgs>(),
     )
+}
+
+/// The question of `ask: true`: a form with one required string, `name`.
+fn ask_name() -> Result<InputRequest, TaskExit> {
+    let schema = ElicitationSchema::builder().required_string("name").build();
+    let requested_schema = schema
+        .map_err(|e| TaskExit::Error(McpError::internal_error(format!("the form: {e}"), None)))?;
+    let form = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: "Your name?".to_owned(),
+        requested_schema,
+    };
+    Ok(InputRequest::Elicitation(ElicitRequest::new(form)))
 }
 
 impl DemoTasks {
@@ -82,7 +99,13 @@ impl DemoTasks {
                     () = tokio::time::sleep(Duration::from_millis(args.ms)) => {}
                     () = cx.cancelled() => return Err(TaskExit::Cancelled),
                 }
-                let mut content = vec![ContentBlock::text(args.text)];
+                let mut text = args.text;
+                if args.ask {
+                    let answer = cx.request_input("name", ask_name()?).await?;
+                    let name = answer["content"]["name"].as_str().unwrap_or("declined");
+                    text = format!("{text} {name}");
+                }
+                let mut content = vec![ContentBlock::text(text)];
                 if let Some(hello) = resources::list()
                     .into_iter()
                     .find(|r| r.uri == resources::HELLO_URI)

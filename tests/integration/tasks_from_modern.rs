@@ -4,7 +4,8 @@
 //! and polls, cancels and reads it with `tasks/get`; an `initialize`-era agent gets the task
 //! in the 2025-11-25 shape from a task-augmented call, and `tasks/get`, `tasks/result` and
 //! `tasks/cancel` work on it. With two such servers sharing resource URIs, a task's result
-//! carries the URIs as the agent knows them (rewritten), by either route.
+//! carries the URIs as the agent knows them (rewritten), by either route. A 2026-07-28
+//! agent's `subscriptions/listen` asking for a task's status is acknowledged without it.
 
 use std::time::{Duration, Instant};
 
@@ -112,6 +113,24 @@ async fn a_2026_agent_gets_a_2026_server_s_task() {
         .unwrap_or_default()
         .to_owned();
     assert!(task.starts_with("modern:"), "namespaced: {created}");
+    // Task status is not pushed to a 2026-07-28 agent: a stream asking for the task's id is
+    // acknowledged without it (the agent polls, `hub/tasks/mod.rs`).
+    let mut listen = RawAgent::connect_only(&c.socket).await;
+    let mut params = json!({ "notifications": { "toolsListChanged": true, "taskIds": [task] } });
+    params["_meta"] = meta(true);
+    (listen)
+        .send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params }))
+        .await;
+    let ack = loop {
+        let message = listen.recv().await;
+        if message["method"] == "notifications/subscriptions/acknowledged" {
+            break message;
+        }
+    };
+    let agreed = &ack["params"]["notifications"];
+    assert_eq!(agreed["toolsListChanged"], json!(true), "{ack}");
+    assert!(agreed.get("taskIds").is_none(), "{ack}");
+
     let mut next = 10;
     let done = until_status(&mut agent, &mut next, &task, "completed").await;
     assert_eq!(done["result"]["taskId"], json!(task), "{done}");
@@ -147,6 +166,28 @@ async fn a_2026_agent_gets_a_2026_server_s_task() {
     assert!(cancel["result"].is_object(), "{cancel}");
     let mut next = 200;
     until_status(&mut agent, &mut next, &task, "cancelled").await;
+
+    // A task that asks: the server's question reaches the agent in `tasks/get`, under the
+    // server's key, and the agent's `tasks/update` reaches the task.
+    let asks = json!({ "name": "mcp_modern_slow_task",
+        "arguments": { "ms": 10, "text": "hello", "ask": true } });
+    let created = modern(&mut agent, 300, "tools/call", asks, true).await;
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut next = 310;
+    let asked = until_status(&mut agent, &mut next, &task, "input_required").await;
+    let question = &asked["result"]["inputRequests"]["name"];
+    assert_eq!(question["method"], json!("elicitation/create"), "{asked}");
+    let answer = json!({ "taskId": task, "inputResponses": {
+        "name": { "action": "accept", "content": { "name": "Luca" } } } });
+    let updated = modern(&mut agent, 400, "tasks/update", answer, true).await;
+    assert!(updated["result"].is_object(), "{updated}");
+    let mut next = 410;
+    let done = until_status(&mut agent, &mut next, &task, "completed").await;
+    let text = &done["result"]["result"]["content"][0]["text"];
+    assert_eq!(text, &json!("hello Luca"), "{done}");
 }
 
 #[tokio::test]
@@ -158,7 +199,7 @@ async fn an_initialize_era_agent_gets_a_2026_server_s_task() {
         &mut agent,
         0,
         "initialize",
-        json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+        json!({ "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} },
                 "clientInfo": { "name": "tasks-2025", "version": "1" } }),
     )
     .await;
@@ -229,6 +270,41 @@ async fn an_initialize_era_agent_gets_a_2026_server_s_task() {
         .unwrap_or_default();
     assert_eq!(tasks.len(), 2, "{listed}");
     assert_eq!(tasks[1]["status"], json!("cancelled"), "{listed}");
+
+    // A task that asks: its question reaches the agent waiting on `tasks/result` as an
+    // `elicitation/create` request, once, and the answer reaches the task.
+    let asks = json!({ "name": "mcp_modern_slow_task",
+        "arguments": { "ms": 10, "text": "hello", "ask": true }, "task": {} });
+    let created = request(&mut agent, 200, "tools/call", asks).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (agent)
+        .send(
+            &json!({ "jsonrpc": "2.0", "id": 201, "method": "tasks/result",
+            "params": { "taskId": id } }),
+        )
+        .await;
+    let mut asked = 0;
+    let result = loop {
+        let message = agent.recv().await;
+        if message["method"] == json!("elicitation/create") {
+            asked += 1;
+            (agent)
+                .send(&json!({ "jsonrpc": "2.0", "id": message["id"], "result": {
+                    "action": "accept", "content": { "name": "Ada" } } }))
+                .await;
+        } else if message["id"] == json!(201) {
+            break message;
+        }
+    };
+    assert_eq!(asked, 1, "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        json!("hello Ada"),
+        "{result}"
+    );
 }
 
 #[tokio::test]

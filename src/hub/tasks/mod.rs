@@ -5,6 +5,9 @@
 //! | `initialize` era (MCP 2025-11-25 basic/utilities/tasks) | a task-augmented `tools/call` (`params.task`), `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` | as sent, ids translated; `tasks/list` merges the servers' lists ([`legacy`]) |
 //! | 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663) | `tools/call` declaring the extension, `tasks/get`, `tasks/update`, `tasks/cancel` | a call of a tool whose `taskSupport` is `required` goes as a task-augmented call; `tasks/get` as `tasks/get`, with `tasks/result` folded in once the task has ended; `tasks/cancel` as `tasks/cancel` ([`modern`]) |
 //!
+//! A server of the 2026-07-28 era that declares the extension makes tasks of its own; how
+//! agents of both eras reach them is [`from_modern`]'s table.
+//!
 //! Task ids are namespaced per agent session by a table ([`Tasks`]), never by reading a
 //! prefix back: the agent sees `<server>:<id>` (`<server>:<id>~<n>` when that is taken), and
 //! the table says which server, which of its sessions (generation) and which id the server
@@ -15,6 +18,15 @@
 //! is, under its id ([`Hub::task_status_for`]); one the server sends before its
 //! `CreateTaskResult` is held until the agent has the task's id ([`held`]); any for another
 //! agent's task is dropped.
+//!
+//! A 2026-07-28 agent is sent no task status: it has no session to push on, and the extension
+//! delivers `notifications/tasks` only on a `subscriptions/listen` stream whose
+//! acknowledgement agreed to the task ("In its acknowledgement notification, the server
+//! includes the list of task IDs it has agreed to send task status notifications for, if
+//! any"). The companion agrees to none: rmcp 3.11's `SubscriptionFilter` has no `taskIds`, so
+//! they are dropped from the acknowledgement, and its stream sink refuses
+//! `notifications/tasks`. The agent, told no ids, polls `tasks/get` ("Clients **SHOULD**
+//! continue polling until the task reaches a terminal status"), which carries the same state.
 //!
 //! A task outlives neither its server's process nor a restart of it: once the session that
 //! created it is gone, `tasks/get` and `tasks/list` report it `failed` with a status message
