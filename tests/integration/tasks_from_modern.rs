@@ -2,8 +2,9 @@
 //! only as a task of the Tasks extension) through the companion, for agents of both eras: a
 //! 2026-07-28 agent that declares the extension gets the server's task under a namespaced id
 //! and polls, cancels and reads it with `tasks/get`; an `initialize`-era agent gets the task
-//! in the 2025-11-25 shape from a task-augmented call, and `tasks/get`, `tasks/result` and
-//! `tasks/cancel` work on it. With two such servers sharing resource URIs, a task's result
+//! in the 2025-11-25 shape from a task-augmented call (every tool of the server is listed
+//! `taskSupport: "optional"`; one the server answers at once gives a completed task), and
+//! `tasks/get`, `tasks/result` and `tasks/cancel` work on it. With two such servers sharing resource URIs, a task's result
 //! carries the URIs as the agent knows them (rewritten), by either route. A 2026-07-28
 //! agent's `subscriptions/listen` asking for a task's status is acknowledged without it.
 
@@ -305,6 +306,38 @@ async fn an_initialize_era_agent_gets_a_2026_server_s_task() {
         json!("hello Ada"),
         "{result}"
     );
+
+    // Its tools say they can run as tasks; one the server answers at once is a task of the
+    // companion's own, already completed, holding the result.
+    let listed = request(&mut agent, 300, "tools/list", json!({})).await;
+    let tools = listed["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let echo = tools.iter().find(|t| t["name"] == json!("mcp_modern_echo"));
+    let echo = echo.unwrap_or_else(|| panic!("echo listed: {listed}"));
+    assert_eq!(
+        echo["execution"],
+        json!({ "taskSupport": "optional" }),
+        "{echo}"
+    );
+    let call = json!({ "name": "mcp_modern_echo", "arguments": { "message": "at once" },
+        "task": {} });
+    let created = request(&mut agent, 301, "tools/call", call).await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], json!("completed"), "{created}");
+    let id = task["taskId"].as_str().unwrap_or_default().to_owned();
+    assert!(id.starts_with("modern:"), "{created}");
+    let result = request(&mut agent, 302, "tasks/result", json!({ "taskId": id })).await;
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        json!("at once"),
+        "{result}"
+    );
+    let related = &result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"];
+    assert_eq!(related, &json!(id), "{result}");
+    let got = request(&mut agent, 303, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(got["result"]["status"], json!("completed"), "{got}");
 }
 
 #[tokio::test]

@@ -6,7 +6,8 @@
 //! |---|---|---|---|
 //! | 2026-07-28, declaring the extension | `tools/call` of a tool whose server declared the extension | `tools/call` declaring it | the server's `CreateTaskResult` under a namespaced id; its `CallToolResult` when it answers at once; when it asks for input first (`InputRequiredResult`), the call is made again the ordinary way, where its questions reach the agent ([`crate::endpoint`]) |
 //! | 2026-07-28 | `tasks/get`, `tasks/update`, `tasks/cancel` | the same | as the server answers, ids translated; a completed task's `result` with its URIs as the agent knows them |
-//! | `initialize` era | a task-augmented `tools/call` (`params.task`) | `tools/call` declaring the extension | `{"task": …}` in the 2025-11-25 shape (`ttlMs` → `ttl`, `pollIntervalMs` → `pollInterval`); a `CallToolResult` when the server answers at once |
+//! | `initialize` era | `tools/list` | — | each tool of such a server marked `execution.taskSupport: "optional"` (2026-07-28 tools carry no `execution`; [`crate::catalog::execution::mark_optional`]) |
+//! | `initialize` era | a task-augmented `tools/call` (`params.task`) | `tools/call` declaring the extension | `{"task": …}` in the 2025-11-25 shape (`ttlMs` → `ttl`, `pollIntervalMs` → `pollInterval`); when the server answers at once, a task of the companion's own, already `completed`, holding that result ([`answered`]) |
 //! | `initialize` era | `tasks/get` | `tasks/get` | the task in the 2025-11-25 shape |
 //! | `initialize` era | `tasks/result` | `tasks/get` every `pollIntervalMs` (within [`MIN_POLL`]..[`MAX_POLL`]) until the task ends; the questions of an `input_required` task go to the agent as requests ([`crate::upstream::mrtr`]), their answers to the server as `tasks/update` | the result (URIs as the agent knows them, `related-task` naming the agent's id), or the task's JSON-RPC error |
 //! | `initialize` era | `tasks/cancel` | `tasks/cancel`, then `tasks/get` | the task |
@@ -119,8 +120,13 @@ impl Hub {
                 Ok(json!({ "task": legacy_task(&task) }))
             }
             ServerResult::CallToolResult(result) => {
+                // The agent asked for a task: it gets one, already completed, holding the
+                // result the server gave at once.
                 let result = crate::hub::to_agent(self.catalog().native(), server, result);
-                serde_json::to_value(result).map_err(|_| unexpected(server, "tools/call"))
+                let result =
+                    serde_json::to_value(result).map_err(|_| unexpected(server, "tools/call"))?;
+                let task = tasks.insert_answered(server, live.generation, result);
+                Ok(json!({ "task": task }))
             }
             ServerResult::InputRequiredResult(_) => Err(McpError::internal_error(
                 format!(
@@ -305,6 +311,32 @@ impl Hub {
                 }
             }
         }
+    }
+}
+
+/// An `initialize`-era agent's `tasks/get`, `tasks/result` or `tasks/cancel` (`method`) of
+/// its task `served` that the server answered at once with `result` (module doc): served by
+/// the companion, whatever became of the server since.
+///
+/// # Errors
+/// -32602 for `tasks/cancel`: the task has ended.
+pub(super) fn answered(
+    method: &str,
+    served: &str,
+    entry: &Entry,
+    result: &Value,
+) -> Result<Value, McpError> {
+    match method {
+        "tasks/result" => {
+            let mut result = result.clone();
+            result["_meta"][RELATED_TASK] = json!({ "taskId": served });
+            Ok(result)
+        }
+        "tasks/cancel" => Err(McpError::invalid_params(
+            format!("cannot cancel task \"{served}\": it has completed"),
+            None,
+        )),
+        _ => Ok(entry.last.clone()),
     }
 }
 

@@ -87,6 +87,9 @@ impl Hub {
         let entry = tasks
             .get(&served)
             .ok_or_else(|| McpError::invalid_params(format!("unknown task \"{served}\""), None))?;
+        if let Some(result) = &entry.answered {
+            return super::from_modern::answered(method, &served, &entry, result);
+        }
         let Some(live) = self.live_of(&entry) else {
             let lost = lost_message(&entry.server);
             return match method {
@@ -172,7 +175,9 @@ impl Hub {
         let mut out = Vec::with_capacity(all.len());
         for (served, entry) in &all {
             let live = self.live_of(entry);
-            let task = if let Some(session) = live.as_ref().filter(|_| entry.modern) {
+            let task = if entry.answered.is_some() {
+                entry.last.clone()
+            } else if let Some(session) = live.as_ref().filter(|_| entry.modern) {
                 match self.get_on_modern(tasks, served, entry, session).await {
                     Ok(got) => super::from_modern::legacy_task(&got.task.task),
                     Err(_) if entry.last.is_object() => entry.last.clone(),

@@ -90,6 +90,10 @@ struct Entry {
     /// The server speaks the Tasks extension of 2026-07-28 ([`from_modern`]), not the
     /// `initialize` era's Tasks utility.
     modern: bool,
+    /// The result a 2026-07-28 server answered at once to an `initialize`-era agent's
+    /// task-augmented call: the task is the companion's own, already completed
+    /// ([`from_modern`]).
+    answered: Option<Value>,
 }
 
 impl Tasks {
@@ -132,10 +136,26 @@ impl Tasks {
                 upstream: upstream.to_owned(),
                 last: Value::Null,
                 modern,
+                answered: None,
             },
         );
         table.order.push(served.clone());
         served
+    }
+
+    /// Records a task of the companion's own, already completed with `result`, for the
+    /// answer `server`'s session `generation` gave at once to a task-augmented call; returns
+    /// the task (2025-11-25 shape), its id `<server>:answered` (`~<n>` added when taken).
+    fn insert_answered(&self, server: &Arc<str>, generation: u64, result: Value) -> Value {
+        let served = self.insert_as(server, generation, "answered", true);
+        let now = rmcp::task_manager::current_timestamp();
+        let task = json!({ "taskId": served, "status": "completed", "createdAt": now,
+            "lastUpdatedAt": now, "ttl": null });
+        if let Some(entry) = self.lock().by_served.get_mut(&served) {
+            entry.last = task.clone();
+            entry.answered = Some(result);
+        }
+        task
     }
 
     fn get(&self, served: &str) -> Option<Entry> {
@@ -271,6 +291,7 @@ mod tests {
             generation: 1,
             upstream: "t".into(),
             modern: false,
+            answered: None,
             last: json!({ "taskId": "s:t", "status": "working", "createdAt": "2026-12-04T00:00:00Z" }),
         };
         let task = lost_task("s:t", &entry);
