@@ -73,7 +73,14 @@ impl Endpoint {
         // cannot be called otherwise.
         if !era::is_initialize_session(&cx.peer)
             && cx.client_capabilities().is_some_and(|c| c.supports_tasks())
+            && (self.hub.runs_as_task(&name) || self.hub.offers_modern_tasks(&name))
         {
+            // The call policy first, as for every call; a refusal is the call's result.
+            let gate =
+                (self.hub).task_call_refused(&name, params.arguments.as_ref(), Some(&cx.peer));
+            if let Some(refused) = Box::pin(gate).await {
+                return Ok(CallToolResponse::Complete(era::complete(refused)));
+            }
             if self.hub.runs_as_task(&name) {
                 let created =
                     self.hub

@@ -84,6 +84,7 @@ mod supervision;
 mod tasks;
 mod tasks_from_modern;
 mod tasks_modern;
+mod tasks_policy;
 mod tasks_uris;
 mod telemetry;
 mod third_party;

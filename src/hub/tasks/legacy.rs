@@ -21,7 +21,38 @@ impl Hub {
     /// # Errors
     /// -32602 for a tool not served; the server's own error; -32603 when the server is not
     /// running or does not answer within its `toolTimeout`.
+    ///
+    /// The call policy is applied first (`hub/tasks/gate.rs`), asking the person on behalf
+    /// of `agent` when it says so; a refused call gets a task of the companion's own, already
+    /// completed with the refusal's `isError` result.
     pub async fn call_tool_as_task(
+        &self,
+        tasks: &Tasks,
+        params: Value,
+        agent: Option<&rmcp::Peer<rmcp::RoleServer>>,
+    ) -> Result<Value, McpError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params.get("arguments").and_then(Value::as_object);
+        if let Some(refused) = Box::pin(self.task_call_refused(name, arguments, agent)).await {
+            let catalog = self.catalog();
+            let route = catalog.route(name).ok_or_else(|| {
+                McpError::invalid_params(format!("unknown tool \"{name}\""), None)
+            })?;
+            let generation = (self.server(&route.server).and_then(|s| s.live()))
+                .map_or(0, |live| live.generation);
+            let result = serde_json::to_value(refused)
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let task = tasks.insert_answered(&route.server, generation, result);
+            return Ok(json!({ "task": task }));
+        }
+        self.send_task_call(tasks, params).await
+    }
+
+    /// [`Hub::call_tool_as_task`] once the call policy let it run.
+    pub(super) async fn send_task_call(
         &self,
         tasks: &Tasks,
         mut params: Value,

@@ -28,6 +28,8 @@
 //! `notifications/tasks`. The agent, told no ids, polls `tasks/get` ("Clients **SHOULD**
 //! continue polling until the task reaches a terminal status"), which carries the same state.
 //!
+//! A call that becomes a task passes the call policy first, as every call does ([`gate`]).
+//!
 //! A task outlives neither its server's process nor a restart of it: once the session that
 //! created it is gone, `tasks/get` and `tasks/list` report it `failed` with a status message
 //! naming the server, and `tasks/result`, `tasks/cancel` and `tasks/update` answer an error
@@ -35,6 +37,7 @@
 
 mod asking;
 mod from_modern;
+mod gate;
 mod held;
 mod legacy;
 mod modern;

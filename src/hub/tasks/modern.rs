@@ -36,7 +36,8 @@ impl Hub {
     }
 
     /// A 2026-07-28 agent's `tools/call` of the served tool `name` as a task: sent to the
-    /// tool's server task-augmented, answered with the task as the agent will know it.
+    /// tool's server task-augmented, answered with the task as the agent will know it. The
+    /// caller has applied the call policy ([`Hub::task_call_refused`]).
     ///
     /// # Errors
     /// As [`Hub::call_tool_as_task`]; -32603 when the server answers without a task.
@@ -48,7 +49,7 @@ impl Hub {
     ) -> Result<CreateTaskResult, McpError> {
         let params =
             json!({ "name": name, "arguments": arguments.unwrap_or_default(), "task": {} });
-        let created = Box::pin(self.call_tool_as_task(tasks, params)).await?;
+        let created = Box::pin(self.send_task_call(tasks, params)).await?;
         let task = created
             .get("task")
             .ok_or_else(|| McpError::internal_error(answered_without_task(name), None))?;
