@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResponse, CreateTaskResult, GetTaskResult, InputRequiredResult, InputResponses,
-    JsonObject, ServerResult, Task, TaskPayload,
+    CallToolResponse, CallToolResult, CreateTaskResult, GetTaskResult, InputRequiredResult,
+    InputResponses, JsonObject, ServerResult, Task, TaskPayload,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -93,7 +93,7 @@ impl Hub {
                 Ok(Some(CallToolResponse::Task(CreateTaskResult::new(task))))
             }
             ServerResult::CallToolResult(result) => Ok(Some(CallToolResponse::Complete(
-                crate::hub::to_agent(self.catalog().native(), &server, result),
+                self.answered_at_once(&server, result),
             ))),
             ServerResult::InputRequiredResult(_) => Ok(None),
             _ => Err(unexpected(&server, "tools/call")),
@@ -122,7 +122,7 @@ impl Hub {
             ServerResult::CallToolResult(result) => {
                 // The agent asked for a task: it gets one, already completed, holding the
                 // result the server gave at once.
-                let result = crate::hub::to_agent(self.catalog().native(), server, result);
+                let result = self.answered_at_once(server, result);
                 let result =
                     serde_json::to_value(result).map_err(|_| unexpected(server, "tools/call"))?;
                 let task = tasks.insert_answered(server, live.generation, result);
@@ -136,6 +136,13 @@ impl Hub {
             )),
             _ => Err(unexpected(server, "tools/call")),
         }
+    }
+
+    /// A result the server gave at once, as an ordinary call's reaches the agent: known
+    /// secrets masked in an `isError` result, URIs as the agent knows them.
+    fn answered_at_once(&self, server: &str, result: CallToolResult) -> CallToolResult {
+        let result = super::super::forward::masked(result);
+        crate::hub::to_agent(self.catalog().native(), server, result)
     }
 
     /// Records the server's new `task` and returns it under the agent's id.
