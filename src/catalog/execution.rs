@@ -112,6 +112,20 @@ pub fn any_stashed(tools: &[Tool]) -> bool {
         .any(|t| t.meta.as_ref().is_some_and(|m| m.contains_key(STASH)))
 }
 
+/// Marks `tool`, of a 2026-07-28 server that declared the Tasks extension, `taskSupport:
+/// "optional"` for `initialize`-era agents: 2026-07-28 tools carry no `execution` (the server
+/// decides per call), and through the companion an `initialize`-era agent may call any of
+/// them as a task (`hub/tasks/from_modern.rs`). A tool that has an `execution` keeps it.
+pub fn mark_optional(tool: &mut Tool) {
+    let meta = tool.meta.get_or_insert_with(Default::default);
+    if !meta.contains_key(STASH) {
+        meta.insert(
+            STASH.to_owned(),
+            serde_json::json!({ "taskSupport": "optional" }),
+        );
+    }
+}
+
 /// The tool's `execution.taskSupport` as the server listed it (`None` when absent).
 pub fn task_support(tool: &Tool) -> Option<&str> {
     tool.meta.as_ref()?.get(STASH)?.get("taskSupport")?.as_str()
@@ -143,6 +157,25 @@ mod tests {
         let mut served = json!({ "tools": serde_json::to_value(&tools).expect("serialise") });
         unstash(&mut served);
         assert_eq!(served, listed);
+    }
+
+    #[test]
+    fn a_2026_servers_tool_is_marked_optional_unless_it_says_otherwise() {
+        let tools: Vec<Tool> = serde_json::from_value(json!([
+            { "name": "plain", "inputSchema": { "type": "object" } },
+            { "name": "said", "inputSchema": { "type": "object" },
+              "_meta": { STASH: { "taskSupport": "forbidden" } } },
+        ]))
+        .expect("tools");
+        let marked: Vec<Tool> = tools
+            .into_iter()
+            .map(|mut t| {
+                mark_optional(&mut t);
+                t
+            })
+            .collect();
+        assert_eq!(task_support(&marked[0]), Some("optional"));
+        assert_eq!(task_support(&marked[1]), Some("forbidden"));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! | `tools.rs` | the tool catalog and every tool's behaviour |
 //! | `confirm.rs` | the `confirm` test tool: a multi round-trip request (MCP 2026-07-28) |
 //! | `listen.rs` | `--stateless`: the `subscriptions/listen` streams `toggle_extra` and `touch` tell of changes |
+//! | `tasks.rs` | `--stateless`: `slow_task`, which runs only as a task (Tasks extension of 2026-07-28) |
 //! | `asking.rs` | `--asking`: a prompt and a resource that ask the client for a name, in the server's era |
 //! | `tool_args.rs` | tool argument types and their JSON schemas |
 //! | `resources.rs`, `prompts.rs` | static resources, the greeting template, the prompts |
@@ -29,6 +30,7 @@ mod png;
 mod prompts;
 mod resources;
 mod server;
+mod tasks;
 mod tool_args;
 mod tools;
 

@@ -34,6 +34,8 @@ pub struct DemoServer {
     asking: bool,
     /// `--stateless`: the open `subscriptions/listen` streams (`listen.rs`).
     listeners: Listeners,
+    /// `--stateless`: the tasks `slow_task` started (`tasks.rs`).
+    tasks: super::tasks::DemoTasks,
     /// `--tool-overrides`: by tool name, its listed name, description and annotations.
     overrides: Arc<serde_json::Map<String, serde_json::Value>>,
     /// `--live-overrides`: the overrides file, read again at every listing.
@@ -55,6 +57,7 @@ impl DemoServer {
                 }
             }),
             listeners,
+            tasks: super::tasks::DemoTasks::default(),
             call_log: opts.call_log.clone().map(Arc::new),
             stateless: opts.stateless,
             asking: opts.asking,
@@ -78,6 +81,9 @@ impl DemoServer {
     /// The tool list with `--tool-overrides` applied.
     fn listed_tools(&self) -> Vec<rmcp::model::Tool> {
         let mut tools = self.tools.list();
+        if self.stateless {
+            tools.push(super::tasks::tool());
+        }
         let overrides = self.overrides();
         for tool in &mut tools {
             let Some(o) = overrides.get(tool.name.as_ref()) else {
@@ -180,6 +186,16 @@ impl ServerHandler for DemoServer {
             // Updates come on `subscriptions/listen` streams (`listen.rs`).
             resources.subscribe = Some(true);
         }
+        if self.stateless {
+            // `slow_task` runs as a task of the Tasks extension (`tasks.rs`).
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                    rmcp::model::JsonObject::new(),
+                );
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions("Demo and test server built into MCP Companion.")
@@ -219,6 +235,9 @@ impl ServerHandler for DemoServer {
         if let Some(original) = self.original_name(&request.name) {
             request.name = original.into();
         }
+        if self.stateless && request.name == super::tasks::TOOL {
+            return self.tasks.call(request, &context);
+        }
         let Some(path) = &self.call_log else {
             return self.tools.call(request, context).await;
         };
@@ -230,6 +249,30 @@ impl ServerHandler for DemoServer {
             record_call(path, &format!("{name} cancelled"));
         }
         result
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel(&request.task_id)
     }
 
     async fn list_resources(

@@ -77,12 +77,36 @@ impl Endpoint {
         // cannot be called otherwise.
         if !era::is_initialize_session(&cx.peer)
             && cx.client_capabilities().is_some_and(|c| c.supports_tasks())
-            && self.hub.runs_as_task(&name)
+            && (self.hub.runs_as_task(&name) || self.hub.offers_modern_tasks(&name))
         {
-            let created = self
-                .hub
-                .call_tool_as_modern_task(&self.tasks, &name, params.arguments);
-            return Box::pin(created).await.map(CallToolResponse::Task);
+            // The call policy first, as for every call; a refusal is the call's result.
+            let gate =
+                (self.hub).task_call_refused(&name, params.arguments.as_ref(), Some(&cx.peer));
+            if let Some(refused) = Box::pin(gate).await {
+                return Ok(CallToolResponse::Complete(era::complete(refused)));
+            }
+            if self.hub.runs_as_task(&name) {
+                let created =
+                    self.hub
+                        .call_tool_as_modern_task(&self.tasks, &name, params.arguments);
+                return Box::pin(created).await.map(CallToolResponse::Task);
+            }
+            // A 2026-07-28 server that speaks the extension decides itself whether the call
+            // becomes a task; when it asks for input first, the call goes the ordinary way.
+            if self.hub.offers_modern_tasks(&name) {
+                let arguments = params.arguments.clone();
+                let call = self
+                    .hub
+                    .call_modern_server_as_task(&self.tasks, &name, arguments);
+                match Box::pin(call).await? {
+                    Some(CallToolResponse::Complete(result)) => {
+                        return super::passed(era::complete(result))
+                            .map(CallToolResponse::Complete);
+                    }
+                    Some(response) => return Ok(response),
+                    None => {}
+                }
+            }
         }
         if let Some(agent) = self.parking(&cx) {
             return match Box::pin(self.parks.call(agent, name, params, cx)).await {

@@ -214,7 +214,9 @@ impl ServerHandler for Endpoint {
     fn get_info(&self) -> ServerConfig {
         let catalog = self.hub.catalog();
         let mut capabilities = native::capabilities(catalog.native().declared());
-        if crate::catalog::execution::any_task_tool(catalog.tools()) {
+        if crate::catalog::execution::any_task_tool(catalog.tools())
+            || self.hub.any_modern_task_server()
+        {
             // Written out as `tasks` by the line encoder (rmcp has no field for it).
             capabilities.experimental.get_or_insert_default().insert(
                 crate::catalog::execution::TASKS_STASH.to_owned(),
@@ -285,7 +287,9 @@ impl ServerHandler for Endpoint {
         params: rmcp::model::UpdateTaskParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        (self.hub).update_modern_task(&self.tasks, &params.task_id, &params.input_responses)
+        let update =
+            (self.hub).update_modern_task(&self.tasks, &params.task_id, &params.input_responses);
+        Box::pin(update).await
     }
 
     fn accepted_subscription_filter(

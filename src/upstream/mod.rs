@@ -14,7 +14,8 @@
 //! Non-JSON lines a server prints on stdout are logged and skipped by rmcp's reader, not fatal.
 //! The result is a [`Session`], the same face for every transport; a 2026-07-28 session keeps a
 //! `subscriptions/listen` stream open to its server ([`listener`]). Requests rmcp's model
-//! cannot carry whole (the Tasks utility) go as JSON through [`raw`].
+//! cannot carry whole (the Tasks utility) go as JSON through [`raw`]; the Tasks extension of a
+//! 2026-07-28 server goes through [`tasks`], declaring the extension per request.
 
 pub mod ask;
 pub mod askers;
@@ -47,6 +48,7 @@ pub mod session;
 pub mod signed_in;
 pub mod sse;
 pub mod stderr;
+pub mod tasks;
 
 use std::time::Duration;
 

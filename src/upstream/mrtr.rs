@@ -42,6 +42,14 @@ pub struct Answers {
     state: Option<String>,
 }
 
+impl Answers {
+    /// The responses by the server's keys (a task's `tasks/update` carries them, MCP
+    /// 2026-07-28 Tasks extension; it has no `requestState`).
+    pub fn into_responses(self) -> InputResponses {
+        self.responses
+    }
+}
+
 /// Puts `answers` into the retried `request` (`tools/call`, `prompts/get` or
 /// `resources/read`, the requests MCP 2026-07-28 lets a server answer this way); other
 /// requests are left as they are.

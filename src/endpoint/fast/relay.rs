@@ -254,7 +254,10 @@ where
         let released = self.tasks.clone();
         let reply = async move {
             let answer = match method.as_str() {
-                "tools/call" => Box::pin(hub.call_tool_as_task(&tasks, params)).await,
+                "tools/call" => {
+                    let caller = Some(&asker.peer);
+                    Box::pin(hub.call_tool_as_task(&tasks, params, caller)).await
+                }
                 "tasks/list" => Box::pin(hub.list_tasks(&tasks)).await,
                 _ => Box::pin(hub.task_request(&tasks, &method, params, Some(asker))).await,
             };

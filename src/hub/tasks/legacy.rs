@@ -21,7 +21,38 @@ impl Hub {
     /// # Errors
     /// -32602 for a tool not served; the server's own error; -32603 when the server is not
     /// running or does not answer within its `toolTimeout`.
+    ///
+    /// The call policy is applied first (`hub/tasks/gate.rs`), asking the person on behalf
+    /// of `agent` when it says so; a refused call gets a task of the companion's own, already
+    /// completed with the refusal's `isError` result.
     pub async fn call_tool_as_task(
+        &self,
+        tasks: &Tasks,
+        params: Value,
+        agent: Option<&rmcp::Peer<rmcp::RoleServer>>,
+    ) -> Result<Value, McpError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params.get("arguments").and_then(Value::as_object);
+        if let Some(refused) = Box::pin(self.task_call_refused(name, arguments, agent)).await {
+            let catalog = self.catalog();
+            let route = catalog.route(name).ok_or_else(|| {
+                McpError::invalid_params(format!("unknown tool \"{name}\""), None)
+            })?;
+            let generation = (self.server(&route.server).and_then(|s| s.live()))
+                .map_or(0, |live| live.generation);
+            let result = serde_json::to_value(refused)
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let task = tasks.insert_answered(&route.server, generation, result);
+            return Ok(json!({ "task": task }));
+        }
+        self.send_task_call(tasks, params).await
+    }
+
+    /// [`Hub::call_tool_as_task`] once the call policy let it run.
+    pub(super) async fn send_task_call(
         &self,
         tasks: &Tasks,
         mut params: Value,
@@ -42,8 +73,13 @@ impl Hub {
                 None,
             ));
         };
-        params["name"] = Value::from(raw.as_str());
         let live = self.live_for(&route.server)?;
+        if crate::upstream::tasks::offered(&live.peer) {
+            let arguments = (params.get_mut("arguments").map(Value::take))
+                .and_then(|a| serde_json::from_value(a).ok());
+            return (self.legacy_call_on_modern(tasks, &route.server, &live, raw, arguments)).await;
+        }
+        params["name"] = Value::from(raw.as_str());
         // Until the answer is in the table, the server's status notifications wait for it.
         let _pending = tasks.pending(&route.server, live.generation);
         let mut result = self.raw(&route.server, &live, "tools/call", params).await?;
@@ -82,6 +118,9 @@ impl Hub {
         let entry = tasks
             .get(&served)
             .ok_or_else(|| McpError::invalid_params(format!("unknown task \"{served}\""), None))?;
+        if let Some(result) = &entry.answered {
+            return super::from_modern::answered(method, &served, &entry, result);
+        }
         let Some(live) = self.live_of(&entry) else {
             let lost = lost_message(&entry.server);
             return match method {
@@ -96,6 +135,10 @@ impl Hub {
                 )),
             };
         };
+        if entry.modern {
+            return (self.legacy_request_on_modern(tasks, method, &served, &entry, &live, asker))
+                .await;
+        }
         params["taskId"] = Value::from(entry.upstream.as_str());
         let _asking = (asker.filter(|_| method == "tasks/result")).map(|a| live.askers.enter(a));
         let mut result = self.raw(&entry.server, &live, method, params).await?;
@@ -107,6 +150,8 @@ impl Hub {
             {
                 related["taskId"] = Value::from(served.as_str());
             }
+            // Its URIs as the agent knows them, as in a call's result.
+            result = crate::hub::to_agent(self.catalog().native(), &entry.server, result);
         } else if result.get("taskId").and_then(Value::as_str) == Some(&entry.upstream) {
             result["taskId"] = Value::from(served.as_str());
             tasks.remember(&served, &result);
@@ -125,7 +170,8 @@ impl Hub {
         let mut asked: Vec<Arc<str>> = Vec::new();
         let all = tasks.all();
         for (_, entry) in &all {
-            if asked.contains(&entry.server) {
+            // The extension has no `tasks/list`: each such task is read on its own (below).
+            if entry.modern || asked.contains(&entry.server) {
                 continue;
             }
             asked.push(entry.server.clone());
@@ -159,8 +205,16 @@ impl Hub {
         }
         let mut out = Vec::with_capacity(all.len());
         for (served, entry) in &all {
-            let live = self.live_of(entry).is_some();
-            let task = if live {
+            let live = self.live_of(entry);
+            let task = if entry.answered.is_some() {
+                entry.last.clone()
+            } else if let Some(session) = live.as_ref().filter(|_| entry.modern) {
+                match self.get_on_modern(tasks, served, entry, session).await {
+                    Ok(got) => super::from_modern::legacy_task(&got.task.task),
+                    Err(_) if entry.last.is_object() => entry.last.clone(),
+                    Err(_) => continue,
+                }
+            } else if live.is_some() {
                 match listed.remove(&(entry.server.clone(), entry.upstream.clone())) {
                     Some(mut task) => {
                         task["taskId"] = Value::from(served.as_str());

@@ -5,6 +5,9 @@
 //! | `initialize` era (MCP 2025-11-25 basic/utilities/tasks) | a task-augmented `tools/call` (`params.task`), `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` | as sent, ids translated; `tasks/list` merges the servers' lists ([`legacy`]) |
 //! | 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663) | `tools/call` declaring the extension, `tasks/get`, `tasks/update`, `tasks/cancel` | a call of a tool whose `taskSupport` is `required` goes as a task-augmented call; `tasks/get` as `tasks/get`, with `tasks/result` folded in once the task has ended; `tasks/cancel` as `tasks/cancel` ([`modern`]) |
 //!
+//! A server of the 2026-07-28 era that declares the extension makes tasks of its own; how
+//! agents of both eras reach them is [`from_modern`]'s table.
+//!
 //! Task ids are namespaced per agent session by a table ([`Tasks`]), never by reading a
 //! prefix back: the agent sees `<server>:<id>` (`<server>:<id>~<n>` when that is taken), and
 //! the table says which server, which of its sessions (generation) and which id the server
@@ -16,12 +19,25 @@
 //! `CreateTaskResult` is held until the agent has the task's id ([`held`]); any for another
 //! agent's task is dropped.
 //!
+//! A 2026-07-28 agent is sent no task status: it has no session to push on, and the extension
+//! delivers `notifications/tasks` only on a `subscriptions/listen` stream whose
+//! acknowledgement agreed to the task ("In its acknowledgement notification, the server
+//! includes the list of task IDs it has agreed to send task status notifications for, if
+//! any"). The companion agrees to none: rmcp 3.11's `SubscriptionFilter` has no `taskIds`, so
+//! they are dropped from the acknowledgement, and its stream sink refuses
+//! `notifications/tasks`. The agent, told no ids, polls `tasks/get` ("Clients **SHOULD**
+//! continue polling until the task reaches a terminal status"), which carries the same state.
+//!
+//! A call that becomes a task passes the call policy first, as every call does ([`gate`]).
+//!
 //! A task outlives neither its server's process nor a restart of it: once the session that
 //! created it is gone, `tasks/get` and `tasks/list` report it `failed` with a status message
 //! naming the server, and `tasks/result`, `tasks/cancel` and `tasks/update` answer an error
 //! saying so.
 
 mod asking;
+mod from_modern;
+mod gate;
 mod held;
 mod legacy;
 mod modern;
@@ -71,8 +87,16 @@ struct Entry {
     generation: u64,
     /// The id the server gave it.
     upstream: String,
-    /// The task as last reported to the agent (agent's id), for a report once it is lost.
+    /// The task as last reported to the agent (agent's id, 2025-11-25 shape), for a report
+    /// once it is lost.
     last: Value,
+    /// The server speaks the Tasks extension of 2026-07-28 ([`from_modern`]), not the
+    /// `initialize` era's Tasks utility.
+    modern: bool,
+    /// The result a 2026-07-28 server answered at once to an `initialize`-era agent's
+    /// task-augmented call: the task is the companion's own, already completed
+    /// ([`from_modern`]).
+    answered: Option<Value>,
 }
 
 impl Tasks {
@@ -84,6 +108,21 @@ impl Tasks {
     /// Records the task `upstream` that `server`'s session `generation` created; returns the
     /// id the agent gets: `<server>:<upstream>`, with `~<n>` added when that is taken.
     fn insert(&self, server: &Arc<str>, generation: u64, upstream: &str) -> String {
+        self.insert_as(server, generation, upstream, false)
+    }
+
+    /// [`Tasks::insert`] of a task of a 2026-07-28 server (the Tasks extension).
+    fn insert_modern(&self, server: &Arc<str>, generation: u64, upstream: &str) -> String {
+        self.insert_as(server, generation, upstream, true)
+    }
+
+    fn insert_as(
+        &self,
+        server: &Arc<str>,
+        generation: u64,
+        upstream: &str,
+        modern: bool,
+    ) -> String {
         let mut table = self.lock();
         let base = format!("{server}:{upstream}");
         let mut served = base.clone();
@@ -99,10 +138,27 @@ impl Tasks {
                 generation,
                 upstream: upstream.to_owned(),
                 last: Value::Null,
+                modern,
+                answered: None,
             },
         );
         table.order.push(served.clone());
         served
+    }
+
+    /// Records a task of the companion's own, already completed with `result`, for the
+    /// answer `server`'s session `generation` gave at once to a task-augmented call; returns
+    /// the task (2025-11-25 shape), its id `<server>:answered` (`~<n>` added when taken).
+    fn insert_answered(&self, server: &Arc<str>, generation: u64, result: Value) -> Value {
+        let served = self.insert_as(server, generation, "answered", true);
+        let now = rmcp::task_manager::current_timestamp();
+        let task = json!({ "taskId": served, "status": "completed", "createdAt": now,
+            "lastUpdatedAt": now, "ttl": null });
+        if let Some(entry) = self.lock().by_served.get_mut(&served) {
+            entry.last = task.clone();
+            entry.answered = Some(result);
+        }
+        task
     }
 
     fn get(&self, served: &str) -> Option<Entry> {
@@ -154,6 +210,13 @@ impl Hub {
         (live.generation == entry.generation).then_some(live)
     }
 
+    /// `server`'s `toolTimeout`.
+    fn tool_timeout(&self, server: &str) -> std::time::Duration {
+        self.server(server)
+            .and_then(|s| s.config().map(|c| c.tool_timeout))
+            .unwrap_or(crate::config::DEFAULT_TOOL_TIMEOUT)
+    }
+
     /// `method` with `params` to `server`'s session `live`, at most its `toolTimeout`.
     async fn raw(
         &self,
@@ -162,10 +225,7 @@ impl Hub {
         method: &str,
         params: Value,
     ) -> Result<Value, McpError> {
-        let timeout = self
-            .server(server)
-            .and_then(|s| s.config().map(|c| c.tool_timeout))
-            .unwrap_or(crate::config::DEFAULT_TOOL_TIMEOUT);
+        let timeout = self.tool_timeout(server);
         let request =
             crate::upstream::raw::request(&live.peer, live.lane.as_ref(), method, params, timeout);
         self.bounded(server, method, request).await
@@ -233,6 +293,8 @@ mod tests {
             server: "s".into(),
             generation: 1,
             upstream: "t".into(),
+            modern: false,
+            answered: None,
             last: json!({ "taskId": "s:t", "status": "working", "createdAt": "2026-12-04T00:00:00Z" }),
         };
         let task = lost_task("s:t", &entry);

@@ -36,7 +36,8 @@ impl Hub {
     }
 
     /// A 2026-07-28 agent's `tools/call` of the served tool `name` as a task: sent to the
-    /// tool's server task-augmented, answered with the task as the agent will know it.
+    /// tool's server task-augmented, answered with the task as the agent will know it. The
+    /// caller has applied the call policy ([`Hub::task_call_refused`]).
     ///
     /// # Errors
     /// As [`Hub::call_tool_as_task`]; -32603 when the server answers without a task.
@@ -48,7 +49,7 @@ impl Hub {
     ) -> Result<CreateTaskResult, McpError> {
         let params =
             json!({ "name": name, "arguments": arguments.unwrap_or_default(), "task": {} });
-        let created = Box::pin(self.call_tool_as_task(tasks, params)).await?;
+        let created = Box::pin(self.send_task_call(tasks, params)).await?;
         let task = created
             .get("task")
             .ok_or_else(|| McpError::internal_error(answered_without_task(name), None))?;
@@ -83,6 +84,9 @@ impl Hub {
                 },
             )));
         };
+        if entry.modern {
+            return self.get_on_modern(tasks, served, &entry, &live).await;
+        }
         let params = json!({ "taskId": entry.upstream });
         let mut got = self.raw(&entry.server, &live, "tasks/get", params).await?;
         got["taskId"] = Value::from(served);
@@ -113,6 +117,9 @@ impl Hub {
                         {
                             related["taskId"] = Value::from(served);
                         }
+                        // Its URIs as the agent knows them, as in a call's result.
+                        let native = self.catalog();
+                        let result = crate::hub::to_agent(native.native(), &entry.server, result);
                         match result {
                             Value::Object(result) => TaskPayload::Completed { result },
                             _ => TaskPayload::Completed {
@@ -143,6 +150,9 @@ impl Hub {
                 None,
             ));
         };
+        if entry.modern {
+            return self.cancel_on_modern(&entry, &live).await;
+        }
         let params = json!({ "taskId": entry.upstream });
         let mut cancelled = self
             .raw(&entry.server, &live, "tasks/cancel", params)
@@ -160,19 +170,22 @@ impl Hub {
     /// # Errors
     /// -32602 for a task this session did not create or whose server restarted or stopped,
     /// or an answer of the wrong kind.
-    pub fn update_modern_task(
+    pub async fn update_modern_task(
         &self,
         tasks: &Tasks,
         served: &str,
         responses: &InputResponses,
     ) -> Result<(), McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
-        if self.live_of(&entry).is_none() {
+        let Some(live) = self.live_of(&entry) else {
             let lost = lost_message(&entry.server);
             return Err(McpError::invalid_params(
                 format!("cannot update task \"{served}\": {lost}"),
                 None,
             ));
+        };
+        if entry.modern {
+            return (self.update_on_modern(&entry, &live, responses.clone())).await;
         }
         Hub::answer_asked(tasks, served, responses)
     }

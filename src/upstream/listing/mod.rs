@@ -70,6 +70,13 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
     } else if caps.resources.is_none() && caps.prompts.is_none() {
         listing.tools = optional("tools/list", tools).await;
     }
+    // Any tool of a server that speaks the Tasks extension can become a task.
+    if super::tasks::offered(peer) {
+        listing
+            .tools
+            .iter_mut()
+            .for_each(crate::catalog::execution::mark_optional);
+    }
     if caps.resources.is_some() {
         listing.resources = optional("resources/list", |p| async move {
             peer.list_resources(p)
