@@ -262,6 +262,7 @@ impl Hub {
             peer: a.peer,
             progress_token: None,
             meta: None,
+            arguments: None,
             cancelled: a.cancelled,
             shutdown: CancellationToken::new(),
             relay: a.relay,
