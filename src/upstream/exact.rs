@@ -250,6 +250,29 @@ pub fn take_result(result: &mut CallToolResult) -> Option<String> {
     Some(text)
 }
 
+/// The JSON of a result the companion goes on to edit as JSON (a task's id, a task's result):
+/// the server's kept text when `value` (a serialised result) carries it under [`EXACT_KEY`],
+/// else `value` itself; never with the key.
+pub fn json_of(mut value: Value) -> Value {
+    let Some(meta) = value.get_mut("_meta").and_then(Value::as_object_mut) else {
+        return value;
+    };
+    let kept = meta.remove(EXACT_KEY);
+    if meta.is_empty()
+        && let Some(object) = value.as_object_mut()
+    {
+        object.remove("_meta");
+    }
+    match kept
+        .as_ref()
+        .and_then(Value::as_str)
+        .map(serde_json::from_str::<Value>)
+    {
+        Some(Ok(server)) if server.is_object() => server,
+        _ => value,
+    }
+}
+
 /// The kept text of `result`, if any.
 pub fn kept(result: &CallToolResult) -> Option<&str> {
     result.meta.as_ref()?.get(EXACT_KEY)?.as_str()
@@ -291,21 +314,33 @@ pub fn response_line(
         "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":",
         serde_json::to_string(id)?
     );
-    let body = result.trim();
-    match result_type {
-        Some(kind) if !has_member(body, "resultType") => {
-            let rest = body.strip_prefix('{').unwrap_or(body).trim_start();
-            line.push_str("{\"resultType\":");
-            line.push_str(&serde_json::to_string(kind)?);
-            if !rest.starts_with('}') {
-                line.push(',');
-            }
-            line.push_str(rest);
-        }
-        _ => line.push_str(body),
-    }
+    line.push_str(&result_text(result, result_type)?);
     line.push('}');
     Ok(line.into_bytes())
+}
+
+/// The `result` JSON text to write for kept text `result`: as kept, with `resultType` added
+/// first when `result_type` is given and the text has none.
+///
+/// # Errors
+/// When `result_type` does not serialise (it always does).
+pub fn result_text(
+    result: &str,
+    result_type: Option<&rmcp::model::ResultType>,
+) -> serde_json::Result<String> {
+    let body = result.trim();
+    Ok(match result_type {
+        Some(kind) if !has_member(body, "resultType") => {
+            let rest = body.strip_prefix('{').unwrap_or(body).trim_start();
+            let mut text = format!("{{\"resultType\":{}", serde_json::to_string(kind)?);
+            if !rest.starts_with('}') {
+                text.push(',');
+            }
+            text.push_str(rest);
+            text
+        }
+        _ => body.to_owned(),
+    })
 }
 
 /// The line of request `id` with `params` as kept; `None` for a request the companion does not

@@ -48,7 +48,9 @@ pub async fn request(
 /// `pollInterval` and adds `resultType` and `ttlMs`: those two are taken out again.
 fn from_rmcp(answer: rmcp::model::ServerResult) -> Result<Value, ServiceError> {
     let task = matches!(answer, rmcp::model::ServerResult::GetTaskResult(_));
-    let mut value = serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)?;
+    let value = serde_json::to_value(answer).map_err(|_| ServiceError::UnexpectedResponse)?;
+    // From a stdio server: the answer as the server wrote it.
+    let mut value = super::exact::json_of(value);
     if task && let Some(fields) = value.as_object_mut() {
         for added in ["resultType", "ttlMs", "pollIntervalMs"] {
             fields.remove(added);

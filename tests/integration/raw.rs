@@ -83,11 +83,13 @@ impl RawAgent {
 
     /// The next line as it came, without its newline.
     pub async fn recv_line(&mut self) -> String {
-        tokio::time::timeout(LINE_TIMEOUT, self.lines.next_line())
+        let line = tokio::time::timeout(LINE_TIMEOUT, self.lines.next_line())
             .await
             .expect("a line within the timeout")
             .expect("read from the socket")
-            .expect("the companion closed the connection")
+            .expect("the companion closed the connection");
+        no_inner_key(&line);
+        line
     }
 
     /// The next line if one comes within `wait`.
@@ -96,6 +98,7 @@ impl RawAgent {
             .await
             .ok()?;
         let line = line.expect("read from the socket")?;
+        no_inner_key(&line);
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
     }
 
@@ -148,4 +151,13 @@ pub fn progress_for(messages: &[Value], token: &str) -> Vec<f64> {
                 .expect("progress is a number")
         })
         .collect()
+}
+
+/// Panics when `line` carries the `_meta` key under which the companion keeps a server's text
+/// inside itself: it must never reach an agent.
+fn no_inner_key(line: &str) {
+    assert!(
+        !line.contains(mcp_companion::upstream::exact::EXACT_KEY),
+        "the companion's inner key reached the agent: {line}"
+    );
 }

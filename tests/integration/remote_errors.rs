@@ -1,7 +1,8 @@
 //! Proves that a remote server's refusal reaches `status` and the agent in the server's own
 //! words: the HTTP status, its body text, the `error` / `error_description` of a 401/403
 //! `WWW-Authenticate` challenge, a JSON-RPC error answering `initialize`, and an invalid content
-//! block named by index and field — never a Rust `Debug` dump or a type name.
+//! block named by index and field — never a Rust `Debug` dump or a type name. A block of a type
+//! no revision knows is no error: it reaches the agent as the server sent it.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -9,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::common::{Companion, call, text};
+use crate::raw::RawAgent;
 
 /// Texts that only a Rust `Debug` dump or a type name would contain.
 const DUMPS: [&str; 6] = [
@@ -26,8 +28,9 @@ fn challenge(status: StatusCode, value: &'static str) -> Response {
     (status, headers, "denied").into_response()
 }
 
-/// A JSON-RPC server with hand-written answers: `initialize`, `tools/list` with one tool
-/// `bad`, and a `tools/call` result whose second content block has `"type": "blob"`.
+/// A JSON-RPC server with hand-written answers: `initialize`, `tools/list` with the tools `bad`
+/// and `future`; `bad`'s result has an `image` block without `data`, `future`'s a block of
+/// `"type": "blob"`, a type no MCP revision has.
 /// `value` as an `application/json` response.
 fn json_response(value: Value) -> Response {
     (
@@ -50,10 +53,15 @@ async fn hand_written(body: Bytes) -> Response {
         }),
         ("tools/list", _) => json!({ "tools": [
             { "name": "bad", "inputSchema": { "type": "object" } },
+            { "name": "future", "inputSchema": { "type": "object" } },
+        ] }),
+        ("tools/call", _) if body["params"]["name"] == "future" => json!({ "content": [
+            { "type": "text", "text": "fine" },
+            { "type": "blob", "data": "AAAA" },
         ] }),
         ("tools/call", _) => json!({ "content": [
             { "type": "text", "text": "fine" },
-            { "type": "blob", "data": "AAAA" },
+            { "type": "image", "mimeType": "image/png" },
         ] }),
         _ => json!({}),
     };
@@ -224,10 +232,20 @@ async fn remote_refusals_are_reported_in_the_servers_own_words() {
     assert_eq!(result.is_error, Some(true), "{result:?}");
     let said = text(&result);
     assert!(
-        said.contains(r#"content block 1: field "type" is "blob""#),
+        said.contains(r#"content block 1 (type "image"): field "data" is missing"#),
         "{said}"
     );
     for dump in DUMPS {
         assert!(!said.contains(dump), "{dump:?} in {said:?}");
     }
+
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let answer = agent.call_tool(1, "mcp_blob_future", json!({})).await;
+    let result = &answer["result"];
+    assert_ne!(result["isError"], true, "{answer}");
+    assert_eq!(
+        result["content"][1],
+        json!({ "type": "blob", "data": "AAAA" }),
+        "{answer}"
+    );
 }

@@ -272,8 +272,15 @@ impl Reply {
         }
     }
 
-    /// The answer `result` for `agent_id`.
+    /// The answer `result` for `agent_id`: the kept text when the result carries the server's
+    /// own (`crate::upstream::exact`), else the result encoded.
     pub fn result(agent_id: &str, result: &CallToolResult) -> Reply {
+        // A result kept as the server wrote it (`crate::upstream::exact`) is written so.
+        if let Some(kept) = crate::upstream::exact::kept(result)
+            && let Ok(body) = crate::upstream::exact::result_text(kept, result.result_type.as_ref())
+        {
+            return Reply::with_result_json(agent_id, &body);
+        }
         let body = serde_json::to_string(result).unwrap_or_else(|_| {
             r#"{"content":[{"type":"text","text":"the result could not be encoded"}],"isError":true}"#.to_owned()
         });

@@ -125,6 +125,7 @@ impl Hub {
                 let result = self.answered_at_once(server, result);
                 let result =
                     serde_json::to_value(result).map_err(|_| unexpected(server, "tools/call"))?;
+                let result = crate::upstream::exact::json_of(result);
                 let task = tasks.insert_answered(server, live.generation, result);
                 Ok(json!({ "task": task }))
             }
