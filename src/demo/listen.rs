@@ -5,12 +5,16 @@
 //! on every stream subscribed to that URI.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{
     ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
     SubscriptionFilter, ToolListChangedNotification,
 };
 use rmcp::service::{SubscriptionContext, SubscriptionSink};
+
+/// How long [`Listeners::updated`] tries again while no stream takes an update.
+const TOUCH_WAIT: Duration = Duration::from_secs(2);
 
 /// The open streams of one server process. Cheap to clone; clones share them.
 #[derive(Clone, Debug, Default)]
@@ -47,11 +51,21 @@ impl Listeners {
     }
 
     /// `notifications/resources/updated` of `uri` on every stream subscribed to it; how many.
+    /// rmcp sends a stream's acknowledgement before it hands the stream to [`Self::listen`], so
+    /// a client told its stream is open may touch before the stream is kept here: when no
+    /// stream takes the update, it is tried again for up to [`TOUCH_WAIT`].
     pub async fn updated(&self, uri: &str) -> usize {
-        self.send(ServerNotification::ResourceUpdatedNotification(
+        let notification = ServerNotification::ResourceUpdatedNotification(
             ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri)),
-        ))
-        .await
+        );
+        let deadline = tokio::time::Instant::now() + TOUCH_WAIT;
+        loop {
+            let sent = self.send(notification.clone()).await;
+            if sent > 0 || tokio::time::Instant::now() >= deadline {
+                return sent;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Sends `notification` on each stream whose filter takes it; how many took it.
