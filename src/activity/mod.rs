@@ -37,7 +37,7 @@
 //! | `mod.rs` | [`Activity`]: the handle calls record through, the queue and the drop count |
 //! | `entry.rs` | [`Entry`]: what is queued, and [`Agent`] |
 //! | `shape.rs` | arguments and results as shapes, or in full with secrets masked |
-//! | `store.rs` | the database: opening (0600, WAL), the schema, inserts, retention |
+//! | `store/` | the database: opening (0600, WAL), the schema, inserts, retention |
 //! | `writer.rs` | the writer thread: batches, drop notes, periodic retention, the [`Sink`] |
 //! | `query.rs` | reading the log back: filters, `--follow`, rows as text or JSON |
 //! | `time.rs` | UTC timestamps for display and `--since` |
