@@ -241,7 +241,7 @@ impl Hub {
         );
         let s = &route.server;
         let message = match withheld {
-            Some(server) => super::route::withheld_message(wrapped, &server),
+            Some(server) => super::ready::withheld_message(wrapped, &server),
             None => format!(
                 "tool \"{}\" of server \"{s}\" changed or left while the call waited for the person's approval: it was not run (call it again to be asked about it as it is now)",
                 route.tool_name()

@@ -24,7 +24,8 @@
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |
-//! | `route.rs` | [`Hub::call`]: routing, waiting for a restarting server, finding a retry its session |
+//! | `route.rs` | [`Hub::call`]: routing, approval, the attempts, finding a retry its session |
+//! | `ready.rs` | a call's route, server and live session: waiting for a restarting server, or why not |
 //! | `approve.rs` | `Hub::approve`: the call policy (`toolPolicy`, annotation defaults), applied once for both paths |
 //! | `approvals.rs` | [`Approvals`]: the calls waiting for the person, and the approvers attached |
 //! | `listings.rs` | [`Hub::listings`]: each view's and server's `tools/list` JSON, for `tools --tokens` |
@@ -53,6 +54,7 @@ mod native_get;
 mod owner;
 mod pins;
 mod profiles;
+mod ready;
 mod rebuild;
 pub mod record;
 mod reload;
