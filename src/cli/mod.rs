@@ -2,6 +2,7 @@
 
 pub mod activity;
 mod agents;
+pub mod args;
 pub mod auth;
 pub mod bridge;
 pub mod bundle;
