@@ -1,6 +1,6 @@
 //! The hub: every server's supervisor, the merged catalog, change events and call routing.
 //!
-//! One task, the *owner* (`owner.rs`), holds the hub's state: the server set, the merged
+//! One task, the *owner* (`owner/`), holds the hub's state: the server set, the merged
 //! [`Catalog`], each server's session generation at the last rebuild, and the hold-back state of
 //! `tools/list_changed` during a reload. Everyone else holds a [`Hub`], a cheap handle with two
 //! channels — the only two synchronisation primitives in this module:
@@ -20,7 +20,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | the handle: its requests, the published view, [`HubEvents`] |
-//! | `owner.rs` | the owner task: the inbox loop, coalescing, hold-back |
+//! | `owner/` | the owner task: the inbox loop, coalescing, hold-back; server commands and reloads |
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
 //! | `forward.rs` | [`Forward`]: the one call state machine both forwarding paths drive — deadline, the retry rule, error texts |

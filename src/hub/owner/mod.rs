@@ -12,6 +12,9 @@
 //!            held-back list_changed, answer, start the next queued reload
 //! ```
 
+mod commands;
+mod reloading;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,13 +22,15 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use super::reload::{self, Plan, ReloadReport};
+use super::reload::ReloadReport;
 use super::{COALESCE, HubError, Servers, View};
 use crate::catalog::{Catalog, Route};
 use crate::config::{Config, ServerSpec, SsrfWhitelist};
 use crate::supervisor::{self, Reporter, ServerHandle, ServerState};
+
 use crate::upstream::elicitor::SharedElicitor;
 use crate::upstream::notice::Notices;
+use reloading::Reloading;
 
 /// What a handle (or a helper task, or a supervisor) tells the owner.
 pub(super) enum Msg {
@@ -74,13 +79,6 @@ pub(super) enum ServerOp {
     Start,
     Stop,
     Restart,
-}
-
-/// A reload between its first and last message.
-struct Reloading {
-    config: Box<Config>,
-    plan: Plan,
-    reply: oneshot::Sender<ReloadReport>,
 }
 
 pub(super) struct Owner {
@@ -263,177 +261,6 @@ impl Owner {
         });
     }
 
-    fn server_command(
-        &mut self,
-        name: &str,
-        op: ServerOp,
-        reply: oneshot::Sender<Result<(), HubError>>,
-    ) {
-        let Some(server) = self.servers.by_name.get(name).cloned() else {
-            let _ = reply.send(Err(crate::config::UnknownServer::new(name).into()));
-            return;
-        };
-        let starts = !matches!(op, ServerOp::Stop);
-        if starts && self.shutting_down {
-            let _ = reply.send(Err(HubError::ShuttingDown));
-            return;
-        }
-        if starts && server.config().is_none() {
-            let _ = reply.send(Err(HubError::InvalidEntry {
-                name: name.to_owned(),
-                reason: server.snapshot().status.last_error.unwrap_or_default(),
-            }));
-            return;
-        }
-        let me = self.me.clone();
-        tokio::spawn(async move {
-            match op {
-                ServerOp::Start => server.start().await,
-                ServerOp::Stop => {
-                    server.stop().await;
-                    flush(&me).await;
-                }
-                ServerOp::Restart => server.restart().await,
-            }
-            let _ = reply.send(Ok(()));
-        });
-    }
-
-    fn start_all(&mut self, reply: oneshot::Sender<()>) {
-        if self.shutting_down {
-            let _ = reply.send(());
-            return;
-        }
-        let startable: Vec<ServerHandle> = self
-            .servers
-            .order
-            .iter()
-            .filter(|s| s.config().is_some())
-            .filter(|s| {
-                let state = s.snapshot().status.state;
-                matches!(state, ServerState::Stopped | ServerState::Failed)
-            })
-            .cloned()
-            .collect();
-        tokio::spawn(async move {
-            futures::future::join_all(startable.iter().map(ServerHandle::start)).await;
-            let _ = reply.send(());
-        });
-    }
-
-    fn stop_all(&mut self, reply: oneshot::Sender<()>) {
-        let servers = self.servers.order.clone();
-        let me = self.me.clone();
-        tokio::spawn(async move {
-            futures::future::join_all(servers.iter().map(ServerHandle::stop)).await;
-            flush(&me).await;
-            let _ = reply.send(());
-        });
-    }
-
-    fn begin_reload(&mut self, config: Box<Config>, reply: oneshot::Sender<ReloadReport>) {
-        let plan = reload::plan(&self.servers.order, &config);
-        // Stop first, so a changed server never runs twice at once.
-        let to_stop = plan.to_stop.clone();
-        self.after(
-            async move {
-                futures::future::join_all(to_stop.iter().map(ServerHandle::stop)).await;
-            },
-            Msg::ReloadStopped,
-        );
-        // Calls for a changed server wait for its successor instead of failing while it stops.
-        self.replacing = Arc::new(
-            plan.report
-                .changed
-                .iter()
-                .map(|name| Arc::from(name.as_str()))
-                .collect(),
-        );
-        self.publish();
-        self.reloading = Some(Reloading {
-            config,
-            plan,
-            reply,
-        });
-    }
-
-    fn reload_stopped(&mut self) {
-        let Some(reloading) = self.reloading.take() else {
-            return;
-        };
-        let config = &reloading.config;
-        let mut fresh = Vec::new();
-        let order: Vec<ServerHandle> = reloading
-            .plan
-            .keep
-            .iter()
-            .zip(&config.servers)
-            .map(|(kept, spec)| match (kept, &spec.entry) {
-                // Kept servers take the new entry: it differs at most in `roots`, `toolPolicy` and
-                // `approvalTimeout`.
-                (Some(old), Ok(cfg)) => old.with_entry(cfg),
-                (Some(old), Err(_)) => old.clone(),
-                (None, _) => {
-                    let handle = self.spawn_server(spec, &config.ssrf_whitelist);
-                    fresh.push(handle.clone());
-                    handle
-                }
-            })
-            .collect();
-        // A new handle counts its session generations from 1 again: what the old one had
-        // must not make its first session look folded into the catalog.
-        for handle in &fresh {
-            self.generations.remove(handle.name());
-        }
-        // Pins outlive edits of an entry (a new command, `disabled` and back, a timeout):
-        // what the edited entry lists that differs from what was approved waits like any other
-        // change, so an edit never approves anything by itself.
-        self.servers = Arc::new(Servers::from_handles(order));
-        self.warnings = config.warnings.clone().into();
-        self.wrap_resources = config.wrap_resources;
-        self.tool_search = config.tool_search.clone();
-        self.profiles.set(&config.profiles);
-        self.refused = None;
-        self.replacing = Arc::default();
-        self.forget_removed_routes();
-        self.servers_epoch += 1;
-        self.publish();
-        let report = &reloading.plan.report;
-        tracing::info!(
-            added = report.added.len(),
-            removed = report.removed.len(),
-            changed = report.changed.len(),
-            unchanged = report.unchanged.len(),
-            "config reloaded"
-        );
-        self.reloading = Some(reloading);
-        self.after(
-            async move { wait_started(&fresh, reload::RELOAD_SETTLE).await },
-            Msg::ReloadSettled,
-        );
-    }
-
-    fn reload_settled(&mut self) {
-        if self.reloading.is_none() {
-            return;
-        }
-        // The reload's last rebuild still counts as during the reload: its change joins the
-        // held-back one, so agents hear one `list_changed`, not one for it and one for the rest.
-        self.rebuild();
-        let Some(reloading) = self.reloading.take() else {
-            return;
-        };
-        if std::mem::take(&mut self.held_back) {
-            self.tools_epoch += 1;
-        }
-        self.profiles.announce();
-        self.publish();
-        let _ = reloading.reply.send(reloading.plan.report);
-        if let Some((config, reply)) = self.queued.pop_front() {
-            self.begin_reload(config, reply);
-        }
-    }
-
     /// When the next coalesced rebuild is due: `None` with nothing to fold in.
     fn rebuild_due(&self) -> Option<Instant> {
         if !self.dirty {
@@ -484,17 +311,6 @@ impl Owner {
             profile_order: self.profiles.order.clone(),
             waiting: self.pins.waiting.clone(),
         }));
-    }
-}
-
-/// Asks the owner behind `me` to rebuild now and waits until it did: a stop answers only once
-/// the stopped servers' tools have left the published catalog (and `list_changed` went out).
-async fn flush(me: &mpsc::WeakUnboundedSender<Msg>) {
-    let Some(inbox) = me.upgrade() else { return };
-    let (done, wait) = oneshot::channel();
-    if inbox.send(Msg::Flush(done)).is_ok() {
-        drop(inbox);
-        let _ = wait.await;
     }
 }
 
