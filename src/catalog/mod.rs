@@ -13,6 +13,8 @@
 //! | `warning` | [`CatalogWarning`], what a build reports |
 //! | `pages` | the `tools/list` pages, and each page's JSON made once per catalog |
 //! | `profile` | [`Catalog::build_profile`]: a profile's subset and naming |
+//! | [`pin`] | pinned tool definitions: fingerprints, and what of a listing waits for approval |
+//! | `uri_names` | the rewritten form of a URI two servers claim, and the server label in it |
 //! | [`search`] | `toolSearch`: what `tools/list` shows then, and BM25 search over the rest |
 //! | `settle` | the capabilities waiting for their names, and making those names unique |
 //! | this file | [`Catalog::build`]: allowlist → names (`settle`) → table |

@@ -40,7 +40,8 @@
 //! | `settled.rs` | [`Hub::wait_settled`]: what an agent's first `tools/list` waits for |
 //! | `sign_in.rs` | [`Hub::sign_ins`]: the servers' sign-ins in progress, and the statuses that show them |
 //! | `instructions.rs` | the `instructions` agents get: the companion's line and each running server's own, labelled |
-//! | `tasks.rs` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
+//! | `roots.rs` | [`Hub::roots_changed`]: `notifications/roots/list_changed` sent upstream |
+//! | `tasks/` | the Tasks utility: task-augmented calls and `tasks/*` passed to the task's server, each agent session's [`Tasks`] table of task ids |
 
 mod agents;
 pub mod approvals;
