@@ -38,8 +38,13 @@ pub struct CallParams<'a> {
 }
 
 /// Whether the params of a `tools/call` carry `task` (MCP 2025-11-25 utilities/tasks: the
-/// call is to answer with a `CreateTaskResult`, not its result).
+/// call is to answer with a `CreateTaskResult`, not its result). Parsed only when the text
+/// could spell the key: `task` in it, or a `\u` escape.
 pub fn is_task_augmented(params: &RawValue) -> bool {
+    let text = params.get();
+    if !text.contains("task") && !text.contains("\\u") {
+        return false;
+    }
     #[derive(Deserialize)]
     struct Augmented {
         #[serde(default)]

@@ -28,11 +28,14 @@ fn a_result_that_may_name_a_uri_is_told_from_one_that_cannot() {
 fn a_task_augmented_call_is_told_from_a_plain_one() {
     let task = r#"{"name":"t","arguments":{},"task":{"ttl":60000}}"#;
     assert!(is_task_augmented(&raw(task)));
+    // The key spelt with an escape is the same key.
+    assert!(is_task_augmented(&raw(r#"{"name":"t","\u0074ask":{}}"#)));
     // Never forwarded as an ordinary call: its params do not fit the fast path's.
     assert!(serde_json::from_str::<CallParams<'_>>(task).is_err());
     for plain in [
         r#"{"name":"t","arguments":{"task":1}}"#,
         r#"{"name":"t"}"#,
+        r#"{"name":"\u0074"}"#,
         "[]",
     ] {
         assert!(!is_task_augmented(&raw(plain)), "{plain}");
