@@ -1,9 +1,9 @@
 //! The hub: every server's supervisor, the merged catalog, change events and call routing.
 //!
 //! One task, the *owner* (`owner/`), holds the hub's state: the server set, the merged
-//! [`Catalog`], each server's session generation at the last rebuild, and the hold-back state of
-//! `tools/list_changed` during a reload. Everyone else holds a [`Hub`], a cheap handle with two
-//! channels — the only two synchronisation primitives in this module:
+//! [`Catalog`](crate::catalog::Catalog), each server's session generation at the last
+//! rebuild, and the hold-back state of `tools/list_changed` during a reload. Everyone else
+//! holds a [`Hub`], a cheap handle with two channels — the only two synchronisation primitives in this module:
 //!
 //! - an **inbox** (`mpsc`): reload, start/stop/restart, stop-all, shutdown, settle requests, and
 //!   the change reports of the supervisors, all handled one at a time by the owner;
@@ -19,7 +19,10 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `mod.rs` | the handle: its requests, the published view, [`HubEvents`] |
+//! | `mod.rs` | the handle: what it holds, starting the hub |
+//! | `view.rs` | the view the owner publishes and what a handle reads from it: servers, catalog, statuses |
+//! | `events.rs` | [`HubEvents`]: a subscription to the hub's changes |
+//! | `commands.rs` | the requests a handle sends the owner: server commands, settle, shutdown, [`Hub::trust`] |
 //! | `owner/` | the owner task: the inbox loop, coalescing, hold-back; server commands and reloads |
 //! | `rebuild.rs` | rebuilding the catalog from the running servers |
 //! | `reload.rs` | [`Hub::reload`]: diffing a new config against the running set |
@@ -46,6 +49,8 @@
 mod agents;
 pub mod approvals;
 mod approve;
+mod commands;
+mod events;
 mod fast;
 pub mod forward;
 mod instructions;
@@ -65,23 +70,22 @@ mod search;
 mod settled;
 mod sign_in;
 mod tasks;
+mod view;
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use crate::auth::pending::SignIns;
-use crate::catalog::{Catalog, Route};
 use crate::config::Config;
-use crate::supervisor::{ServerHandle, ServerState, ServerStatus};
 use crate::upstream::elicitor::SharedElicitor;
 use crate::upstream::notice::Notices;
 
 pub use agents::{AgentError, AgentGuard, AgentStatus, CLIENT_TEXT_MAX, PeerProcesses};
 pub use approvals::{Answer, ApprovalEvent, Approvals, Approver, Ask};
 pub use approve::{Source as PolicySource, policy_of};
+pub use events::HubEvents;
 pub use fast::{FastTarget, Lane};
 pub use forward::{Forward, Verdict, describe_failure, error_result, passed_error};
 pub use listings::{Listing, Listings};
@@ -92,6 +96,7 @@ pub use record::CallRecord;
 pub use reload::{RELOAD_SETTLE, ReloadReport};
 pub use route::Attempted;
 pub use tasks::Tasks;
+pub(crate) use view::{Servers, View};
 
 /// What [`Hub::trust`] approved: per server, the tools that had waited.
 pub type Approved = Vec<(String, Vec<crate::catalog::pin::Waiting>)>;
@@ -154,116 +159,6 @@ pub struct Hub {
     agent: Option<Arc<agents::Slot>>,
 }
 
-/// The server set in config order, with a by-name index.
-#[derive(Debug, Default)]
-pub(crate) struct Servers {
-    order: Vec<ServerHandle>,
-    by_name: HashMap<Arc<str>, ServerHandle>,
-}
-
-impl Servers {
-    fn from_handles(order: Vec<ServerHandle>) -> Servers {
-        let by_name = order
-            .iter()
-            .map(|s| (s.name().clone(), s.clone()))
-            .collect();
-        Servers { order, by_name }
-    }
-}
-
-/// What the owner task last published. Replaced whole on every change, never edited.
-#[derive(Debug, Default)]
-pub(crate) struct View {
-    servers: Arc<Servers>,
-    catalog: Arc<Catalog>,
-    /// The last known routes of servers that are in the config but not in the catalog right
-    /// now (restarting, backing off, stopped, failed): a call for one of their tools waits for
-    /// the server or says why it cannot, instead of "unknown tool" (see `route.rs`).
-    known: Arc<HashMap<String, Route>>,
-    /// Servers a running reload is replacing: a call for one of them waits for the new one.
-    replacing: Arc<HashSet<Arc<str>>>,
-    /// Each running server's session generation the catalog was last built from.
-    generations: Arc<HashMap<Arc<str>, u64>>,
-    /// The warnings of the config in effect (unknown keys), as [`Config::warnings`] words them.
-    warnings: Arc<[String]>,
-    /// Counts announced tool-list changes (one per `tools/list_changed`).
-    tools_epoch: u64,
-    /// Counts rebuilds that followed a server report, and server-set changes.
-    servers_epoch: u64,
-    /// Each profile of the config in effect, by name (`profiles/`).
-    profiles: Arc<HashMap<Arc<str>, profiles::ProfileView>>,
-    /// The profiles' names in config order.
-    profile_order: Arc<[Arc<str>]>,
-    /// Tools withheld until the person approves them, by server (`pins.rs`).
-    waiting: Arc<WaitingByServer>,
-}
-
-impl View {
-    /// Whether the catalog holds `server`'s current session (true when it has none).
-    fn folded(&self, server: &ServerHandle) -> bool {
-        server
-            .live()
-            .is_none_or(|live| self.generations.get(server.name()) == Some(&live.generation))
-    }
-}
-
-/// A subscription to the hub's changes. Changes that happen while the subscriber is busy are
-/// folded: it sees at most one pending [`HubEvent`] of each kind, never a backlog.
-#[derive(Debug)]
-pub struct HubEvents {
-    view: watch::Receiver<Arc<View>>,
-    profile: profiles::Chosen,
-    /// The person's changes of this session's profile, when it is an agent session's.
-    person: Option<watch::Receiver<u64>>,
-    /// How many of those changes this subscriber has announced.
-    person_seen: u64,
-    /// The profile `tools_seen` counts for: a session's profile chosen at `initialize` (before
-    /// the agent listed anything) restarts the count instead of announcing a change.
-    counted_for: Option<Arc<str>>,
-    tools_seen: u64,
-    servers_seen: u64,
-}
-
-impl HubEvents {
-    /// Waits for the next change. `None` once the hub is gone.
-    pub async fn recv(&mut self) -> Option<HubEvent> {
-        loop {
-            let view = self.view.borrow_and_update().clone();
-            let profile = self.profile.get();
-            let tools_epoch = view.tools_epoch_for(profile.as_deref());
-            // The person moved this session to another profile: it re-lists.
-            if let Some(person) = &mut self.person
-                && *person.borrow_and_update() != self.person_seen
-            {
-                self.person_seen = *person.borrow();
-                self.counted_for = profile;
-                self.tools_seen = tools_epoch;
-                return Some(HubEvent::ToolsChanged);
-            }
-            if profile != self.counted_for {
-                self.counted_for = profile;
-                self.tools_seen = self.profile.epoch_at_choice().unwrap_or(tools_epoch);
-            }
-            if tools_epoch != self.tools_seen {
-                self.tools_seen = tools_epoch;
-                return Some(HubEvent::ToolsChanged);
-            }
-            if view.servers_epoch != self.servers_seen {
-                self.servers_seen = view.servers_epoch;
-                return Some(HubEvent::ServersChanged);
-            }
-            match &mut self.person {
-                Some(person) => tokio::select! {
-                    r = self.view.changed() => r.ok()?,
-                    // The sender lives in the session's choice, which this subscription holds.
-                    _ = person.changed() => {}
-                },
-                None => self.view.changed().await.ok()?,
-            }
-        }
-    }
-}
-
 impl Hub {
     /// Starts a supervisor for every server in `config` (all connecting concurrently) and the
     /// owner task; `elicitation/create` with no capable agent is answered `cancel`. Must be
@@ -318,175 +213,4 @@ impl Hub {
         self.record_server_events();
         self
     }
-
-    /// Subscribes to [`HubEvent`]s from now on; [`HubEvent::ToolsChanged`] follows this
-    /// handle's profile.
-    pub fn subscribe(&self) -> HubEvents {
-        let mut view = self.view.clone();
-        let now = view.borrow_and_update().clone();
-        HubEvents {
-            view,
-            profile: self.profile.clone(),
-            person: self.profile.session().map(|c| c.changes()),
-            person_seen: self.profile.session().map_or(0, |c| *c.changes().borrow()),
-            counted_for: self.profile.get(),
-            tools_seen: now.tools_epoch_for(self.profile.get().as_deref()),
-            servers_seen: now.servers_epoch,
-        }
-    }
-
-    fn view(&self) -> Arc<View> {
-        self.view.borrow().clone()
-    }
-
-    /// The catalog this handle's session sees as of now: the merged one, or its profile's
-    /// (`profiles/`). Cheap: an `Arc` clone.
-    pub fn catalog(&self) -> Arc<Catalog> {
-        self.view().catalog_for(self.profile.get().as_deref())
-    }
-
-    /// The warnings of the config in effect (the one the hub started with, or the last one
-    /// [`Hub::reload`] applied): one sentence each, naming the key (`Config::warnings`); first,
-    /// when the file changed since and could not be used, why ([`Hub::config_refused`]).
-    pub fn config_warnings(&self) -> Arc<[String]> {
-        self.view().warnings.clone()
-    }
-
-    /// Records that the config file changed but cannot be used (`why`, one sentence): it leads
-    /// [`Hub::config_warnings`] until a reload applies a config. Nothing else changes.
-    pub fn config_refused(&self, why: String) {
-        let _ = self.inbox.send(owner::Msg::FileRefused(why));
-    }
-
-    /// The tools withheld from agents until the person approves them, by server.
-    pub fn waiting(&self) -> Arc<WaitingByServer> {
-        self.view().waiting.clone()
-    }
-
-    /// Approves the tools that wait for approval of `server` (every server for `None`): they
-    /// are pinned as listed now and served from the rebuilt catalog, and agents hear
-    /// `tools/list_changed`. With `expect`, only the waiting definitions whose fingerprints
-    /// (`listed.fingerprint`) it holds — what the person was shown; one that changed again
-    /// since keeps waiting. Returns what was approved once the catalog is published.
-    ///
-    /// # Errors
-    /// [`HubError::UnknownServer`], or [`HubError::ShuttingDown`].
-    pub async fn trust(
-        &self,
-        server: Option<&str>,
-        expect: Option<Vec<String>>,
-    ) -> Result<Approved, HubError> {
-        let server = server.map(str::to_owned);
-        self.ask(|reply| owner::Msg::Trust {
-            server,
-            expect,
-            reply,
-        })
-        .await
-        .unwrap_or(Err(HubError::ShuttingDown))
-    }
-
-    /// Every server's handle, in config order.
-    pub fn servers(&self) -> Vec<ServerHandle> {
-        self.view().servers.order.clone()
-    }
-
-    /// The handle of the server called `name`.
-    pub fn server(&self, name: &str) -> Option<ServerHandle> {
-        self.view().servers.by_name.get(name).cloned()
-    }
-
-    /// Every server's status, in config order, with tool counts from the merged catalog.
-    ///
-    /// A server is reported `running` only once the merged catalog holds its current session's
-    /// listing (until then it is still `starting`), so a status that says `running` and a
-    /// `tools/list` that follows it always agree.
-    pub fn statuses(&self) -> Vec<ServerStatus> {
-        statuses_in(&self.view())
-    }
-
-    /// Sends `msg` built around a fresh reply channel and waits for the answer; `None` when the
-    /// owner is gone.
-    async fn ask<T>(&self, msg: impl FnOnce(oneshot::Sender<T>) -> owner::Msg) -> Option<T> {
-        let (reply, answer) = oneshot::channel();
-        self.inbox.send(msg(reply)).ok()?;
-        answer.await.ok()
-    }
-
-    async fn server_command(&self, name: &str, op: owner::ServerOp) -> Result<(), HubError> {
-        let name = name.to_owned();
-        self.ask(|reply| owner::Msg::Server { name, op, reply })
-            .await
-            .unwrap_or(Err(HubError::ShuttingDown))
-    }
-
-    /// Starts `name` (forgetting past failures).
-    ///
-    /// # Errors
-    /// [`HubError`] for an unknown server, an invalid entry, or a hub shutting down.
-    pub async fn start_server(&self, name: &str) -> Result<(), HubError> {
-        self.server_command(name, owner::ServerOp::Start).await
-    }
-
-    /// Stops `name` and waits until its processes are gone and its tools have left the
-    /// catalog.
-    ///
-    /// # Errors
-    /// [`HubError::UnknownServer`], or [`HubError::ShuttingDown`].
-    pub async fn stop_server(&self, name: &str) -> Result<(), HubError> {
-        self.server_command(name, owner::ServerOp::Stop).await
-    }
-
-    /// Stops `name` and starts it again.
-    ///
-    /// # Errors
-    /// [`HubError`] for an unknown server, an invalid entry, or a hub shutting down.
-    pub async fn restart_server(&self, name: &str) -> Result<(), HubError> {
-        self.server_command(name, owner::ServerOp::Restart).await
-    }
-
-    /// Starts every server that is stopped or failed and whose entry is valid
-    /// (the tray's and window's "Start all"). Returns once every start began.
-    pub async fn start_all(&self) {
-        let _ = self.ask(owner::Msg::StartAll).await;
-    }
-
-    /// Stops every server and waits until their processes are gone (the tray's and window's
-    /// "Stop all"). The hub keeps running: servers can be started again.
-    pub async fn stop_all(&self) {
-        let _ = self.ask(owner::Msg::StopAll).await;
-    }
-
-    /// Waits until no server is `starting` (or `timeout` passes) and the catalog has caught up
-    /// with every change reported so far.
-    pub async fn settle(&self, timeout: Duration) {
-        owner::wait_started(&self.servers(), timeout).await;
-        let _ = self.ask(owner::Msg::Flush).await;
-    }
-
-    /// Stops every server in parallel and waits for their processes to be gone. From then on
-    /// the hub refuses starts and reloads ([`HubError::ShuttingDown`]).
-    pub async fn shutdown(&self) {
-        let _ = self.ask(owner::Msg::Shutdown).await;
-    }
-}
-
-/// Every server's status in `view` ([`Hub::statuses`]).
-fn statuses_in(view: &View) -> Vec<ServerStatus> {
-    view.servers
-        .order
-        .iter()
-        .map(|s| {
-            let mut status = s.snapshot().status;
-            status.waiting_approval = view.waiting.get(s.name()).map_or(0, |w| w.len());
-            if status.state == ServerState::Running {
-                if view.folded(s) {
-                    status.tools = view.catalog.tool_count_for(s.name());
-                } else {
-                    status.state = ServerState::Starting;
-                }
-            }
-            status
-        })
-        .collect()
 }

@@ -292,7 +292,7 @@ impl Hub {
             let mut last: HashMap<String, String> = HashMap::new();
             loop {
                 let now = view.borrow().clone();
-                for status in super::statuses_in(&now) {
+                for status in super::view::statuses_in(&now) {
                     let state = status.state.as_str().to_owned();
                     let previous = last.insert(status.name.clone(), state.clone());
                     if previous.as_ref() == Some(&state) {
