@@ -9,7 +9,7 @@
 //! | `ranges.rs` | [`BLOCKED`]: the blocked ranges (IANA special-purpose registries) and embedded IPv4 |
 //! | `resolver.rs` | [`GuardedResolver`]: the `reqwest` DNS resolver that refuses blocked addresses |
 //! | `client.rs` | [`build_client`]: the `reqwest::Client` (resolver, headers, redirect re-checks) |
-//! | `redact.rs` | [`redact`], [`scrub`]: URLs and secrets as they may appear in logs and errors |
+//! | `redact/` | [`redact`], [`scrub`]: URLs and secrets as they may appear in logs and errors |
 //! | `error_chain.rs` | [`error_chain`]: an HTTP error and its sources as one redacted line |
 //!
 //! Check order for one address: IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is unmapped first; the

@@ -1,3 +1,6 @@
+use std::collections::{BTreeSet, VecDeque};
+
+use super::store::Remembered;
 use super::*;
 
 #[test]
