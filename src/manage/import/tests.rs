@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::source::parse_jsonc;
 use super::*;
 
 const CLAUDE: &str = include_str!("../../../tests/fixtures/import/claude_desktop_config.json");
