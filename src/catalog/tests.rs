@@ -8,6 +8,7 @@ use std::time::Instant;
 use rmcp::model::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 use serde_json::{Map, Value, json};
 
+use super::naming::{CapabilityKind, suffixed_name};
 use super::*;
 
 fn tool(name: &str) -> Tool {
