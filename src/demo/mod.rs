@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `mod.rs` | [`DemoOptions`], [`DemoError`], [`run_stdio`], [`serve_on`] |
 //! | `server.rs` | the `ServerHandler`: server info, capabilities, list/read/get routing |
-//! | `tools.rs` | the tool catalog and every tool's behaviour |
+//! | `tools/` | the tool catalog and every tool's behaviour |
 //! | `confirm.rs` | the `confirm` test tool: a multi round-trip request (MCP 2026-07-28) |
 //! | `listen.rs` | `--stateless`: the `subscriptions/listen` streams `toggle_extra` and `touch` tell of changes |
 //! | `tasks.rs` | `--stateless`: `slow_task`, which runs only as a task (Tasks extension of 2026-07-28) |
