@@ -3,7 +3,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `flow.rs` | [`flow::begin`] / [`flow::PendingSignIn::finish`]: discovery, client identity, PKCE, the code exchange |
+//! | `flow/` | [`flow::begin`] / [`flow::PendingSignIn::finish`]: discovery, client identity, PKCE, the code exchange |
 //! | `checks.rs` | what a sign-in refuses before the browser opens (scheme, SSRF, PKCE S256, another issuer); step-up scopes |
 //! | `http.rs` | [`http::GuardedOAuthHttp`]: every OAuth HTTP request through the SSRF guard |
 //! | `store.rs` | [`store::VaultCredentialStore`]: tokens and registration in the keychain, per server and resource |
