@@ -17,7 +17,7 @@ fn not_supported(method: &str) -> McpError {
     McpError::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
         format!(
-            "method \"{method}\" is not supported by MCP Companion; it answers initialize, ping, tools/*, prompts/*, resources/*, completion/complete and logging/setLevel"
+            "method \"{method}\" is not supported by MCP Companion; it answers initialize, server/discover, ping, tools/*, prompts/*, resources/*, tasks/*, subscriptions/listen, completion/complete and logging/setLevel"
         ),
         Some(serde_json::json!({ "method": method })),
     )

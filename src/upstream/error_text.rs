@@ -121,6 +121,9 @@ fn collect(e: &(dyn Error + 'static), parts: &mut Vec<String>) {
             StreamableHttpError::UnexpectedServerResponse(text) => {
                 push(parts, unparsable_answer(text));
             }
+            StreamableHttpError::UnexpectedContentType(kind) => {
+                push(parts, content_type(kind.as_deref()))
+            }
             other => push(parts, other.to_string()),
         };
     }
@@ -333,9 +336,34 @@ fn json_shape(v: &serde_json::Value) -> String {
     }
 }
 
+/// What a streamable HTTP answer of the wrong content type is called: `the server answered with
+/// content type "text/plain", not application/json or text/event-stream` (MCP "Streamable
+/// HTTP": a POST is answered with one of the two).
+fn content_type(kind: Option<&str>) -> String {
+    match kind {
+        Some(kind) => format!(
+            "the server answered with content type {}, not application/json or text/event-stream",
+            serde_json::Value::from(kind)
+        ),
+        None => "the server answered without a content type, not with application/json or text/event-stream".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrong_content_type_is_named_not_dumped() {
+        let e =
+            StreamableHttpError::<reqwest::Error>::UnexpectedContentType(Some("text/plain".into()));
+        assert_eq!(
+            describe(&e),
+            r#"the server answered with content type "text/plain", not application/json or text/event-stream"#
+        );
+        let none = StreamableHttpError::<reqwest::Error>::UnexpectedContentType(None);
+        assert!(!describe(&none).contains("None"), "{}", describe(&none));
+    }
 
     #[test]
     fn challenges_name_status_error_and_description() {

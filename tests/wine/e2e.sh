@@ -230,7 +230,9 @@ for t in mcp_cmdspace_echo mcp_bat_argv mcp_direct_pid; do
   grep -q "^$t " <<<"$tools" || fail "tools lacks $t: $tools"
 done
 ok "tools lists the wrapped tools of every running server"
-[ "$(mcpc call mcp_direct_echo '{"message":"héllo & ^bye"}' | tr -d '\r')" = "héllo & ^bye" ] || fail "call echo"
+said=$(mcpc call mcp_direct_echo '{"message":"héllo & ^bye"}' 2>"$work/echo.err" | tr -d '\r') || true
+[ "$said" = "héllo & ^bye" ] ||
+  fail "call echo: stdout \"$said\", stderr: $(tail -c 2000 "$work/echo.err"); serve log: $(tail -c 3000 "$work/serve.log")"
 ok "call returns the tool's text"
 mcpc status | tr -d '\r' | grep -q '^cmdspace .* running ' || fail "status table"
 ok "status prints the table"
