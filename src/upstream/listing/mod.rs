@@ -13,7 +13,9 @@
 //! | resources, templates | `resources` declared | none | warning, none |
 //! | prompts | `prompts` declared | none | warning, none |
 //!
-//! One malformed tool only costs that tool ([`lenient_tools`]).
+//! One malformed tool only costs that tool ([`lenient_tools`]). A name (or URI) listed twice
+//! is served once, as first listed ([`first_of_each`]): a call or read names only the name, so
+//! the server cannot be asked for the second, and a person approving pinned tools must see one.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -99,7 +101,33 @@ pub async fn list_all(peer: &Peer<RoleClient>) -> Result<ServerListing, ServiceE
         })
         .await;
     }
+    first_of_each(&mut listing.tools, |t| &t.name, "tool");
+    first_of_each(&mut listing.prompts, |p| &p.name, "prompt");
+    first_of_each(&mut listing.resources, |r| &r.uri, "resource");
+    first_of_each(
+        &mut listing.resource_templates,
+        |t| &t.uri_template,
+        "resource template",
+    );
     Ok(listing)
+}
+
+/// Keeps the first of `items` with each key; a later one with the same key is left out, with a
+/// warning naming it (`what`: "tool", "prompt"…).
+fn first_of_each<T>(items: &mut Vec<T>, key: impl Fn(&T) -> &str, what: &'static str) {
+    let mut seen: HashSet<String> = HashSet::new();
+    items.retain(|item| {
+        let key = key(item);
+        let first = seen.insert(key.to_owned());
+        if !first {
+            tracing::warn!(
+                what,
+                name = key,
+                "listed twice by the server; the first is served"
+            );
+        }
+        first
+    });
 }
 
 /// What `caps` declares, as the catalog merges it.
@@ -169,6 +197,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_listed_twice_is_kept_as_first_listed() {
+        let mut items = vec![
+            ("dup", 1),
+            ("other", 2),
+            ("dup", 3),
+            ("other", 4),
+            ("last", 5),
+        ];
+        first_of_each(&mut items, |i| i.0, "tool");
+        assert_eq!(items, vec![("dup", 1), ("other", 2), ("last", 5)]);
+    }
 
     async fn run(pages: Vec<(Vec<u32>, Option<&'static str>)>) -> (Vec<u32>, Vec<Option<String>>) {
         let asked = std::sync::Mutex::new(Vec::new());
