@@ -14,7 +14,7 @@
 //! | prompts | `prompts` declared | none | warning, none |
 //!
 //! One malformed tool only costs that tool ([`lenient_tools`]). A name (or URI) listed twice
-//! is served once, as first listed ([`first_of_each`]): a call or read names only the name, so
+//! is served once, as first listed (`first_of_each`): a call or read names only the name, so
 //! the server cannot be asked for the second, and a person approving pinned tools must see one.
 
 use std::collections::HashSet;
