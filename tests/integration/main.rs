@@ -86,6 +86,7 @@ mod tasks;
 mod tasks_from_modern;
 mod tasks_modern;
 mod tasks_policy;
+mod tasks_text;
 mod tasks_uris;
 mod telemetry;
 mod third_party;

@@ -277,3 +277,28 @@ async fn an_input_required_task_asks_the_agent_waiting_on_its_result() {
         "the answer reached the task: {result}"
     );
 }
+
+/// server-everything's `tasks/result` of a cancelled task answers an error naming the task:
+/// the agent reads its own id there, never the server's.
+#[tokio::test]
+async fn the_result_of_a_cancelled_task_names_the_agent_s_id() {
+    let Some(peers) = peers_dir() else { return };
+    let js = everything_js(&peers).display().to_string();
+    let c = Companion::start(everything(&js));
+    c.running().await;
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    agent.handshake_on("2025-11-25").await;
+    let task = create(&mut agent, 1, "cancelled").await;
+    let upstream = task.strip_prefix("everything:").unwrap_or_default();
+    assert!(!upstream.is_empty(), "{task}");
+    let cancelled = request(&mut agent, 2, "tasks/cancel", json!({ "taskId": task })).await;
+    assert_eq!(
+        cancelled["result"]["status"],
+        json!("cancelled"),
+        "{cancelled}"
+    );
+    let result = request(&mut agent, 3, "tasks/result", json!({ "taskId": task })).await;
+    let message = result["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&task), "{result}");
+    assert!(!message.replace(&task, "").contains(upstream), "{result}");
+}

@@ -9,7 +9,7 @@
 //! | `initialize` era | `tools/list` | — | each tool of such a server marked `execution.taskSupport: "optional"` (2026-07-28 tools carry no `execution`; [`crate::catalog::execution::mark_optional`]) |
 //! | `initialize` era | a task-augmented `tools/call` (`params.task`) | `tools/call` declaring the extension | `{"task": …}` in the 2025-11-25 shape (`ttlMs` → `ttl`, `pollIntervalMs` → `pollInterval`); when the server answers at once, a task of the companion's own, already `completed`, holding that result ([`answered`]) |
 //! | `initialize` era | `tasks/get` | `tasks/get` | the task in the 2025-11-25 shape |
-//! | `initialize` era | `tasks/result` | `tasks/get` every `pollIntervalMs` (within [`MIN_POLL`]..[`MAX_POLL`]) until the task ends; the questions of an `input_required` task go to the agent as requests ([`crate::upstream::mrtr`]), their answers to the server as `tasks/update` | the result (URIs as the agent knows them, `related-task` naming the agent's id), or the task's JSON-RPC error |
+//! | `initialize` era | `tasks/result` | `tasks/get` every `pollIntervalMs` (within [`MIN_POLL`](super::polled::MIN_POLL)..[`MAX_POLL`](super::polled::MAX_POLL), [`polled`](super::polled)) until the task ends; the questions of an `input_required` task go to the agent as requests ([`crate::upstream::mrtr`]), their answers to the server as `tasks/update` | the result (URIs as the agent knows them, `related-task` naming the agent's id), or the task's JSON-RPC error |
 //! | `initialize` era | `tasks/cancel` | `tasks/cancel`, then `tasks/get` | the task |
 //! | `initialize` era | `tasks/list` | `tasks/get` of each (the extension has no `tasks/list`) | the tasks |
 //!
@@ -17,32 +17,23 @@
 //! that asked for the task's id; the companion's stream to it asks for none, so the status
 //! of these tasks is known by polling.
 
-use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, CreateTaskResult, GetTaskResult, InputRequiredResult,
-    InputResponses, JsonObject, ServerResult, Task, TaskPayload,
+    CallToolResponse, CallToolResult, CreateTaskResult, GetTaskResult, InputResponses, JsonObject,
+    ServerResult, Task, TaskPayload,
 };
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
+use super::ids::Ids;
+use super::lost::{Unanswered, lost_answer};
 use super::{Entry, RELATED_TASK, Tasks};
 use crate::catalog::Target;
 use crate::hub::Hub;
 use crate::supervisor::Live;
 use crate::upstream::askers::Asker;
-use crate::upstream::call::Downstream;
 use crate::upstream::tasks as upstream;
-
-/// The shortest wait between two `tasks/get` of one `tasks/result`.
-pub const MIN_POLL: Duration = Duration::from_millis(20);
-/// The longest wait between two `tasks/get` of one `tasks/result`.
-pub const MAX_POLL: Duration = Duration::from_secs(5);
-/// The wait when the server suggests no `pollIntervalMs`.
-const DEFAULT_POLL: Duration = Duration::from_millis(500);
 
 impl Hub {
     /// Whether the served tool `name` is on a running 2026-07-28 server that declared the
@@ -148,8 +139,9 @@ impl Hub {
 
     /// Records the server's new `task` and returns it under the agent's id.
     fn created(&self, tasks: &Tasks, server: &Arc<str>, live: &Live, mut task: Task) -> Task {
-        let served = tasks.insert_modern(server, live.generation, &task.task_id);
-        task.task_id = served.clone();
+        let upstream = std::mem::take(&mut task.task_id);
+        let served = tasks.insert_modern(server, live.generation, &upstream);
+        Ids::new(&upstream, &served).modern_task(&mut task);
         tasks.remember(&served, &legacy_task(&task));
         task
     }
@@ -166,55 +158,73 @@ impl Hub {
         self.bounded(server, "tools/call", call).await
     }
 
-    /// The server's `tasks/get` of `entry`'s task, under the agent's id `served`, remembered;
-    /// a completed task's result with its URIs as the agent knows them.
+    /// The server's `tasks/get` of `entry`'s task, under the agent's id `served` (in its status
+    /// message and error too, `ids.rs`), remembered; a completed task's result with its URIs
+    /// as the agent knows them.
+    ///
+    /// # Errors
+    /// As [`Hub::about_task`].
     pub(super) async fn get_on_modern(
         &self,
         tasks: &Tasks,
         served: &str,
         entry: &Entry,
         live: &Live,
-    ) -> Result<GetTaskResult, McpError> {
+    ) -> Result<GetTaskResult, Unanswered> {
         let timeout = self.tool_timeout(&entry.server);
         let get = upstream::get(&live.peer, &entry.upstream, timeout);
-        let got = self.bounded(&entry.server, "tasks/get", get).await?;
+        let got = self.about_task(served, entry, "tasks/get", get).await?;
+        let ids = entry.ids(served);
         let mut detailed = got.task;
-        detailed.task.task_id = served.to_owned();
+        ids.modern_task(&mut detailed.task);
         tasks.remember(served, &legacy_task(&detailed.task));
-        if let TaskPayload::Completed { result } = &mut detailed.payload {
-            let native = self.catalog();
-            *result = crate::hub::to_agent(native.native(), &entry.server, std::mem::take(result));
+        match &mut detailed.payload {
+            TaskPayload::Completed { result } => {
+                let mut value = Value::Object(std::mem::take(result));
+                ids.result(&mut value);
+                let native = self.catalog();
+                if let Value::Object(agent) =
+                    crate::hub::to_agent(native.native(), &entry.server, value)
+                {
+                    *result = agent;
+                }
+            }
+            TaskPayload::Failed { error } => ids.error_object(error),
+            _ => {}
         }
         Ok(GetTaskResult::new(detailed))
     }
 
-    /// The server's `tasks/cancel` of `entry`'s task.
+    /// The server's `tasks/cancel` of `entry`'s task, which the agent knows as `served`.
     ///
     /// # Errors
-    /// The server's own error; -32603 when it does not answer in time.
+    /// As [`Hub::about_task`].
     pub(super) async fn cancel_on_modern(
         &self,
+        served: &str,
         entry: &Entry,
         live: &Live,
-    ) -> Result<(), McpError> {
+    ) -> Result<(), Unanswered> {
         let timeout = self.tool_timeout(&entry.server);
         let cancel = upstream::cancel(&live.peer, &entry.upstream, timeout);
-        self.bounded(&entry.server, "tasks/cancel", cancel).await
+        self.about_task(served, entry, "tasks/cancel", cancel).await
     }
 
-    /// The server's `tasks/update` of `entry`'s task with `responses`.
+    /// The server's `tasks/update` of `entry`'s task, which the agent knows as `served`, with
+    /// `responses`.
     ///
     /// # Errors
-    /// The server's own error; -32603 when it does not answer in time.
+    /// As [`Hub::about_task`].
     pub(super) async fn update_on_modern(
         &self,
+        served: &str,
         entry: &Entry,
         live: &Live,
         responses: InputResponses,
-    ) -> Result<(), McpError> {
+    ) -> Result<(), Unanswered> {
         let timeout = self.tool_timeout(&entry.server);
         let update = upstream::update(&live.peer, &entry.upstream, responses, timeout);
-        self.bounded(&entry.server, "tasks/update", update).await
+        self.about_task(served, entry, "tasks/update", update).await
     }
 
     /// An `initialize`-era agent's `tasks/get`, `tasks/result` or `tasks/cancel` (`method`)
@@ -222,7 +232,8 @@ impl Hub {
     ///
     /// # Errors
     /// The server's own error; a failed task's JSON-RPC error (`tasks/result`); -32603 for a
-    /// cancelled task's result.
+    /// cancelled task's result; for a task whose server restarted or stopped while the
+    /// request waited, as when it was gone before (`hub/tasks/lost.rs`).
     pub(super) async fn legacy_request_on_modern(
         &self,
         tasks: &Tasks,
@@ -232,93 +243,20 @@ impl Hub {
         live: &Live,
         asker: Option<Asker>,
     ) -> Result<Value, McpError> {
-        match method {
+        let answer = match method {
             "tasks/result" => {
-                self.result_on_modern(tasks, served, entry, live, asker)
-                    .await
+                return (self.result_on_modern(tasks, served, entry, live, asker)).await;
             }
-            "tasks/cancel" => {
-                self.cancel_on_modern(entry, live).await?;
-                let got = self.get_on_modern(tasks, served, entry, live).await?;
-                Ok(legacy_task(&got.task.task))
-            }
-            _ => {
-                let got = self.get_on_modern(tasks, served, entry, live).await?;
-                Ok(legacy_task(&got.task.task))
-            }
-        }
-    }
-
-    /// `tasks/result` of a 2026-07-28 server's task: polled until it ends, its questions put
-    /// to `asker`'s agent (each once) and answered to the server.
-    async fn result_on_modern(
-        &self,
-        tasks: &Tasks,
-        served: &str,
-        entry: &Entry,
-        live: &Live,
-        asker: Option<Asker>,
-    ) -> Result<Value, McpError> {
-        let downstream = asker.map(|a| Downstream {
-            peer: a.peer,
-            progress_token: None,
-            meta: None,
-            arguments: None,
-            cancelled: a.cancelled,
-            shutdown: CancellationToken::new(),
-            relay: a.relay,
-        });
-        let mut answered: HashSet<String> = HashSet::new();
-        loop {
-            let got = self.get_on_modern(tasks, served, entry, live).await?;
-            let wait = (got.task.task.poll_interval_ms)
-                .map_or(DEFAULT_POLL, Duration::from_millis)
-                .clamp(MIN_POLL, MAX_POLL);
-            match got.task.payload {
-                TaskPayload::Completed { result } => {
-                    let mut result = Value::Object(result);
-                    result["_meta"][RELATED_TASK] = json!({ "taskId": served });
-                    return Ok(result);
-                }
-                TaskPayload::Failed { error } => {
-                    return Err(serde_json::from_value(Value::Object(error))
-                        .unwrap_or_else(|_| unexpected(&entry.server, "tasks/get")));
-                }
-                TaskPayload::Cancelled => {
-                    return Err(McpError::internal_error(
-                        format!("task \"{served}\" was cancelled"),
-                        None,
-                    ));
-                }
-                TaskPayload::InputRequired { mut input_requests } => {
-                    input_requests.retain(|key, _| !answered.contains(key));
-                    if !input_requests.is_empty() {
-                        answered.extend(input_requests.keys().cloned());
-                        let asked = InputRequiredResult::new(Some(input_requests), None);
-                        let timeout = self.tool_timeout(&entry.server);
-                        let answers =
-                            crate::upstream::mrtr::answer(asked, downstream.as_ref(), timeout)
-                                .await
-                                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                        let responses = answers.into_responses();
-                        self.update_on_modern(entry, live, responses).await?;
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            let cancelled = downstream.as_ref().map(|d| d.cancelled.clone());
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
-                () = async {
-                    match &cancelled {
-                        Some(c) => c.cancelled().await,
-                        None => std::future::pending().await,
-                    }
-                } => {
-                    return Err(McpError::internal_error("cancelled by the client", None));
-                }
-            }
+            "tasks/cancel" => match self.cancel_on_modern(served, entry, live).await {
+                Ok(()) => self.get_on_modern(tasks, served, entry, live).await,
+                Err(unanswered) => Err(unanswered),
+            },
+            _ => self.get_on_modern(tasks, served, entry, live).await,
+        };
+        match answer {
+            Ok(got) => Ok(legacy_task(&got.task.task)),
+            Err(Unanswered::Lost) => lost_answer(method, served, entry),
+            Err(Unanswered::Refused(error)) => Err(error),
         }
     }
 }
@@ -350,7 +288,7 @@ pub(super) fn answered(
 }
 
 /// The server's answer to `method` was not what the extension says it is.
-fn unexpected(server: &str, method: &str) -> McpError {
+pub(super) fn unexpected(server: &str, method: &str) -> McpError {
     McpError::internal_error(
         format!(
             "the server \"{server}\" answered {method} with something other than the Tasks extension's answer"

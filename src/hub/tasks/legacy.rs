@@ -8,7 +8,8 @@ use std::sync::Arc;
 use rmcp::ErrorData as McpError;
 use serde_json::{Value, json};
 
-use super::{MAX_LIST_PAGES, RELATED_TASK, Tasks, lost_message, lost_task};
+use super::lost::{Unanswered, lost_answer, lost_task};
+use super::{MAX_LIST_PAGES, Tasks};
 use crate::catalog::Target;
 use crate::hub::Hub;
 use crate::upstream::askers::Asker;
@@ -19,8 +20,8 @@ impl Hub {
     /// as the agent will know it.
     ///
     /// # Errors
-    /// -32602 for a tool not served; the server's own error; -32603 when the server is not
-    /// running or does not answer within its `toolTimeout`.
+    /// -32602 for a missing `name` or a tool not served; the server's own error; -32603 when
+    /// the server is not running or does not answer within its `toolTimeout`.
     ///
     /// The call policy is applied first (`hub/tasks/gate.rs`), asking the person on behalf
     /// of `agent` when it says so; a refused call gets a task of the companion's own, already
@@ -31,10 +32,7 @@ impl Hub {
         params: Value,
         agent: Option<&rmcp::Peer<rmcp::RoleServer>>,
     ) -> Result<Value, McpError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let name = text_param(&params, "name")?;
         let arguments = params.get("arguments").and_then(Value::as_object);
         if let Some(refused) = Box::pin(self.task_call_refused(name, arguments, agent)).await {
             let catalog = self.catalog();
@@ -57,11 +55,7 @@ impl Hub {
         tasks: &Tasks,
         mut params: Value,
     ) -> Result<Value, McpError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let name = text_param(&params, "name")?.to_owned();
         let catalog = self.catalog();
         let route = catalog
             .route(&name)
@@ -87,7 +81,9 @@ impl Hub {
             && let Some(upstream) = task.get("taskId").and_then(Value::as_str)
         {
             let served = tasks.insert(&route.server, live.generation, upstream);
-            task["taskId"] = Value::from(served.as_str());
+            if let Some(entry) = tasks.get(&served) {
+                entry.ids(&served).task(task);
+            }
             tasks.remember(&served, task);
         }
         Ok(result)
@@ -100,9 +96,11 @@ impl Hub {
     /// ([`crate::upstream::ask`]).
     ///
     /// # Errors
-    /// -32602 for a task this session did not create; for a task whose server restarted or
-    /// stopped, `tasks/result` and `tasks/cancel` answer -32603 and -32602 naming the server
-    /// (`tasks/get` reports it `failed`); the server's own error otherwise.
+    /// -32602 for a missing or non-string `taskId` or a task this session did not create; for
+    /// a task whose server restarted or stopped (before the request or while it waited),
+    /// `tasks/result` and `tasks/cancel` answer -32603 and -32602 naming the server
+    /// (`tasks/get` reports it `failed`, `hub/tasks/lost.rs`); the server's own error (with
+    /// the agent's task id in it) otherwise.
     pub async fn task_request(
         &self,
         tasks: &Tasks,
@@ -110,11 +108,7 @@ impl Hub {
         mut params: Value,
         asker: Option<Asker>,
     ) -> Result<Value, McpError> {
-        let served = params
-            .get("taskId")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let served = text_param(&params, "taskId")?.to_owned();
         let entry = tasks
             .get(&served)
             .ok_or_else(|| McpError::invalid_params(format!("unknown task \"{served}\""), None))?;
@@ -122,18 +116,7 @@ impl Hub {
             return super::from_modern::answered(method, &served, &entry, result);
         }
         let Some(live) = self.live_of(&entry) else {
-            let lost = lost_message(&entry.server);
-            return match method {
-                "tasks/get" => Ok(lost_task(&served, &entry)),
-                "tasks/cancel" => Err(McpError::invalid_params(
-                    format!("cannot cancel task \"{served}\": {lost}"),
-                    None,
-                )),
-                _ => Err(McpError::internal_error(
-                    format!("task \"{served}\" has no result: {lost}"),
-                    None,
-                )),
-            };
+            return lost_answer(method, &served, &entry);
         };
         if entry.modern {
             return (self.legacy_request_on_modern(tasks, method, &served, &entry, &live, asker))
@@ -141,19 +124,18 @@ impl Hub {
         }
         params["taskId"] = Value::from(entry.upstream.as_str());
         let _asking = (asker.filter(|_| method == "tasks/result")).map(|a| live.askers.enter(a));
-        let mut result = self.raw(&entry.server, &live, method, params).await?;
+        let mut result = match self.raw_task(&served, &entry, &live, method, params).await {
+            Ok(result) => result,
+            Err(Unanswered::Lost) => return lost_answer(method, &served, &entry),
+            Err(Unanswered::Refused(error)) => return Err(error),
+        };
+        let ids = entry.ids(&served);
         if method == "tasks/result" {
-            if let Some(related) = result
-                .get_mut("_meta")
-                .and_then(|m| m.get_mut(RELATED_TASK))
-                .filter(|r| r.get("taskId").and_then(Value::as_str) == Some(&entry.upstream))
-            {
-                related["taskId"] = Value::from(served.as_str());
-            }
+            ids.result(&mut result);
             // Its URIs as the agent knows them, as in a call's result.
             result = crate::hub::to_agent(self.catalog().native(), &entry.server, result);
         } else if result.get("taskId").and_then(Value::as_str) == Some(&entry.upstream) {
-            result["taskId"] = Value::from(served.as_str());
+            ids.task(&mut result);
             tasks.remember(&served, &result);
         }
         Ok(result)
@@ -211,13 +193,14 @@ impl Hub {
             } else if let Some(session) = live.as_ref().filter(|_| entry.modern) {
                 match self.get_on_modern(tasks, served, entry, session).await {
                     Ok(got) => super::from_modern::legacy_task(&got.task.task),
+                    Err(Unanswered::Lost) => lost_task(served, entry),
                     Err(_) if entry.last.is_object() => entry.last.clone(),
                     Err(_) => continue,
                 }
             } else if live.is_some() {
                 match listed.remove(&(entry.server.clone(), entry.upstream.clone())) {
                     Some(mut task) => {
-                        task["taskId"] = Value::from(served.as_str());
+                        entry.ids(served).task(&mut task);
                         tasks.remember(served, &task);
                         task
                     }
@@ -249,5 +232,65 @@ impl Hub {
     /// order their servers sent them (`hub/tasks/held.rs`).
     pub fn held_task_statuses(&self, tasks: &Tasks) -> Vec<Value> {
         tasks.release_held(std::time::Instant::now())
+    }
+}
+
+/// The string `params[key]`.
+///
+/// # Errors
+/// -32602 naming `key` when it is missing or not a string.
+fn text_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, McpError> {
+    let kind = match params.get(key) {
+        Some(Value::String(text)) => return Ok(text),
+        None | Some(Value::Null) => {
+            return Err(McpError::invalid_params(format!("missing \"{key}\""), None));
+        }
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::Array(_)) => "an array",
+        Some(Value::Object(_)) => "an object",
+    };
+    Err(McpError::invalid_params(
+        format!("\"{key}\" must be a string, not {kind}"),
+        None,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_missing_or_non_string_id_is_named() {
+        let cases = [
+            (json!({}), "missing \"taskId\""),
+            (json!({ "taskId": null }), "missing \"taskId\""),
+            (
+                json!({ "taskId": 7 }),
+                "\"taskId\" must be a string, not a number",
+            ),
+            (
+                json!({ "taskId": ["a"] }),
+                "\"taskId\" must be a string, not an array",
+            ),
+            (
+                json!({ "taskId": {} }),
+                "\"taskId\" must be a string, not an object",
+            ),
+            (
+                json!({ "taskId": true }),
+                "\"taskId\" must be a string, not a boolean",
+            ),
+        ];
+        for (params, message) in cases {
+            let error = text_param(&params, "taskId").expect_err(message);
+            assert_eq!((error.code.0, error.message.as_ref()), (-32602, message));
+        }
+        assert_eq!(
+            text_param(&json!({ "taskId": "" }), "taskId").ok(),
+            Some("")
+        );
     }
 }

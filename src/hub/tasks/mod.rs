@@ -30,17 +30,23 @@
 //!
 //! A call that becomes a task passes the call policy first, as every call does ([`gate`]).
 //!
+//! What a server says of its task (errors, status messages, a result's `related-task`)
+//! reaches the agent with the agent's id in place of the server's ([`ids`]).
+//!
 //! A task outlives neither its server's process nor a restart of it: once the session that
-//! created it is gone, `tasks/get` and `tasks/list` report it `failed` with a status message
-//! naming the server, and `tasks/result`, `tasks/cancel` and `tasks/update` answer an error
-//! saying so.
+//! created it is gone, or when it ends while a request waits, `tasks/get` and `tasks/list`
+//! report it `failed` with a status message naming the server, and `tasks/result`,
+//! `tasks/cancel` and `tasks/update` answer an error saying so ([`lost`]).
 
 mod asking;
 mod from_modern;
 mod gate;
 mod held;
+mod ids;
 mod legacy;
+mod lost;
 mod modern;
+mod polled;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -193,11 +199,14 @@ impl TaskTable {
             .map(|(served, _)| served.clone())
     }
 
-    /// A server's status notification `params` under the agent's id `served`, remembered as
-    /// the task's last report.
+    /// A server's status notification `params` under the agent's id `served` (in its
+    /// `statusMessage` too), remembered as the task's last report.
     fn as_served(&mut self, served: &str, params: &Value) -> Value {
         let mut params = params.clone();
-        params["taskId"] = Value::from(served);
+        match self.by_served.get(served) {
+            Some(entry) => entry.ids(served).task(&mut params),
+            None => params["taskId"] = Value::from(served),
+        }
         self.remember(served, &params);
         params
     }
@@ -230,26 +239,6 @@ impl Hub {
             crate::upstream::raw::request(&live.peer, live.lane.as_ref(), method, params, timeout);
         self.bounded(server, method, request).await
     }
-}
-
-/// Why a task is gone: its server's process ended.
-fn lost_message(server: &str) -> String {
-    format!(
-        "the server \"{server}\" restarted or stopped since the task was created; the task ended with its process"
-    )
-}
-
-/// The agent's task `served` reported `failed` because its server's session is gone.
-fn lost_task(served: &str, entry: &Entry) -> Value {
-    let mut task = if entry.last.is_object() {
-        entry.last.clone()
-    } else {
-        json!({})
-    };
-    task["taskId"] = Value::from(served);
-    task["status"] = Value::from("failed");
-    task["statusMessage"] = Value::from(lost_message(&entry.server));
-    task
 }
 
 #[cfg(test)]
@@ -285,25 +274,5 @@ mod tests {
         let again = tasks.insert(&xy, 2, "z");
         assert_eq!(again, "x:y:z~3");
         assert_eq!(tasks.get(&again).expect("routed").generation, 2);
-    }
-
-    #[test]
-    fn a_lost_task_is_reported_failed_naming_its_server() {
-        let entry = Entry {
-            server: "s".into(),
-            generation: 1,
-            upstream: "t".into(),
-            modern: false,
-            answered: None,
-            last: json!({ "taskId": "s:t", "status": "working", "createdAt": "2026-12-04T00:00:00Z" }),
-        };
-        let task = lost_task("s:t", &entry);
-        assert_eq!(task["status"], "failed");
-        assert_eq!(task["createdAt"], "2026-12-04T00:00:00Z");
-        assert!(
-            task["statusMessage"]
-                .as_str()
-                .is_some_and(|m| m.contains("\"s\""))
-        );
     }
 }

@@ -23,7 +23,8 @@ use rmcp::model::{
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
 
-use super::{RELATED_TASK, Tasks, lost_message};
+use super::lost::{Unanswered, lost_error, lost_message};
+use super::{Entry, Tasks};
 use crate::hub::Hub;
 
 impl Hub {
@@ -60,8 +61,9 @@ impl Hub {
     /// and its `tasks/result` once the task has ended (module doc).
     ///
     /// # Errors
-    /// -32602 for a task this session did not create; the server's error for its `tasks/get`.
-    /// A task whose server restarted or stopped is reported `failed`, not refused.
+    /// -32602 for a task this session did not create; the server's error for its `tasks/get`
+    /// (with the agent's task id in it). A task whose server restarted or stopped, before the
+    /// request or while it waited, is reported `failed`, not refused.
     pub async fn get_modern_task(
         &self,
         tasks: &Tasks,
@@ -70,26 +72,25 @@ impl Hub {
     ) -> Result<GetTaskResult, McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
         let Some(live) = self.live_of(&entry) else {
-            let mut task = (entry.last.is_object())
-                .then(|| modern_task(&entry.last).ok())
-                .flatten()
-                .unwrap_or_else(|| Task::new(served, TaskStatus::Failed, "", ""));
-            let lost = lost_message(&entry.server);
-            task.status_message = Some(lost.clone());
-            let error = McpError::internal_error(lost, None);
-            return Ok(GetTaskResult::new(DetailedTask::new(
-                task,
-                TaskPayload::Failed {
-                    error: error_object(&error),
-                },
-            )));
+            return Ok(lost_modern_task(served, &entry));
         };
         if entry.modern {
-            return self.get_on_modern(tasks, served, &entry, &live).await;
+            return match self.get_on_modern(tasks, served, &entry, &live).await {
+                Err(Unanswered::Lost) => Ok(lost_modern_task(served, &entry)),
+                got => got.map_err(|e| e.into_error("tasks/get", served, &entry.server)),
+            };
         }
+        let ids = entry.ids(served);
         let params = json!({ "taskId": entry.upstream });
-        let mut got = self.raw(&entry.server, &live, "tasks/get", params).await?;
-        got["taskId"] = Value::from(served);
+        let mut got = match self
+            .raw_task(served, &entry, &live, "tasks/get", params)
+            .await
+        {
+            Ok(got) => got,
+            Err(Unanswered::Lost) => return Ok(lost_modern_task(served, &entry)),
+            Err(Unanswered::Refused(error)) => return Err(error),
+        };
+        ids.task(&mut got);
         tasks.remember(served, &got);
         let task = modern_task(&got)?;
         if task.status.is_terminal() {
@@ -110,13 +111,12 @@ impl Hub {
             TaskStatus::Cancelled => TaskPayload::Cancelled,
             _ => {
                 let params = json!({ "taskId": entry.upstream });
-                match self.raw(&entry.server, &live, "tasks/result", params).await {
+                match self
+                    .raw_task(served, &entry, &live, "tasks/result", params)
+                    .await
+                {
                     Ok(mut result) => {
-                        if let Some(related) =
-                            (result.get_mut("_meta")).and_then(|m| m.get_mut(RELATED_TASK))
-                        {
-                            related["taskId"] = Value::from(served);
-                        }
+                        ids.result(&mut result);
                         // Its URIs as the agent knows them, as in a call's result.
                         let native = self.catalog();
                         let result = crate::hub::to_agent(native.native(), &entry.server, result);
@@ -127,7 +127,8 @@ impl Hub {
                             },
                         }
                     }
-                    Err(error) => TaskPayload::Failed {
+                    Err(Unanswered::Lost) => return Ok(lost_modern_task(served, &entry)),
+                    Err(Unanswered::Refused(error)) => TaskPayload::Failed {
                         error: error_object(&error),
                     },
                 }
@@ -140,25 +141,24 @@ impl Hub {
     ///
     /// # Errors
     /// -32602 for a task this session did not create or whose server restarted or stopped
-    /// (naming it); the server's own error.
+    /// (naming it); the server's own error (with the agent's task id in it).
     pub async fn cancel_modern_task(&self, tasks: &Tasks, served: &str) -> Result<(), McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
+        let lost = || lost_error("tasks/cancel", served, &entry.server);
         let Some(live) = self.live_of(&entry) else {
-            let lost = lost_message(&entry.server);
-            return Err(McpError::invalid_params(
-                format!("cannot cancel task \"{served}\": {lost}"),
-                None,
-            ));
+            return Err(lost());
         };
         if entry.modern {
-            return self.cancel_on_modern(&entry, &live).await;
+            let cancelled = self.cancel_on_modern(served, &entry, &live).await;
+            return cancelled.map_err(|e| e.into_error("tasks/cancel", served, &entry.server));
         }
         let params = json!({ "taskId": entry.upstream });
-        let mut cancelled = self
-            .raw(&entry.server, &live, "tasks/cancel", params)
-            .await?;
+        let mut cancelled = (self
+            .raw_task(served, &entry, &live, "tasks/cancel", params)
+            .await)
+            .map_err(|e| e.into_error("tasks/cancel", served, &entry.server))?;
         if cancelled.get("taskId").is_some() {
-            cancelled["taskId"] = Value::from(served);
+            entry.ids(served).task(&mut cancelled);
             tasks.remember(served, &cancelled);
         }
         Ok(())
@@ -178,17 +178,33 @@ impl Hub {
     ) -> Result<(), McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
         let Some(live) = self.live_of(&entry) else {
-            let lost = lost_message(&entry.server);
-            return Err(McpError::invalid_params(
-                format!("cannot update task \"{served}\": {lost}"),
-                None,
-            ));
+            return Err(lost_error("tasks/update", served, &entry.server));
         };
         if entry.modern {
-            return (self.update_on_modern(&entry, &live, responses.clone())).await;
+            let updated = self.update_on_modern(served, &entry, &live, responses.clone());
+            let updated = updated.await;
+            return updated.map_err(|e| e.into_error("tasks/update", served, &entry.server));
         }
         Hub::answer_asked(tasks, served, responses)
     }
+}
+
+/// The agent's task `served` (of `entry`) reported `failed` because its server restarted or
+/// stopped: its last known state, the reason as its `statusMessage` and its `error` (-32603).
+fn lost_modern_task(served: &str, entry: &Entry) -> GetTaskResult {
+    let mut task = (entry.last.is_object())
+        .then(|| modern_task(&entry.last).ok())
+        .flatten()
+        .unwrap_or_else(|| Task::new(served, TaskStatus::Failed, "", ""));
+    let lost = lost_message(&entry.server);
+    task.status_message = Some(lost.clone());
+    let error = McpError::internal_error(lost, None);
+    GetTaskResult::new(DetailedTask::new(
+        task,
+        TaskPayload::Failed {
+            error: error_object(&error),
+        },
+    ))
 }
 
 fn unknown(served: &str) -> McpError {
