@@ -4,8 +4,9 @@
 //!
 //! | the client's `tools/call` of `slow_task` | answer |
 //! |---|---|
-//! | declares the extension in its request `_meta` capabilities | `CreateTaskResult` (`resultType: "task"`, `pollIntervalMs` 50); the task waits `ms` milliseconds, then completes with `text` and a `resource_link` to `demo://static/hello` |
+//! | declares the extension in its request `_meta` capabilities | `CreateTaskResult` (`resultType: "task"`, `pollIntervalMs` 50); the task (status message `task <id> is working`, naming its id as servers do) waits `ms` milliseconds, then completes with `text` and a `resource_link` to `demo://static/hello` |
 //! | the same with `ask: true` | as above, but the task first goes `input_required`, asking an `elicitation/create` form under the key `name`; `text` then ends with ` <name>` (or ` declined`) |
+//! | the same with `fail: true` | as above, but the task ends `failed` with -32603 `task <id> failed` (`data.taskId` its id) |
 //! | does not | -32021 Missing Required Client Capability naming the extension, as the extension says a server that cannot answer otherwise must |
 //!
 //! `tasks/cancel` ends a waiting task `cancelled`.
@@ -37,6 +38,9 @@ struct SlowTaskArgs {
     /// Ask the client for a name first (`input_required`), and end the text with it.
     #[serde(default)]
     ask: bool,
+    /// End the task `failed` instead of answering `text`.
+    #[serde(default)]
+    fail: bool,
 }
 
 /// The demo server's tasks (one store per process; rmcp's manager is shared by its clones).
@@ -95,9 +99,16 @@ impl DemoTasks {
             .with_status_message("working");
         let task = self.0.spawn(options, move |cx| {
             Box::pin(async move {
+                cx.set_status_message(format!("task {} is working", cx.task_id()));
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(args.ms)) => {}
                     () = cx.cancelled() => return Err(TaskExit::Cancelled),
+                }
+                if args.fail {
+                    let id = cx.task_id();
+                    let data = serde_json::json!({ "taskId": id });
+                    let failed = McpError::internal_error(format!("task {id} failed"), Some(data));
+                    return Err(TaskExit::Error(failed));
                 }
                 let mut text = args.text;
                 if args.ask {

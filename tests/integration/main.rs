@@ -87,6 +87,7 @@ mod tasks_from_modern;
 mod tasks_modern;
 mod tasks_policy;
 mod tasks_text;
+mod tasks_text_modern;
 mod tasks_uris;
 mod telemetry;
 mod third_party;
