@@ -48,7 +48,7 @@ use std::sync::Arc;
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 
-pub use self::native::{Declared, Native, NativeRoute};
+pub use self::native::{Claimant, Declared, Native, NativeRoute};
 
 /// What one server listed (tools/list, resources/list, resources/templates/list,
 /// prompts/list), after pagination.

@@ -34,6 +34,7 @@
 //! | `listings.rs` | [`Hub::listings`]: each view's and server's `tools/list` JSON, for `tools --tokens` |
 //! | `native.rs` | prompts, resources, completions, subscriptions and log levels passed to their server ([`Hub::complete`], [`Hub::subscribe_resource`]…) |
 //! | `native_get.rs` | `prompts/get` and `resources/read` sent as tool calls are: the server may ask the agent for input ([`Hub::get_prompt`], [`Hub::read_resource`]) |
+//! | `unserved.rs` | why a prompt, resource or template an agent named is not served: withheld, ambiguous (which names to use), unknown |
 //! | `agents.rs` | who is connected: each agent session's process, `clientInfo`, profile and calls ([`Hub::agents`]) |
 //! | `fast.rs` | [`Hub::fast_target`]: which calls the agent endpoint may forward on a fast lane |
 //! | `record.rs` | [`CallRecord`]: what both paths tell the activity log of each call; listings and server events |
@@ -70,6 +71,7 @@ mod search;
 mod settled;
 mod sign_in;
 mod tasks;
+mod unserved;
 mod view;
 
 use std::sync::Arc;

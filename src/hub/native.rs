@@ -38,6 +38,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Hub;
+use super::unserved::{resource_route, template_route};
 use crate::catalog::{Native, NativeRoute};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::supervisor::Live;
@@ -80,28 +81,12 @@ pub fn severity(level: LoggingLevel) -> u8 {
 }
 
 impl Hub {
-    /// -32602 for a prompt not served: "unknown prompt", or why it is withheld.
-    pub(super) fn unknown_prompt(&self, name: &str) -> McpError {
-        let view = self.view();
-        match view.withheld(
-            self.profile().as_deref(),
-            crate::catalog::pin::Kind::Prompt,
-            name,
-        ) {
-            Some(server) => McpError::invalid_params(
-                format!(
-                    "prompt \"{name}\" is withheld: server \"{server}\" changed or added it since the person approved its capabilities, and it waits for their approval (they can review and approve it with `mcp-companion trust {server}`)"
-                ),
-                None,
-            ),
-            None => McpError::invalid_params(format!("unknown prompt \"{name}\""), None),
-        }
-    }
-
     /// `completion/complete` for a served prompt's or template's argument.
     ///
     /// # Errors
-    /// -32602 for an unknown prompt or template; the server's own error; -32603 as for reads.
+    /// -32602 for a prompt or template not served (naming the ones to use when several
+    /// servers serve it under other names, `hub/unserved.rs`); the server's own error; -32603
+    /// as for reads.
     pub async fn complete(
         &self,
         mut params: CompleteRequestParams,
@@ -110,19 +95,13 @@ impl Hub {
         let native = catalog.native();
         let route = match &mut params.r#ref {
             Reference::Prompt(prompt) => {
-                let route = native.prompt(&prompt.name).cloned().ok_or_else(|| {
-                    McpError::invalid_params(format!("unknown prompt \"{}\"", prompt.name), None)
-                })?;
+                let route = (native.prompt(&prompt.name).cloned())
+                    .ok_or_else(|| self.unknown_prompt(&prompt.name, "refer to"))?;
                 prompt.name.clone_from(&route.upstream);
                 route
             }
             Reference::Resource(template) => {
-                let route = native.template(&template.uri).ok_or_else(|| {
-                    McpError::invalid_params(
-                        format!("unknown resource template \"{}\"", template.uri),
-                        None,
-                    )
-                })?;
+                let route = template_route(native, &template.uri)?;
                 template.uri.clone_from(&route.upstream);
                 route
             }
@@ -149,7 +128,7 @@ impl Hub {
     /// # Errors
     /// As for [`Hub::read_resource`].
     pub async fn subscribe_resource(&self, uri: &str) -> Result<NativeRoute, McpError> {
-        let route = resource_route(self.catalog().native(), uri)?;
+        let route = resource_route(self.catalog().native(), uri, "subscribe to")?;
         let live = self.live_for(&route.server)?;
         let key = (route.server.clone(), route.upstream.clone());
         let send = {
@@ -337,17 +316,6 @@ impl Hub {
             )),
         }
     }
-}
-
-/// Where a read or subscription of the agent's `uri` goes, or -32002.
-pub(super) fn resource_route(native: &Native, uri: &str) -> Result<NativeRoute, McpError> {
-    native.resource(uri).ok_or_else(|| {
-        McpError::new(
-            rmcp::model::ErrorCode(RESOURCE_NOT_FOUND),
-            format!("resource not found: no running server offers \"{uri}\""),
-            Some(serde_json::json!({ "uri": uri })),
-        )
-    })
 }
 
 /// `result` of `server` with every URI it shares with another server rewritten as agents know

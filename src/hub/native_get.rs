@@ -18,7 +18,8 @@ use rmcp::model::{
 
 use super::Hub;
 use super::forward::MAX_TIMEOUT_FACTOR;
-use super::native::{resource_route, rewritten, to_agent};
+use super::native::{rewritten, to_agent};
+use super::unserved::resource_route;
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::upstream::call::{self, CallError, Clock, Downstream};
 
@@ -26,7 +27,7 @@ impl Hub {
     /// `prompts/get` of the served prompt `params.name`, for the agent of `downstream`.
     ///
     /// # Errors
-    /// -32602 for an unknown prompt; the server's own error; -32603 when the server is not
+    /// -32602 for a prompt not served (`hub/unserved.rs`); the server's own error; -32603 when the server is not
     /// running, does not answer within its `toolTimeout`, or the agent cancelled.
     pub async fn get_prompt(
         &self,
@@ -38,7 +39,7 @@ impl Hub {
             .native()
             .prompt(&params.name)
             .cloned()
-            .ok_or_else(|| self.unknown_prompt(&params.name))?;
+            .ok_or_else(|| self.unknown_prompt(&params.name, "get"))?;
         params.name.clone_from(&route.upstream);
         // The agent's own round state is the companion's business, never the server's.
         params.input_responses = None;
@@ -58,14 +59,15 @@ impl Hub {
     /// `resources/read` of the agent's `params.uri`, for the agent of `downstream`.
     ///
     /// # Errors
-    /// -32002 when no server can be said to own the URI; otherwise as [`Hub::get_prompt`].
+    /// -32002 when no one server can be said to own the URI (`hub/unserved.rs`); otherwise as
+    /// [`Hub::get_prompt`].
     pub async fn read_resource(
         &self,
         mut params: ReadResourceRequestParams,
         downstream: Option<&Downstream>,
     ) -> Result<ReadResourceResult, McpError> {
         let catalog = self.catalog();
-        let route = resource_route(catalog.native(), &params.uri)?;
+        let route = resource_route(catalog.native(), &params.uri, "read")?;
         let agent_uri = std::mem::replace(&mut params.uri, route.upstream.clone());
         params.input_responses = None;
         params.request_state = None;

@@ -75,6 +75,7 @@ mod retry;
 mod robustness;
 mod secrets;
 mod sessions;
+mod shared_names;
 mod shared_uris;
 mod shown;
 mod socket_dir;

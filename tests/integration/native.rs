@@ -340,7 +340,9 @@ async fn shared_uris_are_rewritten_per_server_and_wrap_resources_false_drops_the
         .await
         .expect_err("two owners");
     assert!(
-        ambiguous.to_string().contains("resource not found"),
+        ambiguous.to_string().contains(
+            "is served by \"a\" and \"b\": read it as \"mcp-companion://a/demo://static/hello\""
+        ),
         "{ambiguous}"
     );
 

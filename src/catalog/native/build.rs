@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::{Native, NativeRoute, ServerNative, TemplateRoute, prompt_name};
+use super::{Claimant, Native, NativeRoute, ServerNative, TemplateRoute, prompt_name};
 use crate::catalog::naming::hex_prefix;
 use crate::catalog::uri_names::{labels, namespaced};
 
@@ -76,13 +76,21 @@ impl Native {
             }
             for p in &s.prompts {
                 let mut name = prompt_name(&s.server, &p.name);
-                if prompt_names.get(&name).copied().unwrap_or(0) > 1 {
+                let base = (prompt_names.get(&name).copied().unwrap_or(0) > 1).then(|| {
                     let identity = format!("{}\0prompt\0{}", s.server, p.name);
                     let digest = <sha1::Sha1 as sha1::Digest>::digest(identity.as_bytes());
+                    let base = name.clone();
                     name = format!("{name}_{}", hex_prefix(&digest, 8));
-                }
+                    base
+                });
                 if native.prompt_routes.contains_key(&name) {
                     continue; // the same prompt listed twice by one server
+                }
+                if let Some(base) = base {
+                    (native.shared_prompts.entry(base).or_default()).push(Claimant {
+                        server: s.server.clone(),
+                        served: name.clone(),
+                    });
                 }
                 native.prompt_routes.insert(
                     name.clone(),
@@ -105,6 +113,13 @@ impl Native {
                         .entry(s.server.clone())
                         .or_default()
                         .insert(uri.to_owned(), agent.clone());
+                    let claimants = native.shared_uris.entry(uri.to_owned()).or_default();
+                    if !claimants.iter().any(|c| c.server == s.server) {
+                        claimants.push(Claimant {
+                            server: s.server.clone(),
+                            served: agent.clone(),
+                        });
+                    }
                     agent
                 } else {
                     uri.to_owned()

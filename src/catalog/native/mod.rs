@@ -61,6 +61,16 @@ pub struct NativeRoute {
     pub upstream: String,
 }
 
+/// One of several servers that claim one URI, template or prompt name, and the form agents
+/// reach its copy by (the rewritten URI or template, the suffixed prompt name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claimant {
+    /// The server name as configured.
+    pub server: Arc<str>,
+    /// What an agent sends for this server's copy.
+    pub served: String,
+}
+
 /// A served template and where it goes.
 #[derive(Clone, Debug)]
 struct TemplateRoute {
@@ -87,6 +97,12 @@ pub struct Native {
     rewritten: HashMap<Arc<str>, HashMap<String, String>>,
     /// Servers some of whose URIs or templates are rewritten.
     rewriting: HashSet<Arc<str>>,
+    /// A URI two or more servers claim, as they wrote it → each claimant and the rewritten URI
+    /// agents see for it, in config order: a read of the URI as written names no one server.
+    shared_uris: HashMap<String, Vec<Claimant>>,
+    /// A prompt name two or more prompts would take (`<server>_<prompt>`) → each such prompt's
+    /// server and the name it is served under (with its suffix), in config order.
+    shared_prompts: HashMap<String, Vec<Claimant>>,
     /// Servers that declared `resources`, in config order.
     resource_servers: Vec<Arc<str>>,
     /// Whether a URI no table entry matches may go to the only server in `resource_servers`:
@@ -179,6 +195,7 @@ impl Native {
             }
         }
         self.prompt_routes = routes;
+        self.shared_prompts.clear();
     }
 
     /// Where the served prompt `name` goes.
@@ -225,6 +242,52 @@ impl Native {
             }),
             _ => None,
         }
+    }
+
+    /// The servers that claim the agent's `uri` when that is a URI (or an expansion of a
+    /// template) two or more servers serve only rewritten, each with the rewritten URI that
+    /// reads its copy, in config order; empty for any other URI. For telling an agent that
+    /// read `uri` as the servers wrote it which URIs it can read instead.
+    pub fn claimants(&self, uri: &str) -> Vec<Claimant> {
+        if let Some(claimants) = self.shared_uris.get(uri) {
+            return claimants.clone();
+        }
+        let mut claimants: Vec<Claimant> = Vec::new();
+        for t in &self.template_routes {
+            if let Some((prefix, upstream_prefix)) = &t.added
+                && let Some(rest) = uri.strip_prefix(upstream_prefix.as_str())
+                && template_matches(&t.upstream, uri)
+                && !claimants.iter().any(|c| c.server == t.server)
+            {
+                claimants.push(Claimant {
+                    server: t.server.clone(),
+                    served: format!("{prefix}{rest}"),
+                });
+            }
+        }
+        claimants
+    }
+
+    /// As [`Native::claimants`], for a completion's reference: the template (or URI) `uri` as
+    /// two or more servers list it, each with the rewritten template (or URI) agents see.
+    pub fn template_claimants(&self, uri: &str) -> Vec<Claimant> {
+        let claimants: Vec<Claimant> = (self.template_routes.iter())
+            .filter(|t| t.added.is_some() && t.upstream == uri)
+            .map(|t| Claimant {
+                server: t.server.clone(),
+                served: t.agent.clone(),
+            })
+            .collect();
+        if claimants.is_empty() {
+            return self.shared_uris.get(uri).cloned().unwrap_or_default();
+        }
+        claimants
+    }
+
+    /// The prompts that would all be served as `name` (`<server>_<prompt>`), so are served
+    /// with a suffix each, in config order; empty for any other name.
+    pub fn prompt_claimants(&self, name: &str) -> Vec<Claimant> {
+        self.shared_prompts.get(name).cloned().unwrap_or_default()
     }
 
     /// Stops [`Native::resource`] from sending an unlisted URI to the only server with

@@ -172,3 +172,71 @@ fn servers_whose_names_sanitise_alike_route_their_shared_uris_apart() {
         assert_eq!(native.to_agent(owner, "demo://doc"), *uri);
     }
 }
+
+#[test]
+fn a_shared_uri_template_or_prompt_name_names_each_claimant_and_its_served_form() {
+    let hello = Resource::new("demo://hello", "hello");
+    let note = ResourceTemplate::new("note://{id}", "note");
+    let p = Prompt::new("greet", None::<String>, None);
+    let mut a = server("x.y", &[&hello]);
+    a.templates = vec![&note];
+    a.prompts = vec![&p];
+    let mut b = server("x_y", &[&hello]);
+    b.templates = vec![&note];
+    b.prompts = vec![&p];
+    let mut c = server("c", &[]);
+    c.prompts = vec![&p];
+    let native = Native::build(vec![a, b, c]);
+    let forms = |claimants: Vec<Claimant>| -> Vec<(String, String)> {
+        (claimants.into_iter())
+            .map(|c| (c.server.to_string(), c.served))
+            .collect()
+    };
+
+    // A listed URI, as the servers wrote it: each rewritten form reads its server's copy.
+    let claimants = forms(native.claimants("demo://hello"));
+    assert_eq!(claimants.len(), 2, "{claimants:?}");
+    for (server, served) in &claimants {
+        assert_eq!(&*native.resource(served).expect("routed").server, server);
+    }
+    assert_eq!(
+        claimants
+            .iter()
+            .map(|(s, _)| s.as_str())
+            .collect::<Vec<_>>(),
+        ["x.y", "x_y"]
+    );
+    // An expansion of the shared template.
+    let claimants = forms(native.claimants("note://7"));
+    assert_eq!(claimants.len(), 2, "{claimants:?}");
+    for (server, served) in &claimants {
+        let route = native.resource(served).expect("routed");
+        assert_eq!(
+            (&*route.server, route.upstream.as_str()),
+            (server.as_str(), "note://7")
+        );
+    }
+    // The template itself, for a completion.
+    let claimants = forms(native.template_claimants("note://{id}"));
+    assert_eq!(claimants.len(), 2, "{claimants:?}");
+    for (server, served) in &claimants {
+        assert_eq!(&*native.template(served).expect("routed").server, server);
+    }
+    // A prompt name two prompts would take; not one only one takes.
+    let claimants = forms(native.prompt_claimants("x_y_greet"));
+    assert_eq!(claimants.len(), 2, "{claimants:?}");
+    for (server, served) in &claimants {
+        assert_eq!(&*native.prompt(served).expect("routed").server, server);
+    }
+    assert!(native.prompt("c_greet").is_some());
+    assert!(native.prompt_claimants("c_greet").is_empty());
+    // Nothing else is anyone's.
+    for other in [
+        "demo://other",
+        "mcp-companion://x_y/demo://hello",
+        "notes://7",
+    ] {
+        assert!(native.claimants(other).is_empty(), "{other}");
+    }
+    assert!(native.template_claimants("other://{id}").is_empty());
+}
