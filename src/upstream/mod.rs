@@ -19,6 +19,7 @@
 
 pub mod ask;
 pub mod askers;
+pub mod bad_answer;
 pub mod call;
 pub mod connect;
 mod connect_stdio;

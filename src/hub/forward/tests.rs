@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::upstream::bad_answer::BadAnswer;
 
 fn all_errors() -> Vec<CallError> {
     vec![
@@ -18,6 +19,7 @@ fn all_errors() -> Vec<CallError> {
         CallError::Transport {
             reason: "the connection closed".into(),
         },
+        CallError::BadAnswer(BadAnswer::NoResult { status: 202 }),
         CallError::NotDelivered {
             reason: "broken pipe".into(),
         },
@@ -130,6 +132,11 @@ fn the_agent_reads_which_server_failed_and_how() {
                 what: "an empty result".into(),
             },
             "server \"x\": unexpected answer from the server: an empty result",
+        ),
+        (
+            CallError::BadAnswer(BadAnswer::EmptyBody),
+            "server \"x\": the server answered with an empty body. The server got the request, \
+             so the call may have run; it was not sent again",
         ),
     ];
     for (e, want) in cases {

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use rmcp::service::ServiceError;
 
+use crate::upstream::bad_answer::BadAnswer;
+
 /// [`CallError::Transport`]'s text: a refusal an HTTP server answered is no lost connection.
 fn lost_text(reason: &str) -> String {
     if reason.starts_with("HTTP ") {
@@ -41,6 +43,11 @@ pub enum CallError {
         /// What rmcp reported.
         reason: String,
     },
+    /// The server got the request and answered with something that is no answer to it (a
+    /// streamable HTTP answer of the wrong content type, not JSON, empty, `202 Accepted`, a
+    /// JSON-RPC error for another request): it may have run it. The session goes on.
+    #[error("{0}")]
+    BadAnswer(BadAnswer),
     /// The request never reached the server: the session was already closed, the write
     /// failed, or the connection was refused.
     #[error("could not send the request: {reason}")]
@@ -111,6 +118,11 @@ fn fmt_secs(d: Duration) -> String {
 pub(in crate::upstream) fn classify(e: ServiceError) -> CallError {
     if crate::upstream::http::is_session_expired(&e) {
         return CallError::SessionExpired;
+    }
+    if let ServiceError::TransportSend(send) = &e
+        && let Some(bad) = BadAnswer::find(send.error.as_ref())
+    {
+        return CallError::BadAnswer(bad);
     }
     // The transport failed to send this very request: unless it was an HTTP request whose
     // fate is unknown (the connection broke after it went out), the server never saw it.

@@ -23,7 +23,9 @@
 //! | [`CallError::SessionClosed`] | we closed the session (stop, restart, reload) while it was in flight | unknown |
 //!
 //! The hub retries the first two always and the last two only for tools that are safe to run
-//! twice (`hub::route`).
+//! twice (`hub::route`). An answer that is no answer to the request (an HTTP body that is not
+//! JSON, `202 Accepted`, …) is [`CallError::BadAnswer`]: the server got the request and the
+//! session is fine, so it is never sent again.
 
 mod error;
 mod request;
