@@ -24,6 +24,7 @@ pub mod call;
 pub mod connect;
 mod connect_stdio;
 pub mod elicitor;
+pub mod ending;
 pub mod era;
 pub mod error_text;
 pub mod exact;
