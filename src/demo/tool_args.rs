@@ -86,6 +86,10 @@ pub(super) struct CrashArgs {
     /// Exit code of the process.
     #[serde(default = "default_exit_code")]
     pub(super) exit_code: i32,
+    /// A last line to write to stderr before exiting (written as given, control characters
+    /// included).
+    #[serde(default)]
+    pub(super) last_words: Option<String>,
 }
 
 /// Arguments of `append`.

@@ -39,6 +39,9 @@ pub struct FastTarget {
     pub handle: ServerHandle,
     /// Which of the server's sessions `lane` belongs to: a retry reconnects from it.
     pub generation: u64,
+    /// How that session ended, once its process exited: a lost call quotes it
+    /// ([`crate::upstream::ending::explain`]).
+    pub ending: Option<crate::upstream::ending::Ending>,
     /// The session's calls in flight: a fast-path call enters it too, so the server's requests
     /// during the call reach its agent.
     pub askers: crate::upstream::askers::Askers,
@@ -80,6 +83,7 @@ impl Hub {
             forward: Forward::new(name, route, &server),
             askers: live.askers.clone(),
             generation: live.generation,
+            ending: live.ending.clone(),
             handle: server,
         })
     }

@@ -27,7 +27,10 @@
 //! session was already closed, the write failed, the connection was refused, or the server
 //! answered this very request "no such session"), or the tool declares `readOnlyHint` or
 //! `idempotentHint` (wrapped resources and prompts are read-only). Otherwise the agent gets an
-//! `isError` result saying the connection was lost and the call may or may not have run.
+//! `isError` result saying the connection was lost (or the server's process exited, quoting
+//! its exit status and last stderr line) and the call may or may not have run. An answer that
+//! is no answer ([`CallError::BadAnswer`]: the session is fine, the server got the request) is
+//! never sent again; its text says the call may have run.
 //! JSON-RPC errors and timeouts are answers, never retried. The rule is the same for stdio
 //! crashes and remote sessions, and for both paths: a fast-path attempt that is retried
 //! spends the call's one retry.
@@ -204,14 +207,23 @@ impl Forward {
 }
 
 /// The text of a failed call: `server "x" returned an error: <message> (JSON-RPC error <code>)`
-/// for a JSON-RPC error; for a lost connection when the call is not `retry_safe`, that it may
-/// or may not have run; `server "x": <why>` otherwise.
+/// for a JSON-RPC error; for a lost connection or an exited process when the call is not
+/// `retry_safe`, that it may or may not have run; for an answer that is no answer, that the
+/// server got the request, so the call may have run; `server "x": <why>` otherwise.
 pub fn describe_failure(server: &str, e: &CallError, retry_safe: bool) -> String {
     match e {
         CallError::Rpc { .. } => format!("server \"{server}\" returned an error: {e}"),
-        CallError::Transport { .. } | CallError::SessionClosed if !retry_safe => format!(
-            "server \"{server}\": {e}. The call may or may not have run; it was not sent again \
-             because the tool does not declare readOnlyHint or idempotentHint"
+        CallError::Transport { .. } | CallError::Exited { .. } | CallError::SessionClosed
+            if !retry_safe =>
+        {
+            format!(
+                "server \"{server}\": {e}. The call may or may not have run; it was not sent \
+                 again because the tool does not declare readOnlyHint or idempotentHint"
+            )
+        }
+        CallError::BadAnswer(_) => format!(
+            "server \"{server}\": {e}. The server got the request, so the call may have run; \
+             it was not sent again"
         ),
         _ => format!("server \"{server}\": {e}"),
     }

@@ -228,6 +228,12 @@ pub fn failure(e: &CallError) -> (&'static str, &'static str, String) {
         CallError::Cancelled => ("cancelled", "cancelled", e.to_string()),
         CallError::Rpc { code, .. } => ("error", "rpc", format!("JSON-RPC error {code}")),
         CallError::Transport { .. } => ("error", "lost", e.to_string()),
+        CallError::Exited { how, .. } => (
+            "error",
+            "exited",
+            format!("the server's process exited during the call ({how})"),
+        ),
+        CallError::BadAnswer(bad) => ("error", "bad_answer", bad.summary()),
         CallError::NotDelivered { .. } => ("error", "not_delivered", e.to_string()),
         CallError::SessionExpired => ("error", "session_expired", e.to_string()),
         CallError::ShuttingDown => ("error", "shutting_down", e.to_string()),

@@ -21,7 +21,10 @@
 //! ```
 //!
 //! **The retry rule** and the texts of failed calls live in [`Forward`] (`forward.rs`), which
-//! the fast path drives too; this file routes the call and finds it a session.
+//! the fast path drives too; this file routes the call and finds it a session. A failed
+//! attempt is judged once it is explained: a session that broke because the stdio process
+//! exited is named so, with the exit status and the last stderr line ([`ending::explain`],
+//! as on the fast path).
 //!
 //! **Restarts.** While a server restarts (the `restart` command, a crash and its backoff, a
 //! `reload` that changed its entry) its tools leave `tools/list`, but the hub keeps their last
@@ -42,6 +45,7 @@ use crate::activity::Agent;
 use crate::catalog::{Target, search};
 use crate::supervisor::{Live, ServerHandle};
 use crate::upstream::call::{self, CallError, Downstream};
+use crate::upstream::ending;
 
 impl Hub {
     /// Calls the wrapped tool `name` and always returns a `tools/call` result: upstream answers
@@ -214,6 +218,10 @@ impl Hub {
                 downstream,
             )
             .await;
+            let attempt = match attempt {
+                Err(e) => Err(ending::explain(e, live.ending.as_ref(), server.log()).await),
+                ok => ok,
+            };
             let (result, failure) = match attempt {
                 Ok(result) => (super::forward::masked(result), None),
                 Err(e) => match forward.judge(&e) {

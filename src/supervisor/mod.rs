@@ -159,6 +159,9 @@ pub struct Live {
     pub lane: Option<FastLane>,
     /// The session's fast lane (streamable HTTP servers, when the fast path is on).
     pub http_lane: Option<crate::upstream::http_lane::HttpLane>,
+    /// How the session ended, once its process exited (stdio only): a call that lost the
+    /// session quotes it ([`crate::upstream::ending::explain`]).
+    pub ending: Option<crate::upstream::ending::Ending>,
     /// Which session this is (counts up from 1 with every (re)connect); a caller that saw this
     /// session fail asks for a reconnect of exactly this generation.
     pub generation: u64,

@@ -93,6 +93,7 @@ impl Task {
                     askers: old.askers.clone(),
                     lane: old.lane.clone(),
                     http_lane: old.http_lane.clone(),
+                    ending: old.ending.clone(),
                     generation: old.generation,
                     listener: old.listener.clone(),
                 });

@@ -238,6 +238,7 @@ impl Task {
             askers,
             lane: session.lane().cloned(),
             http_lane: session.http_lane().cloned(),
+            ending: session.ending().cloned(),
             generation: self.generation,
             listener: session.listener(),
         });

@@ -13,6 +13,7 @@ use rmcp::service::{ClientInitializeError, ServiceError};
 use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use super::bad_answer::BadAnswer;
 use super::http_failure::{HttpFailure, status_line};
 
 /// The text of `e` for a status field or an agent: see the module docs.
@@ -118,12 +119,12 @@ fn collect(e: &(dyn Error + 'static), parts: &mut Vec<String>) {
                 );
             }
             StreamableHttpError::Client(r) => collect(r, parts),
-            StreamableHttpError::UnexpectedServerResponse(text) => {
-                push(parts, unparsable_answer(text));
-            }
-            StreamableHttpError::UnexpectedContentType(kind) => {
-                push(parts, content_type(kind.as_deref()))
-            }
+            _ if BadAnswer::find(h).is_some() => push(
+                parts,
+                BadAnswer::find(h)
+                    .map(|bad| bad.to_string())
+                    .unwrap_or_default(),
+            ),
             other => push(parts, other.to_string()),
         };
     }
@@ -242,76 +243,6 @@ fn auth_params(header: &str) -> Vec<(String, String)> {
     out
 }
 
-/// How an answer that is not JSON-RPC is reported (rmcp's words, kept by
-/// [`super::http_client`]): this, the parser's complaint, `: ` and the body's first bytes.
-pub const UNPARSABLE_PREFIX: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
-
-/// rmcp's "could not parse JSON response as ServerJsonRpcMessage: <serde error>: <body>": when
-/// the body is a result whose `content` is at fault, which block and which field; else the
-/// text as it is.
-fn unparsable_answer(text: &str) -> String {
-    let Some(rest) = text.strip_prefix(UNPARSABLE_PREFIX) else {
-        return text.to_owned();
-    };
-    let problem = rest
-        .find("{\"")
-        .and_then(|at| serde_json::from_str::<serde_json::Value>(&rest[at..]).ok())
-        .and_then(|body| body.get("result").and_then(content_problem));
-    match problem {
-        Some(problem) => format!("the server sent an invalid result: {problem}"),
-        None => format!("the server sent an answer that is not valid JSON-RPC: {rest}"),
-    }
-}
-
-/// The content block types of MCP 2025-06-18 `CallToolResult.content` and the fields each
-/// requires.
-const BLOCKS: &[(&str, &[&str])] = &[
-    ("text", &["text"]),
-    ("image", &["data", "mimeType"]),
-    ("audio", &["data", "mimeType"]),
-    ("resource_link", &["uri", "name"]),
-    ("resource", &["resource"]),
-];
-
-/// The first problem in `result.content`: `content block 1: field "type" is "blob" (expected
-/// one of text, image, audio, resource_link, resource)`; `None` when every block is well formed.
-pub fn content_problem(result: &serde_json::Value) -> Option<String> {
-    let blocks = result.get("content")?.as_array()?;
-    for (i, block) in blocks.iter().enumerate() {
-        let Some(obj) = block.as_object() else {
-            return Some(format!("content block {i} is not an object"));
-        };
-        let Some(kind) = obj.get("type").and_then(|t| t.as_str()) else {
-            return Some(format!("content block {i}: field \"type\" is missing"));
-        };
-        let Some((_, required)) = BLOCKS.iter().find(|(name, _)| *name == kind) else {
-            let known: Vec<&str> = BLOCKS.iter().map(|(name, _)| *name).collect();
-            return Some(format!(
-                "content block {i}: field \"type\" is \"{kind}\" (expected one of {})",
-                known.join(", ")
-            ));
-        };
-        for field in *required {
-            let ok = match obj.get(*field) {
-                Some(serde_json::Value::String(_)) => *field != "resource",
-                Some(serde_json::Value::Object(_)) => *field == "resource",
-                _ => false,
-            };
-            if !ok {
-                return Some(format!(
-                    "content block {i} (type \"{kind}\"): field \"{field}\" is missing or not a {}",
-                    if *field == "resource" {
-                        "object"
-                    } else {
-                        "string"
-                    }
-                ));
-            }
-        }
-    }
-    None
-}
-
 /// `a JSON-RPC error -32602 "bad version"` / `a result with fields tools, nextCursor`: what a
 /// message is, by its JSON shape.
 fn json_shape(v: &serde_json::Value) -> String {
@@ -336,34 +267,9 @@ fn json_shape(v: &serde_json::Value) -> String {
     }
 }
 
-/// What a streamable HTTP answer of the wrong content type is called: `the server answered with
-/// content type "text/plain", not application/json or text/event-stream` (MCP "Streamable
-/// HTTP": a POST is answered with one of the two).
-fn content_type(kind: Option<&str>) -> String {
-    match kind {
-        Some(kind) => format!(
-            "the server answered with content type {}, not application/json or text/event-stream",
-            serde_json::Value::from(kind)
-        ),
-        None => "the server answered without a content type, not with application/json or text/event-stream".to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_wrong_content_type_is_named_not_dumped() {
-        let e =
-            StreamableHttpError::<reqwest::Error>::UnexpectedContentType(Some("text/plain".into()));
-        assert_eq!(
-            describe(&e),
-            r#"the server answered with content type "text/plain", not application/json or text/event-stream"#
-        );
-        let none = StreamableHttpError::<reqwest::Error>::UnexpectedContentType(None);
-        assert!(!describe(&none).contains("None"), "{}", describe(&none));
-    }
 
     #[test]
     fn challenges_name_status_error_and_description() {
@@ -408,48 +314,6 @@ mod tests {
         ));
         let text = describe(&wrapped);
         assert_eq!(text, "HTTP 401 Unauthorized: invalid_token: expired");
-    }
-
-    #[test]
-    fn invalid_content_blocks_are_named_by_index_and_field() {
-        let cases = [
-            (
-                r#"{"content":[{"type":"text","text":"ok"},{"type":"blob","data":"AA"}]}"#,
-                Some(
-                    r#"content block 1: field "type" is "blob" (expected one of text, image, audio, resource_link, resource)"#,
-                ),
-            ),
-            (
-                r#"{"content":[{"type":"image","data":"AA"}]}"#,
-                Some(
-                    r#"content block 0 (type "image"): field "mimeType" is missing or not a string"#,
-                ),
-            ),
-            (
-                r#"{"content":[{"text":"no type"}]}"#,
-                Some(r#"content block 0: field "type" is missing"#),
-            ),
-            (
-                r#"{"content":[7]}"#,
-                Some("content block 0 is not an object"),
-            ),
-            (
-                r#"{"content":[{"type":"text","text":"ok"},{"type":"resource","resource":{"uri":"a:b","text":"x"}}]}"#,
-                None,
-            ),
-        ];
-        for (json, want) in cases {
-            let v: serde_json::Value = serde_json::from_str(json).unwrap();
-            assert_eq!(content_problem(&v).as_deref(), want, "{json}");
-        }
-        let rmcp_text = r#"could not parse JSON response as ServerJsonRpcMessage: data did not match any variant of untagged enum JsonRpcMessage: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"},{"type":"blob","data":"AA"}]}}"#;
-        assert!(
-            unparsable_answer(rmcp_text).starts_with(
-                "the server sent an invalid result: content block 1: field \"type\" is \"blob\""
-            ),
-            "{}",
-            unparsable_answer(rmcp_text)
-        );
     }
 
     #[test]

@@ -221,7 +221,7 @@ pub fn tool_result(mut value: Value) -> Option<CallToolResult> {
             .and_then(Value::as_str)
             .is_none_or(|t| KNOWN_BLOCKS.contains(&t))
     });
-    if super::error_text::content_problem(&known).is_some() {
+    if super::bad_answer::content_problem(&known).is_some() {
         return None;
     }
     if let Some(meta) = known.get("_meta").and_then(Value::as_object)

@@ -11,14 +11,15 @@
 //! | answer to a POST | what rmcp gets |
 //! |---|---|
 //! | 401 / 403 with `WWW-Authenticate` | `AuthRequired` / `InsufficientScope` (sign-in, more scope) |
-//! | 202, 204 | `Accepted` |
+//! | 202, 204 to a notification or response | `Accepted` |
+//! | 202, 204 to a request | [`BadAnswer::NoResult`] (the spec answers a request on its POST) |
 //! | 404 to a request carrying our session | `SessionExpired` |
-//! | another refusal whose JSON body is a JSON-RPC error (not 401, 403, 429) | that error |
+//! | another refusal whose JSON body is a JSON-RPC error (not 401, 403, 429) | that error ([`BadAnswer::NotTheAnswer`] under another request's id) |
 //! | `server/discover` refused with a 4xx before any session | a JSON-RPC error answering it |
 //! | any other refusal | [`HttpFailure`] |
 //! | a success with an event stream | its events, each at most `max_sse_event_size` bytes ([`super::http_events`]) |
-//! | a success with JSON | the message (at most `max_json_response_size` bytes) |
-//! | another success | `Accepted` for a notification or response, else `UnexpectedContentType` |
+//! | a success with JSON | the message (at most `max_json_response_size` bytes); for a request, a [`BadAnswer`] when it is no message or does not answer it |
+//! | another success | `Accepted` for a notification or response, else [`BadAnswer::ContentType`] |
 //!
 //! A GET is refused with `ServerDoesNotSupportSse` on 405, with the challenge on 401/403, else
 //! with an [`HttpFailure`]; a DELETE answered 405 is fine (the server keeps no sessions to end).
@@ -32,9 +33,7 @@ use futures::StreamExt;
 use http::{HeaderName, HeaderValue};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage, ServerJsonRpcMessage,
-};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
@@ -43,8 +42,12 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
+mod refused;
+
+use self::refused::refused_post;
+use super::bad_answer::BadAnswer;
 use super::http_events::events;
-use super::http_failure::{self, BodyEnd, HttpFailure, QUOTE_MAX};
+use super::http_failure::HttpFailure;
 use super::http_layer::{HttpError, PostAnswer, SseStream};
 
 /// The `Accept` of every POST and GET: both answers the spec allows.
@@ -54,8 +57,6 @@ const ACCEPT_BOTH: &str = "text/event-stream, application/json";
 const RESERVED: [&str; 3] = ["accept", HEADER_SESSION_ID, HEADER_LAST_EVENT_ID];
 /// The default event size limit, for rmcp's calls that give none: 16 MiB (rmcp's own).
 const DEFAULT_MAX_EVENT: usize = 16 * 1024 * 1024;
-/// Bytes of an unparsable JSON answer quoted in the error.
-const PREVIEW: usize = 256;
 
 /// The guarded `reqwest::Client` as rmcp's streamable HTTP client (see the module docs).
 #[derive(Clone)]
@@ -63,14 +64,14 @@ pub struct GuardedHttp(pub reqwest::Client);
 
 /// The media type of an answer.
 #[derive(Debug, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     EventStream,
     Json,
     /// Another one (its `Content-Type`), or none.
     Other(Option<String>),
 }
 
-fn kind(resp: &reqwest::Response) -> Kind {
+pub(super) fn kind(resp: &reqwest::Response) -> Kind {
     let Some(value) = resp.headers().get(CONTENT_TYPE) else {
         return Kind::Other(None);
     };
@@ -155,89 +156,6 @@ async fn json_body(resp: reqwest::Response, max: usize) -> Result<Vec<u8>, HttpE
     Ok(body)
 }
 
-/// rmcp's text for an answer that is not JSON-RPC, which [`super::error_text`] reads:
-/// `could not parse JSON response as ServerJsonRpcMessage: <why>: <first bytes>`.
-fn unparsable(e: &serde_json::Error, body: &[u8]) -> HttpError {
-    let mut end = body.len().min(PREVIEW);
-    let text = loop {
-        match std::str::from_utf8(&body[..end]) {
-            Ok(text) => break text.to_owned(),
-            Err(bad) if bad.valid_up_to() > 0 && end > bad.valid_up_to() => {
-                end = bad.valid_up_to();
-            }
-            Err(_) => break String::from_utf8_lossy(&body[..end]).into_owned(),
-        }
-    };
-    let text = if text.is_empty() { "<empty>" } else { &text };
-    StreamableHttpError::UnexpectedServerResponse(
-        format!("{}{e}: {text}", super::error_text::UNPARSABLE_PREFIX).into(),
-    )
-}
-
-/// The answer rmcp gets for a refused POST (see the module docs): the JSON-RPC error the body
-/// holds, or the quoted failure.
-async fn refused_post(
-    resp: reqwest::Response,
-    message: &ClientJsonRpcMessage,
-    attached: bool,
-    session: Option<String>,
-    limits: &StreamableHttpResponseLimits,
-) -> PostAnswer {
-    let (status, retry_after) = http_failure::head(&resp);
-    // The JSON body of a refusal may be the JSON-RPC error answering the request: read whole.
-    let rpc = kind(&resp) == Kind::Json && !matches!(status, 401 | 403 | 429);
-    let max = if rpc {
-        limits.max_json_response_size.max(QUOTE_MAX)
-    } else {
-        QUOTE_MAX
-    };
-    let body = http_failure::read_body(resp, max).await;
-    if rpc
-        && body.end == BodyEnd::Whole
-        && let Ok(JsonRpcMessage::Error(e)) =
-            serde_json::from_slice::<ServerJsonRpcMessage>(&body.bytes)
-    {
-        if let Some(answer) = discover_refused(message, attached, status, || e.error.clone()) {
-            return Ok(answer);
-        }
-        return Ok(StreamableHttpPostResponse::Json(
-            JsonRpcMessage::Error(e),
-            session,
-        ));
-    }
-    let failure = HttpFailure::new(status, retry_after, &body);
-    let refused =
-        || ErrorData::invalid_request(format!("server/discover refused: {failure}"), None);
-    if let Some(answer) = discover_refused(message, attached, status, refused) {
-        return Ok(answer);
-    }
-    Err(failure.into_error())
-}
-
-/// A `server/discover` sent before any session and refused with a 4xx (other than 401/403)
-/// is answered with `error()`, under its id: the server does not speak 2026-07-28, and
-/// rmcp's lifecycle reads that answer to fall back to `initialize`.
-fn discover_refused(
-    message: &ClientJsonRpcMessage,
-    attached: bool,
-    status: u16,
-    error: impl FnOnce() -> ErrorData,
-) -> Option<StreamableHttpPostResponse> {
-    if attached || !(400..500).contains(&status) || matches!(status, 401 | 403) {
-        return None;
-    }
-    let JsonRpcMessage::Request(request) = message else {
-        return None;
-    };
-    if !matches!(request.request, ClientRequest::DiscoverRequest(_)) {
-        return None;
-    }
-    Some(StreamableHttpPostResponse::Json(
-        ServerJsonRpcMessage::error(error(), Some(request.id.clone())),
-        None,
-    ))
-}
-
 impl StreamableHttpClient for GuardedHttp {
     type Error = reqwest::Error;
 
@@ -301,8 +219,13 @@ impl StreamableHttpClient for GuardedHttp {
             return Err(refusal);
         }
         let status = resp.status();
+        let quiet = awaits_no_answer(&message);
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
-            return Ok(StreamableHttpPostResponse::Accepted);
+            if quiet {
+                return Ok(StreamableHttpPostResponse::Accepted);
+            }
+            let status = status.as_u16();
+            return Err(BadAnswer::NoResult { status }.into_error());
         }
         if status == StatusCode::NOT_FOUND && attached {
             return Err(StreamableHttpError::SessionExpired);
@@ -315,7 +238,6 @@ impl StreamableHttpClient for GuardedHttp {
         if !status.is_success() {
             return refused_post(resp, &message, attached, session, &limits).await;
         }
-        let quiet = awaits_no_answer(&message);
         // Some servers answer a notification with an empty 200 instead of 202.
         if quiet && resp.content_length() == Some(0) {
             return Ok(StreamableHttpPostResponse::Accepted);
@@ -331,15 +253,21 @@ impl StreamableHttpClient for GuardedHttp {
                 match serde_json::from_slice::<ServerJsonRpcMessage>(
                     kept.as_deref().unwrap_or(&body),
                 ) {
-                    Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session)),
+                    Ok(answer) => {
+                        let status = Some(status.as_u16());
+                        match BadAnswer::not_answering(&message, status, &answer) {
+                            Some(bad) => Err(bad.into_error()),
+                            None => Ok(StreamableHttpPostResponse::Json(answer, session)),
+                        }
+                    }
                     // Nothing waits for an answer to a notification: its body does not matter.
                     Err(_) if quiet => Ok(StreamableHttpPostResponse::Accepted),
-                    Err(e) => Err(unparsable(&e, &body)),
+                    Err(_) => Err(BadAnswer::of_body(&body).into_error()),
                 }
             }
             Kind::Other(_) if quiet => Ok(StreamableHttpPostResponse::Accepted),
             Kind::Other(content_type) => {
-                Err(StreamableHttpError::UnexpectedContentType(content_type))
+                Err(BadAnswer::content_type(content_type.as_deref()).into_error())
             }
         }
     }

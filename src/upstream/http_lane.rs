@@ -39,6 +39,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use self::stamp::{Attached, Injected, Stamp, Stamped};
+use super::bad_answer::BadAnswer;
 use super::call::CallError;
 use super::http::SessionGone;
 use super::http_layer::{HttpError, PostAnswer};
@@ -204,14 +205,14 @@ impl HttpTicket {
         let answer = (self.lane.shared.post)(message, self.attached.clone()).await;
         match answer.map_err(classify)? {
             StreamableHttpPostResponse::Json(message, _) => {
-                if self.answers(&message) {
-                    return serde_json::to_vec(&message).map_err(|e| CallError::Unexpected {
-                        what: e.to_string(),
-                    });
+                // The client below already fails an answer under another id; this one would
+                // answer another of rmcp's requests.
+                if let Some(bad) = BadAnswer::not_the_answer(&self.id(), None, &message) {
+                    self.hand_on(message);
+                    return Err(CallError::BadAnswer(bad));
                 }
-                self.hand_on(message);
-                Err(CallError::Unexpected {
-                    what: "a JSON answer to another request".into(),
+                serde_json::to_vec(&message).map_err(|e| CallError::Unexpected {
+                    what: e.to_string(),
                 })
             }
             StreamableHttpPostResponse::Sse(mut events, _) => {
@@ -255,10 +256,9 @@ impl HttpTicket {
                     reason: "the answer's event stream ended before the answer".into(),
                 })
             }
-            // `Accepted`: the spec has a request answered on its own POST.
-            _ => Err(CallError::Unexpected {
-                what: "no answer on the request's POST (HTTP 202 Accepted)".into(),
-            }),
+            // `Accepted`: the client below fails a request answered so
+            // ([`BadAnswer::NoResult`]); the same text if another client does not.
+            _ => Err(CallError::BadAnswer(BadAnswer::NoResult { status: 202 })),
         }
     }
 

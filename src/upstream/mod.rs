@@ -19,10 +19,12 @@
 
 pub mod ask;
 pub mod askers;
+pub mod bad_answer;
 pub mod call;
 pub mod connect;
 mod connect_stdio;
 pub mod elicitor;
+pub mod ending;
 pub mod era;
 pub mod error_text;
 pub mod exact;

@@ -10,6 +10,7 @@ use rmcp::{Peer, RoleClient};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::ending::{End, Ending};
 use super::handler::{UpstreamEvent, UpstreamHandler};
 use super::http_lane::HttpLane;
 use super::lane::FastLane;
@@ -73,6 +74,9 @@ pub struct Session {
     listener: Option<Arc<Listener>>,
     /// The lane for forwarded calls of a streamable-HTTP session ([`super::http_lane`]).
     http_lane: Option<HttpLane>,
+    /// A stdio session's ending, noted by [`Session::closed`] for the calls in flight
+    /// ([`super::ending`]).
+    ending: Option<Ending>,
 }
 
 impl Session {
@@ -90,6 +94,7 @@ impl Session {
             .is_some_and(|info| super::era::is_modern(&info.protocol_version));
         let listener =
             modern.then(|| Arc::new(Listener::spawn(peer.clone(), service.service().clone())));
+        let ending = child.is_some().then(Ending::new);
         Session {
             peer,
             listing,
@@ -102,6 +107,7 @@ impl Session {
             lane: None,
             listener,
             http_lane: None,
+            ending,
         }
     }
 
@@ -142,6 +148,12 @@ impl Session {
         self.http_lane.as_ref()
     }
 
+    /// How a stdio session ended, once [`Session::closed`] learnt it (`None` for sessions
+    /// without a process).
+    pub fn ending(&self) -> Option<&Ending> {
+        self.ending.as_ref()
+    }
+
     /// The session's fast lane, when it has one.
     pub fn lane(&self) -> Option<&FastLane> {
         self.lane.as_ref()
@@ -179,10 +191,20 @@ impl Session {
     }
 
     /// Resolves when the session ended on its own: the process exited, the connection
-    /// closed, or the HTTP server said it no longer knows the session. For a stdio server whose connection closed first, the exit status is awaited
-    /// for up to a second, since it explains more. Cancel-safe: call it again after a
-    /// `select!` dropped it.
+    /// closed, or the HTTP server said it no longer knows the session. For a stdio server
+    /// whose connection closed first, the exit status is awaited for up to a second, since it
+    /// explains more; the result is noted in the session's [`Ending`] for the calls that were
+    /// in flight. Cancel-safe: call it again after a `select!` dropped it.
     pub async fn closed(&mut self) -> Closed {
+        let closed = self.closed_on_its_own().await;
+        if let Some(ending) = &self.ending {
+            ending.note(End::of(&closed));
+        }
+        closed
+    }
+
+    /// [`Session::closed`] without the note.
+    async fn closed_on_its_own(&mut self) -> Closed {
         if !self.quit_done {
             let exited = match self.child.as_mut() {
                 Some(child) => {
@@ -230,10 +252,14 @@ impl Session {
         }
     }
 
-    /// Ends the session: stops the process tree (SIGTERM, [`stdio::STOP_GRACE`], SIGKILL),
-    /// closes the connection (a streamable HTTP session sends its `DELETE`), and waits briefly
-    /// for the client to wind down.
+    /// Ends the session: notes the stop in its [`Ending`] (the calls in flight then read
+    /// "stopped", not a crash), stops the process tree (SIGTERM, [`stdio::STOP_GRACE`],
+    /// SIGKILL), closes the connection (a streamable HTTP session sends its `DELETE`), and
+    /// waits briefly for the client to wind down.
     pub async fn shutdown(mut self) {
+        if let Some(ending) = &self.ending {
+            ending.note(End::Stopped);
+        }
         if let Some(child) = self.child.as_mut() {
             child.terminate(stdio::STOP_GRACE).await;
         }

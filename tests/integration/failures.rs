@@ -120,3 +120,71 @@ on_both_paths!(
     tool_timeout_gives_is_error_quickly_and_the_server_stays_usable,
     tool_timeout_gives_is_error_quickly_and_the_server_stays_usable
 );
+
+/// A stdio server that exits under a call: the call's error says how the process exited and
+/// quotes the last line it wrote to stderr (control characters escaped), as `status` does,
+/// whichever noticed first — the call's lost output, or the supervisor closing the session.
+async fn a_crash_mid_call_is_told_by_exit_status_and_last_stderr_line(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "mcp_demo_crash", "arguments": {
+                "exit_code": 9, "last_words": "fatal: \u{1b}[31mdisk on fire\u{7} \"now\""}}}))
+        .await;
+    let (answer, _) = agent.until_response(&json!(1)).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let said = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        said,
+        r#"server "demo": the server's process exited during the call (exit code 9); its last stderr line: "fatal: \u{1b}[31mdisk on fire\u{7} \"now\"". The call may or may not have run; it was not sent again because the tool does not declare readOnlyHint or idempotentHint"#,
+        "{}",
+        c.log()
+    );
+}
+
+on_both_paths!(
+    a_crash_mid_call_is_told,
+    a_crash_mid_call_is_told_by_exit_status_and_last_stderr_line
+);
+
+/// A call in flight when the person restarts its server is told the server was stopped under
+/// it — not that it crashed or that the connection was lost — whichever side noticed first.
+async fn a_call_cut_short_by_a_restart_says_the_server_was_stopped(path: CallPath) {
+    let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    let file = c.home.join("appended.txt");
+    agent
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "mcp_demo_append", "arguments": {
+                "path": file.display().to_string(), "line": "ran", "seconds": 60}}}))
+        .await;
+    // The line is written before the wait: the call is in flight upstream.
+    let ran = crate::common::eventually(Duration::from_secs(30), || {
+        std::fs::read_to_string(&file).is_ok_and(|t| t.contains("ran"))
+    })
+    .await;
+    assert!(ran, "the call never reached the server\n{}", c.log());
+    let restarted = c.cli(&["restart", "demo"]);
+    assert!(restarted.status.success(), "{restarted:?}");
+    let (answer, _) = agent.until_response(&json!(1)).await;
+    let said = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        said.starts_with(
+            "server \"demo\": the server was stopped while the call was in flight. The call may or may not have run"
+        ),
+        "{said}\n{}",
+        c.log()
+    );
+}
+
+on_both_paths!(
+    a_call_cut_short_by_a_restart,
+    a_call_cut_short_by_a_restart_says_the_server_was_stopped
+);

@@ -85,9 +85,9 @@ async fn assert_sleep_cancelled_upstream(c: &Companion) {
     assert!(cancelled, "upstream saw no cancellation; logs:\n{}", logs());
 }
 
-/// A call whose server dies under it is answered once, without waiting for its timeout; on the
-/// fast path a tool without `readOnlyHint`/`idempotentHint` is not run again (the server may
-/// have run it), while the slow path still retries it once (DESIGN §7 as on main).
+/// A call whose server dies under it is answered once, without waiting for its timeout, saying
+/// how the process exited; a tool without `readOnlyHint`/`idempotentHint` is not run again
+/// (the server may have run it).
 async fn a_call_lost_in_flight_is_answered_once(path: CallPath) {
     let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
@@ -105,15 +105,14 @@ async fn a_call_lost_in_flight_is_answered_once(path: CallPath) {
         .as_str()
         .unwrap_or_default();
     assert!(!text.contains("timed out"), "{text}");
-    if path == CallPath::Fast {
-        // Which side noticed first decides the words: the lost output, or the supervisor
-        // closing the session of the exited process. Neither runs the call again.
-        assert!(
-            text.contains("may or may not have run") || text.contains("stopped while the call"),
-            "{text}"
-        );
-        assert!(text.contains("\"demo\""), "{text}");
-    }
+    // Whichever noticed first (the lost output, or the supervisor closing the session of the
+    // exited process), the words are the exit's; the call is not run again.
+    assert!(
+        text.contains("exited during the call (exit code 9)")
+            && text.contains("may or may not have run"),
+        "{text}"
+    );
+    assert!(text.contains("\"demo\""), "{text}");
     no_response_within(&mut agent, Duration::from_millis(500)).await;
 }
 

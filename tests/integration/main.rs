@@ -64,6 +64,7 @@ mod registry_cli;
 mod registry_fixture;
 mod registry_text;
 mod remote;
+mod remote_answers;
 mod remote_errors;
 mod remote_fixture;
 mod remote_lane;

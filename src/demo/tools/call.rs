@@ -66,8 +66,14 @@ impl Tools {
                 return Err(McpError::new(ErrorCode(code), message, None));
             }
             "crash" => {
-                let CrashArgs { exit_code } = parse(args)?;
+                let CrashArgs {
+                    exit_code,
+                    last_words,
+                } = parse(args)?;
                 eprintln!("demo-server: crashing with exit code {exit_code} as requested");
+                if let Some(words) = last_words {
+                    eprintln!("{words}");
+                }
                 std::process::exit(exit_code);
             }
             "garbage" => match self.raw_lines.write_line(GARBAGE_LINE).await {

@@ -190,6 +190,8 @@ impl FastCall {
     /// The answer to an attempt that failed with `e`, as the call's [`Forward`] judges it:
     /// the agent's `isError` answer, or the call resent the slow way on a new session.
     async fn judged(mut self, e: CallError, record: CallRecord) -> Option<Reply> {
+        let ending = self.target.ending.as_ref();
+        let e = crate::upstream::ending::explain(e, ending, self.target.handle.log()).await;
         match self.target.forward.judge(&e) {
             Verdict::Fail(result) => {
                 record.failed(&e, &result);

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::upstream::bad_answer::BadAnswer;
 
 fn all_errors() -> Vec<CallError> {
     vec![
@@ -18,6 +19,11 @@ fn all_errors() -> Vec<CallError> {
         CallError::Transport {
             reason: "the connection closed".into(),
         },
+        CallError::Exited {
+            how: "exit code 3".into(),
+            last_stderr: Some("panic: boom".into()),
+        },
+        CallError::BadAnswer(BadAnswer::NoResult { status: 202 }),
         CallError::NotDelivered {
             reason: "broken pipe".into(),
         },
@@ -54,7 +60,9 @@ fn a_failed_attempt_is_retried_exactly_when_a_second_run_is_impossible_or_harmle
         .map(|e| {
             let (unsafe_tool, safe_tool) = match &e {
                 CallError::NotDelivered { .. } | CallError::SessionExpired => (true, true),
-                CallError::Transport { .. } | CallError::SessionClosed => (false, true),
+                CallError::Transport { .. }
+                | CallError::Exited { .. }
+                | CallError::SessionClosed => (false, true),
                 _ => (false, false),
             };
             (e, unsafe_tool, safe_tool)
@@ -91,6 +99,10 @@ fn a_lost_call_that_is_not_retried_says_it_may_have_run() {
     for e in [
         CallError::Transport {
             reason: "the connection closed".into(),
+        },
+        CallError::Exited {
+            how: "signal 9 (SIGKILL)".into(),
+            last_stderr: None,
         },
         CallError::SessionClosed,
     ] {
@@ -131,6 +143,11 @@ fn the_agent_reads_which_server_failed_and_how() {
             },
             "server \"x\": unexpected answer from the server: an empty result",
         ),
+        (
+            CallError::BadAnswer(BadAnswer::EmptyBody),
+            "server \"x\": the server answered with an empty body. The server got the request, \
+             so the call may have run; it was not sent again",
+        ),
     ];
     for (e, want) in cases {
         for retry_safe in [false, true] {
@@ -146,6 +163,42 @@ fn the_agent_reads_which_server_failed_and_how() {
 #[test]
 fn the_deadline_is_the_servers_tool_timeout() {
     assert_eq!(forward(false).timeout(), Duration::from_secs(7));
+}
+
+#[test]
+fn an_exited_process_is_quoted_with_its_status_and_last_stderr_line() {
+    let cases = [
+        (
+            CallError::Exited {
+                how: "exit code 3".into(),
+                last_stderr: Some("panic: \u{1b}[31mboom\"\n".into()),
+            },
+            r#"server "x": the server's process exited during the call (exit code 3); its last stderr line: "panic: \u{1b}[31mboom\"\n". The call may or may not have run"#,
+        ),
+        (
+            CallError::Exited {
+                how: "signal 9 (SIGKILL)".into(),
+                last_stderr: None,
+            },
+            r#"server "x": the server's process exited during the call (signal 9 (SIGKILL)). The call may or may not have run"#,
+        ),
+    ];
+    for (e, want) in cases {
+        let Verdict::Fail(result) = forward(false).judge(&e) else {
+            panic!("{e:?} retried on an unsafe tool");
+        };
+        let said = text(&result);
+        assert!(said.starts_with(want), "{said}");
+    }
+    let long = CallError::Exited {
+        how: "exit code 1".into(),
+        last_stderr: Some("x".repeat(5000)),
+    };
+    let said = long.to_string();
+    assert!(
+        said.len() < 500 && said.ends_with(r#"… (5000 bytes in all)""#),
+        "{said}"
+    );
 }
 
 #[test]

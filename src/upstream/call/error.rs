@@ -5,6 +5,11 @@ use std::time::Duration;
 
 use rmcp::service::ServiceError;
 
+use crate::upstream::bad_answer::BadAnswer;
+
+/// The most bytes of a server's stderr line quoted in [`CallError::Exited`].
+pub const STDERR_QUOTE_MAX: usize = 300;
+
 /// [`CallError::Transport`]'s text: a refusal an HTTP server answered is no lost connection.
 fn lost_text(reason: &str) -> String {
     if reason.starts_with("HTTP ") {
@@ -41,6 +46,21 @@ pub enum CallError {
         /// What rmcp reported.
         reason: String,
     },
+    /// The server's process (stdio) exited while the request was in flight: the server may or
+    /// may not have run it. Built from a [`CallError::Transport`] or
+    /// [`CallError::SessionClosed`] once the exit is known ([`crate::upstream::ending`]).
+    #[error("{}", exited_text(how, last_stderr.as_deref()))]
+    Exited {
+        /// How it exited: `exit code 3`, `signal 9 (SIGKILL)`.
+        how: String,
+        /// The last line the process wrote to stderr (masked; capped and escaped when shown).
+        last_stderr: Option<String>,
+    },
+    /// The server got the request and answered with something that is no answer to it (a
+    /// streamable HTTP answer of the wrong content type, not JSON, empty, `202 Accepted`, a
+    /// JSON-RPC error for another request): it may have run it. The session goes on.
+    #[error("{0}")]
+    BadAnswer(BadAnswer),
     /// The request never reached the server: the session was already closed, the write
     /// failed, or the connection was refused.
     #[error("could not send the request: {reason}")]
@@ -83,6 +103,7 @@ impl CallError {
         matches!(
             self,
             CallError::Transport { .. }
+                | CallError::Exited { .. }
                 | CallError::NotDelivered { .. }
                 | CallError::SessionExpired
                 | CallError::SessionClosed
@@ -99,6 +120,20 @@ impl CallError {
     }
 }
 
+/// [`CallError::Exited`]'s text: `the server's process exited during the call (exit code 3);
+/// its last stderr line: "panic: boom"` (the line capped at [`STDERR_QUOTE_MAX`] bytes and
+/// quoted with its control characters escaped).
+fn exited_text(how: &str, last_stderr: Option<&str>) -> String {
+    let mut out = format!("the server's process exited during the call ({how})");
+    if let Some(line) = last_stderr {
+        out.push_str(&format!(
+            "; its last stderr line: {:?}",
+            crate::net::capped_at(line, STDERR_QUOTE_MAX)
+        ));
+    }
+    out
+}
+
 fn fmt_secs(d: Duration) -> String {
     let secs = d.as_secs_f64();
     if secs.fract() == 0.0 {
@@ -111,6 +146,11 @@ fn fmt_secs(d: Duration) -> String {
 pub(in crate::upstream) fn classify(e: ServiceError) -> CallError {
     if crate::upstream::http::is_session_expired(&e) {
         return CallError::SessionExpired;
+    }
+    if let ServiceError::TransportSend(send) = &e
+        && let Some(bad) = BadAnswer::find(send.error.as_ref())
+    {
+        return CallError::BadAnswer(bad);
     }
     // The transport failed to send this very request: unless it was an HTTP request whose
     // fate is unknown (the connection broke after it went out), the server never saw it.

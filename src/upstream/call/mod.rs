@@ -20,10 +20,13 @@
 //! | [`CallError::NotDelivered`] | the session was closed before the send, the write failed, the connection was refused | no |
 //! | [`CallError::SessionExpired`] | the server answered this very request "session gone" (HTTP 404, or 400 with a session error) | no |
 //! | [`CallError::Transport`] | the connection broke while the request was in flight | unknown |
+//! | [`CallError::Exited`] | the server's process exited while it was in flight (stdio) | unknown |
 //! | [`CallError::SessionClosed`] | we closed the session (stop, restart, reload) while it was in flight | unknown |
 //!
-//! The hub retries the first two always and the last two only for tools that are safe to run
-//! twice (`hub::route`).
+//! The hub retries the first two always and the last three only for tools that are safe to run
+//! twice (`hub::route`). An answer that is no answer to the request (an HTTP body that is not
+//! JSON, `202 Accepted`, …) is [`CallError::BadAnswer`]: the server got the request and the
+//! session is fine, so it is never sent again.
 
 mod error;
 mod request;

@@ -62,7 +62,7 @@ fn describe_result(target: &Target, result: &ServerResult) -> String {
         Target::Prompt { .. } => "prompts/get expects messages",
     };
     let value = serde_json::to_value(result).unwrap_or_default();
-    if let Some(problem) = crate::upstream::error_text::content_problem(&value) {
+    if let Some(problem) = crate::upstream::bad_answer::content_problem(&value) {
         return format!("the server sent an invalid result: {problem}");
     }
     let fields = match value {
