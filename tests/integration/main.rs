@@ -74,6 +74,7 @@ mod remote_streams;
 mod retry;
 mod robustness;
 mod secrets;
+mod serve_log;
 mod sessions;
 mod shared_uris;
 mod shown;
