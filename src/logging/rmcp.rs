@@ -1,5 +1,6 @@
 //! rmcp's own warnings and errors (target `rmcp…`, level WARN or ERROR), as the companion's
-//! log writes them ([`super::ScrubbedWriter`]): `Debug` dumps taken out.
+//! log writes them ([`super::ScrubbedWriter`]): `Debug` dumps taken out, and the errors that
+//! only repeat what our own code reports dropped.
 
 /// rmcp's warnings that print a dump, by the start of their message, and what we say instead
 /// (their fields are dropped).
@@ -30,10 +31,28 @@ const RMCP_WORDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// rmcp's errors that an ordinary stop or restart of a remote server produces, by the start of
+/// their message, each of which our own code already reports once, at WARN, in the server's
+/// span (so with its name), or which needs no report at all. rmcp logs them at ERROR from a
+/// task outside that span, so they would read as a second, nameless failure.
+const RMCP_REPORTED: &[&str] = &[
+    // The initialize POST failed (connection refused while the server restarts): the worker
+    // gives the real error to the handshake, which fails with it: our `start failed` warning.
+    // Other `worker quit with fatal` errors carry words of their own and are kept.
+    "worker quit with fatal: Transport channel closed",
+    // Ending a session (`DELETE`) on a server that is gone or refuses it, at a stop or restart
+    // while it is down: nothing is left behind, as the server forgets sessions itself.
+    "fail to delete session",
+];
+
 /// One formatted rmcp warning or error line, with its Rust `Debug` dumps taken out: a message
 /// of [`RMCP_WORDS`] is replaced and its fields dropped; any other line is cut where the first
 /// dump begins (`Name { field: …`, `Name(…`, `Some(…`), with a note that a value was left out.
+/// `None` for a message of [`RMCP_REPORTED`]: the line is not written.
 pub(super) fn rmcp_line(text: &str) -> Option<String> {
+    if RMCP_REPORTED.iter().any(|message| text.contains(message)) {
+        return None;
+    }
     for (message, ours) in RMCP_WORDS {
         if let Some(at) = text.find(message) {
             // rmcp's `?message` field is printed before the message itself.
@@ -115,6 +134,28 @@ mod tests {
             "{text}"
         );
         assert!(lines[3].contains("OUTSIDE-TEXT"), "{text}");
+    }
+
+    /// A reconnect to a server that is down, and the stop of its lost session, leave only our
+    /// own words: rmcp's nameless ERROR lines for the same events are not written.
+    #[test]
+    fn rmcp_errors_our_own_warnings_already_report_are_dropped() {
+        let text = logged(false, || {
+            tracing::error!(target: "rmcp::transport::worker", "worker quit with fatal: {}, when {}", "Transport channel closed", "Client(Connect)");
+            tracing::error!(target: "rmcp::transport::streamable_http_client", session_id = "s-1", "fail to delete session: {}", "Client error: error sending request");
+            tracing::error!(target: "rmcp::transport::worker", "worker quit with fatal: {}, when {}", "Unexpected content type: text/plain", "process initialize response");
+            tracing::warn!(target: "mcp_companion::supervisor::task", error = "cannot send initialize request: Connection refused", "start failed");
+        });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].contains("ERROR") && lines[0].contains("Unexpected content type"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("WARN") && lines[1].contains("start failed"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Proves what `serve`'s own log says, read from a real `serve` process: what a server wrote
 //! (its stderr, the error that quotes it) is written inert, control characters and
-//! bidirectional overrides as escapes.
+//! bidirectional overrides as escapes; and an ordinary restart or stop of a server, even one
+//! whose remote end went away, prints no ERROR line: the failure is one WARN line naming the
+//! server, in our words.
 
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::{BIN, Companion, eventually};
+use crate::common::{BIN, Companion, demo, eventually};
+use crate::remote_fixture::mcp_server;
 
 /// What the servers below write to stderr: a colour, a bell, a carriage return, a right-to-left
 /// override and a tab, as `printf` octal escapes (so the config file holds plain text).
@@ -59,4 +62,68 @@ async fn what_a_server_writes_reaches_the_log_as_escapes_never_as_control_charac
         obeyed.is_empty(),
         "control characters in the log: {obeyed:#?}"
     );
+}
+
+#[tokio::test]
+async fn restarting_and_stopping_servers_prints_no_error_line_even_when_one_is_gone() {
+    let remote = mcp_server().await;
+    let mut c = Companion::start(json!({
+        "mcpServers": {
+            "local": demo(&[]),
+            "remote": { "url": format!("http://127.0.0.1:{}/mcp", remote.port) },
+        },
+        "ssrfWhitelist": ["127.0.0.1/32"],
+    }));
+    c.running().await;
+    c.restart_process("local").await;
+
+    // The remote server goes away; its restart ends the old session and cannot connect.
+    drop(remote);
+    let out = c.cli(&["restart", "remote"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failures = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("name=remote") && l.contains("start failed"))
+            .count()
+    };
+    // Two attempts: the first one's worker has long ended (and said what it had to say).
+    let retried = eventually(Duration::from_secs(60), || failures(&c.log()) >= 2).await;
+    assert!(retried, "no second attempt:\n{}", c.log());
+    for name in ["remote", "local"] {
+        let out = c.cli(&["stop", name]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let status = c.terminate(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}\n{}", c.log());
+
+    let log = c.log();
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains(" ERROR ")).collect();
+    assert!(
+        errors.is_empty(),
+        "ERROR lines:\n{}\n\nlog:\n{log}",
+        errors.join("\n")
+    );
+    // The failure itself (refused, or reset while the listener closed): one WARN line per
+    // attempt, in the server's span, in our words.
+    let refused: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("error sending request"))
+        .collect();
+    for line in &refused {
+        assert!(
+            line.contains(" WARN ")
+                && line.contains("name=remote")
+                && line.contains("start failed"),
+            "{line}"
+        );
+    }
+    assert_eq!(refused.len(), failures(&log), "{log}");
 }
