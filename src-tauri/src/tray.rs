@@ -362,19 +362,7 @@ mod tests {
     use super::*;
 
     fn status(name: &str, state: ServerState) -> ServerStatus {
-        ServerStatus {
-            name: name.into(),
-            transport: "stdio".into(),
-            state,
-            last_error: None,
-            since_ms: 0,
-            retry_at_ms: None,
-            pid: None,
-            protocol: None,
-            restarts: 0,
-            tools: 0,
-            waiting_approval: 0,
-        }
+        ServerStatus::new(name, "stdio", state)
     }
 
     fn retrying(name: &str, state: ServerState, restarts: u32, error: &str) -> ServerStatus {
