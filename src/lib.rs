@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`io`] | shared by every room: the bounded line reader every input from outside the process goes through, the atomic file write, reading JSON text without keeping it |
 //! | [`net`] | the SSRF guard for remote servers: guarded DNS resolver, HTTP client, URL and secret redaction |
-//! | [`logging`] | the log writer that scrubs URLs and secrets from every line |
+//! | [`logging`] | the companion's log: every line scrubbed of URLs and secrets, outside text in it inert |
 //! | [`secret`] | secrets in the OS keychain behind `${secret:NAME}` references |
 //! | [`config`] | the config schema, loading with `${VAR}` expansion, validation, atomic save |
 //! | [`activity`] | the activity log: every call, listing and server event in a local SQLite database, written off the call path |

@@ -1,5 +1,5 @@
-//! stderr logging with a filter the Settings page can change at run time; every line is
-//! scrubbed of URLs and secrets ([`mcp_companion::logging`]).
+//! stderr logging with a filter the Settings page can change at run time; the same lines as
+//! `serve`'s: scrubbed of URLs and secrets, outside text inert ([`mcp_companion::logging`]).
 //!
 //! As clean as `serve`'s log: no ANSI colour codes unless stderr is a terminal, and rmcp at
 //! `warn` unless the filter names rmcp itself (its `info` lines dump whole peer-info
@@ -33,11 +33,7 @@ pub fn init(level: &str) -> SetLogLevel {
     let (filter, handle) = reload::Layer::new(filter);
     let installed = tracing_subscriber::registry()
         .with(filter)
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr))
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
-        )
+        .with(mcp_companion::logging::layer())
         .try_init();
     if let Err(e) = installed {
         eprintln!("warning: logging not initialised: {e}");

@@ -34,19 +34,22 @@ use mcp_companion::supervisor::ServerState;
 use out::outln;
 
 /// Sends logs to stderr, filtered by `--log-level`, else `RUST_LOG`, else `default`. Every line
-/// is scrubbed of URLs and secrets on its way out ([`mcp_companion::logging`]), whatever its
-/// target or level: rmcp, reqwest and hyper log request URLs at debug and trace level.
+/// is scrubbed of URLs and secrets on its way out, whatever its target or level (rmcp, reqwest
+/// and hyper log request URLs at debug and trace level), and outside text in it is written
+/// inert ([`mcp_companion::logging::layer`]).
 pub fn init_tracing(level: Option<&str>, default: &str) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
     let filter = level
         .map(tracing_subscriber::EnvFilter::new)
         .or_else(|| tracing_subscriber::EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},rmcp=warn")));
     // rmcp's OAuth code logs authorization codes at debug.
     let filter = mcp_companion::auth::secret_safe(filter);
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(mcp_companion::logging::Scrubbed::new(std::io::stderr))
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(mcp_companion::logging::layer())
         .try_init();
 }
 

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use mcp_companion::control;
-use mcp_companion::supervisor::{ServerState, ServerStatus};
+use mcp_companion::supervisor::ServerStatus;
 
 use super::out::{inert, outln, visible};
 
@@ -137,19 +137,14 @@ pub(super) fn print_profiles(profiles: &[mcp_companion::hub::ProfileStatus]) -> 
     Ok(())
 }
 
-/// The STATE column: the state's [`ServerState::label`],
+/// The STATE column: the state's
+/// [`ServerState::label`](mcp_companion::supervisor::ServerState::label),
 /// and for a server waiting to restart, in how many whole seconds (rounded up) it will:
 /// `retrying 3s`.
 fn state_cell(s: &ServerStatus, now_ms: u64) -> String {
-    match s.retry_at_ms {
-        Some(at) if s.state == ServerState::Backoff => {
-            format!(
-                "{} {}s",
-                s.state.label(),
-                at.saturating_sub(now_ms).div_ceil(1000)
-            )
-        }
-        _ => s.state.label().to_owned(),
+    match s.retry_in_secs(now_ms) {
+        Some(secs) => format!("{} {secs}s", s.state.label()),
+        None => s.state.label().to_owned(),
     }
 }
 
@@ -177,20 +172,12 @@ fn ellipsize(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_companion::supervisor::ServerState;
 
     fn server(state: ServerState, retry_at_ms: Option<u64>) -> ServerStatus {
         ServerStatus {
-            name: "s".into(),
-            transport: "stdio".into(),
-            state,
-            last_error: None,
-            since_ms: 0,
             retry_at_ms,
-            pid: None,
-            protocol: None,
-            restarts: 0,
-            tools: 0,
-            waiting_approval: 0,
+            ..ServerStatus::new("s", "stdio", state)
         }
     }
 

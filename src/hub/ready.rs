@@ -183,19 +183,20 @@ fn unavailable(status: &ServerStatus) -> String {
 
 /// The server's state in a sentence, without its last error.
 fn state_sentence(status: &ServerStatus) -> String {
-    match (status.state, status.retry_at_ms) {
-        (ServerState::Backoff, Some(at)) => {
-            let secs = at.saturating_sub(now_ms()).div_ceil(1000).max(1);
-            format!(
-                "server \"{}\" is restarting, next try in {secs} s",
-                status.name
-            )
-        }
-        (ServerState::Starting, _) => format!("server \"{}\" is starting", status.name),
+    if let Some(secs) = status.retry_in_secs(now_ms()) {
+        // Due now: the start is about to happen, not "in 0 s".
+        return format!(
+            "server \"{}\" is restarting, next try in {} s",
+            status.name,
+            secs.max(1)
+        );
+    }
+    match status.state {
+        ServerState::Starting => format!("server \"{}\" is starting", status.name),
         // A session is being torn down (a stop, or a loss before the restart is scheduled).
-        (ServerState::Running, _) => format!("server \"{}\" has no session right now", status.name),
-        (ServerState::NeedsSignIn, _) => format!("server \"{}\" needs a sign-in", status.name),
-        (state, _) => format!("server \"{}\" is {}", status.name, state.as_str()),
+        ServerState::Running => format!("server \"{}\" has no session right now", status.name),
+        ServerState::NeedsSignIn => format!("server \"{}\" needs a sign-in", status.name),
+        state => format!("server \"{}\" is {}", status.name, state.as_str()),
     }
 }
 
@@ -205,17 +206,9 @@ mod tests {
 
     fn status(state: ServerState, retry_in_ms: Option<u64>, error: Option<&str>) -> ServerStatus {
         ServerStatus {
-            name: "x".into(),
-            transport: "stdio".into(),
-            state,
             last_error: error.map(str::to_owned),
-            since_ms: 0,
             retry_at_ms: retry_in_ms.map(|ms| now_ms() + ms),
-            pid: None,
-            protocol: None,
-            restarts: 0,
-            tools: 0,
-            waiting_approval: 0,
+            ..ServerStatus::new("x", "stdio", state)
         }
     }
 

@@ -1,7 +1,9 @@
-//! Text someone else wrote, made safe to show or log: control characters (C0, DEL, C1) written
-//! as escapes such as `\x1b`, so a server's words cannot clear a screen, retitle a window or
-//! start a line of their own in a log. One home for the rule: the CLI prints through
-//! [`visible`] / [`inert`], the log writer ([`crate::logging`]) through [`log_line`].
+//! Text someone else wrote, made safe to show or log: control characters (C0, DEL, C1) and the
+//! Unicode bidirectional controls written as escapes such as `\x1b` or `\u{202e}`, so a
+//! server's words cannot clear a screen, retitle a window, reorder what is read or start a line
+//! of their own in a log. One home for the rule: the CLI prints through [`visible`] / [`inert`];
+//! the log ([`crate::logging`]) writes every field of an event through [`log_field`] and the
+//! whole line through [`log_line`].
 
 use std::borrow::Cow;
 
@@ -11,14 +13,22 @@ use std::borrow::Cow;
 /// results) cannot clear the screen, move the cursor or retitle the window of the person
 /// reading `status`, `logs`, `tools` or `call`.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    escape(text, true)
+    escape(text, Keep::Layout)
 }
 
 /// `text` from a registry (a name, version, cursor, description, argument) as inert text on
 /// one line: [`visible`] without exceptions, so tab, newline and colour sequences are escaped
 /// too (a colour can hide a word, a newline can fake a line of our own).
 pub fn inert(text: &str) -> Cow<'_, str> {
-    escape(text, false)
+    escape(text, Keep::Nothing)
+}
+
+/// The value of a log event's field (a server's stderr line, its error text, its log message)
+/// as inert text on one line: every control character but tab escaped, colour sequences too
+/// (outside text must not colour, hide or clear anything on the terminal reading the log).
+/// Tabs are kept: they cannot move the cursor back or start a line, and stack traces use them.
+pub fn log_field(text: &str) -> Cow<'_, str> {
+    escape(text, Keep::Tab)
 }
 
 /// Lines someone else wrote (a server's stderr) as inert text: each line [`inert`], so colour,
@@ -35,16 +45,31 @@ fn reorders(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-fn escape(text: &str, lenient: bool) -> Cow<'_, str> {
-    let unsafe_char =
-        |c: char| (c.is_control() && !(lenient && (c == '\t' || c == '\n'))) || reorders(c);
+/// What [`escape`] leaves as it is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Nothing: every control character is escaped.
+    Nothing,
+    /// Tab.
+    Tab,
+    /// Tab, newline and colour sequences (`ESC [ digits ; … m`).
+    Layout,
+}
+
+fn escape(text: &str, keep: Keep) -> Cow<'_, str> {
+    let kept = |c: char| match keep {
+        Keep::Nothing => false,
+        Keep::Tab => c == '\t',
+        Keep::Layout => c == '\t' || c == '\n',
+    };
+    let unsafe_char = |c: char| (c.is_control() && !kept(c)) || reorders(c);
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        if lenient
+        if keep == Keep::Layout
             && c == '\x1b'
             && let Some(len) = colour_sequence(rest)
         {
@@ -94,4 +119,45 @@ fn colour_sequence(text: &str) -> Option<usize> {
         .take_while(|b| b.is_ascii_digit() || *b == b';')
         .count();
     (body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each rule over the same outside text: what it keeps and what it writes as an escape.
+    #[test]
+    fn each_rule_keeps_only_its_own_exceptions() {
+        let cases = [
+            // (text, visible, inert, log_field)
+            ("plain words", "plain words", "plain words", "plain words"),
+            ("a\tb", "a\tb", "a\\x09b", "a\tb"),
+            ("a\nb", "a\nb", "a\\x0ab", "a\\x0ab"),
+            ("cr\rX", "cr\\x0dX", "cr\\x0dX", "cr\\x0dX"),
+            (
+                "\x1b[31mRED\x1b[0m",
+                "\x1b[31mRED\x1b[0m",
+                "\\x1b[31mRED\\x1b[0m",
+                "\\x1b[31mRED\\x1b[0m",
+            ),
+            ("\x1b[2J", "\\x1b[2J", "\\x1b[2J", "\\x1b[2J"),
+            (
+                "bel\x07 del\x7f c1\u{9b}",
+                "bel\\x07 del\\x7f c1\\x9b",
+                "bel\\x07 del\\x7f c1\\x9b",
+                "bel\\x07 del\\x7f c1\\x9b",
+            ),
+            (
+                "\u{202e}evil\u{2066}x\u{2069}",
+                "\\u{202e}evil\\u{2066}x\\u{2069}",
+                "\\u{202e}evil\\u{2066}x\\u{2069}",
+                "\\u{202e}evil\\u{2066}x\\u{2069}",
+            ),
+        ];
+        for (text, shown, inert_, field) in cases {
+            assert_eq!(visible(text), shown, "visible {text:?}");
+            assert_eq!(inert(text), inert_, "inert {text:?}");
+            assert_eq!(log_field(text), field, "log_field {text:?}");
+        }
+    }
 }

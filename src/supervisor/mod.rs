@@ -27,6 +27,7 @@
 mod backoff;
 mod connector;
 mod running;
+mod status;
 mod task;
 #[cfg(test)]
 mod tests;
@@ -35,7 +36,6 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rmcp::{Peer, RoleClient};
-use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
@@ -50,98 +50,7 @@ use crate::upstream::stderr::LogRing;
 
 pub use backoff::{HEALTHY_AFTER, MAX_DELAY, MAX_FAILURES, delay_for};
 pub use connector::{Connect, ConnectArgs, StartFailure, upstream_connect, upstream_connect_with};
-
-/// Lifecycle state of one server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerState {
-    /// Not running, by configuration (`disabled`) or by request.
-    Stopped,
-    /// Spawning, initializing or listing.
-    Starting,
-    /// Serving calls.
-    Running,
-    /// Waiting before a restart; `retry_at_ms` says when.
-    Backoff,
-    /// Gave up: configuration error or too many failures in a row. `last_error` says why.
-    Failed,
-    /// The remote server answered 401: it waits for `mcp-companion login` (no retries).
-    #[serde(rename = "needs sign-in")]
-    NeedsSignIn,
-}
-
-impl ServerState {
-    /// The lower-case name used in CLI output and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ServerState::Stopped => "stopped",
-            ServerState::Starting => "starting",
-            ServerState::Running => "running",
-            ServerState::Backoff => "backoff",
-            ServerState::Failed => "failed",
-            ServerState::NeedsSignIn => "needs sign-in",
-        }
-    }
-
-    /// The word a person reads for the state, the same as the window's badge
-    /// (`ui/states.js`): `backoff` reads `retrying`; every other state its [`Self::as_str`].
-    pub fn label(self) -> &'static str {
-        match self {
-            ServerState::Backoff => "retrying",
-            other => other.as_str(),
-        }
-    }
-}
-
-/// What `status` shows for one server.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerStatus {
-    /// The server's name in the config.
-    pub name: String,
-    /// `stdio`, `sse`, `streamableHttp`, or `unknown` for an entry that failed to parse.
-    pub transport: String,
-    /// Current state.
-    pub state: ServerState,
-    /// Why the server last failed, readable by a person (kept while it restarts).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    /// When the state last changed, in milliseconds since the Unix epoch.
-    pub since_ms: u64,
-    /// In `backoff`: when the next start is due, in milliseconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_at_ms: Option<u64>,
-    /// Process id of a running stdio server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-    /// The MCP protocol version the running session speaks: the version `initialize` agreed,
-    /// or `2026-07-28` for a server that speaks only that (`None` while not running). See
-    /// [`crate::upstream::era`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<String>,
-    /// Restarts after an exit or a lost session since the companion started.
-    #[serde(default)]
-    pub restarts: u32,
-    /// Wrapped tools this server contributes to the merged catalog (filled in by the hub).
-    pub tools: usize,
-    /// Tools withheld from agents until the person approves them (`mcp-companion trust`;
-    /// filled in by the hub).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub waiting_approval: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-impl ServerStatus {
-    /// Whether [`ServerStatus::last_error`] concerns the current process. While a server is
-    /// `starting` or `running` again, its last error is an earlier process's, and is shown
-    /// marked as older (`status` prints `(earlier) …`, the window dims it).
-    pub fn error_is_current(&self) -> bool {
-        !matches!(self.state, ServerState::Starting | ServerState::Running)
-    }
-}
+pub use status::{ServerState, ServerStatus};
 
 /// The live session of a running server, shared with callers.
 #[derive(Debug)]
@@ -388,20 +297,11 @@ fn initial_status(
         (Some(c), None) if c.disabled => ServerState::Stopped,
         _ => ServerState::Starting,
     };
+    let transport = cfg.map_or("unknown", |c| upstream::transport_name(&c.transport));
     ServerStatus {
-        name: name.to_owned(),
-        transport: cfg
-            .map_or("unknown", |c| upstream::transport_name(&c.transport))
-            .to_owned(),
-        state,
         last_error: error.map(|e| e.to_string()),
         since_ms: now_ms(),
-        retry_at_ms: None,
-        pid: None,
-        protocol: None,
-        restarts: 0,
-        tools: 0,
-        waiting_approval: 0,
+        ..ServerStatus::new(name, transport, state)
     }
 }
 

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `notifications/progress` | never reaches the handler: [`ProgressTap`](super::progress::ProgressTap) routes it below rmcp, in order |
 //! | `notifications/{tools,resources,prompts}/list_changed` | [`UpstreamEvent::ListChanged`] to the supervisor, which re-lists |
-//! | `notifications/message` | logged through `tracing` in the server's span, and passed to agents ([`Notices`](super::notice::Notices)) |
+//! | `notifications/message` | logged through `tracing` in the server's span (DEBUG; WARN from `warning` up), and passed to agents ([`Notices`](super::notice::Notices)) |
 //! | `notifications/resources/updated` | passed to agents that subscribed ([`Notices`](super::notice::Notices)) |
 //! | `notifications/tasks/status` | never reaches the handler: the [`ProgressTap`](super::progress::ProgressTap) passes it to the agent whose task it is ([`Notices`](super::notice::Notices)), in order |
 //!

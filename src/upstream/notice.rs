@@ -269,8 +269,9 @@ impl Notices {
     }
 }
 
-/// Where one server's log messages go: the companion's own log (in the server's span) and every
-/// agent ([`Notices`]).
+/// Where one server's log messages go: every agent ([`Notices`]), and the companion's own log
+/// (in the server's span): at DEBUG, so a chatty server does not fill it, and at WARN for what
+/// the server marks `warning` or worse (never ERROR: that is the companion's own failures).
 #[derive(Clone, Debug)]
 pub struct ServerLogs {
     /// The server as configured.
@@ -286,17 +287,72 @@ impl ServerLogs {
         crate::net::scrub_known_value(&mut params.data);
         let logger = params.logger.as_deref().unwrap_or("");
         let data = &params.data;
+        // The level as the server named it (`notice`, `critical`), which ours cannot tell.
+        let said = serde_json::to_value(params.level).unwrap_or_default();
+        let said = said.as_str().unwrap_or_default();
         match params.level {
-            LoggingLevel::Debug => tracing::debug!(logger, %data, "server log"),
-            LoggingLevel::Info | LoggingLevel::Notice => {
-                tracing::info!(logger, %data, "server log")
+            LoggingLevel::Debug | LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::debug!(logger, level = said, %data, "server log")
             }
-            LoggingLevel::Warning => tracing::warn!(logger, %data, "server log"),
-            _ => tracing::error!(logger, %data, "server log"),
+            _ => tracing::warn!(logger, level = said, %data, "server log"),
         }
         self.notices.send(Notice::Log {
             server: self.server.clone(),
             params,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logging::test_log::logged;
+
+    fn message(level: LoggingLevel, text: &str) -> LoggingMessageNotificationParam {
+        let mut params = LoggingMessageNotificationParam::new(level, serde_json::json!(text));
+        params.logger = Some("srv".into());
+        params
+    }
+
+    /// A server's `info` message is a DEBUG line of the companion's log and its `error` a WARN
+    /// one; both reach the agents as the server sent them.
+    #[tokio::test]
+    async fn server_log_messages_are_debug_lines_unless_the_server_warns() {
+        let notices = Notices::default();
+        let mut agent = notices.subscribe(Arc::new(Delivery::default()));
+        let logs = ServerLogs {
+            server: "s".into(),
+            notices,
+        };
+        let text = logged(false, || {
+            logs.log(message(LoggingLevel::Info, "chatty"));
+            logs.log(message(LoggingLevel::Notice, "noted"));
+            logs.log(message(LoggingLevel::Error, "broken"));
+        });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].contains("DEBUG")
+                && lines[0].contains("level=\"info\"")
+                && lines[0].contains("chatty"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("DEBUG") && lines[1].contains("level=\"notice\""),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains(" WARN ")
+                && lines[2].contains("level=\"error\"")
+                && lines[2].contains("broken"),
+            "{text}"
+        );
+        for want in ["chatty", "noted", "broken"] {
+            let notice = agent.recv().await.expect("a notice");
+            let Notice::Log { params, .. } = &*notice else {
+                panic!("{notice:?}");
+            };
+            assert_eq!(params.data, serde_json::json!(want));
+        }
     }
 }

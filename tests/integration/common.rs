@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 pub mod activity;
 pub mod asking;
+pub mod fidelity;
 
 /// The CLI binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-companion");

@@ -5,54 +5,8 @@
 
 use serde_json::{Value, json};
 
+use crate::common::fidelity::{agent, ask, call, companion, text_json};
 use crate::common::{CallPath, on_both_paths};
-use crate::fidelity::{agent, call, companion};
-use crate::raw::RawAgent;
-
-/// The JSON in the first text block of `answer`'s result.
-fn text_json(answer: &Value) -> Value {
-    let text = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("");
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {answer}"))
-}
-
-/// Calls `mcp_f_ask` as request `id`, answering the server's sampling and elicitation requests;
-/// returns those two requests as the agent got them, their lines, and the call's answer.
-async fn ask(agent: &mut RawAgent, id: u64) -> (Vec<Value>, Vec<String>, Value) {
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "mcp_f_ask", "arguments": {}}}))
-        .await;
-    let mut asked = Vec::new();
-    let mut lines = Vec::new();
-    loop {
-        let line = agent.recv_line().await;
-        let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        match msg["method"].as_str() {
-            Some("sampling/createMessage") => {
-                agent
-                    .send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                        "role": "assistant", "content": {"type": "text", "text": "ok"},
-                        "model": "m", "stopReason": "endTurn"}}))
-                    .await;
-                asked.push(msg);
-                lines.push(line);
-            }
-            Some("elicitation/create") => {
-                agent
-                    .send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                        "action": "accept", "content": {"n": 5}}}))
-                    .await;
-                asked.push(msg);
-                lines.push(line);
-            }
-            Some(_) => {}
-            None if msg["id"] == id => return (asked, lines, msg),
-            None => {}
-        }
-    }
-}
 
 /// rmcp puts a `progressToken` on every request it sends: none may reach a server the agent
 /// did not give one, nor an agent the server did not give one; the server's own token reaches

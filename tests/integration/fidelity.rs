@@ -3,59 +3,10 @@
 //! masked in error results and log messages. Each scenario runs on both call paths against
 //! `tests/peers/fidelity_server.py`, with a line-level agent.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{CallPath, Companion, on_both_paths};
-use crate::raw::RawAgent;
-
-pub(crate) const SERVER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/peers/fidelity_server.py"
-);
-
-/// A companion serving the fidelity server as `f`, settled.
-pub(crate) async fn companion(path: CallPath) -> Companion {
-    let c = Companion::start_on(
-        json!({ "mcpServers": { "f": { "command": "python3", "args": [SERVER],
-            "env": { "MY_API_TOKEN": "sekrit-fidelity-TOKEN-999" } } } }),
-        path,
-    );
-    c.running().await;
-    c
-}
-
-/// A raw agent that declared elicitation (form and URL) and sampling; returns it with the
-/// `initialize` result.
-pub(crate) async fn agent(c: &Companion) -> (RawAgent, Value) {
-    let mut agent = RawAgent::connect_only(&c.socket).await;
-    agent
-        .send(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}},
-            "clientInfo": {"name": "fidelity-agent", "version": "0"}}}),
-        )
-        .await;
-    let (init, _) = agent.until_response(&json!(0)).await;
-    agent
-        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    (agent, init)
-}
-
-/// `tools/call` of `mcp_f_<tool>` with id `id` and `params` merged into the params.
-pub(crate) async fn call(
-    agent: &mut RawAgent,
-    id: u64,
-    tool: &str,
-    extra: Value,
-) -> (Value, Vec<Value>) {
-    let mut params = json!({"name": format!("mcp_f_{tool}"), "arguments": {}});
-    if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
-        p.extend(extra);
-    }
-    agent.request(id, "tools/call", params).await
-}
+use crate::common::fidelity::{agent, ask, call, companion, text_json};
+use crate::common::{CallPath, on_both_paths};
 
 /// -32042 (URL Elicitation Required) reaches the agent as that JSON-RPC error with its
 /// `data.elicitations`, not as an `isError` text: the agent must open the URL.
@@ -86,12 +37,7 @@ async fn request_meta_reaches_the_server(path: CallPath) {
     let meta = json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
         "vendor.example/trace": {"a": 1}});
     let (answer, _) = call(&mut agent, 1, "meta", json!({"_meta": meta})).await;
-    let got: Value = serde_json::from_str(
-        answer["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or("null"),
-    )
-    .expect("the server's _meta as JSON");
+    let got = text_json(&answer);
     assert_eq!(
         got["traceparent"], meta["traceparent"],
         "{path:?}: {answer}"
@@ -103,12 +49,7 @@ async fn request_meta_reaches_the_server(path: CallPath) {
 
     let with_progress = json!({"progressToken": "tok-A", "vendor.example/trace": "abc"});
     let (answer, _) = call(&mut agent, 2, "meta", json!({"_meta": with_progress})).await;
-    let got: Value = serde_json::from_str(
-        answer["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or("null"),
-    )
-    .expect("the server's _meta as JSON");
+    let got = text_json(&answer);
     assert_eq!(got["vendor.example/trace"], "abc", "{path:?}: {answer}");
 }
 on_both_paths!(request_meta, request_meta_reaches_the_server);
@@ -118,34 +59,7 @@ on_both_paths!(request_meta, request_meta_reaches_the_server);
 async fn server_requests_keep_their_meta(path: CallPath) {
     let c = companion(path).await;
     let (mut agent, _) = agent(&c).await;
-    agent
-        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "mcp_f_ask", "arguments": {}}}))
-        .await;
-    let mut asked = Vec::new();
-    let answer = loop {
-        let msg = agent.recv().await;
-        match msg["method"].as_str() {
-            Some("sampling/createMessage") => {
-                agent
-                    .send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                        "role": "assistant", "content": {"type": "text", "text": "ok"},
-                        "model": "m", "stopReason": "endTurn"}}))
-                    .await;
-                asked.push(msg);
-            }
-            Some("elicitation/create") => {
-                agent
-                    .send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                        "action": "accept", "content": {"n": 5}}}))
-                    .await;
-                asked.push(msg);
-            }
-            Some(_) => {}
-            None if msg["id"] == 1 => break msg,
-            None => {}
-        }
-    };
+    let (asked, _, answer) = ask(&mut agent, 1).await;
     assert_eq!(asked.len(), 2, "{path:?}: {asked:?}");
     for request in &asked {
         assert_eq!(
@@ -153,10 +67,7 @@ async fn server_requests_keep_their_meta(path: CallPath) {
             "{path:?}: {request}"
         );
     }
-    let text = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("");
-    let got: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    let got = text_json(&answer);
     assert_eq!(got["elicitation"]["result"]["content"]["n"], 5, "{got}");
 }
 on_both_paths!(server_request_meta, server_requests_keep_their_meta);

@@ -75,6 +75,7 @@ mod remote_streams;
 mod retry;
 mod robustness;
 mod secrets;
+mod serve_log;
 mod sessions;
 mod shared_names;
 mod shared_uris;
