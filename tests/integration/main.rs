@@ -71,6 +71,7 @@ mod remote_modern;
 mod remote_refusals;
 mod remote_restart;
 mod remote_streams;
+mod requests;
 mod retry;
 mod robustness;
 mod secrets;

@@ -82,6 +82,17 @@ async fn each_bad_line_gets_its_answer_and_the_connection_goes_on() {
         (r#"{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": []}"#.into(), json!(8), -32602, "invalid params for tools/call"),
         (r#"{"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"cursor": 3}}"#.into(), json!(9), -32602, "invalid params for tools/list"),
         (r#"{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": 1}"#.into(), json!(10), -32602, "invalid params for ping"),
+        // JSON-RPC 2.0 §5: an invalid Request object is answered even without an id.
+        (r#"{"jsonrpc": "2.0"}"#.into(), Value::Null, -32600, "invalid request: \"method\" is missing"),
+        (r#"{"jsonrpc": "2.0", "id": 12}"#.into(), json!(12), -32600, "invalid request: \"method\" is missing"),
+        (r#"{"jsonrpc": "1.0", "method": "notifications/initialized"}"#.into(), Value::Null, -32600, "\"jsonrpc\" must be \"2.0\", not \"1.0\""),
+        (r#"{"jsonrpc": "2.0", "method": 5}"#.into(), Value::Null, -32600, "\"method\" must be a string, not 5"),
+        (r#"{"jsonrpc": "2.0", "id": 13, "method": 5}"#.into(), json!(13), -32600, "\"method\" must be a string, not 5"),
+        ("[]".into(), Value::Null, -32600, "an empty batch"),
+        (r#"{"jsonrpc": "2.0", "id": 14, "method": "tasks/get", "params": "x"}"#.into(), json!(14), -32602, "invalid params for tasks/get: params must be an object with \"taskId\""),
+        (r#"{"jsonrpc": "2.0", "id": 15, "method": "tools/call", "params": "x"}"#.into(), json!(15), -32602, "invalid params for tools/call: params must be an object with \"name\""),
+        (r#"{"jsonrpc": "2.0", "id": 16, "method": "prompts/get", "params": {"name": "p", "arguments": {"a": 5}}}"#.into(), json!(16), -32602, "invalid params for prompts/get: argument \"a\" must be a string, not 5"),
+        (r#"{"jsonrpc": "2.0", "id": 17, "method": "no/such", "params": "x"}"#.into(), json!(17), -32600, "\"params\" must be an object, not \"x\""),
     ];
     let mut w = wire();
     for (n, (line, id, code, message)) in cases.into_iter().enumerate() {
@@ -103,13 +114,15 @@ async fn each_bad_line_gets_its_answer_and_the_connection_goes_on() {
 }
 
 #[tokio::test]
-async fn malformed_notifications_and_blank_lines_get_no_answer() {
+async fn notifications_rmcp_cannot_read_and_blank_lines_get_no_answer() {
     let mut w = wire();
     for line in [
         "",
         "   ",
         "\r",
-        r#"{"jsonrpc": "1.0", "method": "notifications/initialized"}"#,
+        // Notifications rmcp cannot read: sound envelopes, so never answered.
+        r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "x"}"#,
+        r#"{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": [1]}"#,
     ] {
         w.send(line).await;
     }
@@ -288,8 +301,9 @@ mod props {
     ];
 
     /// What must hold for any line: no panic; an answer is a JSON-RPC error with a standard
-    /// code and a usable id; an object without `id` is never answered; a valid id is echoed;
-    /// a delivered request for a served method is typed, never a custom request.
+    /// code and a usable id; a notification (`"jsonrpc": "2.0"`, a string `method`, no `id`)
+    /// is never answered, and other objects without `id` are answered with `null`; a valid id
+    /// is echoed; a delivered request for a served method is typed, never a custom request.
     fn check(line: &[u8]) {
         let verdict = judge(line);
         let parsed: Option<Value> = serde_json::from_slice(line).ok();
@@ -306,10 +320,15 @@ mod props {
                 let wire = json!({"jsonrpc": "2.0", "id": id, "error": error});
                 assert!(wire["error"]["message"].is_string());
                 if let Some(Value::Object(fields)) = &parsed {
-                    assert!(
-                        fields.contains_key("id"),
-                        "a notification was answered: {fields:?}"
-                    );
+                    let notification = !fields.contains_key("id")
+                        && fields.get("jsonrpc") == Some(&json!("2.0"))
+                        && fields.get("method").is_some_and(Value::is_string)
+                        && !fields.contains_key("result")
+                        && !fields.contains_key("error");
+                    assert!(!notification, "a notification was answered: {fields:?}");
+                    if !fields.contains_key("id") {
+                        assert!(id.is_null(), "{id}");
+                    }
                     match fields.get("id") {
                         // A float that lost digits of the integer sent cannot be echoed.
                         Some(Value::Number(n))
