@@ -36,6 +36,7 @@ mod first_list;
 mod flood;
 mod hub_commands;
 mod hub_race;
+mod initialize;
 mod keychain;
 mod launching;
 mod lifecycle;
