@@ -12,7 +12,7 @@
 
 use rmcp::model::{
     CallToolResult, CompleteResult, GetPromptResponse, InitializeResult, ProtocolVersion,
-    ReadResourceResponse, ResultType, ServerConfig, TASKS_EXTENSION_ID,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, TASKS_EXTENSION_ID,
 };
 use rmcp::{Peer, RoleServer};
 
@@ -71,27 +71,148 @@ pub fn complete_completion(mut result: CompleteResult) -> CompleteResult {
     result
 }
 
-/// An `initialize` answer without the 2026-07-28 Tasks extension: that era's agents get the
-/// `tasks` capability of their own (MCP 2025-11-25), which the same answer carries.
-pub fn without_extension_tasks(mut result: InitializeResult) -> InitializeResult {
+/// An `initialize` answer carrying only what its negotiated version defines (each version's
+/// `ServerCapabilities` and `Implementation` in the MCP schema):
+///
+/// | member | defined since |
+/// |---|---|
+/// | `capabilities.completions` | 2025-03-26 |
+/// | `serverInfo.title` | 2025-06-18 |
+/// | `capabilities.tasks` (in `experimental` inside the companion, [`crate::catalog::execution::TASKS_STASH`]); `serverInfo.description`, `icons`, `websiteUrl` | 2025-11-25 |
+/// | `capabilities.extensions` (the 2026-07-28 Tasks extension) | never in an `initialize` answer: that era's agents do not initialize |
+///
+/// An agent of an older version would read a newer member as a promise the session cannot
+/// keep: a 2025-06-18 agent offered `tasks` has no `tasks/*` methods to use it.
+pub fn as_negotiated(mut result: InitializeResult) -> InitializeResult {
+    let version = result.protocol_version.as_str().to_owned();
+    let before = |v: &ProtocolVersion| version.as_str() < v.as_str();
     if let Some(extensions) = &mut result.capabilities.extensions {
         extensions.remove(TASKS_EXTENSION_ID);
         if extensions.is_empty() {
             result.capabilities.extensions = None;
         }
     }
+    if before(&ProtocolVersion::V_2025_11_25) {
+        result.capabilities = without_legacy_tasks_capability(result.capabilities);
+        let info = &mut result.server_info;
+        (info.description, info.icons, info.website_url) = (None, None, None);
+    }
+    if before(&ProtocolVersion::V_2025_06_18) {
+        result.server_info.title = None;
+    }
+    if before(&ProtocolVersion::V_2025_03_26) {
+        result.capabilities.completions = None;
+    }
     result
 }
 
 /// The server info a `server/discover` answer is made of, without the `initialize` era's
-/// `tasks` capability (carried in `experimental` inside the companion,
-/// [`crate::catalog::execution::TASKS_STASH`]): a 2026-07-28 agent has the extension instead.
+/// `tasks` capability: a 2026-07-28 agent has the extension instead.
 pub fn without_legacy_tasks(mut info: ServerConfig) -> ServerConfig {
-    if let Some(experimental) = &mut info.capabilities.experimental {
+    info.capabilities = without_legacy_tasks_capability(info.capabilities);
+    info
+}
+
+/// `capabilities` without the `initialize` era's `tasks` capability (MCP 2025-11-25), carried
+/// in `experimental` inside the companion ([`crate::catalog::execution::TASKS_STASH`]).
+fn without_legacy_tasks_capability(mut capabilities: ServerCapabilities) -> ServerCapabilities {
+    if let Some(experimental) = &mut capabilities.experimental {
         experimental.remove(crate::catalog::execution::TASKS_STASH);
         if experimental.is_empty() {
-            info.capabilities.experimental = None;
+            capabilities.experimental = None;
         }
     }
-    info
+    capabilities
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{Implementation, ServerCapabilities};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// An answer with every member some version added, on `version`.
+    fn everything_on(version: ProtocolVersion) -> Value {
+        let mut caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_completions()
+            .build();
+        caps.experimental.get_or_insert_default().insert(
+            crate::catalog::execution::TASKS_STASH.to_owned(),
+            crate::catalog::execution::tasks_capability(),
+        );
+        caps.extensions
+            .get_or_insert_default()
+            .insert(TASKS_EXTENSION_ID.to_owned(), serde_json::Map::new());
+        let mut info = Implementation::new("mcp-companion", "1");
+        info.title = Some("MCP Companion".into());
+        info.description = Some("hub".into());
+        info.website_url = Some("https://example.org".into());
+        info.icons = Some(Vec::new());
+        let result = InitializeResult::new(caps)
+            .with_server_info(info)
+            .with_protocol_version(version);
+        let mut value = serde_json::to_value(as_negotiated(result)).expect("serialises");
+        crate::catalog::execution::unstash_capabilities(&mut value);
+        value
+    }
+
+    fn keys(value: &Value) -> Vec<&str> {
+        let mut keys: Vec<&str> = value
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        keys.sort_unstable();
+        keys
+    }
+
+    #[test]
+    fn each_version_is_answered_with_what_it_defines() {
+        for (version, capabilities, server_info) in [
+            (
+                ProtocolVersion::V_2024_11_05,
+                vec!["tools"],
+                vec!["name", "version"],
+            ),
+            (
+                ProtocolVersion::V_2025_03_26,
+                vec!["completions", "tools"],
+                vec!["name", "version"],
+            ),
+            (
+                ProtocolVersion::V_2025_06_18,
+                vec!["completions", "tools"],
+                vec!["name", "title", "version"],
+            ),
+            (
+                ProtocolVersion::V_2025_11_25,
+                vec!["completions", "tasks", "tools"],
+                vec![
+                    "description",
+                    "icons",
+                    "name",
+                    "title",
+                    "version",
+                    "websiteUrl",
+                ],
+            ),
+        ] {
+            let answer = everything_on(version.clone());
+            assert_eq!(
+                keys(&answer["capabilities"]),
+                capabilities,
+                "{version}: {answer}"
+            );
+            assert_eq!(
+                keys(&answer["serverInfo"]),
+                server_info,
+                "{version}: {answer}"
+            );
+        }
+        assert_eq!(
+            everything_on(ProtocolVersion::V_2025_11_25)["capabilities"]["tasks"],
+            json!(crate::catalog::execution::tasks_capability())
+        );
+    }
 }

@@ -23,6 +23,30 @@ fn not_supported(method: &str) -> McpError {
     )
 }
 
+/// Why an `initialize` on this connection is refused, when it is: the connection's session
+/// has begun (MCP lifecycle: initialization is the first interaction, once per session), with
+/// an `initialize` (`initialized` is set) or with 2026-07-28 requests (rmcp set no peer info).
+/// The TypeScript SDK's streamable HTTP transport refuses a second one alike (-32600 "Server
+/// already initialized"). Marks `initialized` when the `initialize` is taken. An agent that
+/// reconnects opens a new connection, which is a new session.
+fn refuse_initialize(
+    initialized: &std::sync::OnceLock<()>,
+    peer: &rmcp::Peer<RoleServer>,
+) -> Option<McpError> {
+    let message = match peer.peer_info() {
+        None => "invalid request: this connection's session began with 2026-07-28 requests, \
+                 which have no initialize; open a new connection to initialize"
+            .to_owned(),
+        Some(_) if initialized.set(()).is_ok() => return None,
+        Some(info) => format!(
+            "invalid request: this session is already initialized (protocol version {}); \
+             open a new connection to start another",
+            info.protocol_version
+        ),
+    };
+    Some(McpError::invalid_request(message, None))
+}
+
 impl ServerHandler for Endpoint {
     fn get_info(&self) -> ServerConfig {
         let catalog = self.hub.catalog();
@@ -122,12 +146,19 @@ impl ServerHandler for Endpoint {
     /// declared cover them (`native.rs`); after at most
     /// [`first_list::AT_ONCE_GRACE`](super::first_list::AT_ONCE_GRACE) for an agent
     /// [`first_list`](super::first_list) does not hold, whose first `tools/list` is then
-    /// answered at once.
+    /// answered at once. The answer carries only what the negotiated version defines
+    /// ([`era::as_negotiated`]).
+    ///
+    /// Once per connection: a second `initialize` (or one after 2026-07-28 requests) gets
+    /// -32600 and changes nothing (`refuse_initialize`).
     async fn initialize(
         &self,
         request: rmcp::model::InitializeRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, McpError> {
+        if let Some(refusal) = refuse_initialize(&self.initialized, &cx.peer) {
+            return Err(refusal);
+        }
         // The agent has spoken: its connection is no idle one to close at the cap.
         self.handshake.done();
         // Before anything is read: a main-socket session may get a profile by its name.
@@ -147,9 +178,7 @@ impl ServerHandler for Endpoint {
             );
         }
         cx.peer.set_peer_info(request.clone());
-        let answer = self
-            .negotiate_initialize(&request)
-            .map(era::without_extension_tasks);
+        let answer = self.negotiate_initialize(&request).map(era::as_negotiated);
         if let Ok(result) = &answer {
             self.hub
                 .agent_initialized(&request.client_info, result.protocol_version.as_str());

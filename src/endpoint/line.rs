@@ -5,9 +5,9 @@
 //! |---|---|---|
 //! | not JSON (or not UTF-8) | -32700 parse error, `"id": null` | next line |
 //! | longer than the limit | -32700 parse error, `"id": null`, naming the limit | rest of the line skipped |
-//! | JSON, but not a JSON-RPC message: an object with an `id`, an array, a bare value | -32600 invalid request, that `id` (`null` when there is none or it is unusable) | next line |
-//! | an object without an `id` that is not a valid notification | none: JSON-RPC never answers notifications | next line |
-//! | a request for a method the endpoint serves whose `params` do not fit | -32602 invalid params, saying what is wrong | next line |
+//! | JSON, but not a JSON-RPC message: no `"jsonrpc": "2.0"`, no string `method` (and no `result`/`error`), an id that is not a string or an integer, an array (batch), a bare value | -32600 invalid request saying which (`shape.rs`), that `id` (`null` when there is none or it is unusable) | next line |
+//! | a notification (`"jsonrpc": "2.0"`, a string `method`, no `id`) rmcp cannot read | none: JSON-RPC never answers notifications | next line |
+//! | a request for a method the endpoint serves whose `params` do not fit (not an object, a member missing or mistyped, a prompt argument that is not a string) | -32602 invalid params, saying what is wrong without Rust type names (`params.rs`) | next line |
 //! | a `tools/call` (or its `notifications/cancelled`) the [`Tap`] takes (the fast path, [`super::fast::Relay`]) | its one answer, written when the call ends | next line |
 //! | anything else | handed to rmcp's service loop | — |
 //!
@@ -20,6 +20,8 @@
 //! what a connection may have in flight are a layer above ([`super::bounded`]).
 
 mod judge;
+mod params;
+mod shape;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +36,8 @@ use tokio::task::JoinHandle;
 
 use crate::io::{LineReader, Overflow, Read};
 
-pub use judge::{Verdict, judge, params_problem};
+pub use judge::{Verdict, judge};
+pub use params::params_problem;
 
 /// The write half of an agent connection, shared by everyone who answers on it. Each holder
 /// writes whole lines while holding the lock, so lines never interleave.

@@ -3,7 +3,7 @@
 //!
 //! | method | answer |
 //! |---|---|
-//! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25) |
+//! | `initialize` | negotiated down to the newest version with an `initialize` handshake (2025-11-25), answered with what the negotiated version defines ([`era::as_negotiated`]); once per connection: a second one, or one after 2026-07-28 requests, gets -32600 |
 //! | `server/discover` | the versions served (the `initialize` era and 2026-07-28), the capabilities and server info; a request naming another version gets -32022 listing them ([`era`]) |
 //! | `subscriptions/listen` (2026-07-28) | acknowledged for the list changes asked and the resource URIs served; that stream then carries them ([`listen`](mod@listen)) |
 //! | `ping` | empty result |
@@ -100,6 +100,8 @@ pub struct Endpoint {
     /// Marked done when `initialize` arrives: from then on the connection is never closed to
     /// make room for another ([`crate::ipc::accept`]).
     handshake: Handshake,
+    /// Set when the session's `initialize` is taken; a second one is refused (`handler.rs`).
+    initialized: Arc<std::sync::OnceLock<()>>,
     /// The session's resource subscriptions and log level (`native.rs`).
     interest: Arc<native::AgentInterest>,
     /// The session's calls waiting for a 2026-07-28 agent's input ([`park`]).
@@ -133,6 +135,7 @@ impl Endpoint {
             first_list: Arc::default(),
             agent_gone: CancellationToken::new(),
             handshake: Handshake::default(),
+            initialized: Arc::default(),
             interest: Arc::default(),
             parks: Arc::default(),
             tasks: crate::hub::Tasks::default(),

@@ -6,13 +6,20 @@
 //! closed to make room; only when every connection has finished it is the new one refused, with
 //! one refusal line ([`refusal_line`]), and closed. Idle connections opened by anyone therefore
 //! cannot keep a real client out.
+//!
+//! A refused connection is not closed the moment its line is written: a client that writes its
+//! request right after connecting would get EPIPE before it reads the refusal, and closing with
+//! its bytes unread resets the connection (ECONNRESET after the line). So its writing side is
+//! shut (the client reads the line, then end of file) and what the client sends is read and
+//! dropped until it closes, for at most [`REFUSAL_LINGER`], by at most [`MAX_LINGERING`]
+//! refused connections at once (each holds a descriptor; beyond that one is closed at once).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 use tokio_util::sync::CancellationToken;
@@ -27,6 +34,14 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
 /// How long a refused connection is given to take its refusal line before it is closed.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+
+/// How long a refused connection is read (and dropped) after its refusal line, until the
+/// client closes it (see the module doc).
+pub const REFUSAL_LINGER: Duration = Duration::from_secs(5);
+
+/// How many refused connections linger at once; beyond that one is closed once its line is
+/// written.
+pub const MAX_LINGERING: usize = 16;
 
 /// How long the loop waits for a closed connection's slot to come free (its task ends at its
 /// next poll) before refusing the new one instead.
@@ -103,6 +118,7 @@ pub async fn accept_loop<F, Fut>(
     Fut: Future<Output = ()> + Send + 'static,
 {
     let slots = Arc::new(Semaphore::new(limit.max));
+    let lingering = Arc::new(Semaphore::new(MAX_LINGERING));
     let refusal: Arc<[u8]> = limit.refusal.into();
     let mut running: VecDeque<Running> = VecDeque::new();
     let mut refusing = false;
@@ -147,7 +163,14 @@ pub async fn accept_loop<F, Fut>(
                     "too many connections; refusing new ones until one closes"
                 );
             }
-            sessions.spawn(refuse(stream, refusal.clone()));
+            let (linger, refusal) = (lingering.clone().try_acquire_owned().ok(), refusal.clone());
+            let stop = shutdown.clone();
+            sessions.spawn(async move {
+                tokio::select! {
+                    () = refuse(stream, refusal, linger) => {}
+                    () = stop.cancelled() => {}
+                }
+            });
             continue;
         };
         if refusing {
@@ -178,14 +201,34 @@ pub async fn accept_loop<F, Fut>(
     }
 }
 
-/// Writes `refusal` to a connection over the limit (giving up after [`REFUSAL_WRITE`]) and
-/// closes it.
-async fn refuse(mut stream: ServerStream, refusal: Arc<[u8]>) {
+/// Writes `refusal` to a connection over the limit (giving up after [`REFUSAL_WRITE`]); with a
+/// `linger` permit, shuts its writing side and reads what the client sends until it closes, at
+/// most [`REFUSAL_LINGER`], so the client reads the refusal rather than a reset (module doc).
+/// Then closes it.
+async fn refuse(
+    mut stream: ServerStream,
+    refusal: Arc<[u8]>,
+    linger: Option<tokio::sync::OwnedSemaphorePermit>,
+) {
     let write = async {
         stream.write_all(&refusal).await?;
         stream.flush().await
     };
-    if let Ok(Err(e)) = tokio::time::timeout(REFUSAL_WRITE, write).await {
-        tracing::debug!(error = %e, "could not write the refusal");
+    match tokio::time::timeout(REFUSAL_WRITE, write).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "could not write the refusal");
+            return;
+        }
+        Err(_) => return,
     }
+    let Some(_linger) = linger else { return };
+    if let Err(e) = stream.shutdown().await {
+        tracing::debug!(error = %e, "could not end the refusal");
+    }
+    let drain = async {
+        let mut buf = [0u8; 4096];
+        while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
+    };
+    let _ = tokio::time::timeout(REFUSAL_LINGER, drain).await;
 }

@@ -80,7 +80,7 @@ async fn deny_and_headless_ask(path: CallPath) {
     assert_eq!(text(&echoed), "hi");
 
     // The same calls from an agent whose plain calls take the fast path when it is on.
-    let mut raw = crate::raw::RawAgent::connect(&c.socket).await;
+    let mut raw = crate::raw::RawAgent::connect_only(&c.socket).await;
     raw.handshake().await;
     for (id, tool) in [(1, "mcp_a_add"), (2, "mcp_a_sleep")] {
         let answer = raw
@@ -390,7 +390,7 @@ async fn a_cancelled_call_withdraws_its_ask(path: CallPath) {
     );
     c.settled().await;
     let mut watcher = Watcher::attach(&c).await;
-    let mut agent = crate::raw::RawAgent::connect(&c.socket).await;
+    let mut agent = crate::raw::RawAgent::connect_only(&c.socket).await;
     agent.handshake().await;
     agent
         .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",

@@ -15,7 +15,7 @@ use crate::raw::RawAgent;
 
 /// Calls `tool` with `arguments` as a raw agent on `socket` (the fast path when it is on).
 async fn raw_call(socket: &std::path::Path, tool: &str, arguments: Value) -> Value {
-    let mut agent = RawAgent::connect(socket).await;
+    let mut agent = RawAgent::connect_only(socket).await;
     agent.handshake().await;
     agent.call_tool(1, tool, arguments).await
 }

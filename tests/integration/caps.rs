@@ -100,6 +100,22 @@ async fn agent_connections_are_capped_by_the_descriptor_limit_and_refused_in_wor
     );
     assert_eq!(first_line(&mut over).await, "", "closed after the refusal");
 
+    // A client that writes its request at once reads the refusal and then end of file: no
+    // "Broken pipe" on its write, no "Connection reset" after the line.
+    let request = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n";
+    for _ in 0..5 {
+        let mut conn = UnixStream::connect(&c.socket).await.expect("connect");
+        conn.write_all(request).await.expect("the request is taken");
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), conn.read_to_end(&mut got))
+            .await
+            .expect("closed within 30 s")
+            .expect("the refusal, then end of file, without a reset");
+        let got = String::from_utf8_lossy(&got);
+        assert_eq!(got.lines().count(), 1, "{got}");
+        assert!(got.contains("\"reason\":\"connectionLimit\""), "{got}");
+    }
+
     let (code, _, err) = cli(&c, &["tools"], b"");
     assert_eq!(code, Some(1), "{err}");
     assert!(
@@ -139,11 +155,19 @@ async fn agent_connections_are_capped_by_the_descriptor_limit_and_refused_in_wor
         stderr.contains("at its connection limit") && !stderr.contains("stopped or crashed"),
         "{stderr}"
     );
-    // The refusal reaches the agent: as the answer to its request when the bridge had sent it
-    // before the companion hung up, else as the companion's own error line.
+    // The refusal reaches the agent once, as the answer to its request (not also as the
+    // companion's own line without an id).
+    let lines: Vec<&str> = stdout.lines().collect();
+    let [line] = lines.as_slice() else {
+        panic!("{} lines for one request: {stdout}", lines.len());
+    };
+    let answer: Value = serde_json::from_str(line).expect("JSON");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+    let message = answer["error"]["message"].as_str().expect("message");
     assert!(
-        stdout.contains("at its connection limit") && !stdout.contains("stopped or crashed"),
-        "{stdout}"
+        message.contains("at its connection limit") && message.ends_with("the request was not run"),
+        "{message}"
     );
 
     // One leaves; a newcomer is served again (once the companion has seen it leave).

@@ -1,22 +1,23 @@
-//! A line-level agent on the companion's socket, for claims an rmcp client cannot check: the
-//! order messages arrive in (rmcp hands notifications to spawned tasks), and answers to lines
-//! rmcp would never send.
+//! A line-level agent on the companion's socket (or through `mcp-companion bridge`), for claims
+//! an rmcp client cannot check: the order messages arrive in (rmcp hands notifications to
+//! spawned tasks), and answers to lines rmcp would never send.
 
 use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, ReadHalf, WriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 
 /// Longest wait for one line; only a hung companion reaches it.
 const LINE_TIMEOUT: Duration = Duration::from_secs(60);
 
-type Stream = mcp_companion::ipc::socket::ClientStream;
-
 /// One raw agent connection.
 pub struct RawAgent {
-    lines: Lines<BufReader<ReadHalf<Stream>>>,
-    write: WriteHalf<Stream>,
+    lines: Lines<BufReader<Box<dyn AsyncRead + Send + Unpin>>>,
+    write: Box<dyn AsyncWrite + Send + Unpin>,
+    /// The `bridge` process the agent talks through, when it does (killed when dropped).
+    _bridge: Option<tokio::process::Child>,
 }
 
 impl RawAgent {
@@ -57,8 +58,31 @@ impl RawAgent {
             .expect("connect socket");
         let (read, write) = tokio::io::split(stream);
         RawAgent {
-            lines: BufReader::new(read).lines(),
-            write,
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Send + Unpin>).lines(),
+            write: Box::new(write),
+            _bridge: None,
+        }
+    }
+
+    /// Spawns `mcp-companion bridge --socket socket` with pipes for its stdio, as an agent
+    /// does, and talks through it; no handshake.
+    pub async fn bridge_only(socket: &Path) -> RawAgent {
+        let mut child = tokio::process::Command::new(crate::common::BIN)
+            .arg("bridge")
+            .arg("--socket")
+            .arg(socket)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn bridge");
+        let read = child.stdout.take().expect("bridge stdout");
+        let write = child.stdin.take().expect("bridge stdin");
+        RawAgent {
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Send + Unpin>).lines(),
+            write: Box::new(write),
+            _bridge: Some(child),
         }
     }
 

@@ -87,7 +87,7 @@ async fn a_read_only_call_whose_server_dies_is_retried_and_logged_with_both_atte
 ) {
     let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     let old = c.settled().await[0].pid;
-    let mut agent = RawAgent::connect(&c.socket).await;
+    let mut agent = RawAgent::connect_only(&c.socket).await;
     agent.handshake().await;
     let calling = tokio::spawn(async move {
         agent

@@ -1,20 +1,13 @@
 //! How the endpoint judges one complete line from an agent ([`judge`]): the JSON-RPC answer a
 //! malformed line gets, or the message rmcp's service loop receives (the table in
 //! [`super`]'s module doc). Pure, so that it can be fuzzed (`fuzz/fuzz_targets/endpoint.rs`).
+//! What a sound envelope is lives in `shape.rs`, what fits a method's params in `params.rs`.
 
-#[expect(
-    deprecated,
-    reason = "logging/setLevel is deprecated by SEP-2577; 2025-era clients still send it"
-)]
-use rmcp::model::SetLevelRequestParams;
-use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, CompleteRequestParams, ErrorData,
-    GetPromptRequestParams, InitializeRequestParams, JsonRpcMessage, JsonRpcRequest,
-    PaginatedRequestParams, ReadResourceRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
-};
-use serde::de::DeserializeOwned;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest};
 use serde_json::Value;
+
+use super::params::{argument_problem, params_problem, text_problem};
+use super::shape::{Envelope, envelope, usable_id};
 
 /// What the endpoint does with one line from an agent.
 #[derive(Debug)]
@@ -28,7 +21,7 @@ pub enum Verdict {
         /// The JSON-RPC error.
         error: ErrorData,
     },
-    /// Say nothing: a blank line or a malformed notification.
+    /// Say nothing: a blank line or a notification rmcp cannot read.
     Ignore,
 }
 
@@ -49,47 +42,15 @@ pub fn judge(line: &[u8]) -> Verdict {
         }
         Err(e) => {
             let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-            let id = match &value {
-                // JSON-RPC never answers a notification, even a malformed one.
-                Value::Object(fields) if !fields.contains_key("id") => {
-                    tracing::debug!(error = %e, "malformed notification dropped");
-                    return Verdict::Ignore;
-                }
-                Value::Object(fields) => {
-                    let id = fields.get("id").map_or(Value::Null, usable_id);
-                    let method = fields.get("method").and_then(Value::as_str);
-                    if let Some(problem) =
-                        method.and_then(|m| params_problem(m, fields.get("params")))
-                    {
-                        let method = method.unwrap_or_default();
-                        return Verdict::Answer {
-                            id,
-                            error: ErrorData::invalid_params(
-                                format!("invalid params for {method}: {problem}"),
-                                None,
-                            ),
-                        };
-                    }
-                    id
-                }
-                // Arrays (JSON-RPC batches, which MCP does not use) and bare values.
-                _ => Value::Null,
-            };
-            let message = match value.get("id").and_then(id_problem) {
-                Some(problem) => format!("invalid request: {problem}"),
-                None => format!("invalid request: {e}"),
-            };
-            return Verdict::Answer {
-                id,
-                error: ErrorData::invalid_request(message, None),
-            };
+            return unreadable(&value, &e);
         }
     };
     let JsonRpcMessage::Request(JsonRpcRequest { id, request, .. }) = &message else {
         return Verdict::Deliver(Box::new(message));
     };
     // rmcp files a request with unusable required params as a custom request (answered
-    // -32601), and reads unusable optional params as none; both deserve -32602.
+    // -32601), and reads unusable optional params as none; both deserve -32602. It reads a
+    // prompt's arguments as any JSON, where MCP has strings.
     let problem = match request {
         ClientRequest::CustomRequest(custom) => {
             params_problem(&custom.method, custom.params.as_ref())
@@ -105,6 +66,12 @@ pub fn judge(line: &[u8]) -> Verdict {
             let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
             params_problem(&method, value.get("params")).map(|p| (method, p))
         }
+        ClientRequest::GetPromptRequest(get) => get
+            .params
+            .arguments
+            .as_ref()
+            .and_then(argument_problem)
+            .map(|p| (request.method().to_owned(), p)),
         _ => None,
     };
     match problem {
@@ -114,13 +81,50 @@ pub fn judge(line: &[u8]) -> Verdict {
                 .ok()
                 .and_then(|v| v.get("id").map(usable_id))
                 .unwrap_or_else(|| serde_json::to_value(id).unwrap_or(Value::Null)),
-            error: ErrorData::invalid_params(
-                format!("invalid params for {method}: {problem}"),
-                None,
-            ),
+            error: invalid_params(&method, &problem),
         },
         None => Verdict::Deliver(Box::new(message)),
     }
+}
+
+/// The verdict on JSON that rmcp's reader did not take (`e`): what is wrong with its envelope
+/// (-32600), or with the params of a method we serve (-32602); a notification is never
+/// answered.
+fn unreadable(value: &Value, e: &serde_json::Error) -> Verdict {
+    let (id, method, params) = match envelope(value) {
+        Envelope::Notification => {
+            tracing::debug!(error = %e, "malformed notification dropped");
+            return Verdict::Ignore;
+        }
+        Envelope::Invalid { id, problem } => {
+            return Verdict::Answer {
+                id,
+                error: ErrorData::invalid_request(format!("invalid request: {problem}"), None),
+            };
+        }
+        Envelope::Request { id, method, params } => (id, method, params),
+    };
+    let error = match (params_problem(method, params), params) {
+        (Some(problem), _) => invalid_params(method, &problem),
+        // MCP's params are objects (JSON-RPC 2.0 §4.2 allows arrays too; rmcp does not).
+        (None, Some(params)) if !params.is_object() && !params.is_null() => {
+            ErrorData::invalid_request(
+                format!(
+                    "invalid request: \"params\" must be an object, not {}",
+                    super::shape::shown(params)
+                ),
+                None,
+            )
+        }
+        // The envelope is sound, so the params are what rmcp could not read.
+        (None, _) => invalid_params(method, "the params do not match this method's schema"),
+    };
+    Verdict::Answer { id, error }
+}
+
+/// -32602 for `method`, saying `problem`.
+fn invalid_params(method: &str, problem: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("invalid params for {method}: {problem}"), None)
 }
 
 /// The id of a line that is JSON but too deep to decode (nested past serde_json's recursion
@@ -142,108 +146,4 @@ fn trim_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
-}
-
-/// A request `id` as JSON-RPC allows it (string or number), else `null`. An integer beyond
-/// ±2^53 that does not fit 64 bits was read as a float that has lost digits: echoing it would
-/// name another request, so it is `null` too (JSON-RPC 2.0 §5: the id could not be detected).
-fn usable_id(id: &Value) -> Value {
-    match id {
-        Value::Number(n) if n.is_f64() && n.as_f64().is_some_and(lost_digits) => Value::Null,
-        Value::String(_) | Value::Number(_) => id.clone(),
-        _ => Value::Null,
-    }
-}
-
-/// Whether the float `f` is an integer too large to have kept every digit it was sent with.
-fn lost_digits(f: f64) -> bool {
-    f.fract() == 0.0 && f.abs() >= 9_007_199_254_740_992.0
-}
-
-/// Why a request `id` cannot be taken, when it is a number rmcp cannot hold: ids are strings
-/// or 64-bit signed integers.
-fn id_problem(id: &Value) -> Option<&'static str> {
-    match id {
-        Value::Number(n) if n.as_i64().is_none() => Some(
-            "a numeric id must be an integer from -9223372036854775808 to 9223372036854775807; \
-             send other ids as strings",
-        ),
-        _ => None,
-    }
-}
-
-/// Why `params` do not fit `method`, for the methods the endpoint serves; `None` when they
-/// fit or the method is not one of ours (rmcp answers -32601 for those).
-///
-/// rmcp files a request whose `params` do not deserialise as a custom request, which would be
-/// answered "method not found"; this names the real problem.
-pub fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
-    problem_of(method, Params::Value(params))
-}
-
-/// [`params_problem`] read from the line's own text, where a key given twice is still seen
-/// (a parsed [`Value`] keeps only the last); for a known method rmcp could not read, a
-/// problem is always named.
-fn text_problem(method: &str, line: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Line<'a> {
-        #[serde(borrow)]
-        params: Option<&'a serde_json::value::RawValue>,
-    }
-    let params = serde_json::from_slice::<Line<'_>>(line).ok()?.params?;
-    problem_of(method, Params::Text(params.get())).or_else(|| {
-        problem_of(method, Params::Value(Some(&Value::Null)))
-            .is_some()
-            .then(|| "the params do not match this method's schema".to_owned())
-    })
-}
-
-/// The params of a request: as rmcp parsed them, or as the line wrote them.
-#[derive(Clone, Copy)]
-enum Params<'a> {
-    Value(Option<&'a Value>),
-    Text(&'a str),
-}
-
-fn problem_of(method: &str, params: Params<'_>) -> Option<String> {
-    fn check<T: DeserializeOwned>(params: Params<'_>, required: bool) -> Option<String> {
-        match params {
-            Params::Value(None | Some(Value::Null)) if required => {
-                Some("params are missing".into())
-            }
-            Params::Value(None | Some(Value::Null)) => None,
-            Params::Value(Some(p)) => serde_json::from_value::<T>(p.clone())
-                .err()
-                .map(|e| e.to_string()),
-            Params::Text(text) => serde_json::from_str::<T>(text).err().map(|e| e.to_string()),
-        }
-    }
-    match method {
-        "tools/call" => check::<CallToolRequestParams>(params, true),
-        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-            check::<PaginatedRequestParams>(params, false)
-        }
-        "prompts/get" => check::<GetPromptRequestParams>(params, true),
-        "resources/read" => check::<ReadResourceRequestParams>(params, true),
-        "resources/subscribe" => check::<SubscribeRequestParams>(params, true),
-        "resources/unsubscribe" => check::<UnsubscribeRequestParams>(params, true),
-        "completion/complete" => check::<CompleteRequestParams>(params, true),
-        "initialize" => check::<InitializeRequestParams>(params, true),
-        "logging/setLevel" =>
-        {
-            #[expect(deprecated, reason = "see the import")]
-            check::<SetLevelRequestParams>(params, true)
-        }
-        "ping" => {
-            let value = match params {
-                Params::Value(v) => v.cloned(),
-                Params::Text(t) => serde_json::from_str(t).ok(),
-            };
-            match value {
-                None | Some(Value::Null | Value::Object(_)) => None,
-                Some(_) => Some("params must be an object".into()),
-            }
-        }
-        _ => None,
-    }
 }

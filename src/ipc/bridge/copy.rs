@@ -7,7 +7,7 @@ use serde::de::IgnoredAny;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::in_flight::InFlight;
-use super::{BridgeError, GONE_CODE};
+use super::{BridgeError, FIRST_REQUEST_WAIT, GONE_CODE};
 use crate::io::{LineReader, Overflow, Read};
 use crate::ipc::accept::AT_CONNECTION_LIMIT;
 use crate::upstream::MAX_MESSAGE_BYTES;
@@ -28,9 +28,11 @@ fn opens_session(line: &[u8]) -> bool {
 enum Down {
     /// Every request had its answer after the client's input ended.
     Done,
-    /// The companion hung up: how many requests were left unanswered, and its refusal at the
-    /// connection cap when that was why.
-    HungUp(usize, Option<String>),
+    /// The companion hung up: how many requests were left unanswered.
+    HungUp(usize),
+    /// The companion refused the connection at its cap, saying this; each request was
+    /// answered with it.
+    Refused(String),
     /// The companion said nothing within the quick-answer bound after the client's first
     /// request opened the session; the text says so.
     Silent(String),
@@ -40,8 +42,12 @@ enum Down {
 /// of file, or until `input` has ended and every JSON-RPC request read from it has its response
 /// (then `stream` is dropped, which closes the connection). When `stream` ends first, every
 /// request still in flight gets an error answer on `output` ([`GONE_CODE`]), so each request
-/// the client sent has exactly one response. When the client's first request opens the session
-/// (`initialize`, `server/discover` or `ping`) and the companion sends nothing within the quick-answer bound
+/// the client sent has exactly one response. The companion's refusal at its connection cap (a
+/// line without an id, [`crate::ipc::accept::refusal_line`]) is not copied: each request in
+/// flight is answered with its message instead, or, when none is yet, the client's first
+/// request (it started the bridge to send one; waited for at most [`FIRST_REQUEST_WAIT`]).
+/// When the client's first request opens the session (`initialize`, `server/discover` or
+/// `ping`) and the companion sends nothing within the quick-answer bound
 /// ([`crate::ipc::quick`]), the requests in flight are answered with an error saying so.
 ///
 /// # Errors
@@ -59,12 +65,15 @@ where
     let in_flight = InFlight::default();
     // Notified when the client's first request opens the session: its answer is bounded.
     let opening_sent = tokio::sync::Notify::new();
-    // `Ok(true)`: the client's input ended (or failed); `Ok(false)`: the companion stopped
-    // taking lines (it is going away; the downward side sees it and answers what is left).
+    // `true`: the client's input ended (or failed); `false`: the companion had stopped taking
+    // lines (it is going away; the downward side sees it and answers what is left). Lines
+    // after that are still read and their requests noted, so that a refusal at the connection
+    // cap can answer the client's first request under its id.
     let upward = async {
         let mut input = LineReader::new(BufReader::new(input), MAX_MESSAGE_BYTES, Overflow::Pass);
         // Inside an over-long line whose pieces are being copied on.
         let mut passing = false;
+        let mut taken = true;
         loop {
             let read = match input.next().await {
                 Ok(read) => read,
@@ -94,13 +103,16 @@ where
                 sock_wr.write_all(end).await?;
                 sock_wr.flush().await
             };
-            if let Err(e) = sent.await {
+            if taken && let Err(e) = sent.await {
                 tracing::debug!(error = %e, "the companion stopped taking requests");
-                return false;
+                taken = false;
             }
             if matches!(read, Read::Last | Read::Eof) {
                 break;
             }
+        }
+        if !taken {
+            return false;
         }
         // The client closed stdin: on Unix the companion sees end of file; answers still come.
         if let Err(e) = sock_wr.shutdown().await {
@@ -109,8 +121,6 @@ where
         true
     };
     let downward = async {
-        // The companion's refusal at its connection cap, when that is why it hangs up.
-        let mut refusal: Option<String> = None;
         let mut sock_rd =
             LineReader::new(BufReader::new(sock_rd), MAX_MESSAGE_BYTES, Overflow::Pass);
         let bound = crate::ipc::quick::bound();
@@ -143,8 +153,11 @@ where
                 Err(e) => return Err(e),
             };
             let line = sock_rd.line();
-            if refusal.is_none() {
-                refusal = connection_limit_refusal(line);
+            if let Some(message) = connection_limit_refusal(line) {
+                let _ = tokio::time::timeout(FIRST_REQUEST_WAIT, in_flight.requested()).await;
+                let why = format!("{message}; the request was not run");
+                answer_gone(&mut output, &in_flight.take_all(), &why).await?;
+                return Ok(Down::Refused(message));
             }
             output.write_all(line).await?;
             output.flush().await?;
@@ -155,12 +168,9 @@ where
         }
         // The companion hung up first: answer what it left unanswered.
         let unanswered = in_flight.take_all();
-        let why = match &refusal {
-            Some(message) => format!("{message}; the request was not run"),
-            None => "the companion closed the connection before answering (it stopped or crashed); the request may or may not have run".to_owned(),
-        };
-        answer_gone(&mut output, &unanswered, &why).await?;
-        Ok::<_, std::io::Error>(Down::HungUp(unanswered.len(), refusal.take()))
+        let why = "the companion closed the connection before answering (it stopped or crashed); the request may or may not have run";
+        answer_gone(&mut output, &unanswered, why).await?;
+        Ok::<_, std::io::Error>(Down::HungUp(unanswered.len()))
     };
     tokio::pin!(upward, downward);
     let mut upward_done = false;
@@ -168,8 +178,8 @@ where
         tokio::select! {
             r = &mut downward => {
                 return match r? {
-                    Down::HungUp(_, Some(message)) => Err(BridgeError::AtConnectionLimit { message }),
-                    Down::HungUp(unanswered, None) if !in_flight.has_input_ended() => {
+                    Down::Refused(message) => Err(BridgeError::AtConnectionLimit { message }),
+                    Down::HungUp(unanswered) if !in_flight.has_input_ended() => {
                         Err(BridgeError::CompanionClosed { unanswered })
                     }
                     Down::Silent(why) => Err(BridgeError::Unanswered(why)),
@@ -178,6 +188,7 @@ where
             }
             input_ended = &mut upward, if !upward_done => {
                 upward_done = true;
+                in_flight.reading_ended();
                 if input_ended && in_flight.input_ended() {
                     return Ok(());
                 }

@@ -16,6 +16,10 @@ pub(super) struct InFlight {
     /// Each id as JSON text, so `1` and `"1"` stay distinct (JSON-RPC 2.0 §4).
     ids: Mutex<HashSet<String>>,
     input_ended: AtomicBool,
+    /// No more of the client's input will be read (it ended, or the companion stopped taking it).
+    reading_ended: AtomicBool,
+    /// Told of each request noted and of the end of reading ([`Self::requested`]).
+    changed: tokio::sync::Notify,
 }
 
 /// The two members of a JSON-RPC message the bridge looks at; the rest is skipped unparsed.
@@ -47,6 +51,27 @@ impl InFlight {
             && (id.is_string() || id.is_i64() || id.is_u64())
         {
             self.ids().insert(id.to_string());
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Notes that no more of the client's input will be read.
+    pub(super) fn reading_ended(&self) {
+        self.reading_ended.store(true, Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+
+    /// Resolves once a request is in flight, or no more input will be read.
+    pub(super) async fn requested(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            // Registered before the check, so a change in between is not missed.
+            changed.as_mut().enable();
+            if !self.ids().is_empty() || self.reading_ended.load(Ordering::SeqCst) {
+                return;
+            }
+            changed.await;
         }
     }
 

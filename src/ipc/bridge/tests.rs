@@ -252,3 +252,77 @@ async fn a_line_over_the_limit_reaches_the_companion_unchanged_and_the_next_one_
     result.expect("the bridge ends once the ping is answered");
     assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 }
+
+/// The companion's refusal at its cap, as the accept loop writes it.
+fn refusal() -> Vec<u8> {
+    crate::ipc::accept::refusal_line(
+        "MCP Companion is at its connection limit (2 agent connections, all in use)",
+        2,
+    )
+}
+
+/// The one line of `output`: the client's request `id` answered with the refusal.
+fn refused_once(result: &Result<(), BridgeError>, output: &[u8], id: u64) {
+    assert!(
+        matches!(result, Err(BridgeError::AtConnectionLimit { message }) if message.contains("connection limit")),
+        "{result:?}"
+    );
+    let text = String::from_utf8_lossy(output);
+    let lines: Vec<&str> = text.lines().collect();
+    let [line] = lines.as_slice() else {
+        panic!("{} lines for one request: {text}", lines.len());
+    };
+    let answer: serde_json::Value = serde_json::from_str(line).expect("JSON");
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["error"]["code"], GONE_CODE, "{answer}");
+    let message = answer["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("at its connection limit") && message.ends_with("the request was not run"),
+        "{message}"
+    );
+}
+
+/// A request sent before the refusal arrives gets it under its own id, once: the refusal line
+/// itself (which has no id) is not copied as well.
+#[tokio::test]
+async fn a_refusal_after_the_request_answers_it_once() {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (mut client, input) = tokio::io::duplex(64 * 1024);
+    client
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n")
+        .await
+        .expect("write");
+    let companion = async move {
+        let (rd, mut wr) = tokio::io::split(theirs);
+        let mut lines = BufReader::new(rd).lines();
+        lines.next_line().await.expect("read").expect("the request");
+        wr.write_all(&refusal()).await.expect("refuse");
+    };
+    let (result, output) = pump_beside(input, ours, companion).await;
+    refused_once(&result, &output, 1);
+    drop(client);
+}
+
+/// The refusal arrives before the client has written anything: the bridge waits for its first
+/// request (the agent started it to send one) and answers that, rather than leaving the agent
+/// a line without an id and a closed pipe. Time is paused: the request is written only once
+/// the bridge has nothing left to do but wait.
+#[tokio::test(start_paused = true)]
+async fn a_refusal_before_any_request_answers_the_first_request_once() {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (mut client, input) = tokio::io::duplex(64 * 1024);
+    let companion = async move {
+        let (_rd, mut wr) = tokio::io::split(theirs);
+        wr.write_all(&refusal()).await.expect("refuse");
+    };
+    let agent = async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The bridge may have ended (the bug): then the pipe is closed.
+        let _ = client
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\"}\n")
+            .await;
+        client
+    };
+    let ((result, output), _client) = tokio::join!(pump_beside(input, ours, companion), agent);
+    refused_once(&result, &output, 7);
+}
