@@ -156,7 +156,12 @@ for (const [name, body] of Object.entries(probes)) {
     ]);
     out.probes[name] = { ok: !!ok, detail };
   } catch (e) {
-    out.probes[name] = { ok: false, detail: `${e?.name ?? "Error"}: ${e?.message ?? e}` };
+    // A decode error's causes (down to the schema's complaint) say what was wrong.
+    let cause = "";
+    for (let c = e?.cause, depth = 0; c && depth < 4; c = c.cause, depth++) {
+      cause += ` (cause: ${String(c?.message ?? c).slice(0, 2000)})`;
+    }
+    out.probes[name] = { ok: false, detail: `${e?.name ?? "Error"}: ${e?.message ?? e}${cause}` };
   }
 }
 console.log(JSON.stringify(out));
