@@ -12,17 +12,6 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::{Endpoint, client_names, era, limits, listen, native};
 
-/// A -32601 answer that says what happened: `method` is not served here, and what is.
-fn not_supported(method: &str) -> McpError {
-    McpError::new(
-        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-        format!(
-            "method \"{method}\" is not supported by MCP Companion; it answers initialize, server/discover, ping, tools/*, prompts/*, resources/*, tasks/*, subscriptions/listen, completion/complete and logging/setLevel"
-        ),
-        Some(serde_json::json!({ "method": method })),
-    )
-}
-
 /// Why an `initialize` on this connection is refused, when it is: the connection's session
 /// has begun (MCP lifecycle: initialization is the first interaction, once per session), with
 /// an `initialize` (`initialized` is set) or with 2026-07-28 requests (rmcp set no peer info).
@@ -287,9 +276,14 @@ impl ServerHandler for Endpoint {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        Err(not_supported(&request.method))
+        // A 2026-07-28 session has no `initialize`, so no peer info.
+        let modern = cx.peer.peer_info().is_none();
+        Err(super::unknown_method::not_supported(
+            &request.method,
+            modern,
+        ))
     }
 
     /// `logging/setLevel`: this session gets the servers' log messages at `level` and above;

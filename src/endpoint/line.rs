@@ -250,8 +250,12 @@ pub fn encode_line(mut message: ServerJsonRpcMessage) -> std::io::Result<Vec<u8>
         bytes.push(b'\n');
         return Ok(bytes);
     }
-    if let rmcp::model::JsonRpcMessage::Request(request) = &mut message {
-        crate::upstream::sent_token::as_sent(&mut request.request);
+    match &mut message {
+        rmcp::model::JsonRpcMessage::Request(request) => {
+            crate::upstream::sent_token::as_sent(&mut request.request);
+        }
+        rmcp::model::JsonRpcMessage::Error(error) => super::unknown_method::plain(&mut error.error),
+        _ => {}
     }
     let message = &message;
     let mut bytes = match message {

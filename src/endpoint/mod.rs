@@ -15,7 +15,7 @@
 //! | `tools/call` | routed by wrapped name; always exactly one result (`isError` on failure); plain calls to stdio servers are forwarded by the fast path ([`fast`]) |
 //! | `notifications/cancelled` | cancels the call and is forwarded upstream |
 //! | `notifications/roots/list_changed` | forwarded to every running server |
-//! | anything else | -32601, with a message that says what this server answers, and `data.method` |
+//! | anything else | -32601, with a message that says what this server answers, and `data.method` (`unknown_method.rs`) |
 //! | a line that is not JSON-RPC, or a request whose `params` do not fit | -32700 / -32600 / -32602 ([`LineTransport`](line::LineTransport)) |
 //!
 //! Progress: a `tools/call` with `_meta.progressToken` gets the upstream server's
@@ -39,6 +39,7 @@
 //! |---|---|
 //! | `mod.rs` | [`Endpoint`]: the MCP server handler of one agent session, its state and how it is built |
 //! | `handler.rs` | the handler's methods: each request and notification of the table above answered |
+//! | `unknown_method.rs` | the -32601 texts: what is served instead, and why a Tasks extension method is not offered |
 //! | `asking.rs` | `tools/call`, `prompts/get`, `resources/read`: the requests during which a server may ask the agent for input, per era |
 //! | `accepted.rs` | one accepted connection: served itself, or the agent stdio a bridge handed over |
 //! | [`client_names`] | tool names shortened per session for agents that prefix them (Claude Code) |
@@ -72,6 +73,7 @@ mod native;
 pub mod park;
 mod profiles;
 mod session;
+mod unknown_method;
 
 use std::sync::Arc;
 

@@ -376,3 +376,34 @@ async fn a_2026_agent_is_named_by_its_meta_in_agents_and_the_activity_log() {
         "the call is in the activity log under the agent's name"
     );
 }
+
+/// The Tasks extension's methods while no served tool takes tasks (so the extension is not
+/// declared), and the 2025-era task methods the extension does not have: each a -32601 that
+/// says why, never the bare method name.
+#[tokio::test]
+async fn a_2026_agent_asking_for_tasks_that_are_not_offered_is_told_why() {
+    let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let mut agent = RawAgent::connect_only(&c.socket).await;
+    for (id, method) in [(1, "tasks/get"), (2, "tasks/cancel"), (3, "tasks/update")] {
+        let params = json!({ "taskId": "demo:1", "inputResponses": {} });
+        let answer = request(&mut agent, id, method, params).await;
+        assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("\"{method}\" is not offered now"))
+                && message.contains("io.modelcontextprotocol/tasks"),
+            "{answer}"
+        );
+        assert_eq!(answer["error"]["data"]["method"], json!(method), "{answer}");
+    }
+    for (id, method) in [(4, "tasks/list"), (5, "tasks/result")] {
+        let answer = request(&mut agent, id, method, json!({ "taskId": "demo:1" })).await;
+        assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("not part of the 2026-07-28 Tasks extension"),
+            "{answer}"
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! The -32601 "Method not found" answers (JSON-RPC 2.0 §5.1) an agent gets, in plain words:
+//! which method, and what MCP Companion answers instead.
+//!
+//! The 2026-07-28 Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) has `tasks/get`,
+//! `tasks/update` and `tasks/cancel` only, and only while it is declared (some served tool
+//! takes tasks); the 2025-11-25 era has `tasks/get`, `tasks/result`, `tasks/cancel` and
+//! `tasks/list`.
+
+use rmcp::ErrorData;
+use rmcp::model::ErrorCode;
+use serde_json::json;
+
+/// The methods of the 2026-07-28 Tasks extension, which rmcp refuses with a bare -32601 (the
+/// method name as the message) while the extension is not declared.
+const EXTENSION_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
+
+/// -32601 for `method`, which nothing here serves; `modern` says the request came in the
+/// 2026-07-28 era (no `initialize`), where `tasks/list` and `tasks/result` do not exist.
+pub fn not_supported(method: &str, modern: bool) -> ErrorData {
+    let message = if modern && matches!(method, "tasks/list" | "tasks/result") {
+        format!(
+            "method \"{method}\" is not part of the 2026-07-28 Tasks extension, which has \
+             tasks/get, tasks/update and tasks/cancel"
+        )
+    } else {
+        format!(
+            "method \"{method}\" is not supported by MCP Companion; it answers initialize, \
+             server/discover, ping, tools/*, prompts/*, resources/*, tasks/*, \
+             subscriptions/listen, completion/complete and logging/setLevel"
+        )
+    };
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        message,
+        Some(json!({ "method": method })),
+    )
+}
+
+/// `error` in plain words when it is rmcp's bare refusal of a Tasks extension method (its
+/// message is the method's name): the extension is not declared now, and why.
+pub fn plain(error: &mut ErrorData) {
+    if error.code != ErrorCode::METHOD_NOT_FOUND {
+        return;
+    }
+    let Some(method) = EXTENSION_METHODS
+        .into_iter()
+        .find(|m| error.message.as_ref() == *m)
+    else {
+        return;
+    };
+    error.message = format!(
+        "method \"{method}\" is not offered now: no tool of the servers running now takes \
+         tasks, so MCP Companion declares no Tasks extension (io.modelcontextprotocol/tasks)"
+    )
+    .into();
+    error.data = Some(json!({ "method": method }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_refusal_of_an_extension_method_is_explained() {
+        let mut error = ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "tasks/get", None);
+        plain(&mut error);
+        assert!(
+            error
+                .message
+                .starts_with("method \"tasks/get\" is not offered now")
+                && error.message.contains("io.modelcontextprotocol/tasks"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.data, Some(json!({ "method": "tasks/get" })));
+    }
+
+    #[test]
+    fn other_errors_are_left_as_they_are() {
+        for (code, message) in [
+            (ErrorCode::METHOD_NOT_FOUND, "tools/get"),
+            (ErrorCode::INVALID_PARAMS, "tasks/get"),
+            (ErrorCode::METHOD_NOT_FOUND, "method \"tasks/get\" …"),
+        ] {
+            let mut error = ErrorData::new(code, message, None);
+            plain(&mut error);
+            assert_eq!((error.code, error.message.as_ref()), (code, message));
+        }
+    }
+
+    #[test]
+    fn a_2026_agent_asking_for_a_2025_task_method_is_told_what_the_extension_has() {
+        let modern = not_supported("tasks/list", true);
+        assert!(
+            modern
+                .message
+                .contains("not part of the 2026-07-28 Tasks extension")
+        );
+        let legacy = not_supported("tasks/list", false);
+        assert!(legacy.message.contains("is not supported by MCP Companion"));
+        let other = not_supported("foo/bar", true);
+        assert!(other.message.contains("is not supported by MCP Companion"));
+    }
+}
