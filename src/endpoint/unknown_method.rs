@@ -1,5 +1,6 @@
 //! The -32601 "Method not found" answers (JSON-RPC 2.0 §5.1) an agent gets, in plain words:
-//! which method, and what MCP Companion answers instead.
+//! which method, and what MCP Companion answers instead. The 2026-07-28 revision removed
+//! `ping` and `logging/setLevel`.
 //!
 //! The 2026-07-28 Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) has `tasks/get`,
 //! `tasks/update` and `tasks/cancel` only, and only while it is declared (some served tool
@@ -36,24 +37,32 @@ pub fn not_supported(method: &str, modern: bool) -> ErrorData {
     )
 }
 
-/// `error` in plain words when it is rmcp's bare refusal of a Tasks extension method (its
-/// message is the method's name): the extension is not declared now, and why.
+/// Methods the 2026-07-28 revision removed, which rmcp refuses to its requests with a bare
+/// -32601.
+const REMOVED_IN_2026: [&str; 2] = ["ping", "logging/setLevel"];
+
+/// `error` in plain words when it is rmcp's bare refusal (its message is the method's name)
+/// of a Tasks extension method (the extension is not declared now, and why) or of a method
+/// the 2026-07-28 revision removed.
 pub fn plain(error: &mut ErrorData) {
     if error.code != ErrorCode::METHOD_NOT_FOUND {
         return;
     }
-    let Some(method) = EXTENSION_METHODS
-        .into_iter()
-        .find(|m| error.message.as_ref() == *m)
-    else {
+    let method = error.message.as_ref();
+    let message = if let Some(method) = EXTENSION_METHODS.into_iter().find(|m| method == *m) {
+        format!(
+            "method \"{method}\" is not offered now: no tool of the servers running now takes \
+             tasks, so MCP Companion declares no Tasks extension (io.modelcontextprotocol/tasks)"
+        )
+    } else if let Some(method) = REMOVED_IN_2026.into_iter().find(|m| method == *m) {
+        format!(
+            "method \"{method}\" is not part of the 2026-07-28 protocol revision, which removed it"
+        )
+    } else {
         return;
     };
-    error.message = format!(
-        "method \"{method}\" is not offered now: no tool of the servers running now takes \
-         tasks, so MCP Companion declares no Tasks extension (io.modelcontextprotocol/tasks)"
-    )
-    .into();
-    error.data = Some(json!({ "method": method }));
+    error.data = Some(json!({ "method": error.message.as_ref() }));
+    error.message = message.into();
 }
 
 #[cfg(test)]
@@ -73,6 +82,17 @@ mod tests {
             error.message
         );
         assert_eq!(error.data, Some(json!({ "method": "tasks/get" })));
+    }
+
+    #[test]
+    fn a_bare_refusal_of_a_removed_method_says_the_revision_removed_it() {
+        let mut error = ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "ping", None);
+        plain(&mut error);
+        assert_eq!(
+            error.message,
+            "method \"ping\" is not part of the 2026-07-28 protocol revision, which removed it"
+        );
+        assert_eq!(error.data, Some(json!({ "method": "ping" })));
     }
 
     #[test]

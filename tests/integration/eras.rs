@@ -379,7 +379,7 @@ async fn a_2026_agent_is_named_by_its_meta_in_agents_and_the_activity_log() {
 
 /// The Tasks extension's methods while no served tool takes tasks (so the extension is not
 /// declared), and the 2025-era task methods the extension does not have: each a -32601 that
-/// says why, never the bare method name.
+/// says why, never the bare method name; so does `ping`, which the revision removed.
 #[tokio::test]
 async fn a_2026_agent_asking_for_tasks_that_are_not_offered_is_told_why() {
     let c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
@@ -397,6 +397,12 @@ async fn a_2026_agent_asking_for_tasks_that_are_not_offered_is_told_why() {
         );
         assert_eq!(answer["error"]["data"]["method"], json!(method), "{answer}");
     }
+    let ping = request(&mut agent, 6, "ping", json!({})).await;
+    assert_eq!(
+        ping["error"]["message"],
+        json!("method \"ping\" is not part of the 2026-07-28 protocol revision, which removed it"),
+        "{ping}"
+    );
     for (id, method) in [(4, "tasks/list"), (5, "tasks/result")] {
         let answer = request(&mut agent, id, method, json!({ "taskId": "demo:1" })).await;
         assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
