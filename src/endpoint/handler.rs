@@ -40,8 +40,11 @@ impl ServerHandler for Endpoint {
     fn get_info(&self) -> ServerConfig {
         let catalog = self.hub.catalog();
         let mut capabilities = native::capabilities(catalog.native().declared());
+        // Declared too while this session has a task, whose `tasks/get` is answered
+        // whatever became of its server (`hub/tasks/lost.rs`, `hub/tasks/ended.rs`).
         if crate::catalog::execution::any_task_tool(catalog.tools())
             || self.hub.any_modern_task_server()
+            || !self.tasks.is_empty()
         {
             // Written out as `tasks` by the line encoder (rmcp has no field for it).
             capabilities.experimental.get_or_insert_default().insert(
@@ -69,7 +72,8 @@ impl ServerHandler for Endpoint {
     }
 
     /// `server/discover`: as rmcp answers it, with the 2026-07-28 Tasks extension declared
-    /// when some served tool takes tasks, and without the `initialize` era's `tasks`.
+    /// when some served tool takes tasks or this session has a task, and without the
+    /// `initialize` era's `tasks`.
     async fn discover(
         &self,
         _cx: RequestContext<RoleServer>,

@@ -4,7 +4,7 @@
 //!
 //! The 2026-07-28 Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) has `tasks/get`,
 //! `tasks/update` and `tasks/cancel` only, and only while it is declared (some served tool
-//! takes tasks); the 2025-11-25 era has `tasks/get`, `tasks/result`, `tasks/cancel` and
+//! takes tasks, or the session has created a task); the 2025-11-25 era has `tasks/get`, `tasks/result`, `tasks/cancel` and
 //! `tasks/list`.
 
 use rmcp::ErrorData;
@@ -52,7 +52,8 @@ pub fn plain(error: &mut ErrorData) {
     let message = if let Some(method) = EXTENSION_METHODS.into_iter().find(|m| method == *m) {
         format!(
             "method \"{method}\" is not offered now: no tool of the servers running now takes \
-             tasks, so MCP Companion declares no Tasks extension (io.modelcontextprotocol/tasks)"
+             tasks and this session has created none, so MCP Companion declares no Tasks \
+             extension (io.modelcontextprotocol/tasks)"
         )
     } else if let Some(method) = REMOVED_IN_2026.into_iter().find(|m| method == *m) {
         format!(

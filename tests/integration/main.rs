@@ -88,6 +88,7 @@ mod stopped;
 mod strays;
 mod supervision;
 mod tasks;
+mod tasks_ended;
 mod tasks_from_modern;
 mod tasks_modern;
 mod tasks_policy;

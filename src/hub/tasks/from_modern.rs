@@ -192,6 +192,19 @@ impl Hub {
             TaskPayload::Failed { error } => ids.error_object(error),
             _ => {}
         }
+        match &detailed.payload {
+            TaskPayload::Completed { result } => {
+                tasks.keep(served, Ok(Value::Object(result.clone())));
+            }
+            TaskPayload::Failed { error } => {
+                let error = serde_json::from_value(Value::Object(error.clone()));
+                tasks.keep(
+                    served,
+                    Err(error.unwrap_or_else(|_| unexpected(&entry.server, "tasks/get"))),
+                );
+            }
+            _ => {}
+        }
         Ok(GetTaskResult::new(detailed))
     }
 

@@ -127,13 +127,22 @@ impl Hub {
         let mut result = match self.raw_task(&served, &entry, &live, method, params).await {
             Ok(result) => result,
             Err(Unanswered::Lost) => return lost_answer(method, &served, &entry),
-            Err(Unanswered::Refused(error)) => return Err(error),
+            Err(Unanswered::Refused(error)) => {
+                // The error an ended task's result is, kept for when its server is gone.
+                if method == "tasks/result"
+                    && tasks.get(&served).is_some_and(|e| e.ended().is_some())
+                {
+                    tasks.keep(&served, Err(error.clone()));
+                }
+                return Err(error);
+            }
         };
         let ids = entry.ids(&served);
         if method == "tasks/result" {
             ids.result(&mut result);
             // Its URIs as the agent knows them, as in a call's result.
             result = crate::hub::to_agent(self.catalog().native(), &entry.server, result);
+            tasks.keep_result(&served, &result);
         } else if result.get("taskId").and_then(Value::as_str) == Some(&entry.upstream) {
             ids.task(&mut result);
             tasks.remember(&served, &result);

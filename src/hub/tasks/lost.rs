@@ -15,7 +15,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
 
-use super::Entry;
+use super::{Entry, ended};
 use crate::hub::Hub;
 use crate::supervisor::Live;
 
@@ -91,7 +91,8 @@ pub(super) fn lost_message(server: &str) -> String {
     )
 }
 
-/// The agent's task `served` reported `failed` because its server's session is gone.
+/// The agent's task `served` whose server's session is gone: as last known when it had
+/// ended (`ended.rs`), else reported `failed` naming the server.
 pub(super) fn lost_task(served: &str, entry: &Entry) -> Value {
     let mut task = if entry.last.is_object() {
         entry.last.clone()
@@ -99,8 +100,10 @@ pub(super) fn lost_task(served: &str, entry: &Entry) -> Value {
         json!({})
     };
     task["taskId"] = Value::from(served);
-    task["status"] = Value::from("failed");
-    task["statusMessage"] = Value::from(lost_message(&entry.server));
+    if entry.ended().is_none() {
+        task["status"] = Value::from("failed");
+        task["statusMessage"] = Value::from(lost_message(&entry.server));
+    }
     task
 }
 
@@ -124,13 +127,20 @@ pub(super) fn lost_error(method: &str, served: &str, server: &str) -> McpError {
 }
 
 /// An `initialize`-era agent's `method` of its task `served` whose session is gone:
-/// `tasks/get` reports the task `failed`, the others answer [`lost_error`].
+/// `tasks/get` reports the task as [`lost_task`]; of a task that had ended, `tasks/result`
+/// answers what was kept and `tasks/cancel` that it has ended (`ended.rs`); the others
+/// answer [`lost_error`].
 ///
 /// # Errors
-/// [`lost_error`] for every method but `tasks/get`.
+/// [`lost_error`], [`ended::kept_result`] or [`ended::ended_error`] for every method but
+/// `tasks/get`.
 pub(super) fn lost_answer(method: &str, served: &str, entry: &Entry) -> Result<Value, McpError> {
-    match method {
-        "tasks/get" => Ok(lost_task(served, entry)),
+    match (method, entry.ended()) {
+        ("tasks/get", _) => Ok(lost_task(served, entry)),
+        ("tasks/result", Some(_)) => ended::kept_result(served, entry),
+        ("tasks/cancel" | "tasks/update", Some(status)) => {
+            Err(ended::ended_error(method, served, status))
+        }
         _ => Err(lost_error(method, served, &entry.server)),
     }
 }
@@ -146,6 +156,7 @@ mod tests {
             upstream: "t".into(),
             modern: false,
             answered: None,
+            kept: None,
             last: json!({ "taskId": "s:t", "status": "working", "createdAt": "2026-12-04T00:00:00Z" }),
         }
     }

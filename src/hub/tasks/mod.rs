@@ -36,9 +36,12 @@
 //! A task outlives neither its server's process nor a restart of it: once the session that
 //! created it is gone, or when it ends while a request waits, `tasks/get` and `tasks/list`
 //! report it `failed` with a status message naming the server, and `tasks/result`,
-//! `tasks/cancel` and `tasks/update` answer an error saying so ([`lost`]).
+//! `tasks/cancel` and `tasks/update` answer an error saying so ([`lost`]). A task that had
+//! ended before keeps the terminal status the agent knew, and its result when the companion
+//! had it ([`ended`]).
 
 mod asking;
+mod ended;
 mod from_modern;
 mod gate;
 mod held;
@@ -103,6 +106,9 @@ struct Entry {
     /// task-augmented call: the task is the companion's own, already completed
     /// ([`from_modern`]).
     answered: Option<Value>,
+    /// What the task ended with, as the agent got it: its result or its JSON-RPC error
+    /// ([`ended`]).
+    kept: Option<Result<Value, McpError>>,
 }
 
 impl Tasks {
@@ -146,6 +152,7 @@ impl Tasks {
                 last: Value::Null,
                 modern,
                 answered: None,
+                kept: None,
             },
         );
         table.order.push(served.clone());
@@ -167,6 +174,13 @@ impl Tasks {
         task
     }
 
+    /// Whether this agent session has created no task (the endpoint declares the Tasks
+    /// extension while it has one, so that `tasks/get` of it is served whatever became of its
+    /// server).
+    pub fn is_empty(&self) -> bool {
+        self.lock().by_served.is_empty()
+    }
+
     fn get(&self, served: &str) -> Option<Entry> {
         self.lock().by_served.get(served).cloned()
     }
@@ -184,10 +198,10 @@ impl Tasks {
 }
 
 impl TaskTable {
+    /// Records `task` as the last report of `served`; a task known to have ended keeps its
+    /// status ([`ended`]).
     fn remember(&mut self, served: &str, task: &Value) {
-        if let Some(entry) = self.by_served.get_mut(served) {
-            entry.last = task.clone();
-        }
+        self.report(served, task);
     }
 
     /// The agent's id of the task `upstream` that `server`'s session `generation` created.

@@ -23,6 +23,7 @@ use rmcp::model::{
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
 
+use super::ended::{ended_error, result_lost};
 use super::lost::{Unanswered, lost_error, lost_message};
 use super::{Entry, Tasks};
 use crate::hub::Hub;
@@ -120,6 +121,8 @@ impl Hub {
                         // Its URIs as the agent knows them, as in a call's result.
                         let native = self.catalog();
                         let result = crate::hub::to_agent(native.native(), &entry.server, result);
+                        // Kept for when the server is gone (`ended.rs`).
+                        tasks.keep(served, Ok(result.clone()));
                         match result {
                             Value::Object(result) => TaskPayload::Completed { result },
                             _ => TaskPayload::Completed {
@@ -128,9 +131,11 @@ impl Hub {
                         }
                     }
                     Err(Unanswered::Lost) => return Ok(lost_modern_task(served, &entry)),
-                    Err(Unanswered::Refused(error)) => TaskPayload::Failed {
-                        error: error_object(&error),
-                    },
+                    Err(Unanswered::Refused(error)) => {
+                        let failed = error_object(&error);
+                        tasks.keep(served, Err(error));
+                        TaskPayload::Failed { error: failed }
+                    }
                 }
             }
         };
@@ -144,9 +149,8 @@ impl Hub {
     /// (naming it); the server's own error (with the agent's task id in it).
     pub async fn cancel_modern_task(&self, tasks: &Tasks, served: &str) -> Result<(), McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
-        let lost = || lost_error("tasks/cancel", served, &entry.server);
         let Some(live) = self.live_of(&entry) else {
-            return Err(lost());
+            return Err(lost_modern_error("tasks/cancel", served, &entry));
         };
         if entry.modern {
             let cancelled = self.cancel_on_modern(served, &entry, &live).await;
@@ -178,7 +182,7 @@ impl Hub {
     ) -> Result<(), McpError> {
         let entry = tasks.get(served).ok_or_else(|| unknown(served))?;
         let Some(live) = self.live_of(&entry) else {
-            return Err(lost_error("tasks/update", served, &entry.server));
+            return Err(lost_modern_error("tasks/update", served, &entry));
         };
         if entry.modern {
             let updated = self.update_on_modern(served, &entry, &live, responses.clone());
@@ -189,9 +193,49 @@ impl Hub {
     }
 }
 
-/// The agent's task `served` (of `entry`) reported `failed` because its server restarted or
-/// stopped: its last known state, the reason as its `statusMessage` and its `error` (-32603).
+/// `tasks/cancel` or `tasks/update` (`method`) of the agent's task `served` (of `entry`)
+/// whose server restarted or stopped: -32602, saying the task had ended when it had
+/// (`ended.rs`), else naming the server.
+fn lost_modern_error(method: &str, served: &str, entry: &Entry) -> McpError {
+    match entry.ended() {
+        Some(status) => ended_error(method, served, status),
+        None => lost_error(method, served, &entry.server),
+    }
+}
+
+/// The agent's task `served` (of `entry`), which had ended before its server restarted or
+/// stopped: as it was last reported, with the result or error kept (`ended.rs`); a result
+/// not kept is reported lost (`failed`, -32603).
+fn ended_modern_task(served: &str, entry: &Entry) -> Option<GetTaskResult> {
+    let status = entry.ended()?;
+    let mut task = modern_task(&entry.last).ok()?;
+    served.clone_into(&mut task.task_id);
+    let payload = match (status, &entry.kept) {
+        ("cancelled", _) => TaskPayload::Cancelled,
+        (_, Some(Ok(Value::Object(result)))) => TaskPayload::Completed {
+            result: result.clone(),
+        },
+        (_, Some(Err(error))) => TaskPayload::Failed {
+            error: error_object(error),
+        },
+        _ => {
+            let lost = result_lost(served, entry);
+            task.status_message = Some(lost.message.to_string());
+            TaskPayload::Failed {
+                error: error_object(&lost),
+            }
+        }
+    };
+    Some(GetTaskResult::new(DetailedTask::new(task, payload)))
+}
+
+/// The agent's task `served` (of `entry`) whose server restarted or stopped: as it ended,
+/// when it had ([`ended_modern_task`]); else reported `failed`, its last known state with the
+/// reason as its `statusMessage` and its `error` (-32603).
 fn lost_modern_task(served: &str, entry: &Entry) -> GetTaskResult {
+    if let Some(ended) = ended_modern_task(served, entry) {
+        return ended;
+    }
     let mut task = (entry.last.is_object())
         .then(|| modern_task(&entry.last).ok())
         .flatten()
