@@ -70,6 +70,7 @@ mod remote_errors;
 mod remote_fixture;
 mod remote_lane;
 mod remote_modern;
+mod remote_refused;
 mod remote_refusals;
 mod remote_restart;
 mod remote_streams;
