@@ -81,9 +81,17 @@ mod tests {
     async fn describe_says_a_refused_connection_without_library_words() {
         let (e, _) = refused().await;
         let said = crate::upstream::error_text::describe(&e);
-        assert!(said.starts_with("could not connect to http://127.0.0.1:"), "{said}");
+        assert!(
+            said.starts_with("could not connect to http://127.0.0.1:"),
+            "{said}"
+        );
         assert!(said.ends_with(": connection refused"), "{said}");
-        for jargon in ["client error", "os error", "tcp connect", "error sending request"] {
+        for jargon in [
+            "client error",
+            "os error",
+            "tcp connect",
+            "error sending request",
+        ] {
             assert!(!said.contains(jargon), "{jargon:?} in {said}");
         }
     }

@@ -107,7 +107,9 @@ async fn refused_call_is_not_delivered_and_said_plainly(path: CallPath) {
     let said = text(&answer);
     assert_eq!(answer.is_error, Some(true), "{said}");
     assert!(
-        said.contains(&format!("could not connect to {origin}/...: connection refused")),
+        said.contains(&format!(
+            "could not connect to {origin}/...: connection refused"
+        )),
         "{said}\n{}",
         c.log()
     );
@@ -131,7 +133,9 @@ async fn refused_call_is_not_delivered_and_said_plainly(path: CallPath) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(
-        why.contains(&format!("could not connect to {origin}/...: connection refused")),
+        why.contains(&format!(
+            "could not connect to {origin}/...: connection refused"
+        )),
         "{why}"
     );
     for jargon in JARGON {
