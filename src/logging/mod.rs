@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `mod.rs` | [`layer`] (how `serve` and the desktop log), [`Scrubbed`]: every line scrubbed on its way out |
 //! | `fields.rs` | [`InertFields`]: every field of an event or span written as inert text |
-//! | `rmcp.rs` | rmcp's own warnings and errors: `Debug` dumps taken out, duplicates dropped |
+//! | `rmcp.rs` | rmcp's own warnings and errors: `Debug` dumps taken out, duplicates and agents' ordinary traffic dropped |
 //!
 //! **Secrets.** rmcp, reqwest and hyper log request URLs at debug and trace level, and a remote
 //! server's URL may hold a token in its query, userinfo or fragment. Muting their targets one
@@ -25,8 +25,10 @@
 //! which are unbounded outside text and no help to a person. Those lines (target `rmcp…`,
 //! level WARN or ERROR) are rewritten on the way out (`rmcp::rmcp_line`): a known message gets
 //! our own words and loses its dumped fields; any other loses everything from the first dump
-//! on; and the errors an ordinary stop or a failed reconnect produce, which our own code
-//! reports once with the server's name, are dropped.
+//! on; the errors an ordinary stop or a failed reconnect produce, which our own code
+//! reports once with the server's name, are dropped; and so is an agent's ordinary traffic
+//! (its requests answered with an error, its leaving while a call is answered), which rmcp
+//! logs at WARN and ERROR and any agent could repeat to flood the log.
 //!
 //! ```no_run
 //! use tracing_subscriber::layer::SubscriberExt as _;

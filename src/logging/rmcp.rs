@@ -45,12 +45,38 @@ const RMCP_REPORTED: &[&str] = &[
     "fail to delete session",
 ];
 
+/// rmcp's lines that an agent produces in normal operation, by a piece of their text: an
+/// agent may leave at any time and may send requests that are answered with an error, and
+/// neither is a fault of the companion's (the activity log records every call).
+const AGENT_TRAFFIC: &[&str] = &[
+    // An agent that closed its connection while one of its requests was still being answered
+    // (our agent transport's error, `endpoint::bounded`): rmcp logs the answer it can no
+    // longer write (`failed to send pending response during drain`, `fail to response
+    // message`) at ERROR.
+    "the agent has gone",
+];
+
+/// rmcp's `response error`: its handler answered a request of the peer with an error. In an
+/// agent's session (span `session`, `ipc::accept`) that is the companion answering an agent's
+/// request, as for any unknown method: ordinary protocol traffic any agent can repeat at will,
+/// so not written (our words, [`RMCP_WORDS`], are for a server's session, where it means a
+/// request the server sent us was refused).
+const RESPONSE_ERROR: &str = "response error";
+
 /// One formatted rmcp warning or error line, with its Rust `Debug` dumps taken out: a message
 /// of [`RMCP_WORDS`] is replaced and its fields dropped; any other line is cut where the first
 /// dump begins (`Name { field: …`, `Name(…`, `Some(…`), with a note that a value was left out.
-/// `None` for a message of [`RMCP_REPORTED`]: the line is not written.
+/// `None` for a message of [`RMCP_REPORTED`] or [`AGENT_TRAFFIC`], and for a
+/// [`RESPONSE_ERROR`] in an agent's session: the line is not written.
 pub(super) fn rmcp_line(text: &str) -> Option<String> {
-    if RMCP_REPORTED.iter().any(|message| text.contains(message)) {
+    if RMCP_REPORTED
+        .iter()
+        .chain(AGENT_TRAFFIC)
+        .any(|message| text.contains(message))
+    {
+        return None;
+    }
+    if text.contains(RESPONSE_ERROR) && in_agent_session(text) {
         return None;
     }
     for (message, ours) in RMCP_WORDS {
@@ -64,6 +90,32 @@ pub(super) fn rmcp_line(text: &str) -> Option<String> {
         Some(at) => format!("{} [a Rust value, left out]\n", text[..at].trim_end()),
         None => text.to_owned(),
     })
+}
+
+/// Whether a formatted rmcp line was logged in an agent's session: a span `session{…}` among
+/// the spans written before rmcp's target (colours taken out first).
+fn in_agent_session(text: &str) -> bool {
+    let plain = without_colours(text);
+    let spans = plain.find("rmcp").map_or("", |at| &plain[..at]);
+    spans.contains(" session{") || spans.contains(":session{")
+}
+
+/// `text` without its ANSI colour sequences (`ESC [ … m`).
+fn without_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Where the first `Debug` dump in `text` starts: an identifier that begins with a capital
@@ -156,6 +208,38 @@ mod tests {
             lines[1].contains("WARN") && lines[1].contains("start failed"),
             "{text}"
         );
+    }
+
+    /// An agent's requests answered with an error and an agent leaving mid-answer are normal
+    /// traffic: rmcp's WARN and ERROR lines for them are not written, in colour or not. The
+    /// same `response error` in a server's session (a request of the server's refused) keeps
+    /// its warning.
+    #[test]
+    fn an_agents_error_answers_and_departure_write_no_warning_or_error() {
+        for ansi in [false, true] {
+            let text = logged(ansi, || {
+                let agent = tracing::info_span!("session", what = "agent", n = 1165);
+                agent.in_scope(|| {
+                    for id in 0..3 {
+                        tracing::warn!(target: "rmcp::service", %id, error = ?Some("no/such"), "response error");
+                    }
+                    tracing::error!(target: "rmcp::service", error = %"the agent has gone", "failed to send pending response during drain");
+                    tracing::error!(target: "rmcp::service", error = %"the agent has gone", "fail to response message");
+                });
+                let server = tracing::info_span!("server", name = "files");
+                server.in_scope(|| {
+                    tracing::warn!(target: "rmcp::service", id = 7, error = ?Some("denied"), "response error");
+                });
+            });
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 1, "{text}");
+            assert!(lines[0].contains("WARN"), "{text}");
+            assert!(lines[0].contains("files"), "{text}");
+            assert!(
+                lines[0].contains("a request from the server was answered with an error"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -128,6 +128,12 @@ fn collect(e: &(dyn Error + 'static), parts: &mut Vec<String>) {
             other => push(parts, other.to_string()),
         };
     }
+    if let Some(words) = e
+        .downcast_ref::<reqwest::Error>()
+        .and_then(super::unreached::words)
+    {
+        return push(parts, words);
+    }
     push(parts, e.to_string());
     if let Some(source) = e.source() {
         collect(source, parts);

@@ -158,6 +158,10 @@ pub fn maybe_delivered(e: &(dyn std::error::Error + 'static)) -> bool {
         }
         match err.downcast_ref::<HttpError>() {
             Some(StreamableHttpError::SessionExpired) => return false,
+            // rmcp's `Client` variant does not give its error as a source: look inside.
+            Some(StreamableHttpError::Client(r)) if r.is_connect() || r.is_builder() => {
+                return false;
+            }
             Some(_) => http = true,
             None => {}
         }

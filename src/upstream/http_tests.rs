@@ -137,7 +137,8 @@ async fn an_event_stream_that_cannot_be_reopened_is_a_gone_session() {
     };
     assert!(
         said.starts_with("the event stream could not be opened again: ")
-            && said.contains("Connection refused"),
+            && said.contains("could not connect to http://127.0.0.1:")
+            && said.ends_with(": connection refused"),
         "{said}"
     );
     assert!(!said.contains("planted-secret-value"), "{said}");

@@ -3,7 +3,7 @@
 //! | transport (`type`) | file | how |
 //! |---|---|---|
 //! | `stdio` | `connect_stdio.rs`, `lane.rs` | [`crate::process::child::spawn`] (own process group, minimal env) + [`lane::LaneTransport`] on the pipes: rmcp's newline-JSON rules, plus a [`lane::FastLane`] for forwarded calls (rmcp's own transport when the fast path is off) |
-//! | `streamableHttp` | `http.rs`, `http_lane.rs`, `http_client.rs`, `http_events.rs`, `http_failure.rs`, `signed_in.rs` | [`http::transport`]: rmcp's streamable HTTP transport on [`http_client::GuardedHttp`] (the guarded `reqwest` client, [`crate::net`], with refusals quoted: [`http_failure::HttpFailure`]); for a signed-in server [`signed_in::SignedInClient`] (bearer token, refresh, refusals sent to the person: more scope, a lost sign-in); [`http_lane::HttpLane`] beside rmcp for forwarded calls |
+//! | `streamableHttp` | `http.rs`, `http_lane.rs`, `http_client.rs`, `http_events.rs`, `http_failure.rs`, `signed_in.rs`, `unreached.rs` | [`http::transport`]: rmcp's streamable HTTP transport on [`http_client::GuardedHttp`] (the guarded `reqwest` client, [`crate::net`], with refusals quoted: [`http_failure::HttpFailure`], and a server it could not connect to said plainly: [`unreached`]); for a signed-in server [`signed_in::SignedInClient`] (bearer token, refresh, refusals sent to the person: more scope, a lost sign-in); [`http_lane::HttpLane`] beside rmcp for forwarded calls |
 //! | `sse` | `sse.rs` | [`sse::LegacySseTransport`]: our own 2024-11-05 HTTP+SSE client on the same client |
 //!
 //! [`connect()`] opens the transport ([`connect::Opened`]) and runs the one handshake they all
@@ -51,6 +51,7 @@ pub mod signed_in;
 pub mod sse;
 pub mod stderr;
 pub mod tasks;
+pub mod unreached;
 
 use std::time::Duration;
 

@@ -71,6 +71,7 @@ mod remote_fixture;
 mod remote_lane;
 mod remote_modern;
 mod remote_refusals;
+mod remote_refused;
 mod remote_restart;
 mod remote_streams;
 mod requests;

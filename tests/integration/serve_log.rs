@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::{BIN, Companion, demo, eventually};
+use crate::raw::RawAgent;
 use crate::remote_fixture::mcp_server;
 
 /// What the servers below write to stderr: a colour, a bell, a carriage return, a right-to-left
@@ -115,7 +116,7 @@ async fn restarting_and_stopping_servers_prints_no_error_line_even_when_one_is_g
     // attempt, in the server's span, in our words.
     let refused: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("error sending request"))
+        .filter(|l| l.contains("error sending request") || l.contains("could not connect"))
         .collect();
     for line in &refused {
         assert!(
@@ -126,4 +127,56 @@ async fn restarting_and_stopping_servers_prints_no_error_line_even_when_one_is_g
         );
     }
     assert_eq!(refused.len(), failures(&log), "{log}");
+}
+
+/// Agents' ordinary traffic writes no warning or error: requests for methods nobody has are
+/// answered with errors (rmcp would log each as a WARN "response error", so any agent could
+/// flood the log), and an agent that leaves during a long call with progress leaves no ERROR
+/// for the answer that can no longer reach it.
+#[tokio::test]
+async fn agents_error_answers_and_departures_write_no_warning_or_error() {
+    let mut c = Companion::start(json!({ "mcpServers": { "demo": demo(&[]) } }));
+    c.settled().await;
+    let mut agent = RawAgent::connect(&c.socket).await;
+    const UNKNOWN: u64 = 50;
+    for id in 1..=UNKNOWN {
+        agent
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "no/such"}))
+            .await;
+    }
+    for _ in 1..=UNKNOWN {
+        let answer = agent.recv().await;
+        assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    }
+    agent
+        .call_with_progress(
+            UNKNOWN + 1,
+            "mcp_demo_sleep",
+            json!({ "seconds": 30 }),
+            "long",
+        )
+        .await;
+    let started = agent.recv().await;
+    assert_eq!(started["method"], "notifications/progress", "{started}");
+    drop(agent);
+    // The call ends when its agent is gone: its activity entry is written.
+    let ended = eventually(Duration::from_secs(30), || {
+        let out = c.cli(&["activity", "--json"]);
+        String::from_utf8_lossy(&out.stdout).contains("mcp_demo_sleep")
+    })
+    .await;
+    assert!(ended, "the call did not end:\n{}", c.log());
+    let status = c.terminate(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}\n{}", c.log());
+
+    let log = c.log();
+    let noise: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" ERROR ") || (l.contains(" WARN ") && l.contains("rmcp")))
+        .collect();
+    assert!(
+        noise.is_empty(),
+        "WARN/ERROR lines:\n{}\n\nlog:\n{log}",
+        noise.join("\n")
+    );
 }
