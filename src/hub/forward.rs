@@ -31,7 +31,13 @@
 //! its exit status and last stderr line) and the call may or may not have run. An answer that
 //! is no answer ([`CallError::BadAnswer`]: the session is fine, the server got the request) is
 //! never sent again; its text says the call may have run.
-//! JSON-RPC errors and timeouts are answers, never retried. The rule is the same for stdio
+//! JSON-RPC errors and timeouts are answers, never retried; so is a request whose
+//! `toolTimeout` passed before it could be written to a stdio server that stopped reading its
+//! input ([`CallError::NotSent`]: it did not run, but the session is only busy, and a retry
+//! would wait behind the same full pipe).
+//!
+//! The deadline covers the write: on both paths a request still waiting to be written at its
+//! deadline is given up and answered then, not when the server reads again. The rule is the same for stdio
 //! crashes and remote sessions, and for both paths: a fast-path attempt that is retried
 //! spends the call's one retry.
 //!

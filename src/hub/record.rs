@@ -225,6 +225,7 @@ fn record(open: Open, ended: Ended) {
 pub fn failure(e: &CallError) -> (&'static str, &'static str, String) {
     match e {
         CallError::Timeout { .. } => ("timeout", "timeout", e.to_string()),
+        CallError::NotSent { .. } => ("timeout", "not_sent", e.to_string()),
         CallError::Cancelled => ("cancelled", "cancelled", e.to_string()),
         CallError::Rpc { code, .. } => ("error", "rpc", format!("JSON-RPC error {code}")),
         CallError::Transport { .. } => ("error", "lost", e.to_string()),

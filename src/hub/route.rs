@@ -210,8 +210,7 @@ impl Hub {
         loop {
             attempts += 1;
             let attempt = call::call(
-                &live.peer,
-                &live.askers,
+                call::Upstream::of(&live),
                 target,
                 forward.arguments(arguments.clone()),
                 forward.clock(),

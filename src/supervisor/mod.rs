@@ -66,6 +66,10 @@ pub struct Live {
     pub askers: Askers,
     /// The session's fast lane (stdio servers, when the fast path is on).
     pub lane: Option<FastLane>,
+    /// A stdio session's writer to the server's stdin, fast path or not: the rmcp path
+    /// withdraws a request that waited past its deadline to be written
+    /// ([`FastLane::withdraw`]).
+    pub stdin: Option<FastLane>,
     /// The session's fast lane (streamable HTTP servers, when the fast path is on).
     pub http_lane: Option<crate::upstream::http_lane::HttpLane>,
     /// How the session ended, once its process exited (stdio only): a call that lost the

@@ -92,6 +92,7 @@ impl Task {
                     progress: old.progress.clone(),
                     askers: old.askers.clone(),
                     lane: old.lane.clone(),
+                    stdin: old.stdin.clone(),
                     http_lane: old.http_lane.clone(),
                     ending: old.ending.clone(),
                     generation: old.generation,

@@ -237,6 +237,7 @@ impl Task {
             progress,
             askers,
             lane: session.lane().cloned(),
+            stdin: session.stdin().cloned(),
             http_lane: session.http_lane().cloned(),
             ending: session.ending().cloned(),
             generation: self.generation,

@@ -62,6 +62,7 @@ pub(super) async fn connect_stdio(
     let lane = FastLane::new(pipes.stdin);
     let transport = LaneTransport::new(pipes.stdout, lane.clone(), MAX_MESSAGE_BYTES);
     let opened = Opened::StdioLane(progress.tap(transport, logs));
+    let stdin = lane.clone();
     let lane = super::lane::enabled().then_some(lane);
     let failure = match tokio::time::timeout(
         cfg.connect_timeout,
@@ -76,7 +77,9 @@ pub(super) async fn connect_stdio(
                 .peer_info()
                 .is_some_and(|info| era::is_modern(&info.protocol_version));
             let lane = lane.filter(|_| !modern);
-            return Ok(Session::new(service, listing, Some(child), events).with_lane(lane));
+            return Ok(Session::new(service, listing, Some(child), events)
+                .with_lane(lane)
+                .with_stdin(stdin));
         }
         Ok(Err(e)) => Some(e),
         Err(_elapsed) => None,

@@ -9,7 +9,10 @@
 //! ```
 //!
 //! One writer serves both: every frame (one line) is written whole under one lock, so lines
-//! never interleave. Fast-lane requests use string ids `"fp-<n>"`, a space rmcp never uses (its
+//! never interleave. A server that stops reading its input fills the pipe and holds that lock;
+//! requests give up waiting for it at their deadline ([`write`]: [`Ticket::send_until`] on the
+//! fast path, [`FastLane::withdraw`] for rmcp's requests), and one given up before its first
+//! byte is never written. Fast-lane requests use string ids `"fp-<n>"`, a space rmcp never uses (its
 //! ids are numbers), so an answer is routed by its id alone. Everything that is not the answer
 //! to a waiting fast-lane request is decoded and handed to rmcp exactly as rmcp's own stdio
 //! transport would ([`LaneTransport`]).
@@ -18,8 +21,10 @@
 //! side closes the session ([`LaneEnd::Closed`]); every waiting ticket then learns why.
 
 mod peek;
+mod queued;
 mod transport;
 mod waiting;
+mod write;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,8 +35,10 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use self::waiting::{Delivery, Swept, Waiter, Waiting};
+use self::write::SharedWriter;
 
 pub use transport::LaneTransport;
+pub use write::{Interrupted, Unsent};
 
 /// The environment variable that switches the fast path off: `0`, `off`, `false` or `no`
 /// (any other value, or none, leaves it on).
@@ -80,13 +87,15 @@ impl std::fmt::Debug for FastLane {
 
 struct Shared {
     /// `None` once our side closed the session.
-    writer: tokio::sync::Mutex<Option<Writer>>,
+    writer: SharedWriter,
     /// The tickets waiting for their answer lines, with their deadlines ([`waiting`]).
     waiting: Mutex<Waiting>,
     /// Wakes the deadline sweeper ([`waiting::spawn_sweeper`]).
     wake: Arc<Notify>,
     next: AtomicU64,
     ended: OnceLock<LaneEnd>,
+    /// rmcp's requests waiting to be written ([`queued`]).
+    queued: queued::Queued,
 }
 
 impl Swept for Shared {
@@ -113,11 +122,12 @@ impl FastLane {
     pub fn new(writer: impl AsyncWrite + Send + Unpin + 'static) -> FastLane {
         let wake = Arc::new(Notify::new());
         let shared = Arc::new(Shared {
-            writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(Box::new(writer)))),
             waiting: Mutex::new(Waiting::default()),
             wake: wake.clone(),
             next: AtomicU64::new(1),
             ended: OnceLock::new(),
+            queued: queued::Queued::default(),
         });
         waiting::spawn_sweeper(Arc::downgrade(&shared), wake);
         FastLane { shared }
@@ -163,6 +173,7 @@ impl FastLane {
             lane: self.clone(),
             n,
             answer: rx,
+            early: None,
         })
     }
 
@@ -170,13 +181,17 @@ impl FastLane {
     async fn write_frame(&self, frame: &[u8]) -> std::io::Result<()> {
         let mut writer = self.shared.writer.lock().await;
         let Some(w) = writer.as_mut() else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotConnected,
-                "the session is closed",
-            ));
+            return Err(write::closed());
         };
         w.write_all(frame).await?;
         w.flush().await
+    }
+
+    /// Stops the write of rmcp's request `id` if none of it is written yet: `true` when the
+    /// server never gets it (the write waited for a server that is not reading its input);
+    /// `false` when it was written whole, is being finished, or is not known here.
+    pub async fn withdraw(&self, id: &rmcp::model::RequestId) -> bool {
+        self.shared.queued.withdraw(id).await
     }
 
     /// Whether any fast-lane request waits for an answer (the reader peeks ids only then).
@@ -220,6 +235,8 @@ pub struct Ticket {
     lane: FastLane,
     n: u64,
     answer: oneshot::Receiver<Delivery>,
+    /// An answer that came while the request was still being written ([`Self::send_until`]).
+    early: Option<Vec<u8>>,
 }
 
 /// Why a [`Ticket`] has no answer.
@@ -247,10 +264,14 @@ impl Ticket {
     }
 
     /// The server's answer line (JSON-RPC response or error, `\n` included). Cancel-safe.
+    /// Not to be called again after it returned an error.
     ///
     /// # Errors
     /// [`NoAnswer`]: the ticket's timeout passed, or the lane ended, before the answer came.
     pub async fn answer(&mut self) -> Result<Vec<u8>, NoAnswer> {
+        if let Some(line) = self.early.take() {
+            return Ok(line);
+        }
         match (&mut self.answer).await {
             Ok(Some(line)) => Ok(line),
             Ok(None) => Err(NoAnswer::TimedOut),
@@ -260,8 +281,10 @@ impl Ticket {
         }
     }
 
-    /// Sends `notifications/cancelled` for this request with `reason` and forgets it.
-    pub async fn cancel(self, reason: &str) {
+    /// Sends `notifications/cancelled` for this request with `reason` and forgets it. The
+    /// notice is written by a spawned task, after every frame queued before it: the caller
+    /// does not wait for a server that is not reading its input.
+    pub fn cancel(self, reason: &str) {
         let note = serde_json::json!({
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
@@ -269,9 +292,13 @@ impl Ticket {
         });
         let mut frame = note.to_string().into_bytes();
         frame.push(b'\n');
-        if let Err(e) = self.lane.write_frame(&frame).await {
-            tracing::debug!(error = %e, "could not send notifications/cancelled upstream");
-        }
+        let lane = self.lane.clone();
+        drop(self);
+        tokio::spawn(async move {
+            if let Err(e) = lane.write_frame(&frame).await {
+                tracing::debug!(error = %e, "could not send notifications/cancelled upstream");
+            }
+        });
     }
 }
 

@@ -16,7 +16,7 @@ use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 
-use super::lane::{FastLane, NoAnswer};
+use super::lane::{FastLane, Interrupted, NoAnswer, Unsent};
 
 /// Sends `method` with `params` (a JSON object) and returns the answer's `result`.
 ///
@@ -75,13 +75,30 @@ async fn on_lane(
     )
     .into_bytes();
     frame.push(b'\n');
-    if ticket.send(&frame).await.is_err() {
-        return Err(ServiceError::TransportClosed);
+    // Bounded by the ticket's timeout too: a server that stops reading its input must not
+    // hold the request past it.
+    match ticket
+        .send_until(&frame, std::future::pending::<()>())
+        .await
+    {
+        Ok(()) => {}
+        Err(Unsent::Stopped {
+            begun: true,
+            why: Interrupted::NoAnswer(NoAnswer::TimedOut),
+        }) => {
+            ticket.cancel("request timeout");
+            return Err(ServiceError::Timeout { timeout });
+        }
+        Err(Unsent::Stopped {
+            why: Interrupted::NoAnswer(NoAnswer::TimedOut),
+            ..
+        }) => return Err(ServiceError::Timeout { timeout }),
+        Err(_) => return Err(ServiceError::TransportClosed),
     }
     let line = match ticket.answer().await {
         Ok(line) => line,
         Err(NoAnswer::TimedOut) => {
-            ticket.cancel("request timeout").await;
+            ticket.cancel("request timeout");
             return Err(ServiceError::Timeout { timeout });
         }
         Err(NoAnswer::Ended(_)) => return Err(ServiceError::TransportClosed),

@@ -70,6 +70,8 @@ pub struct Session {
     /// Streamable HTTP: fires when the server answers "no such session".
     gone: Option<super::http::SessionGone>,
     lane: Option<FastLane>,
+    /// A stdio session's writer to the server's stdin (its lane, used by the fast path or not).
+    stdin: Option<FastLane>,
     /// A 2026-07-28 session's `subscriptions/listen` stream ([`super::listener`]).
     listener: Option<Arc<Listener>>,
     /// The lane for forwarded calls of a streamable-HTTP session ([`super::http_lane`]).
@@ -105,6 +107,7 @@ impl Session {
             quit_done: false,
             gone: None,
             lane: None,
+            stdin: None,
             listener,
             http_lane: None,
             ending,
@@ -134,6 +137,18 @@ impl Session {
     pub(super) fn with_lane(mut self, lane: Option<FastLane>) -> Session {
         self.lane = lane;
         self
+    }
+
+    /// The session with `stdin`, the writer below its rmcp transport (stdio only).
+    pub(super) fn with_stdin(mut self, stdin: FastLane) -> Session {
+        self.stdin = Some(stdin);
+        self
+    }
+
+    /// A stdio session's writer to the server's stdin, fast path or not: its rmcp requests
+    /// that wait to be written can be withdrawn ([`FastLane::withdraw`]).
+    pub fn stdin(&self) -> Option<&FastLane> {
+        self.stdin.as_ref()
     }
 
     /// The session with a fast lane beside rmcp's streamable HTTP transport

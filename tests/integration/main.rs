@@ -22,6 +22,7 @@ mod caps;
 mod client_names;
 mod common;
 mod config_file;
+mod deaf;
 mod declared;
 mod elicitor;
 mod endpoint;

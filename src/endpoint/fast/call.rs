@@ -6,6 +6,8 @@
 //! open a ticket ──lane ended──▶ slow path (Hub::call), nothing was sent
 //!      ▼
 //! write the request ──write failed──▶ judged: not delivered, so resent on a new session
+//!      │            └──toolTimeout before its first byte (server not reading)──▶ isError
+//!      │                 "… before the request could be sent …": it did not run (`stdio.rs`)
 //!      ▼
 //! wait ─┬─ answer: result ──plain──▶ spliced through untouched
 //!       │                 └─other──▶ decoded (URIs another server shares rewritten,
@@ -31,9 +33,9 @@ use crate::hub::record::{self, CallRecord};
 use crate::hub::{Attempted, FastTarget, Forward, Hub, Lane, Verdict};
 use crate::upstream::askers::{Asker, AskerGuard};
 use crate::upstream::call::{self as upstream_call, CallError};
-use crate::upstream::lane::{LaneEnd, NoAnswer};
 
 mod http;
+mod stdio;
 
 /// The `reason` of the `notifications/cancelled` sent upstream when an agent cancels.
 const CANCELLED_BY_CLIENT: &str = "cancelled by the client";
@@ -80,15 +82,6 @@ pub struct FastCall {
     pub(super) _done: Forget,
 }
 
-/// How the wait for the server's answer ended.
-enum Waited {
-    Answer(Vec<u8>),
-    Lost(LaneEnd),
-    Timeout,
-    Cancelled,
-    ShuttingDown,
-}
-
 impl FastCall {
     /// The call's activity record (routed, sent once) and the upstream `tools/call` line
     /// under request id `id_json`, for either lane.
@@ -119,72 +112,16 @@ impl FastCall {
     /// Forwards the call and returns its one answer, or `None` when the agent cancelled it
     /// or left (see the module doc).
     pub async fn run(self) -> Option<Reply> {
-        let lane = match &self.target.lane {
-            Lane::Stdio(lane) => lane.clone(),
+        match &self.target.lane {
+            Lane::Stdio(lane) => {
+                let lane = lane.clone();
+                self.run_stdio(lane).await
+            }
             Lane::Http(lane) => {
                 let lane = lane.clone();
-                return self.run_http(lane).await;
+                self.run_http(lane).await
             }
-        };
-        let Ok(mut ticket) = lane.open(self.target.forward.timeout()) else {
-            // Nothing was sent: the slow path takes the call whole, and records it.
-            return Box::pin(self.slow(None, CallRecord::default())).await;
-        };
-        let (record, frame) = self.started(&ticket.id_json());
-        let _asking = enter_askers(&self.agent, &self.cancel, &self.target);
-        if let Err(e) = ticket.send(&frame).await {
-            drop(ticket);
-            let e = CallError::NotDelivered {
-                reason: e.to_string(),
-            };
-            return self.judged(e, record).await;
         }
-        drop(frame);
-        let waited = tokio::select! {
-            biased;
-            () = self.shutdown.cancelled() => Waited::ShuttingDown,
-            () = self.cancel.cancelled() => Waited::Cancelled,
-            // The lane keeps the toolTimeout deadline (no timer per call, see its `waiting`).
-            answer = ticket.answer() => match answer {
-                Ok(line) => Waited::Answer(line),
-                Err(NoAnswer::TimedOut) => Waited::Timeout,
-                Err(NoAnswer::Ended(end)) => Waited::Lost(end),
-            },
-        };
-        let e = match waited {
-            Waited::Answer(line) => {
-                drop(ticket);
-                match self.answer(line) {
-                    Ok(reply) => {
-                        record.answered_raw(|| reply.result_json());
-                        return Some(reply);
-                    }
-                    Err(e) => e,
-                }
-            }
-            Waited::Cancelled => {
-                ticket.cancel(CANCELLED_BY_CLIENT).await;
-                return None;
-            }
-            Waited::ShuttingDown => {
-                ticket.cancel(SHUTTING_DOWN).await;
-                CallError::ShuttingDown
-            }
-            Waited::Timeout => {
-                ticket.cancel(TIMEOUT_REASON).await;
-                CallError::Timeout {
-                    timeout: self.target.forward.timeout(),
-                }
-            }
-            Waited::Lost(end) => {
-                drop(ticket);
-                match end {
-                    LaneEnd::Closed => CallError::SessionClosed,
-                    LaneEnd::Lost(reason) => CallError::Transport { reason },
-                }
-            }
-        };
-        self.judged(e, record).await
     }
 
     /// The answer to an attempt that failed with `e`, as the call's [`Forward`] judges it:

@@ -11,6 +11,9 @@ fn all_errors() -> Vec<CallError> {
         CallError::Timeout {
             timeout: Duration::from_secs(2),
         },
+        CallError::NotSent {
+            timeout: Duration::from_secs(2),
+        },
         CallError::Rpc {
             code: -32602,
             message: "no such city".into(),
@@ -132,6 +135,13 @@ fn the_agent_reads_which_server_failed_and_how() {
                 timeout: Duration::from_secs(2),
             },
             "server \"x\": timed out after 2 s",
+        ),
+        (
+            CallError::NotSent {
+                timeout: Duration::from_secs(2),
+            },
+            "server \"x\": timed out after 2 s before the request could be sent: the server is \
+             not reading its input, so the call was not delivered and did not run",
         ),
         (
             CallError::ShuttingDown,

@@ -28,6 +28,19 @@ pub enum CallError {
         /// The configured `toolTimeout`.
         timeout: Duration,
     },
+    /// `toolTimeout` passed while the request still waited to be written: the server had
+    /// stopped reading its input (stdio), so it never got the request and the call did not
+    /// run. Nothing was sent upstream, no `notifications/cancelled` either; the session goes
+    /// on (it is not broken, only busy), so the call is not sent again.
+    #[error(
+        "timed out after {} s before the request could be sent: the server is not reading its \
+         input, so the call was not delivered and did not run",
+        fmt_secs(*timeout)
+    )]
+    NotSent {
+        /// The configured `toolTimeout`.
+        timeout: Duration,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("{message} (JSON-RPC error {code})")]
     Rpc {
@@ -115,7 +128,7 @@ impl CallError {
     pub fn certainly_not_delivered(&self) -> bool {
         matches!(
             self,
-            CallError::NotDelivered { .. } | CallError::SessionExpired
+            CallError::NotDelivered { .. } | CallError::SessionExpired | CallError::NotSent { .. }
         )
     }
 }

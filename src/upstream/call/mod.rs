@@ -12,7 +12,9 @@
 //! Errors are classified by variant, never by message text: a JSON-RPC error from the server is
 //! [`CallError::Rpc`] (shown to the agent as `isError` with the server's code and message, or
 //! as the error itself for the codes `hub::forward` passes), a
-//! timeout is [`CallError::Timeout`] (never retried). A broken session is one of three, by what
+//! timeout is [`CallError::Timeout`] (never retried), or [`CallError::NotSent`] when it passed
+//! before a stdio server that stopped reading its input could be written the request (it did
+//! not run; the session is only busy, so it is not retried either). A broken session is one of three, by what
 //! is known about the request ([`CallError::certainly_not_delivered`]):
 //!
 //! | variant | when | did the server get the request? |
@@ -80,7 +82,30 @@ pub fn forwarded_meta(meta: &JsonObject) -> Option<JsonObject> {
         .collect();
     (!kept.is_empty()).then_some(kept)
 }
-/// Calls `target` on `peer` with `arguments`, within `clock` (its `idle` time counts from the
+/// The upstream session a call goes on.
+#[derive(Clone, Copy)]
+pub struct Upstream<'a> {
+    /// Sends requests to the server.
+    pub peer: &'a Peer<RoleClient>,
+    /// The session's calls in flight ([`Askers::enter`]).
+    pub askers: &'a Askers,
+    /// A stdio session's writer to the server's stdin: a request still waiting to be written
+    /// when the call gives up is withdrawn ([`crate::upstream::lane::FastLane::withdraw`]).
+    pub stdin: Option<&'a crate::upstream::lane::FastLane>,
+}
+
+impl<'a> Upstream<'a> {
+    /// The session of `live`.
+    pub fn of(live: &'a crate::supervisor::Live) -> Upstream<'a> {
+        Upstream {
+            peer: &live.peer,
+            askers: &live.askers,
+            stdin: live.stdin.as_ref(),
+        }
+    }
+}
+
+/// Calls `target` on `session`'s peer with `arguments`, within `clock` (its `idle` time counts from the
 /// last progress the server reported for this call). While it is in flight the call
 /// is registered in `askers` (the session's), so the server's `elicitation/create`,
 /// `sampling/createMessage` and `roots/list` reach `downstream`'s agent.
@@ -89,15 +114,14 @@ pub fn forwarded_meta(meta: &JsonObject) -> Option<JsonObject> {
 /// See [`CallError`]; the caller turns every error into an `isError` result, so an agent always
 /// gets exactly one answer.
 pub async fn call(
-    peer: &Peer<RoleClient>,
-    askers: &Askers,
+    session: Upstream<'_>,
     target: &Target,
     arguments: Option<JsonObject>,
     clock: Clock,
     downstream: Option<&Downstream>,
 ) -> Result<CallToolResult, CallError> {
     let request = request::build(target, arguments)?;
-    let answer = rounds(peer, askers, request, clock, downstream).await?;
+    let answer = rounds(session, request, clock, downstream).await?;
     result::into_tool_result(target, answer)
 }
 
@@ -109,14 +133,13 @@ pub async fn call(
 /// # Errors
 /// As [`call`]; [`CallError::Unexpected`] after too many rounds.
 pub async fn rounds(
-    peer: &Peer<RoleClient>,
-    askers: &Askers,
+    session: Upstream<'_>,
     mut request: ClientRequest,
     clock: Clock,
     downstream: Option<&Downstream>,
 ) -> Result<ServerResult, CallError> {
     for _round in 0..mrtr::MAX_ROUNDS {
-        match send::send(peer, askers, request.clone(), clock, downstream).await? {
+        match send::send(session, request.clone(), clock, downstream).await? {
             ServerResult::InputRequiredResult(asked) => {
                 let answers = mrtr::answer(asked, downstream, clock.idle).await?;
                 mrtr::attach(&mut request, answers);

@@ -14,8 +14,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::error::classify;
-use super::{CallError, Downstream};
-use crate::upstream::askers::{Asker, Askers};
+use super::{CallError, Downstream, Upstream};
+use crate::upstream::askers::Asker;
 use crate::upstream::progress::{self, ProgressFeed};
 
 /// When an attempt times out: `idle` after the later of its start and its last progress
@@ -49,12 +49,16 @@ impl Clock {
 
 /// One round of [`call`](super::call()): sends `request` and waits for its answer.
 pub(super) async fn send(
-    peer: &Peer<RoleClient>,
-    askers: &Askers,
+    session: Upstream<'_>,
     request: ClientRequest,
     clock: Clock,
     downstream: Option<&Downstream>,
 ) -> Result<ServerResult, CallError> {
+    let Upstream {
+        peer,
+        askers,
+        stdin,
+    } = session;
     // The deadline is ours (below), not rmcp's: progress moves it.
     let mut options = PeerRequestOptions::no_options();
     options.meta = downstream
@@ -106,6 +110,7 @@ pub(super) async fn send(
     };
     let never = CancellationToken::new();
     let cancelled = downstream.map(|d| &d.cancelled).unwrap_or(&never);
+    let id = handle.id.clone();
     let response = handle.await_response();
     tokio::pin!(response);
     let answer = loop {
@@ -113,6 +118,10 @@ pub(super) async fn send(
         tokio::select! {
             biased;
             () = cancelled.cancelled() => {
+                // A request never written needs no notifications/cancelled.
+                if withdrawn(stdin, &id).await {
+                    guard.id = None;
+                }
                 // The guard sends notifications/cancelled upstream as it drops.
                 if downstream.is_some_and(|d| d.shutdown.is_cancelled()) {
                     guard.reason = "the companion is shutting down";
@@ -121,9 +130,16 @@ pub(super) async fn send(
                 return Err(CallError::Cancelled);
             }
             () = tokio::time::sleep_until(due) => {
+                let e = clock.timed_out(started, Instant::now());
+                if withdrawn(stdin, &id).await {
+                    // The server never got it: nothing to cancel, and it did not run.
+                    guard.id = None;
+                    let CallError::Timeout { timeout } = e else { return Err(e) };
+                    return Err(CallError::NotSent { timeout });
+                }
                 // The guard sends notifications/cancelled upstream as it drops.
                 guard.reason = "request timeout";
-                return Err(clock.timed_out(started, Instant::now()));
+                return Err(e);
             }
             progress = next_progress(&mut feed) => {
                 last_progress = Instant::now();
@@ -146,6 +162,15 @@ pub(super) async fn send(
         ServiceError::Timeout { timeout } => CallError::Timeout { timeout },
         other => classify(other),
     })
+}
+
+/// Whether request `id` still waited to be written to a stdio server's stdin and is now
+/// withdrawn: the server never gets it ([`crate::upstream::lane::FastLane::withdraw`]).
+async fn withdrawn(stdin: Option<&crate::upstream::lane::FastLane>, id: &RequestId) -> bool {
+    match stdin {
+        Some(lane) => lane.withdraw(id).await,
+        None => false,
+    }
 }
 
 /// The next progress notification of this call, or never when the agent asked for none.

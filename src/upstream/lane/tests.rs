@@ -232,3 +232,61 @@ async fn the_sweeper_stops_when_the_lane_is_dropped() {
     // Nothing but the sweeper could hold the lane; it holds it weakly.
     assert!(weak.upgrade().is_none());
 }
+
+/// A server that stops reading its input: the pipe fills part-way through the first request,
+/// and the second waits for the writer. At their deadlines both give up: the first, begun,
+/// is still written whole (the server will read it), and `notifications/cancelled` for it
+/// follows it; the second was never written and never is.
+#[tokio::test]
+async fn a_send_to_a_server_that_stops_reading_gives_up_at_its_deadline() {
+    let (stdin_ours, server_in) = duplex(1024);
+    let lane = FastLane::new(stdin_ours);
+    let never = std::future::pending::<()>;
+    let mut first = lane.open(Duration::from_millis(200)).expect("open");
+    let mut second = lane.open(Duration::from_millis(200)).expect("open");
+    let big = "y".repeat(10_000);
+    let line = |ticket: &Ticket| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"{big}\"}}}}\n",
+            ticket.id_json()
+        )
+    };
+    let (first_line, second_line) = (line(&first), line(&second));
+    let first_id = first.id_json();
+    let (sent_first, sent_second) = tokio::join!(
+        first.send_until(first_line.as_bytes(), never()),
+        second.send_until(second_line.as_bytes(), never()),
+    );
+    let timed_out = Interrupted::NoAnswer(NoAnswer::TimedOut);
+    assert!(
+        matches!(&sent_first, Err(Unsent::Stopped { begun: true, why }) if *why == timed_out),
+        "{sent_first:?}"
+    );
+    assert!(
+        matches!(&sent_second, Err(Unsent::Stopped { begun: false, why }) if *why == timed_out),
+        "{sent_second:?}"
+    );
+    first.cancel("request timeout");
+    drop(second);
+
+    // The server reads again: the first request whole, then its cancel, and nothing else.
+    let mut lines = BufReader::new(server_in).lines();
+    let read = lines.next_line().await.expect("read").expect("a line");
+    assert_eq!(read.len() + 1, first_line.len(), "the first request, whole");
+    let cancel = lines.next_line().await.expect("read").expect("a line");
+    let cancel: serde_json::Value = serde_json::from_str(&cancel).expect("JSON");
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(
+        format!(
+            "\"{}\"",
+            cancel["params"]["requestId"].as_str().unwrap_or_default()
+        ),
+        first_id
+    );
+    drop(lane);
+    let rest = tokio::time::timeout(Duration::from_millis(300), lines.next_line()).await;
+    assert!(
+        !matches!(rest, Ok(Ok(Some(_)))),
+        "the second request was never written: {rest:?}"
+    );
+}

@@ -261,7 +261,13 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleClient> for LaneTransport<R> {
                 None => serde_json::to_vec(&item)?,
             };
             frame.push(b'\n');
-            lane.write_frame(&frame).await
+            match &item {
+                // A request can be withdrawn while it waits ([`FastLane::withdraw`]).
+                rmcp::model::JsonRpcMessage::Request(request) => {
+                    lane.write_request(request.id.clone(), &frame).await
+                }
+                _ => lane.write_frame(&frame).await,
+            }
         }
     }
 
