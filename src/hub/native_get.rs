@@ -112,7 +112,7 @@ impl Hub {
             idle: timeout,
             max: timeout.saturating_mul(MAX_TIMEOUT_FACTOR),
         };
-        let answer = call::rounds(call::Upstream::of(&live), request, clock, downstream).await;
+        let answer = call::rounds(live.upstream(), request, clock, downstream).await;
         answer.map_err(|e| match e {
             CallError::Rpc {
                 code,

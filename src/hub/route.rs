@@ -210,7 +210,7 @@ impl Hub {
         loop {
             attempts += 1;
             let attempt = call::call(
-                call::Upstream::of(&live),
+                live.upstream(),
                 target,
                 forward.arguments(arguments.clone()),
                 forward.clock(),

@@ -83,6 +83,17 @@ pub struct Live {
     pub listener: Option<Arc<crate::upstream::listener::Listener>>,
 }
 
+impl Live {
+    /// The session a call goes on ([`crate::upstream::call::call`] and `rounds`).
+    pub fn upstream(&self) -> crate::upstream::call::Upstream<'_> {
+        crate::upstream::call::Upstream {
+            peer: &self.peer,
+            askers: &self.askers,
+            stdin: self.stdin.as_ref(),
+        }
+    }
+}
+
 /// The latest state of one server.
 #[derive(Clone, Debug)]
 pub struct Snapshot {

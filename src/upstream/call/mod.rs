@@ -94,17 +94,6 @@ pub struct Upstream<'a> {
     pub stdin: Option<&'a crate::upstream::lane::FastLane>,
 }
 
-impl<'a> Upstream<'a> {
-    /// The session of `live`.
-    pub fn of(live: &'a crate::supervisor::Live) -> Upstream<'a> {
-        Upstream {
-            peer: &live.peer,
-            askers: &live.askers,
-            stdin: live.stdin.as_ref(),
-        }
-    }
-}
-
 /// Calls `target` on `session`'s peer with `arguments`, within `clock` (its `idle` time counts from the
 /// last progress the server reported for this call). While it is in flight the call
 /// is registered in `askers` (the session's), so the server's `elicitation/create`,
