@@ -7,21 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::common::{CallPath, Companion, demo, everything_js, on_both_paths, peers_dir};
-use crate::raw::RawAgent;
-
-/// How the agent reaches the companion.
-#[derive(Clone, Copy, Debug)]
-enum Via {
-    Socket,
-    Bridge,
-}
-
-async fn agent(c: &Companion, via: Via) -> RawAgent {
-    match via {
-        Via::Socket => RawAgent::connect_only(&c.socket).await,
-        Via::Bridge => RawAgent::bridge_only(&c.socket).await,
-    }
-}
+use crate::raw::{RawAgent, Via};
 
 fn initialize(id: u64, version: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
@@ -31,7 +17,7 @@ fn initialize(id: u64, version: &str) -> Value {
 
 /// The `initialize` answer for `version`, on a new connection.
 async fn answer_on(c: &Companion, via: Via, version: &str) -> Value {
-    let mut agent = agent(c, via).await;
+    let mut agent = RawAgent::via(&c.socket, via).await;
     agent.send(&initialize(0, version)).await;
     agent.until_response(&json!(0)).await.0
 }
@@ -93,7 +79,7 @@ async fn each_version_gets_only_what_it_defines_through_bridge() {
 async fn a_second_initialize_is_refused(path: CallPath, via: Via) {
     let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
-    let mut agent = agent(&c, via).await;
+    let mut agent = RawAgent::via(&c.socket, via).await;
     agent.handshake().await;
     for (id, version) in [(1, "2025-06-18"), (2, "2024-11-05"), (3, "2026-07-28")] {
         agent.send(&initialize(id, version)).await;
@@ -122,7 +108,7 @@ async fn a_second_initialize_is_refused(path: CallPath, via: Via) {
     assert!(call["result"].get("resultType").is_none(), "{call}");
     assert!(before.iter().all(|m| m.get("id").is_none()), "{before:?}");
     // A new connection is a new session: it initializes.
-    let mut again = self::agent(&c, via).await;
+    let mut again = RawAgent::via(&c.socket, via).await;
     again.handshake_on("2025-11-25").await;
 }
 

@@ -20,6 +20,15 @@ pub struct RawAgent {
     _bridge: Option<tokio::process::Child>,
 }
 
+/// How a test agent reaches the companion.
+#[derive(Clone, Copy, Debug)]
+pub enum Via {
+    /// The companion's socket.
+    Socket,
+    /// `mcp-companion bridge` on that socket.
+    Bridge,
+}
+
 impl RawAgent {
     /// Connects and completes `initialize` + `notifications/initialized`.
     pub async fn connect(socket: &Path) -> RawAgent {
@@ -49,6 +58,14 @@ impl RawAgent {
         agent
             .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
+    }
+
+    /// Connects `via` the socket or `bridge`, without the handshake.
+    pub async fn via(socket: &Path, via: Via) -> RawAgent {
+        match via {
+            Via::Socket => RawAgent::connect_only(socket).await,
+            Via::Bridge => RawAgent::bridge_only(socket).await,
+        }
     }
 
     /// Connects without any handshake.

@@ -7,21 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::common::{CallPath, Companion, demo, on_both_paths};
-use crate::raw::RawAgent;
-
-/// How the agent reaches the companion.
-#[derive(Clone, Copy, Debug)]
-enum Via {
-    Socket,
-    Bridge,
-}
-
-async fn agent(c: &Companion, via: Via) -> RawAgent {
-    match via {
-        Via::Socket => RawAgent::connect_only(&c.socket).await,
-        Via::Bridge => RawAgent::bridge_only(&c.socket).await,
-    }
-}
+use crate::raw::{RawAgent, Via};
 
 /// Sends `line`, then a ping; returns every line that came before the ping's answer.
 async fn answers_to(agent: &mut RawAgent, line: &str, ping: u64) -> Vec<Value> {
@@ -60,7 +46,7 @@ async fn one_error(agent: &mut RawAgent, line: &str, ping: u64, id: Value, code:
 async fn bad_requests_get_one_plain_answer(path: CallPath, via: Via) {
     let c = Companion::start_on(json!({ "mcpServers": { "demo": demo(&[]) } }), path);
     c.settled().await;
-    let mut agent = agent(&c, via).await;
+    let mut agent = RawAgent::via(&c.socket, via).await;
     // Before the handshake too; then the session still starts.
     one_error(
         &mut agent,
